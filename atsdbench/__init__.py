@@ -1,0 +1,23 @@
+"""atsdbench: the cost of TLB invalidation on Linux, measured with mprotect(PROT_NONE) strides."""
+__version__ = "0.1.0"
+
+
+def run(**options):
+    """Measure from Python; takes the `atsdbench run` options as keywords; returns a Result."""
+    from . import sweep
+
+    return sweep.run(sweep.make_plan(**options))
+
+
+def load(path):
+    """Read a result file; returns a Result (.samples DataFrame, .config and .host dicts)."""
+    from . import results
+
+    return results.load(path)
+
+
+def compare(base, new, *more, **options):
+    """Compare results (Result objects or paths) per stride; returns a DataFrame (see `atsdbench compare`)."""
+    from . import compare as _compare
+
+    return _compare.compare_frame([base, new, *more], **options)

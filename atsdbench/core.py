@@ -1,0 +1,119 @@
+"""The only importer of the compiled C core.  Turns -errno into OSError and owns every buffer."""
+import os
+
+from . import _atsd
+
+ffi, lib = _atsd.ffi, _atsd.lib
+
+PAGES = {"base": lib.ATSD_PAGES_BASE, "thp": lib.ATSD_PAGES_THP, "hugetlb": lib.ATSD_PAGES_HUGETLB}
+
+
+def _check(rc, what):
+    if rc < 0:
+        raise OSError(-rc, f"{what}: {os.strerror(-rc)}")
+    return rc
+
+
+def abi_version():
+    return lib.atsd_abi_version()
+
+
+def page_size():
+    return _check(lib.atsd_page_size(), "sysconf(_SC_PAGESIZE)")
+
+
+def hugepage_size():
+    """Default hugetlb page size in bytes, or None when the kernel has none."""
+    rc = lib.atsd_hugepage_size()
+    return rc if rc > 0 else None
+
+
+def pin_self(cpu):
+    _check(lib.atsd_pin_self(cpu), f"pinning to CPU {cpu}")
+
+
+class Region:
+    """A mapped, populated region; a context manager that always unmaps."""
+
+    def __init__(self, size, align, pages="base"):
+        self._r = ffi.new("struct atsd_region *")
+        _check(lib.atsd_region_map(self._r, size, align, PAGES[pages]), f"mapping {size} bytes ({pages} pages)")
+        self.size = size
+
+    def restore(self, retouch=True):
+        _check(lib.atsd_region_restore(self._r, 1 if retouch else 0), "mprotect(PROT_READ|PROT_WRITE)")
+
+    def timed_pass(self, stride, latency=False):
+        """Returns (ns, per-call latency ns as a numpy array or None)."""
+        ns = ffi.new("uint64_t *")
+        done = ffi.new("uint64_t *")
+        lat = None
+        buf = ffi.NULL
+        if latency:
+            import numpy as np
+
+            lat = np.zeros(self.size // stride, dtype=np.uint64)
+            buf = ffi.cast("uint64_t *", ffi.from_buffer(lat))
+        rc = lib.atsd_pass(self._r, stride, ns, buf, done)
+        if rc < 0:
+            raise OSError(-rc, f"mprotect(PROT_NONE) failed at call {done[0] + 1} of stride {stride}: {os.strerror(-rc)}")
+        return ns[0], lat
+
+    def close(self):
+        if self._r is not None:
+            rc = lib.atsd_region_unmap(self._r)
+            self._r = None
+            _check(rc, "munmap")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Bystanders:
+    """Threads pinned to `cpus` that keep this mm live there; a context manager."""
+
+    def __init__(self, cpus):
+        self.cpus = list(cpus)
+        self._b = ffi.new("struct atsd_bystanders **")
+        if self.cpus:
+            arr = ffi.new("int32_t[]", self.cpus)
+            _check(lib.atsd_bystanders_start(self._b, arr, len(self.cpus)), f"starting bystanders on CPUs {self.cpus}")
+        self.spins = []
+
+    def stop(self):
+        if self._b is not None and self._b[0] != ffi.NULL:
+            spins = ffi.new("uint64_t[]", len(self.cpus))
+            lib.atsd_bystanders_stop(self._b[0], spins)
+            self.spins = list(spins)
+        self._b = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class TracepointCounter:
+    """A perf tracepoint counter: system-wide on `cpus` when allowed, else this thread only."""
+
+    def __init__(self, tracepoint_id, cpus, filter=None):
+        self._c = ffi.new("struct atsd_counter **")
+        scope = ffi.new("int32_t *")
+        arr = ffi.new("int32_t[]", list(cpus))
+        f = filter.encode() if filter else ffi.NULL
+        _check(lib.atsd_counter_open(self._c, tracepoint_id, f, arr, len(cpus), scope), "perf_event_open(tracepoint)")
+        self.system_wide = bool(scope[0])
+
+    def read(self):
+        v = ffi.new("uint64_t *")
+        _check(lib.atsd_counter_read(self._c[0], v), "reading perf counter")
+        return v[0]
+
+    def close(self):
+        if self._c is not None:
+            lib.atsd_counter_close(self._c[0])
+            self._c = None

@@ -1,0 +1,79 @@
+"""Tables for `run` and `show`: functions that return strings."""
+import math
+
+from tabulate import tabulate
+
+from .units import format_size
+
+UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
+
+
+def _num(v, fmt="{:.2f}"):
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+
+
+def flush_expectation(stride, host):
+    """'per-page' or 'full' where the kernel's single-page flush ceiling is known, else None."""
+    ceiling = host.get("tlb_single_page_flush_ceiling")
+    page = host.get("page_size")
+    if not isinstance(ceiling, int) or not page:
+        return None
+    return "per-page" if stride // page <= ceiling else "full"
+
+
+def headline(result):
+    c = result.config
+    extras = [f"{c['pages']} pages"]
+    if c.get("bystanders"):
+        extras.append(f"{c['bystanders']} bystander(s) on CPU {','.join(map(str, c.get('bystander_cpus', [])))}")
+    if not c.get("retouch", True):
+        extras.append("no retouch")
+    if c.get("gpu") is not None:
+        extras.append(f"GPU {c['gpu']}")
+    h = result.host
+    line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
+             f"{c['rounds']} rounds x {c['reps']} reps, CPU {c.get('cpu')}; "
+             f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
+    return f"{line1}\n{UNITS_NOTE}"
+
+
+def run_table(result, fmt="simple"):
+    """The per-stride table printed after a run (and by `show --passes`)."""
+    from . import stats
+
+    summary = stats.stride_summary(result.samples)
+    has = {k for row in summary for k in row}
+    headers = ["Stride", "Median GB/s", "Min", "Max", "CV% within", "CV% between", "us/call"]
+    lat = [k for k in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us") if k in has]
+    headers += [f"{k.split('_')[1]} us" for k in lat]
+    counters = [(k, title) for k, title in (("ipis_per_call", "IPIs/call"), ("flushes_per_call", "flushes/call"),
+                                            ("full_flush_share", "full flush %")) if k in has]
+    headers += [title for _, title in counters]
+    expect = any(flush_expectation(r["stride_bytes"], result.host) for r in summary)
+    if expect:
+        headers.append("expected flush")
+    rows = []
+    for r in summary:
+        row = [format_size(r["stride_bytes"]), _num(r["median"]), _num(r["min"]), _num(r["max"]),
+               _num(r["within_cv"], "{:.1f}"), _num(r["between_cv"], "{:.1f}"), _num(r["us_per_call"], "{:.3f}")]
+        row += [_num(r.get(k), "{:.3f}") for k in lat]
+        for k, _ in counters:
+            v = r.get(k)
+            row.append(_num(v * 100 if k == "full_flush_share" and v is not None else v, "{:.2f}"))
+        if expect:
+            row.append(flush_expectation(r["stride_bytes"], result.host) or "")
+        rows.append(row)
+    return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, stralign="right")
+
+
+def run_report(result):
+    lines = [headline(result), run_table(result)]
+    if not result.complete:
+        lines.append("interrupted: only finished passes are shown and saved (complete: false)")
+    notes = []
+    if result.config.get("trace_scope"):
+        notes.append(f"flush counts: tlb:tlb_flush tracepoint ({result.config['trace_scope']}-wide), "
+                     "counted on warm-up passes so no timed pass is traced")
+    elif result.config.get("trace_error") and result.config.get("trace") != "off":
+        notes.append(f"no flush counts: {result.config['trace_error']}")
+    return "\n".join(lines + notes)

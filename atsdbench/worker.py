@@ -1,0 +1,29 @@
+"""Runs one round in a fresh process for `run --processes`; JSON in on stdin, JSON out on stdout."""
+import json
+import sys
+
+from .sweep import Plan, Session
+
+
+def main():
+    request = json.load(sys.stdin)
+    plan = Plan(**request["plan"])
+    samples, reply = [], {"interrupted": False, "error": None}
+    try:
+        session = Session(plan)
+        reply["facts"] = session.facts()
+        try:
+            for _ in session.run_round(request["round"], request["warmup_round"], samples):
+                pass
+        finally:
+            session.close()
+    except KeyboardInterrupt:
+        reply["interrupted"] = True
+    except OSError as e:
+        reply["error"] = {"errno": e.errno, "message": str(e.strerror or e)}
+    reply["samples"] = samples
+    json.dump(reply, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,406 @@
+/*
+ * atsd.c - the timing core.  See atsd.h for the contract.
+ */
+#define _GNU_SOURCE
+#include "atsd.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#ifdef CLOCK_MONOTONIC_RAW
+#define ATSD_CLOCK CLOCK_MONOTONIC_RAW
+#else
+#define ATSD_CLOCK CLOCK_MONOTONIC
+#endif
+
+#define ATSD_CACHELINE 128  /* POWER lines are 128 bytes; enough for x86 and arm64 */
+
+int atsd_abi_version(void)
+{
+	return ATSD_ABI_VERSION;
+}
+
+int64_t atsd_page_size(void)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	return ps > 0 ? (int64_t)ps : -EINVAL;
+}
+
+int64_t atsd_hugepage_size(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	int64_t kb = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		long long v;
+		if (sscanf(line, "Hugepagesize: %lld kB", &v) == 1) {
+			kb = v > 0 ? (int64_t)v * 1024 : -ENOENT;
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+static inline uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(ATSD_CLOCK, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void touch(const struct atsd_region *r)
+{
+	volatile uint64_t *w;
+	uint64_t off;
+
+	for (off = 0; off < r->size; off += r->page_size) {
+		w = (volatile uint64_t *)(void *)(r->addr + off);
+		*w = off;
+	}
+}
+
+int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_t pages)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	int64_t ps = atsd_page_size();
+	uint8_t *p, *start;
+	uint64_t len, head, tail;
+
+	memset(r, 0, sizeof(*r));
+	if (ps < 0)
+		return (int)ps;
+	if (size == 0 || size % (uint64_t)ps || align == 0 || (align & (align - 1)))
+		return -EINVAL;
+	if (pages < ATSD_PAGES_BASE || pages > ATSD_PAGES_HUGETLB)
+		return -EINVAL;
+	if (align < (uint64_t)ps)
+		align = (uint64_t)ps;
+
+	if (pages == ATSD_PAGES_HUGETLB) {
+		int64_t hps = atsd_hugepage_size();
+		if (hps < 0)
+			return (int)hps;
+		if (size % (uint64_t)hps)
+			return -EINVAL;
+		flags |= MAP_HUGETLB;
+		if (align < (uint64_t)hps)
+			align = (uint64_t)hps;
+	}
+
+	/* Over-map and trim so the region starts on an `align` boundary. */
+	len = size + align;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	start = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
+	head = (uint64_t)(start - p);
+	tail = len - head - size;
+	if (pages != ATSD_PAGES_HUGETLB) {
+		/* hugetlb mappings can only be unmapped in huge pages; keep the slack. */
+		if (head)
+			munmap(p, head);
+		if (tail)
+			munmap(start + size, tail);
+		p = start;
+		len = size;
+	}
+	r->map_addr = p;
+	r->map_size = len;
+	r->addr = start;
+	r->size = size;
+	r->page_size = (uint64_t)ps;
+	r->pages = pages;
+
+	if (pages == ATSD_PAGES_BASE || pages == ATSD_PAGES_THP) {
+		int advice = pages == ATSD_PAGES_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE;
+		if (madvise(start, size, advice)) {
+			int err = -errno;
+			atsd_region_unmap(r);
+			return err;
+		}
+	}
+	touch(r);
+	return 0;
+}
+
+int atsd_region_restore(struct atsd_region *r, int32_t retouch)
+{
+	if (!r->addr)
+		return -EINVAL;
+	if (mprotect(r->addr, r->size, PROT_READ | PROT_WRITE))
+		return -errno;
+	if (retouch)
+		touch(r);
+	return 0;
+}
+
+int atsd_region_unmap(struct atsd_region *r)
+{
+	int err = 0;
+
+	if (r->map_addr && munmap(r->map_addr, r->map_size))
+		err = -errno;
+	r->addr = NULL;
+	r->map_addr = NULL;
+	r->size = r->map_size = 0;
+	return err;
+}
+
+int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
+	      uint64_t *lat, uint64_t *done)
+{
+	uint8_t *base = r->addr;
+	uint64_t size = r->size, off, t0, t1, n = 0;
+	int err = 0;
+
+	if (!base || stride == 0 || stride % r->page_size || size % stride)
+		return -EINVAL;
+
+	/* Timed region: mprotect calls and clock reads only. */
+	if (lat) {
+		uint64_t prev = now_ns(), t;
+		t0 = prev;
+		for (off = 0; off < size; off += stride) {
+			if (mprotect(base + off, stride, PROT_NONE)) {
+				err = -errno;
+				break;
+			}
+			t = now_ns();
+			lat[n++] = t - prev;
+			prev = t;
+		}
+		t1 = prev;
+	} else {
+		t0 = now_ns();
+		for (off = 0; off < size; off += stride) {
+			if (mprotect(base + off, stride, PROT_NONE)) {
+				err = -errno;
+				break;
+			}
+		}
+		t1 = now_ns();
+		n = off / stride;
+	}
+	*ns = t1 - t0;
+	if (done)
+		*done = n;
+	return err;
+}
+
+static int pin(pthread_t t, int32_t cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return -EINVAL;
+	CPU_ZERO(&set);
+	CPU_SET((size_t)cpu, &set);
+	return -pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
+int atsd_pin_self(int32_t cpu)
+{
+	return pin(pthread_self(), cpu);
+}
+
+/* One slot per bystander, each on its own cache lines so the spinners do not
+ * bounce a shared line (and so add no coherence traffic to the measurement). */
+struct atsd_slot {
+	volatile uint64_t spins;
+	int32_t cpu;
+	int32_t err;
+	pthread_t thread;
+	struct atsd_bystanders *owner;
+} __attribute__((aligned(ATSD_CACHELINE)));
+
+struct atsd_bystanders {
+	volatile int stop;
+	int ready;              /* start barrier, under lock */
+	int n;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct atsd_slot *slots;
+};
+
+static void *bystander(void *arg)
+{
+	struct atsd_slot *s = arg;
+	struct atsd_bystanders *b = s->owner;
+
+	s->err = pin(pthread_self(), s->cpu);
+	pthread_mutex_lock(&b->lock);
+	b->ready++;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED))
+		s->spins++;
+	return NULL;
+}
+
+int atsd_bystanders_stop(struct atsd_bystanders *b, uint64_t *spins)
+{
+	int i;
+
+	if (!b)
+		return 0;
+	__atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < b->n; i++) {
+		pthread_join(b->slots[i].thread, NULL);
+		if (spins)
+			spins[i] = b->slots[i].spins;
+	}
+	pthread_mutex_destroy(&b->lock);
+	pthread_cond_destroy(&b->cond);
+	free(b->slots);
+	free(b);
+	return 0;
+}
+
+int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int32_t n)
+{
+	struct atsd_bystanders *b;
+	int i, err = 0;
+
+	*out = NULL;
+	if (n < 0)
+		return -EINVAL;
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	if (n && posix_memalign((void **)&b->slots, ATSD_CACHELINE, sizeof(*b->slots) * (size_t)n)) {
+		free(b);
+		return -ENOMEM;
+	}
+	if (n)
+		memset(b->slots, 0, sizeof(*b->slots) * (size_t)n);
+	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+	for (i = 0; i < n; i++) {
+		b->slots[i].cpu = cpus[i];
+		b->slots[i].owner = b;
+		err = -pthread_create(&b->slots[i].thread, NULL, bystander, &b->slots[i]);
+		if (err)
+			break;
+		b->n = i + 1;
+	}
+	pthread_mutex_lock(&b->lock);
+	while (b->ready < b->n)
+		pthread_cond_wait(&b->cond, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+	for (i = 0; !err && i < b->n; i++)
+		err = b->slots[i].err;
+	if (err) {
+		atsd_bystanders_stop(b, NULL);
+		return err;
+	}
+	*out = b;
+	return 0;
+}
+
+struct atsd_counter {
+	int n;
+	int fds[];
+};
+
+static int perf_open(struct perf_event_attr *a, int pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, -1, 0);
+}
+
+int atsd_counter_open(struct atsd_counter **out, uint64_t tracepoint_id,
+		      const char *filter, const int32_t *cpus, int32_t ncpus,
+		      int32_t *scope)
+{
+	struct perf_event_attr a;
+	struct atsd_counter *c;
+	int i, err = 0, system = 1;
+
+	*out = NULL;
+	if (ncpus < 1)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c) + sizeof(int) * (size_t)ncpus);
+	if (!c)
+		return -ENOMEM;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_TRACEPOINT;
+	a.size = sizeof(a);
+	a.config = tracepoint_id;
+	a.disabled = 0;
+
+	for (i = 0; i < ncpus; i++) {
+		int fd = perf_open(&a, -1, cpus[i]);
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		c->fds[c->n++] = fd;
+	}
+	if (err) {
+		/* Not allowed system-wide: count this thread's events only. */
+		for (i = 0; i < c->n; i++)
+			close(c->fds[i]);
+		c->n = 0;
+		system = 0;
+		err = 0;
+		c->fds[0] = perf_open(&a, 0, -1);
+		if (c->fds[0] < 0) {
+			err = -errno;
+			free(c);
+			return err;
+		}
+		c->n = 1;
+	}
+	if (filter) {
+		for (i = 0; i < c->n; i++) {
+			if (ioctl(c->fds[i], PERF_EVENT_IOC_SET_FILTER, filter)) {
+				err = -errno;
+				atsd_counter_close(c);
+				return err;
+			}
+		}
+	}
+	if (scope)
+		*scope = system;
+	*out = c;
+	return 0;
+}
+
+int atsd_counter_read(struct atsd_counter *c, uint64_t *value)
+{
+	uint64_t sum = 0, v;
+	int i;
+
+	for (i = 0; i < c->n; i++) {
+		if (read(c->fds[i], &v, sizeof(v)) != (ssize_t)sizeof(v))
+			return errno ? -errno : -EIO;
+		sum += v;
+	}
+	*value = sum;
+	return 0;
+}
+
+int atsd_counter_close(struct atsd_counter *c)
+{
+	int i;
+
+	if (!c)
+		return 0;
+	for (i = 0; i < c->n; i++)
+		close(c->fds[i]);
+	free(c);
+	return 0;
+}

@@ -1,0 +1,90 @@
+/*
+ * atsd.h - the C timing core of atsdbench: the one declaration of its API.
+ *
+ * The cffi build script (build_atsd.py) cuts its cdef from the block between
+ * the ATSD-CDEF-BEGIN and ATSD-CDEF-END markers below, so this header and the
+ * Python binding cannot drift.  Keep that block plain C that cffi's parser
+ * accepts: no macros, no includes, fixed-width integer types only.
+ *
+ * Conventions: every function returns 0 (or a non-negative value) on success
+ * and -errno on failure; nothing prints, exits or asserts.  The caller owns
+ * every result buffer.  Memory mapped by atsd_region_map() is released by
+ * atsd_region_unmap(), also after a failure part-way.
+ */
+#ifndef ATSD_H
+#define ATSD_H
+
+#include <stdint.h>
+
+/* ATSD-CDEF-BEGIN */
+/* Bumped whenever a declaration in this block changes meaning. */
+int atsd_abi_version(void);
+
+/* How the region is backed. */
+enum atsd_pages {
+	ATSD_PAGES_BASE = 0,    /* MADV_NOHUGEPAGE: base pages only */
+	ATSD_PAGES_THP = 1,     /* MADV_HUGEPAGE */
+	ATSD_PAGES_HUGETLB = 2  /* MAP_HUGETLB from the default pool */
+};
+
+struct atsd_region {
+	uint8_t *addr;          /* aligned start, NULL when unmapped */
+	uint64_t size;          /* bytes in the aligned region */
+	uint64_t page_size;     /* base page size (sysconf), the touch step */
+	int32_t pages;          /* enum atsd_pages */
+	int32_t reserved;
+	uint8_t *map_addr;      /* what mmap returned (for munmap) */
+	uint64_t map_size;
+};
+
+/* Host facts the plan is validated against, all read at run time. */
+int64_t atsd_page_size(void);
+int64_t atsd_hugepage_size(void);     /* default hugetlb size, -errno if none */
+
+/* Map `size` bytes aligned to `align` (a power of two), apply the backing
+ * advice and populate: one word written per base page, so every PTE is
+ * present and dirty. */
+int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_t pages);
+
+/* Untimed preparation between passes: make the region PROT_READ|PROT_WRITE
+ * again and, when retouch is non-zero, write one word per base page so the
+ * next pass invalidates live translations. */
+int atsd_region_restore(struct atsd_region *r, int32_t retouch);
+
+int atsd_region_unmap(struct atsd_region *r);
+
+/* One timed pass: mprotect(addr + off, stride, PROT_NONE) for every off in
+ * 0..size step stride.  *ns gets the whole pass in nanoseconds.  When lat is
+ * not NULL it must hold size/stride entries and gets each call's latency in
+ * ns.  *done gets the number of calls that succeeded (all of them unless an
+ * error is returned). */
+int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
+	      uint64_t *lat, uint64_t *done);
+
+/* Pin the calling thread to one CPU. */
+int atsd_pin_self(int32_t cpu);
+
+/* Bystanders: one thread per listed CPU, pinned there, spinning on its own
+ * cache line so this mm stays live on that CPU and every flush needs a remote
+ * shootdown.  Start returns after all of them run (a start barrier). */
+struct atsd_bystanders;
+int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int32_t n);
+/* Stops and joins them; spins[i] (may be NULL) gets thread i's loop count. */
+int atsd_bystanders_stop(struct atsd_bystanders *b, uint64_t *spins);
+
+/* Counters read around each pass, outside the timed region.  A tracepoint
+ * counter is opened with perf_event_open: system-wide on every CPU in cpus
+ * when allowed, else for this thread only (reported through *scope: 1 for
+ * system-wide, 0 for this thread).  filter may be NULL or a tracepoint
+ * filter string such as "pages == -1". */
+struct atsd_counter;
+int atsd_counter_open(struct atsd_counter **out, uint64_t tracepoint_id,
+		      const char *filter, const int32_t *cpus, int32_t ncpus,
+		      int32_t *scope);
+int atsd_counter_read(struct atsd_counter *c, uint64_t *value);
+int atsd_counter_close(struct atsd_counter *c);
+/* ATSD-CDEF-END */
+
+#define ATSD_ABI_VERSION 1
+
+#endif
