@@ -1,0 +1,37 @@
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+FIXTURES = pathlib.Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture
+def fixtures():
+    return FIXTURES
+
+
+def run_cli(*args, stdin=None, cwd=None, env=None):
+    """Run `python -m atsdbench ARGS` as a user would; returns CompletedProcess (text)."""
+    return subprocess.run([sys.executable, "-m", "atsdbench", *map(str, args)], input=stdin, capture_output=True,
+                          text=True, cwd=cwd, env=env, timeout=600)
+
+
+@pytest.fixture
+def cli():
+    return run_cli
+
+
+@pytest.fixture(scope="session")
+def small_run(tmp_path_factory):
+    """One real, small run shared by the tests that read a live result."""
+    import atsdbench
+
+    result = atsdbench.run(size="64M", strides="64K,1M", rounds=2, reps=2, seed=1)
+    path = tmp_path_factory.mktemp("run") / "small.json"
+    from atsdbench import results
+
+    results.save(result, str(path))
+    return path

@@ -1,0 +1,82 @@
+"""The cffi layer: ABI, errno -> OSError, and the header/cdef contract."""
+import errno
+import pathlib
+import re
+
+import pytest
+
+from atsdbench import core
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_abi_version_matches_header():
+    header = (ROOT / "csrc" / "atsd.h").read_text()
+    assert core.abi_version() == int(re.search(r"#define ATSD_ABI_VERSION (\d+)", header).group(1))
+
+
+def test_cdef_is_cut_from_the_header():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_atsd", ROOT / "build_atsd.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    cdef = build.cdef_from_header((ROOT / "csrc" / "atsd.h").read_text())
+    assert "int atsd_pass(" in cdef and "#include" not in cdef and "ATSD-CDEF" not in cdef
+
+
+def test_page_size_is_the_systems():
+    import os
+
+    assert core.page_size() == os.sysconf("SC_PAGE_SIZE")
+
+
+def test_bad_config_is_einval():
+    r = core.ffi.new("struct atsd_region *")
+    assert core.lib.atsd_region_map(r, 12345, 4096, 0) == -errno.EINVAL   # size not page-aligned
+    assert core.lib.atsd_region_map(r, 1 << 20, 3000, 0) == -errno.EINVAL  # align not a power of two
+    assert core.lib.atsd_region_map(r, 1 << 20, 4096, 9) == -errno.EINVAL  # unknown backing
+    assert r.addr == core.ffi.NULL
+
+
+def test_bad_stride_raises_oserror():
+    with core.Region(1 << 20, 1 << 20) as region:
+        with pytest.raises(OSError) as info:
+            region.timed_pass(3 << 12)  # 1M is not a multiple of 12K
+        assert info.value.errno == errno.EINVAL
+
+
+def test_pass_counts_and_latency():
+    with core.Region(4 << 20, 2 << 20) as region:
+        ns, lat = region.timed_pass(64 << 10, latency=True)
+        assert ns > 0 and len(lat) == 64 and (lat > 0).all()
+        assert lat.sum() <= ns
+        region.restore(retouch=True)
+        ns2, none = region.timed_pass(1 << 20)
+        assert ns2 > 0 and none is None
+
+
+def test_region_is_aligned_and_unmapped():
+    region = core.Region(4 << 20, 4 << 20)
+    addr = int(core.ffi.cast("uintptr_t", region._r.addr))
+    assert addr % (4 << 20) == 0
+    region.close()
+    with open("/proc/self/maps") as f:
+        starts = [int(line.split("-")[0], 16) for line in f]
+    assert addr not in starts
+
+
+def test_bystanders_start_and_stop():
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no bystander possible")
+    b = core.Bystanders([cpus[1]])
+    b.stop()
+    assert len(b.spins) == 1 and b.spins[0] > 0
+
+
+def test_bystander_on_a_missing_cpu_fails_cleanly():
+    with pytest.raises(OSError):
+        core.Bystanders([4000])

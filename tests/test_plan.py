@@ -1,0 +1,65 @@
+import pytest
+
+from atsdbench.errors import UsageError
+from atsdbench.sweep import make_plan, round_order
+
+MEM = {"MemAvailable": 8 << 30, "Hugepagesize": 2 << 20, "HugePages_Free": 0}
+HOST = dict(meminfo=MEM, affinity=[0, 1, 2, 3], page_size=4096)
+
+
+def plan(**kw):
+    return make_plan(**{**HOST, **kw})
+
+
+def test_defaults():
+    p = plan()
+    assert p.size == 1 << 30 and p.strides == [64 << 10, 1 << 20, 2 << 20, 4 << 20]
+    assert (p.rounds, p.reps, p.warmup, p.warmup_rounds, p.cpu) == (5, 4, 1, 1, 0)
+    assert p.align == 4 << 20
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(strides="6K"), "not a multiple of the page size"),
+    (dict(size="64M", strides="128M"), "larger than the size"),
+    (dict(size="65M", strides="2M"), "not a multiple of stride"),
+    (dict(size="0"), "must not be zero"),
+    (dict(strides="0"), "must not be zero"),
+    (dict(size="zz"), "is not a size"),
+    (dict(size="16G"), "more than the memory available"),
+    (dict(rounds=0), "--rounds must be at least 1"),
+    (dict(reps=0), "--reps must be at least 1"),
+    (dict(bystanders=4), "needs 4 other CPUs"),
+    (dict(cpu=9), "not in this process's CPU affinity 0-3"),
+    (dict(pages="hugetlb", strides="2M"), "the pool has 0 free 2M pages"),
+    (dict(pages="hugetlb", strides="64K"), "not a multiple of the huge page size"),
+    (dict(pages="huge"), "--pages must be"),
+    (dict(trace="on", warmup=0), "needs --warmup 1"),
+])
+def test_bad_plans(kw, message):
+    with pytest.raises(UsageError, match=message):
+        plan(**kw)
+
+
+def test_page_size_comes_from_the_host():
+    # POWER: 64K base pages make a 4K stride invalid.
+    with pytest.raises(UsageError, match=r"page size \(64K\)"):
+        make_plan(strides="4K,64K", meminfo=MEM, affinity=[0], page_size=65536)
+    assert make_plan(strides="64K", meminfo=MEM, affinity=[0], page_size=65536).strides == [65536]
+
+
+def test_bystanders_take_other_cpus():
+    p = plan(cpu=2, bystanders=2)
+    assert p.cpu == 2 and p.bystander_cpus == [0, 1]
+
+
+def test_round_order_is_repetition_major_shuffled_and_seeded():
+    p = plan(seed=7, reps=3, warmup=1)
+    order = round_order(p, 1)
+    assert len(order) == 4 * 4
+    for rep in range(4):
+        chunk = order[rep * 4:(rep + 1) * 4]
+        assert {r for r, _, _ in chunk} == {rep}
+        assert sorted(s for _, _, s in chunk) == p.strides
+        assert all(w == (rep == 0) for _, w, _ in chunk)
+    assert order == round_order(p, 1)
+    assert len({tuple(s for _, _, s in round_order(p, r)) for r in range(6)}) > 1

@@ -1,0 +1,106 @@
+"""Real, small runs on this machine (kept small: the suite runs on 2 cores)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import atsdbench
+
+
+def test_small_run_holds_every_round_rep_stride_once(small_run):
+    r = atsdbench.load(str(small_run))
+    s = r.samples
+    assert r.complete and r.config["size"] == 64 << 20
+    assert (s["seconds"] > 0).all() and (s["gbps"] > 0).all()
+    assert (s["calls"] == (64 << 20) // s["stride_bytes"]).all()
+    assert not s.duplicated(["round", "rep", "stride_bytes"]).any()
+    # 1 warm-up round + 2 measured, 1 warm-up pass + 2 timed, 2 strides
+    assert len(s) == 3 * 3 * 2
+    assert set(s[s["warmup"]]["round"]) == {0, 1, 2} and len(r.measured) == 2 * 2 * 2
+    for key in ("hostname", "arch", "kernel_release", "kernel_version", "cpu_model", "online_cpus", "page_size",
+                "thp_enabled", "python", "atsdbench"):
+        assert key in r.host
+
+
+def test_cli_run_prints_table_and_writes_default_name(cli, tmp_path):
+    p = cli("run", "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--seed", "3",
+            "--latency", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "GB/s = 10^9 bytes/s" in p.stdout and "p99 us" in p.stdout and "64K" in p.stdout
+    written = [f for f in os.listdir(tmp_path) if f.startswith("atsdbench-") and f.endswith(".json")]
+    assert len(written) == 1 and f"wrote {written[0]}" in p.stdout
+    data = json.loads((tmp_path / written[0]).read_text())
+    assert data["config"]["seed"] == 3 and "lat_p99_us" in data["samples"][0]
+    assert p.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+def test_processes_mode(tmp_path):
+    r = atsdbench.run(size="16M", strides="1M", rounds=2, reps=1, warmup=0, warmup_rounds=0, processes=True)
+    assert r.complete and len(r.samples) == 2 and set(r.samples["round"]) == {0, 1}
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--strides", "6K"], "not a multiple of the page size"),
+    (["--size", "1T"], "more than the memory available"),
+    (["--rounds", "0"], "--rounds must be at least 1"),
+    (["--bystanders", "512"], "other CPUs"),
+    (["--cpu", "4095"], "not in this process's CPU affinity"),
+    (["-o", "/nonexistent-dir/x.json"], "cannot write output"),
+])
+def test_cli_bad_input_is_one_line_exit_2(cli, tmp_path, args, message):
+    p = cli("run", "--size", "16M", *args, cwd=tmp_path)
+    assert p.returncode == 2
+    assert message in p.stderr and len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_ctrl_c_writes_finished_samples(tmp_path):
+    out = tmp_path / "int.json"
+    proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "256M", "--rounds", "50",
+                             "--reps", "4", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    data = json.loads(out.read_text())
+    assert data["complete"] is False and len(data["samples"]) > 0
+    assert "interrupted" in stdout
+
+
+def test_mprotect_failure_is_an_oserror_with_errno_text():
+    """A hole in the region makes mprotect fail with ENOMEM, as max_map_count exhaustion does."""
+    import ctypes
+    import errno
+
+    from atsdbench import core
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    with core.Region(4 << 20, 2 << 20) as region:
+        hole = int(core.ffi.cast("uintptr_t", region._r.addr)) + (2 << 20)
+        assert libc.munmap(hole, 1 << 20) == 0
+        with pytest.raises(OSError) as info:
+            region.timed_pass(1 << 20)
+    assert info.value.errno == errno.ENOMEM
+    assert "call 3 of stride" in str(info.value) and "Cannot allocate memory" in str(info.value)
+
+
+def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
+    from atsdbench import core, sweep
+
+    calls = {"n": 0}
+    real = core.Region.timed_pass
+
+    def failing(self, stride, latency=False):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError(12, "mprotect(PROT_NONE) failed at call 1 of stride 65536: Cannot allocate memory")
+        return real(self, stride, latency)
+
+    monkeypatch.setattr(core.Region, "timed_pass", failing)
+    r = sweep.run(sweep.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1))
+    assert not r.complete and len(r.samples) == 3 and "Cannot allocate memory" in r.error
