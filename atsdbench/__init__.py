@@ -18,6 +18,6 @@ def load(path):
 
 def compare(base, new, *more, **options):
     """Compare results (Result objects or paths) per stride; returns a DataFrame (see `atsdbench compare`)."""
-    from . import compare as _compare
+    from . import comparison
 
-    return _compare.compare_frame([base, new, *more], **options)
+    return comparison.compare_frame([base, new, *more], **options)

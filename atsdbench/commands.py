@@ -46,3 +46,35 @@ def cmd_run(args):
     if result.error:
         raise UsageError(result.error)
     return 0 if result.complete else 130
+
+
+def _warn(lines):
+    for line in lines:
+        print(f"atsdbench: warning: {line}", file=sys.stderr)
+
+
+def cmd_compare(args):
+    from . import comparison, compare_formats
+
+    if args.format not in compare_formats.RENDERERS:
+        raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} (got {args.format!r})")
+    labels = args.labels.split(",") if args.labels else None
+    cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
+                          unit=args.unit, labels=labels)
+    _warn(cmp.warnings)
+    print(compare_formats.RENDERERS[args.format](cmp))
+    return 0
+
+
+def cmd_show(args):
+    from . import report, results, show
+
+    result = results.load(args.file)
+    if args.format not in show.FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} (got {args.format!r})")
+    table, warnings = show.render(result, args.unit, args.format)
+    _warn(warnings)
+    if args.format == "text":
+        print(report.headline(result))
+    print(table)
+    return 0

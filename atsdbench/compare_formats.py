@@ -93,7 +93,7 @@ def _records(cmp):
 
 
 def render_csv(cmp):
-    from .compare import COLUMNS
+    from .comparison import COLUMNS
 
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")

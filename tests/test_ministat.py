@@ -1,0 +1,159 @@
+"""`atsdbench stat` against Debian's ministat (20150715): stdout, stderr and exit code must match.
+
+Skipped where ministat is not installed (.ci/run installs it)."""
+import io
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from atsdbench import ministat, stats
+
+MINISTAT = shutil.which("ministat")
+needs_ministat = pytest.mark.skipif(MINISTAT is None, reason="Debian's ministat is not installed (apt-get install ministat)")
+
+
+class Out(io.StringIO):
+    def isatty(self):
+        return False
+
+
+def ours(argv, stdin=b"", capsys=None):
+    out = Out()
+    code = ministat.main(argv, prog="ministat", stdout=out, stdin=io.BytesIO(stdin))
+    err = capsys.readouterr().err if capsys else ""
+    return out.getvalue(), err, code
+
+
+def theirs(argv, stdin=b"", cwd=None):
+    p = subprocess.run(["ministat", *argv], executable=MINISTAT, input=stdin, capture_output=True, cwd=cwd)
+    return p.stdout.decode(), p.stderr.decode(), p.returncode
+
+
+def write(tmp_path, name, values, fmt="%.6g", extra=""):
+    text = "".join((fmt % v) + "\n" for v in values) + extra
+    (tmp_path / name).write_text(text)
+    return name
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(20150715)
+    files = {
+        "normal": write(tmp_path, "normal", rng.normal(100, 10, 40)),
+        "normal2": write(tmp_path, "normal2", rng.normal(104, 9, 35)),
+        "skewed": write(tmp_path, "skewed", rng.lognormal(3, 1, 50), "%.10g"),
+        "ties": write(tmp_path, "ties", rng.integers(1, 6, 30), "%d"),
+        "ties2": write(tmp_path, "ties2", rng.integers(2, 7, 30), "%d"),
+        "negative": write(tmp_path, "negative", rng.normal(-5, 3, 20)),
+        "exp": write(tmp_path, "exp", rng.normal(2e-7, 3e-8, 12), "%e"),
+        "three": write(tmp_path, "three", [2302.7, 2525.2, 2351.2]),
+        "seed_x": write(tmp_path, "seed_x", [2302.7, 2525.2, 2351.2, 2374.0, 2320.3]),
+        "seed_p": write(tmp_path, "seed_p", [2705.1, 2797.2, 2744.5, 2750, 2738.2]),
+        "big": write(tmp_path, "big", rng.normal(50, 5, 100_000), "%.9g"),
+        "const": write(tmp_path, "const", [0.1] * 7),
+        "odd": write(tmp_path, "odd", [1, 2, 3, 4]),
+        "comments": "comments",
+        "columns": "columns",
+        "colon": "colon",
+        "bad": "bad",
+        "short": write(tmp_path, "short", [1, 2]),
+        "syntax": "syntax",
+    }
+    (tmp_path / "comments").write_text("# header\n1.5\n\n2.5  # trailing\n   3.5\t\n#4\n4.5\r\n5e0\n")
+    (tmp_path / "columns").write_text("a,1.5,9\nb,2.5,8\n# c,3,3\nc,3.5,7\nd,4.25,6\nshort\n")
+    (tmp_path / "colon").write_text("1:2;3\n4;5:6\n7:8:9\n10;11;12\n")
+    (tmp_path / "bad").write_text("1\n2\n3x\n4\n")
+    (tmp_path / "syntax").write_text("+3\n.5\n0x1p3\n1e5\n-0\n7.\n")
+    return files
+
+
+CASES = [
+    ["normal"], ["normal", "normal2"], ["seed_x", "seed_p"], ["skewed", "normal"], ["ties", "ties2"],
+    ["negative", "normal"], ["exp", "exp"], ["three", "seed_x"], ["big", "big"], ["const"], ["const", "three"],
+    ["odd"], ["comments"], ["syntax"], ["normal", "normal2", "skewed", "ties", "negative", "exp", "three"],
+    ["ties", "ties2", "ties"], ["negative", "const"],
+]
+OPTIONS = [[], ["-A"], ["-n"], ["-s"], ["-w", "40"], ["-w", "120"], ["-w", "2"], ["-As"], ["-c", "80"], ["-c", "90"],
+           ["-c", "98"], ["-c", "99"], ["-c", "99.5"], ["-c", "95.0"], ["-s", "-w", "60", "-c", "99"]]
+
+
+@needs_ministat
+@pytest.mark.parametrize("names", CASES, ids=["-".join(c) for c in CASES])
+@pytest.mark.parametrize("options", OPTIONS, ids=[" ".join(o) or "default" for o in OPTIONS])
+def test_same_output(data, capsys, names, options):
+    argv = options + [data[n] for n in names]
+    assert ours(argv, capsys=capsys) == theirs(argv)
+
+
+@needs_ministat
+@pytest.mark.parametrize("argv", [
+    ["-C", "2", "-d", ",", "columns"], ["-C", "3", "-d", ",", "columns"], ["-C", "1", "-d", ",", "columns"],
+    ["-d", ":;", "colon"], ["-d", ":;", "-C", "2", "colon", "colon"], ["-C", "2", "colon"],
+])
+def test_columns_and_delimiters(data, capsys, argv):
+    assert ours(argv, capsys=capsys) == theirs(argv)
+
+
+@needs_ministat
+@pytest.mark.parametrize("argv", [
+    ["bad"], ["normal", "bad"], ["short"], ["normal", "short"], ["missing-file"], ["normal", "missing-file"],
+    ["-c", "97", "normal"], ["-c", "abc", "normal"], ["-C", "0", "normal"], ["-C", "x", "normal"], ["-d", "", "normal"],
+    ["-w", "-1", "normal"], ["-w", "x", "normal"], ["-q", "normal"], ["normal", "-w"], ["normal"] * 8,
+    ["-C", "2", "normal"],
+])
+def test_errors(data, capsys, argv):
+    assert ours(argv, capsys=capsys) == theirs(argv)
+
+
+@needs_ministat
+def test_stdin(data, capsys, tmp_path):
+    text = (tmp_path / "normal").read_bytes()
+    assert ours([], text, capsys) == theirs([], text)
+    assert ours(["-", "normal2"], text, capsys) == theirs(["-", "normal2"], text)
+    assert ours(["-n"], b"1\n2\n", capsys) == theirs(["-n"], b"1\n2\n")
+
+
+@needs_ministat
+def test_cli_matches_through_atsdbench_stat(data, tmp_path):
+    p = subprocess.run([sys.executable, "-m", "atsdbench", "stat", "seed_x", "seed_p"], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert (p.stdout, p.returncode) == theirs(["seed_x", "seed_p"], cwd=tmp_path)[::2]
+    p = subprocess.run([sys.executable, "-m", "atsdbench", "stat", "bad"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr == "atsdbench stat: Invalid data on line 3 in bad\n"
+
+
+def test_width_that_crashes_ministat_is_a_usage_error(data, capsys):
+    out, err, code = ours(["-w", "1", "normal", "normal2"], capsys=capsys)
+    assert code == 2 and out == "" and err.startswith("Width must be at least 2")
+    assert ours(["-A", "-w", "0", "normal"], capsys=capsys)[2] == 0  # no graph, nothing to crash on
+
+
+def test_t_table_shape():
+    assert stats.ministat_t(95, 8) == 2.306 and stats.ministat_t(95, 101) == 1.96
+    assert stats.ministat_t(99.5, 1) == 318.313 and stats.ministat_t(99.5, 200) == 3.09
+    assert stats.ministat_t(80, 30) == 1.310
+
+
+def test_plot_layout_alone():
+    a = ministat.Dataset("a", [1, 2, 3])
+    b = ministat.Dataset("b", [2, 3, 4])
+    lines = ministat.plot_lines([a, b], width=10)
+    assert lines[0] == lines[-1] == "+" + "-" * 10 + "+"
+    assert all(len(line) == 12 for line in lines)
+    assert any("*" in line for line in lines)  # overlapping x and + draw as *
+    assert sum("A" in line for line in lines) == 1 and "A" in lines[-2]  # one shared bar line
+    assert ministat.plot_lines([ministat.Dataset("c", [5, 5, 5])]) == ["[no plot, span is zero width]"]
+    separate = ministat.plot_lines([a, b], width=10, separate=True)
+    assert len(separate) == len(lines) + 1
+
+
+def test_strtod_prefixes():
+    assert ministat.strtod("0x1p3") == (8.0, True)
+    assert ministat.strtod("1e") == (1.0, False)
+    assert ministat.strtod(" 12") == (12.0, True)
+    assert ministat.strtod("1_0") == (1.0, False)
+    assert ministat.strtod("abc") == (0.0, False)
