@@ -78,3 +78,16 @@ def cmd_show(args):
         print(report.headline(result))
     print(table)
     return 0
+
+
+def cmd_info(args):
+    import json
+
+    from . import host, info
+
+    facts = host.full()
+    if args.json:
+        print(json.dumps({"host": facts, "warnings": host.warnings(facts)}, indent=1))
+    else:
+        print(info.render(facts, host.warnings(facts)))
+    return 0

@@ -233,7 +233,7 @@ def run(plan, progress=None):
     from .results import Result
 
     samples, complete, error, started = [], False, None, time.time()
-    host_facts = host.probe()
+    host_facts = host.full()
     session_facts = {}
     try:
         if plan.processes:

@@ -104,3 +104,18 @@ def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
     monkeypatch.setattr(core.Region, "timed_pass", failing)
     r = sweep.run(sweep.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1))
     assert not r.complete and len(r.samples) == 3 and "Cannot allocate memory" in r.error
+
+
+def test_bystander_makes_shootdown_ipis():
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no bystander possible")
+    from atsdbench import counters, host
+
+    if counters.parse_interrupts(host.read("/proc/interrupts")) is None:
+        pytest.skip("no TLB row in /proc/interrupts on this architecture")
+    alone = atsdbench.run(size="16M", strides="64K", rounds=1, reps=4, warmup_rounds=0, trace="off")
+    with_b = atsdbench.run(size="16M", strides="64K", rounds=1, reps=4, warmup_rounds=0, bystanders=1, trace="off")
+    calls = (16 << 20) // (64 << 10)
+    # median: a pass during which another process preempted the bystander sees no IPIs (the mm is not live there)
+    assert with_b.measured["ipis"].median() >= 0.5 * calls
+    assert alone.measured["ipis"].max() <= 0.05 * calls

@@ -1,0 +1,92 @@
+"""Parsers of /proc and sysfs, on committed fixtures (x86, POWER9 radix/hash with NPU2, arm64)."""
+import pytest
+
+from atsdbench import counters, host, info
+
+PROC = "proc"
+
+
+def text(fixtures, name):
+    return (fixtures / PROC / name).read_text()
+
+
+def test_cpuinfo_power9_radix_and_hash(fixtures):
+    radix = host.parse_cpuinfo(text(fixtures, "cpuinfo-power9-radix"))
+    assert radix["cpu_model"] == "POWER9, altivec supported" and radix["mmu"] == "Radix"
+    assert radix["platform"] == "PowerNV"
+    hsh = host.parse_cpuinfo(text(fixtures, "cpuinfo-power9-hash"))
+    assert hsh["mmu"] == "Hash" and hsh["platform"] == "pSeries"
+
+
+def test_cpuinfo_arm64_and_x86(fixtures):
+    arm = host.parse_cpuinfo(text(fixtures, "cpuinfo-arm64"))
+    assert arm["cpu_model"] == "arm64 implementer 0x41 part 0xd4f" and arm["mmu"] == "unknown"
+    assert "sve2" in arm["cpu_flags"]
+    x86 = host.parse_cpuinfo(text(fixtures, "cpuinfo-x86"))
+    assert x86["cpu_model"].startswith("Intel(R) Xeon(R) Gold 6148")
+    assert {"pcid", "invpcid", "pti", "hypervisor"} <= set(x86["cpu_flags"])
+
+
+def test_hypervisor_from_cpuinfo(fixtures):
+    assert host.hypervisor(["hypervisor"]) in ("yes (cpuinfo flag)",) or host.read("/sys/hypervisor/type")
+    if not host.read("/sys/hypervisor/type"):
+        assert host.hypervisor([], text(fixtures, "cpuinfo-power9-hash")).startswith("PowerVM/KVM")
+        assert host.hypervisor([], text(fixtures, "cpuinfo-power9-radix")) == "none detected"
+
+
+def test_interrupts(fixtures):
+    assert counters.parse_interrupts(text(fixtures, "interrupts-x86")) == 553 + 634 + 1200 + 13
+    assert counters.parse_interrupts(text(fixtures, "interrupts-x86"), "CAL") == 12033 + 13371 + 11034 + 9866
+    assert counters.parse_interrupts(text(fixtures, "interrupts-power9")) is None  # no TLB row on POWER
+
+
+def test_vmstat(fixtures):
+    assert counters.parse_vmstat_tlb(text(fixtures, "vmstat-debug-tlbflush")) == {
+        "tlb_remote_flush": 1204, "tlb_remote_flush_received": 3612, "tlb_local_flush_all": 99,
+        "tlb_local_flush_one": 40210}
+    assert counters.parse_vmstat_tlb("nr_free_pages 1\n") == {}
+
+
+def test_tracepoint_format(fixtures):
+    tp_id, reasons = counters.parse_tracepoint_format(text(fixtures, "tlb_flush-format-x86"))
+    assert isinstance(tp_id, int) and reasons[3] == "local MM shootdown" and reasons[0] == "flush on task switch"
+    assert counters.reason_column(reasons[4]) == "flushes_remote_ipi_send"
+
+
+def test_pci_power9_npu2_and_nvidia(fixtures):
+    devs = host.pci_devices(str(fixtures / "pci-power9"))
+    kinds = [(d["address"], d["vendor"], d["kind"], d["driver"]) for d in devs]
+    assert kinds == [("0004:04:00.0", "NVIDIA", "GPU", "nvidia"),
+                     ("0007:00:00.0", "IBM", "NPU2 (NVLink 2, POWER9)", None),
+                     ("0007:00:00.1", "IBM", "NPU2 (NVLink 2, POWER9)", None)]
+
+
+def test_cpulists():
+    assert host.parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert host.format_cpulist([0, 1, 2, 5, 7, 8]) == "0-2,5,7-8"
+
+
+def test_warnings():
+    facts = {"cpufreq_governor": "powersave", "boost": "on", "hypervisor": "kvm", "thp_enabled": "always",
+             "loadavg": [5.0], "online_cpus": [0, 1], "affinity": [0, 1]}
+    w = host.warnings(facts, pages="base", bystanders=3)
+    assert len(w) == 6 and any("powersave" in x for x in w) and any("virtual machine" in x for x in w)
+    assert host.warnings({"cpufreq_governor": "performance", "boost": "off", "hypervisor": "none detected",
+                          "loadavg": [0.0], "online_cpus": [0, 1]}) == []
+
+
+def test_info_on_this_machine(cli):
+    p = cli("info")
+    assert p.returncode == 0 and "base page size:" in p.stdout and "TLB single-page flush ceiling:" in p.stdout
+    import json
+
+    data = json.loads(cli("info", "--json").stdout)
+    assert data["host"]["page_size"] > 0 and isinstance(data["warnings"], list)
+
+
+def test_unknown_stays_unknown():
+    assert host.int_or_unknown(None) == "unknown" and host.int_or_unknown("33\n") == 33
+    facts = host.full()
+    ceiling = facts["tlb_single_page_flush_ceiling"]
+    assert ceiling == "unknown" or isinstance(ceiling, int)
+    assert info.render(facts, [])
