@@ -91,3 +91,17 @@ def cmd_info(args):
     else:
         print(info.render(facts, host.warnings(facts)))
     return 0
+
+
+def cmd_plot(args):
+    from . import comparison, plot, results
+
+    fmt = plot.output_format(args.output)
+    plot.require_matplotlib()
+    _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
+    results.check_writable(args.output)
+    fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
+                           labels=args.labels.split(",") if args.labels else None)
+    plot.save(fig, args.output)
+    print(f"wrote {args.output} ({fmt})")
+    return 0

@@ -72,18 +72,25 @@ def measured_differences(files, names):
     return out
 
 
+def choose_labels(files, labels=None):
+    """The user's labels, else each file's label (its --label or kernel), else file names when those repeat."""
+    if labels is not None:
+        if len(labels) != len(files):
+            raise UsageError(f"--labels gives {len(labels)} labels for {len(files)} files")
+        return list(labels)
+    labels = [f.label for f in files]
+    if len(set(labels)) < len(labels):
+        labels = [f.path or f"file {i + 1}" for i, f in enumerate(files)]
+    return labels
+
+
 def compare(files, metric=None, test=None, confidence=95, unit="round", labels=None):
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
     if len(files) < 2:
         raise UsageError("compare needs a baseline file and at least one new file")
     files = [results.load(f) for f in files]
     names = [f.path or f"file {i + 1}" for i, f in enumerate(files)]
-    if labels is None:
-        labels = [f.label for f in files]
-        if len(set(labels)) < len(labels):
-            labels = names
-    elif len(labels) != len(files):
-        raise UsageError(f"--labels gives {len(labels)} labels for {len(files)} files")
+    labels = choose_labels(files, labels)
     warnings = measured_differences(files, names)
     stride_sets = [set(f.measured["stride_bytes"].astype(int)) for f in files]
     common = sorted(set.intersection(*stride_sets))

@@ -167,3 +167,20 @@ def difference(base, new, test="welch", confidence=95.0, seed=0):
                ci_low_pct=(d - half) / out["base"] * 100, ci_high_pct=(d + half) / out["base"] * 100,
                significant=bool(abs(d) > half))
     return out
+
+
+def interval(values, metric="mean", confidence=95.0, seed=0):
+    """(centre, low, high) of one set of observations: t-interval of the mean, or a percentile
+    bootstrap of the median; low/high are NaN with fewer than two observations."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    centre = float(v.mean() if metric == "mean" else np.median(v))
+    if len(v) < 2 or np.all(v == v[0]):
+        return centre, (math.nan if len(v) < 2 else centre), (math.nan if len(v) < 2 else centre)
+    if metric == "mean":
+        half = t_quantile(confidence, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v))
+        return centre, centre - half, centre + half
+    res = stats.bootstrap((v,), np.median, confidence_level=confidence / 100, n_resamples=4999,
+                          method="percentile", rng=np.random.default_rng(seed))
+    return centre, float(res.confidence_interval.low), float(res.confidence_interval.high)
