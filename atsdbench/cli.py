@@ -51,12 +51,13 @@ def build_parser():
     s.add_argument("--format", default="text", help="text, markdown or csv")
 
     c = sub.add_parser("compare", help="before/after speedup per stride with confidence intervals")
-    c.add_argument("files", nargs="+", metavar="FILE", help="baseline first, then one or more new results")
+    c.add_argument("files", nargs="+", metavar="FILE[,FILE...]",
+                   help="baseline first, then one or more new results; a,b,c = replicate runs of one side")
     c.add_argument("--metric", default=None, help="mean (default) or median")
     c.add_argument("--test", default=None, help="welch (default for mean), student, mannwhitney (median)")
     c.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
-    c.add_argument("--unit", choices=("round", "pass"), default="round",
-                   help="unit of replication: round (default) or pass (ignores between-round variance)")
+    c.add_argument("--unit", default="auto", help="unit of replication: run (each replicate file), round, or pass "
+                   "(ignores between-round variance); default: run when every side has replicates, else round")
     c.add_argument("--labels", default=None, help="comma-separated labels, one per file")
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
 

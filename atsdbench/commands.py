@@ -105,3 +105,15 @@ def cmd_plot(args):
     plot.save(fig, args.output)
     print(f"wrote {args.output} ({fmt})")
     return 0
+
+
+def cmd_import(args):
+    from . import importer, report, results
+
+    result = importer.load(args.file)
+    output = args.output or results.default_path(result.host)
+    results.check_writable(output)
+    results.save(result, output)
+    print(report.run_report(result))
+    print(f"wrote {output}")
+    return 0

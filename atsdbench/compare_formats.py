@@ -39,9 +39,9 @@ def _ci(row):
 
 
 def legend(cmp):
-    unit = "round (the mean of a round's passes)" if cmp.unit == "round" else "pass"
-    if cmp.unit == "round" and cmp.metric == "median":
-        unit = "round (the median of a round's passes)"
+    agg = "mean" if cmp.metric == "mean" else "median"
+    unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
+            "run": f"run (the {agg} of a run's round {agg}s)"}[cmp.unit]
     n = ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.rows}))
     return (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
             f"N (base/new) = {n}; GB/s = 10^9 bytes/s")

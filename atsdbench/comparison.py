@@ -34,7 +34,10 @@ class Comparison:
         return pd.DataFrame(self.rows, columns=COLUMNS)
 
 
-def resolve_options(metric=None, test=None, confidence=95, unit="round"):
+UNITS = ("auto", "round", "pass", "run")
+
+
+def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
     if metric not in (None, "mean", "median"):
         raise UsageError(f"--metric must be mean or median (got {metric!r})")
     if test not in (None,) + stats.TESTS:
@@ -52,9 +55,28 @@ def resolve_options(metric=None, test=None, confidence=95, unit="round"):
         raise UsageError(f"--confidence {confidence!r} is not a number") from None
     if confidence not in stats.CONFIDENCES:
         raise UsageError(f"--confidence must be one of 80, 90, 95, 98, 99, 99.5 (got {confidence:g})")
-    if unit not in ("round", "pass"):
-        raise UsageError(f"--unit must be round or pass (got {unit!r})")
+    if unit not in UNITS:
+        raise UsageError(f"--unit must be auto, round, pass or run (got {unit!r})")
     return metric, test, confidence, unit
+
+
+def load_group(item):
+    """One side of a comparison: a Result, a path, a list of them, or 'a.json,b.json' (replicate runs)."""
+    if isinstance(item, str) and "," in item:
+        item = [p for p in item.split(",") if p]
+    items = item if isinstance(item, (list, tuple)) else [item]
+    return [results.load(x) for x in items]
+
+
+def group_observations(group, stride, unit, metric):
+    """Observations of one stride over a group of replicate runs."""
+    import numpy as np
+
+    if unit == "run":
+        per_run = [stats.observations(r.samples, stride, "round", metric) for r in group]
+        agg = np.mean if metric == "mean" else np.median
+        return np.array([agg(v) for v in per_run if len(v)], dtype=float)
+    return np.concatenate([stats.observations(r.samples, stride, unit, metric) for r in group])
 
 
 def _describe(value):
@@ -72,27 +94,34 @@ def measured_differences(files, names):
     return out
 
 
-def choose_labels(files, labels=None):
-    """The user's labels, else each file's label (its --label or kernel), else file names when those repeat."""
+def _name(group):
+    return ",".join(r.path or "?" for r in group)
+
+
+def choose_labels(groups, labels=None):
+    """The user's labels, else each side's label (its --label or kernel), else file names when those repeat."""
     if labels is not None:
-        if len(labels) != len(files):
-            raise UsageError(f"--labels gives {len(labels)} labels for {len(files)} files")
+        if len(labels) != len(groups):
+            raise UsageError(f"--labels gives {len(labels)} labels for {len(groups)} files")
         return list(labels)
-    labels = [f.label for f in files]
+    labels = [g[0].label if isinstance(g, list) else g.label for g in groups]
     if len(set(labels)) < len(labels):
-        labels = [f.path or f"file {i + 1}" for i, f in enumerate(files)]
+        labels = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
     return labels
 
 
-def compare(files, metric=None, test=None, confidence=95, unit="round", labels=None):
+def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None):
+    """files: baseline first; each item one run or a group of replicate runs of the same thing."""
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
     if len(files) < 2:
         raise UsageError("compare needs a baseline file and at least one new file")
-    files = [results.load(f) for f in files]
-    names = [f.path or f"file {i + 1}" for i, f in enumerate(files)]
-    labels = choose_labels(files, labels)
-    warnings = measured_differences(files, names)
-    stride_sets = [set(f.measured["stride_bytes"].astype(int)) for f in files]
+    groups = [load_group(f) for f in files]
+    names = [_name(g) for g in groups]
+    labels = choose_labels(groups, labels)
+    warnings = measured_differences([g[0] for g in groups], names)
+    for g in groups:
+        warnings += measured_differences(g, [r.path or "?" for r in g]) if len(g) > 1 else []
+    stride_sets = [set.intersection(*(set(r.measured["stride_bytes"].astype(int)) for r in g)) for g in groups]
     common = sorted(set.intersection(*stride_sets))
     for s, name in zip(stride_sets, names):
         for other in sorted(set.union(*stride_sets) - s):
@@ -100,16 +129,20 @@ def compare(files, metric=None, test=None, confidence=95, unit="round", labels=N
     if not common:
         raise UsageError("the files have no stride in common")
     effective = unit
-    if unit == "round" and any(stats.effective_unit(f.samples, unit) == "pass" for f in files):
+    if unit == "auto":
+        effective = "run" if all(len(g) > 1 for g in groups) else "round"
+    if unit == "run" and any(len(g) < 2 for g in groups):
+        raise UsageError("--unit run needs two or more replicate runs on every side (a.json,b.json,...)")
+    if effective == "round" and any(stats.effective_unit(r.samples, "round") == "pass" for g in groups for r in g):
         effective = "pass"
         warnings.append("a file has a single round: passes are the observations, so the CI ignores "
                         "between-round variance")
     elif unit == "pass":
         warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
-    obs = {(i, s): stats.observations(f.samples, s, effective, metric) for i, f in enumerate(files) for s in common}
+    obs = {(i, s): group_observations(g, s, effective, metric) for i, g in enumerate(groups) for s in common}
     rows = []
     for s in common:
-        for i in range(1, len(files)):
+        for i in range(1, len(groups)):
             d = stats.difference(obs[(0, s)], obs[(i, s)], test, confidence)
             if d.get("why"):
                 warnings.append(f"stride {format_size(s)}, {labels[i]}: no CI ({d['why']})")

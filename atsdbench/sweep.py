@@ -128,13 +128,27 @@ def make_plan(size="1G", strides=DEFAULT_STRIDES, rounds=5, reps=4, warmup=1, wa
                 label=label, seed=int(seed), gpu=gpu)
 
 
+_MASK = (1 << 64) - 1
+
+
+def _splitmix64(state):
+    """The stride-order generator, shared with csrc/atsd_main.c: same seed, same order."""
+    state = (state + 0x9E3779B97F4A7C15) & _MASK
+    z = ((state ^ (state >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return state, z ^ (z >> 31)
+
+
 def round_order(plan, round_index):
     """[(rep, warmup, stride), ...] for one round: repetition-major, strides shuffled per repetition."""
-    rng = random.Random(plan.seed * 1_000_003 + round_index)
+    state = (plan.seed * 1_000_003 + round_index) & _MASK
     order = []
     for rep in range(plan.warmup + plan.reps):
         strides = list(plan.strides)
-        rng.shuffle(strides)
+        for i in range(len(strides) - 1, 0, -1):  # Fisher-Yates
+            state, r = _splitmix64(state)
+            j = r % (i + 1)
+            strides[i], strides[j] = strides[j], strides[i]
         order.extend((rep, rep < plan.warmup, s) for s in strides)
     return order
 

@@ -123,3 +123,20 @@ def test_show(cli, fixtures):
     assert "64K" in p.stdout and "CV%" in p.stdout
     p = cli("show", "single_round.json", cwd=fixtures)
     assert "single round" in p.stderr
+
+
+def test_replicate_runs_use_the_run_as_unit(cli, fixtures):
+    p = cli("compare", "before.json,again.json", "after.json,after.json", cwd=fixtures)
+    assert p.returncode == 0 and "observation = one run" in p.stdout and "N (base/new) = 2/2" in p.stdout
+    p = cli("compare", "before.json,again.json", "after.json", cwd=fixtures)
+    assert "observation = one round" in p.stdout and "N (base/new) = 10/5" in p.stdout
+    p = cli("compare", "before.json,again.json", "after.json", "--unit", "run", cwd=fixtures)
+    assert p.returncode == 2 and "needs two or more replicate runs" in p.stderr
+
+
+def test_group_observations_are_run_means(fixtures):
+    from atsdbench import stats
+
+    group = comparison.load_group(f"{fixtures / 'before.json'},{fixtures / 'again.json'}")
+    obs = comparison.group_observations(group, 65536, "run", "mean")
+    assert list(obs) == pytest.approx([stats.observations(r.samples, 65536).mean() for r in group])
