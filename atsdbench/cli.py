@@ -106,6 +106,9 @@ def main(argv=None):
     except UsageError as e:
         print(f"atsdbench: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # the kernel said no (mmap, mprotect, affinity): one line, with its errno text
+        print(f"atsdbench: {e.strerror or e}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         return 0
 

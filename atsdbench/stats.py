@@ -54,6 +54,8 @@ def stride_summary(frame):
                "max": float(group["gbps"].max()), "mean": float(group["gbps"].mean()),
                "within_cv": float(np.mean(within)) if within else math.nan,
                "between_cv": cv_pct(round_means), "us_per_call": float(group["us_per_call"].median())}
+        if "gpu_touch_ns" in group and group["gpu_touch_ns"].notna().any():
+            row["gpu_touch_ms"] = float(group["gpu_touch_ns"].median() / 1e6)
         for col in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us"):
             if col in group and group[col].notna().any():
                 row[col] = float(group[col].median())

@@ -243,34 +243,33 @@ def _round_kinds(plan):
 
 
 def run(plan, progress=None):
-    """Measure the plan; returns a Result.  Ctrl-C keeps every finished sample (complete=False)."""
+    """Measure the plan; returns a Result.  Ctrl-C, or an error part-way (mprotect, GPU), keeps every
+    finished sample (complete=False, result.error says why).  Set-up errors raise before any pass."""
     from .results import Result
 
     samples, complete, error, started = [], False, None, time.time()
     host_facts = host.full()
     session_facts = {}
+    session = None if plan.processes else Session(plan)
     try:
-        if plan.processes:
-            for round_index, warmup_round in _round_kinds(plan):
-                for sample in _run_round_in_process(plan, round_index, warmup_round, samples, session_facts):
-                    if progress:
-                        progress(sample)
-        else:
-            session = Session(plan)
+        if session:
             session_facts.update(session.facts())
-            try:
-                for round_index, warmup_round in _round_kinds(plan):
-                    for sample in session.run_round(round_index, warmup_round, samples):
-                        if progress:
-                            progress(sample)
-            finally:
-                session.close()
+        for round_index, warmup_round in _round_kinds(plan):
+            rounds = (session.run_round(round_index, warmup_round, samples) if session else
+                      _run_round_in_process(plan, round_index, warmup_round, samples, session_facts))
+            for sample in rounds:
+                if progress:
+                    progress(sample)
         complete = True
     except KeyboardInterrupt:
         pass
-    except OSError as e:
-        # Keep what finished; the caller reports the error after saving.
-        error = str(e.strerror if e.strerror and e.errno is None else e.strerror or e)
+    except (OSError, UsageError) as e:
+        if not samples:
+            raise
+        error = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
+    finally:
+        if session:
+            session.close()
     config = plan.config()
     config.update({k: v for k, v in session_facts.items() if k != "gpu"})
     if "gpu" in session_facts:

@@ -2,6 +2,7 @@
 import json
 import sys
 
+from .errors import UsageError
 from .sweep import Plan, Session
 
 
@@ -21,6 +22,8 @@ def main():
         reply["interrupted"] = True
     except OSError as e:
         reply["error"] = {"errno": e.errno, "message": str(e.strerror or e)}
+    except UsageError as e:
+        reply["error"] = {"errno": None, "message": str(e)}
     reply["samples"] = samples
     json.dump(reply, sys.stdout)
 
