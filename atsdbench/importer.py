@@ -74,7 +74,7 @@ def to_result(text, name="<atsd output>"):
     for s in raw:
         ns = s["ns"]
         sample = {"round": s["round"], "rep": s["rep"], "order": s.get("order"), "stride_bytes": s["stride_bytes"],
-                  "warmup": s["warmup"] == "1", "ns": ns, "seconds": ns / 1e9, "calls": s["calls"],
+                  "warmup": bool(int(s["warmup"])), "ns": ns, "seconds": ns / 1e9, "calls": s["calls"],
                   "gbps": size / ns if ns else float("nan"), "us_per_call": ns / 1e3 / s["calls"], "traced": False}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]

@@ -25,14 +25,11 @@ USAGE = """Usage: ministat [-C column] [-c confidence] [-d delimiter(s)] [-Ans] 
 \t-s : print avg/median/stddev bars on separate lines
 \t-w : width of graph/test output (default 74 or terminal width)"""
 
-C_SPACE = " \t\n\v\f\r"
-# What strtod(3) accepts as a prefix (after leading white space), in the C locale.
+# What strtod(3) accepts as a prefix (after leading white space), in the C locale: for -c.
+# (Data files are read in C, csrc/atsd.c atsd_read_column, with strtod itself.)
 _STRTOD = re.compile(r"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
                      r"|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?"
                      r"|[nN][aA][nN](?:\([0-9A-Za-z_]*\))?))")
-# A whole file of one plain decimal number per line (blank lines allowed): the fast path.
-_PLAIN = re.compile(rb"(?:[ \t]*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)?[ \t\r\v\f]*\n)*"
-                    rb"(?:[ \t]*(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)?[ \t\r\v\f]*)")
 
 
 class StatError(Exception):
@@ -102,47 +99,15 @@ def cfmt(spec, x):
 
 
 def read_set(data, name, column=1, delim=" \t"):
-    """Parse one input (bytes) as ministat's ReadSet does; returns a Dataset or raises StatError."""
-    values = None
-    if column == 1 and delim == " \t" and b"#" not in data and _PLAIN.fullmatch(data):
-        values = np.array(data.split(), dtype=np.float64) if data.strip() else np.zeros(0)
-    else:
-        values = _read_slow(data.decode("latin-1"), name, column, delim)
+    """Parse one input (bytes) as ministat's ReadSet does (in C: csrc/atsd.c); a Dataset or StatError."""
+    from . import core
+
+    values, bad_line = core.read_column(data, column, delim)
+    if values is None:
+        raise StatError(f"Invalid data on line {bad_line} in {name}", code=2)
     if len(values) < 3:
-        raise StatError(f"Dataset {name} must contain at least 3 data points", usage=False, code=2)
+        raise StatError(f"Dataset {name} must contain at least 3 data points", code=2)
     return Dataset(name, values)
-
-
-def _read_slow(text, name, column, delim):
-    out = []
-    split = re.compile("[" + re.escape(delim) + "]+")
-    for line_no, line in enumerate(_c_lines(text), 1):
-        line = line.rstrip(C_SPACE)
-        tokens = [t for t in split.split(line) if t]
-        token = None
-        for i, t in enumerate(tokens, 1):
-            if t.startswith("#"):
-                break
-            if i == column:
-                token = t
-                break
-        if token is None:
-            continue
-        value, whole = strtod(token)
-        if not whole:
-            raise StatError(f"Invalid data on line {line_no} in {name}", code=2, usage=False)
-        out.append(value)
-    return np.array(out, dtype=np.float64)
-
-
-def _c_lines(text, bufsiz=8192):
-    """Lines as fgets(buf, BUFSIZ) returns them: a line longer than the buffer comes in pieces."""
-    for line in text.splitlines(keepends=True) if "\r" not in text and "\v" not in text and "\f" not in text \
-            else re.findall(r"[^\n]*\n|[^\n]+$", text):
-        while len(line) > bufsiz - 1:
-            yield line[:bufsiz - 1]
-            line = line[bufsiz - 1:]
-        yield line
 
 
 def vitals_head():
@@ -317,13 +282,37 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
 
 
 def _read_input(path, stdin):
+    """(bytes, name) or (StatError, name): ministat opens each file only after reading the ones before."""
     if path is None or path == "-":
         return stdin.read(), "<stdin>"
     try:
         with open(path, "rb") as f:
             return f.read(), path
     except OSError as e:
-        raise StatError(f"Cannot open {path}: {os.strerror(e.errno)}", code=1) from None
+        return StatError(f"Cannot open {path}: {os.strerror(e.errno)}", code=1), path
+
+
+def _import_t_quantiles():
+    from scipy import special  # noqa: F401  (warmed up while the files are parsed)
+
+
+def read_sets(inputs, column, delim, need_t):
+    """Parse every input in parallel (the C reader and numpy release the GIL) while scipy loads;
+    errors are raised in input order, as ministat meets them reading one file after another."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=len(inputs) + 1) as pool:
+        warm = pool.submit(_import_t_quantiles) if need_t else None
+        jobs = [None if isinstance(data, StatError) else pool.submit(read_set, data, name, column, delim)
+                for data, name in inputs]
+        sets = []
+        for (data, _), job in zip(inputs, jobs):
+            if job is None:
+                raise data
+            sets.append(job.result())
+        if warm:
+            warm.result()
+    return sets
 
 
 def main(argv, prog="ministat", stdout=None, stdin=None):
@@ -334,7 +323,11 @@ def main(argv, prog="ministat", stdout=None, stdin=None):
         plot = not o["stats_only"] and not o["suppress_plot"]
         if plot and o["width"] < 2:
             raise StatError("Width must be at least 2 to draw the graph (ministat itself crashes).", usage=True)
-        sets = [read_set(*_read_input(p, stdin), o["column"], o["delim"]) for p in (files or [None])]
+        inputs = [_read_input(p, stdin) for p in (files or [None])]
+        # scipy is needed for t quantiles with df <= 100 only (stats.ministat_t); warm it up then.
+        small = sum(len(d) for d, _ in inputs if not isinstance(d, StatError)) < 200 * 1024
+        sets = read_sets(inputs, o["column"], o["delim"],
+                         need_t=len(inputs) > 1 and not o["stats_only"] and small)
         stdout.write(render(sets, o["confidence"], o["width"], plot, o["separate"], o["stats_only"]))
         stdout.flush()
         return 0

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "atsd.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -403,4 +404,49 @@ int atsd_counter_close(struct atsd_counter *c)
 		close(c->fds[i]);
 	free(c);
 	return 0;
+}
+
+int64_t atsd_read_column(const char *buf, uint64_t len, int32_t column, const char *delim,
+			 double *out, uint64_t cap, int64_t *bad_line)
+{
+	char line[8192];  /* BUFSIZ on glibc: ministat's fgets buffer */
+	uint64_t pos = 0, n = 0;
+	int64_t lineno = 0;
+
+	while (pos < len) {
+		size_t k = 0, i;
+		char *t, *p, *save = NULL;
+		int col;
+		double d;
+
+		/* fgets: up to sizeof(line) - 1 bytes, through the first newline */
+		const char *nl;
+		k = len - pos < sizeof(line) - 1 ? (size_t)(len - pos) : sizeof(line) - 1;
+		nl = memchr(buf + pos, '\n', k);
+		if (nl)
+			k = (size_t)(nl - (buf + pos)) + 1;
+		memcpy(line, buf + pos, k);
+		pos += k;
+		line[k] = '\0';
+		lineno++;
+		i = strlen(line);
+		while (i > 0 && isspace((unsigned char)line[i - 1]))
+			line[--i] = '\0';
+		for (col = 1, t = strtok_r(line, delim, &save); t != NULL && *t != '#';
+		     col++, t = strtok_r(NULL, delim, &save)) {
+			if (col == column)
+				break;
+		}
+		if (t == NULL || *t == '#')
+			continue;
+		d = strtod(t, &p);
+		if (p != NULL && *p != '\0') {
+			*bad_line = lineno;
+			return -EINVAL;
+		}
+		if (n == cap)
+			return -ENOSPC;
+		out[n++] = d;
+	}
+	return (int64_t)n;
 }

@@ -83,6 +83,14 @@ int atsd_counter_open(struct atsd_counter **out, uint64_t tracepoint_id,
 		      int32_t *scope);
 int atsd_counter_read(struct atsd_counter *c, uint64_t *value);
 int atsd_counter_close(struct atsd_counter *c);
+
+/* `atsdbench stat`: read numbers exactly as FreeBSD ministat's ReadSet reads a file (fgets with
+ * BUFSIZ 8192, trailing white space stripped, strtok on delim, '#' starts a comment, the 1-based
+ * column, strtod on the whole token).  out must hold cap doubles: one per line at most, so
+ * cap = lines + 1 is enough.  Returns the count, -EINVAL with *bad_line set for data strtod does
+ * not take whole, or -ENOSPC. */
+int64_t atsd_read_column(const char *buf, uint64_t len, int32_t column, const char *delim,
+			 double *out, uint64_t cap, int64_t *bad_line);
 /* ATSD-CDEF-END */
 
 #define ATSD_ABI_VERSION 1
