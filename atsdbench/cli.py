@@ -109,6 +109,8 @@ def main(argv=None):
     except OSError as e:  # the kernel said no (mmap, mprotect, affinity): one line, with its errno text
         print(f"atsdbench: {e.strerror or e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before anything was measured: nothing to keep
+        return 130
     except BrokenPipeError:
         return 0
 

@@ -50,6 +50,62 @@ def latency_distribution(result, stride):
     return [2 ** ((k + 0.5) / 4) / 1e3 for k in keys], [counts.get(k, 0) / total for k in keys]
 
 
+def _finish(ax, xlabel, ylabel, title, ticks=None):
+    if ticks:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(ticks, [format_size(t) for t in ticks])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    ax.grid(True, alpha=0.3)
+
+
+def _rate_panel(ax, files, labels, metric, confidence, ticks):
+    units = set()
+    for f, label in zip(files, labels):
+        unit = stats.effective_unit(f.samples, "round")
+        units.add(unit)
+        strides = sorted(int(s) for s in f.measured["stride_bytes"].unique())
+        centres, below, above = [], [], []
+        for s in strides:
+            c, lo, hi = stats.interval(stats.observations(f.samples, s, unit, metric), metric, confidence)
+            centres.append(c)
+            below.append(0 if math.isnan(lo) else c - lo)
+            above.append(0 if math.isnan(hi) else hi - c)
+        line = ax.errorbar(strides, centres, yerr=[below, above], marker="o", capsize=4, label=label)
+        ax.scatter(f.measured["stride_bytes"], f.measured["gbps"], s=6, alpha=0.25, color=line.lines[0].get_color())
+    ceiling = _ceiling_stride(files[0])
+    if ceiling:
+        ax.axvline(ceiling, color="grey", linestyle="--", label=f"flush ceiling ({format_size(ceiling)})")
+    per = "round" if units == {"round"} else "pass where a file has one round"
+    _finish(ax, "stride", "GB/s (10^9 bytes/s)",
+            f"mprotect(PROT_NONE) rate, {metric} with {confidence:g}% CI (one observation per {per})", ticks)
+
+
+def _latency_panel(ax, files, labels):
+    for f, label in zip(files, labels):
+        for s in f.config.get("strides", []):
+            dist = latency_distribution(f, s)
+            if dist:
+                ax.step(dist[0], dist[1], where="mid", label=f"{label} {format_size(s)}")
+    ax.set_xscale("log")
+    _finish(ax, "latency per mprotect call (us)", "fraction of calls", "per-call latency")
+
+
+def _speedup_panel(ax, files, labels, metric, confidence, ticks):
+    cmp = comparison.compare(files, metric=metric, confidence=confidence, labels=labels)
+    frame = cmp.frame()
+    for label in labels[1:]:
+        rows = frame[frame["new_label"] == label]
+        line = ax.plot(rows["stride_bytes"], rows["speedup_pct"], marker="o", label=f"{label} vs {labels[0]}")[0]
+        ax.fill_between(rows["stride_bytes"], rows["ci_low_pct"], rows["ci_high_pct"], alpha=0.2,
+                        color=line.get_color())
+    ax.axhline(0, color="black", linewidth=0.8)
+    _finish(ax, "stride", "speedup %", f"speedup vs {labels[0]}, {confidence:g}% CI ({cmp.test}, per {cmp.unit})",
+            ticks)
+
+
 def make_figure(files, metric="median", confidence=95.0, labels=None):
     """The matplotlib Figure (tests inspect it); nothing is written."""
     plt = require_matplotlib()
@@ -59,63 +115,12 @@ def make_figure(files, metric="median", confidence=95.0, labels=None):
     panels = 1 + has_latency + (len(files) > 1)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
     axes = [a[0] for a in axes]
-    ax = axes[0]
-    for f, label in zip(files, labels):
-        unit = stats.effective_unit(f.samples, "round")
-        strides = sorted(int(s) for s in f.measured["stride_bytes"].unique())
-        centres, lows, highs = [], [], []
-        for s in strides:
-            obs = stats.observations(f.samples, s, unit, metric)
-            c, lo, hi = stats.interval(obs, metric, confidence)
-            centres.append(c)
-            lows.append(c - lo if not math.isnan(lo) else 0)
-            highs.append(hi - c if not math.isnan(hi) else 0)
-        line = ax.errorbar(strides, centres, yerr=[lows, highs], marker="o", capsize=4, label=label)
-        passes = f.measured
-        ax.scatter(passes["stride_bytes"], passes["gbps"], s=6, alpha=0.25, color=line.lines[0].get_color())
-    ceiling = _ceiling_stride(files[0])
-    if ceiling:
-        ax.axvline(ceiling, color="grey", linestyle="--", label=f"flush ceiling ({format_size(ceiling)})")
-    ax.set_xscale("log", base=2)
     ticks = sorted({int(s) for f in files for s in f.measured["stride_bytes"].unique()})
-    ax.set_xticks(ticks, [format_size(t) for t in ticks])
-    ax.set_xlabel("stride")
-    ax.set_ylabel("GB/s (10^9 bytes/s)")
-    ax.set_title(f"mprotect(PROT_NONE) rate, {metric} with {confidence:g}% CI (one observation per round)")
-    ax.legend(fontsize="small")
-    ax.grid(True, alpha=0.3)
-    i = 1
+    _rate_panel(axes[0], files, labels, metric, confidence, ticks)
     if has_latency:
-        lat = axes[i]
-        i += 1
-        for f, label in zip(files, labels):
-            for s in f.config.get("strides", []):
-                dist = latency_distribution(f, s)
-                if dist:
-                    lat.step(dist[0], dist[1], where="mid", label=f"{label} {format_size(s)}")
-        lat.set_xscale("log")
-        lat.set_xlabel("latency per mprotect call (us)")
-        lat.set_ylabel("fraction of calls")
-        lat.set_title("per-call latency")
-        lat.legend(fontsize="small")
-        lat.grid(True, alpha=0.3)
+        _latency_panel(axes[1], files, labels)
     if len(files) > 1:
-        sp = axes[i]
-        cmp = comparison.compare(files, metric=metric, confidence=confidence, labels=labels)
-        frame = cmp.frame()
-        for label in labels[1:]:
-            rows = frame[frame["new_label"] == label]
-            line = sp.plot(rows["stride_bytes"], rows["speedup_pct"], marker="o", label=f"{label} vs {labels[0]}")[0]
-            sp.fill_between(rows["stride_bytes"], rows["ci_low_pct"], rows["ci_high_pct"], alpha=0.2,
-                            color=line.get_color())
-        sp.axhline(0, color="black", linewidth=0.8)
-        sp.set_xscale("log", base=2)
-        sp.set_xticks(ticks, [format_size(t) for t in ticks])
-        sp.set_xlabel("stride")
-        sp.set_ylabel("speedup %")
-        sp.set_title(f"speedup vs {labels[0]}, {confidence:g}% CI ({cmp.test})")
-        sp.legend(fontsize="small")
-        sp.grid(True, alpha=0.3)
+        _speedup_panel(axes[-1], files, labels, metric, confidence, ticks)
     fig.tight_layout()
     return fig
 

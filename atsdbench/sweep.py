@@ -175,11 +175,11 @@ class Session:
         self.plan = plan
         self.core = core
         self.saved_affinity = os.sched_getaffinity(0)
-        core.pin_self(plan.cpu)
-        self.counters = Counters(host.online_cpus(), "off" if plan.warmup < 1 else plan.trace)
         self.gpu = None
         self.bystanders = None
         try:
+            core.pin_self(plan.cpu)
+            self.counters = Counters(host.online_cpus(), "off" if plan.warmup < 1 else plan.trace)
             if plan.gpu is not None:
                 from . import gpu
 
@@ -283,8 +283,11 @@ def run(plan, progress=None):
 def _run_round_in_process(plan, round_index, warmup_round, out, facts):
     """One round in a fresh Python process (address space and allocator renewed)."""
     request = json.dumps({"plan": plan.config(), "round": round_index, "warmup_round": warmup_round})
+    # cwd: the folder holding this very package, so the worker imports it and not a source tree
+    # that happens to be the current directory.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     proc = subprocess.Popen([sys.executable, "-m", "atsdbench.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=here)
     try:
         stdout, stderr = proc.communicate(request)
     except KeyboardInterrupt:

@@ -34,7 +34,7 @@ def main():
         path = os.path.join(tmp, f"run{i}.json")
         subprocess.run([sys.executable, "-m", "atsdbench", "run", "--size", a.size, "--rounds", a.rounds, "--reps",
                         a.reps, "--no-trace", "-o", path] + (["--processes"] if a.processes else []),
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, cwd=tmp)
         paths.append(path)
     setup = f"size {a.size}, {a.rounds} rounds x {a.reps} reps{', --processes' if a.processes else ''}, Welch 95%"
 

@@ -83,7 +83,8 @@ def main():
         path = os.path.join(tmp, "r.json")
         subprocess.run([sys.executable, "-m", "atsdbench", "run", "--size", str(size), "--strides",
                         ",".join(map(str, strides)), "--rounds", "1", "--warmup-rounds", "1", "--reps",
-                        str(a.reps), "--cpu", "0", "--no-trace", "-o", path], capture_output=True, check=True)
+                        str(a.reps), "--cpu", "0", "--no-trace", "-o", path],
+                       capture_output=True, check=True, cwd=tmp)
         for smp in json.load(open(path))["samples"]:
             if not smp["warmup"]:
                 rates["atsdbench"][smp["stride_bytes"]].append(smp["gbps"])

@@ -41,7 +41,7 @@ def main():
     for i in range(a.runs):
         for name in (list(commands) if i % 2 else list(commands)[::-1]):
             t0 = time.perf_counter()
-            p = subprocess.run(commands[name], capture_output=True, check=True,
+            p = subprocess.run(commands[name], capture_output=True, check=True, cwd=tmp,
                                executable=ministat if name == "ministat" else None)
             times[name].append(time.perf_counter() - t0)
             outputs[name] = p.stdout

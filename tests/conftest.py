@@ -1,7 +1,7 @@
-import os
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -13,10 +13,16 @@ def fixtures():
     return FIXTURES
 
 
+NEUTRAL = tempfile.mkdtemp(prefix="atsdbench-tests-")
+
+
 def run_cli(*args, stdin=None, cwd=None, env=None):
-    """Run `python -m atsdbench ARGS` as a user would; returns CompletedProcess (text)."""
+    """Run `python -m atsdbench ARGS` as a user would; returns CompletedProcess (text).
+
+    Never from the checkout's root: there `-m atsdbench` would find the source tree, which has no
+    compiled core, instead of the installed package."""
     return subprocess.run([sys.executable, "-m", "atsdbench", *map(str, args)], input=stdin, capture_output=True,
-                          text=True, cwd=cwd, env=env, timeout=600)
+                          text=True, cwd=cwd or NEUTRAL, env=env, timeout=600)
 
 
 @pytest.fixture
