@@ -23,20 +23,19 @@ def _progress(total):
 
 
 def cmd_run(args):
-    from . import report, results, sweep
+    import time
+
+    from . import host, report, results, sweep
 
     plan = sweep.make_plan(size=args.size, strides=args.strides, rounds=args.rounds, reps=args.reps,
                            warmup=args.warmup, warmup_rounds=args.warmup_rounds, processes=args.processes,
                            pages=args.pages, bystanders=args.bystanders, cpu=args.cpu, latency=args.latency,
                            retouch=args.retouch, trace=args.trace, label=args.label, seed=args.seed, gpu=args.gpu)
-    output = args.output
-    if output:
-        results.check_writable(output)
+    # Named and checked before measuring: an unwritable output must not cost a finished run.
+    output = args.output or results.default_path(host.probe(), time.time())
+    results.check_writable(output)
     total = (plan.rounds + plan.warmup_rounds) * (plan.reps + plan.warmup) * len(plan.strides)
     result = sweep.run(plan, progress=_progress(total))
-    if output is None:
-        output = results.default_path(result.host, result.started)
-        results.check_writable(output)
     if result.samples.empty:
         print("atsdbench: no pass finished; nothing written", file=sys.stderr)
     else:
