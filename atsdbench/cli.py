@@ -42,7 +42,8 @@ def build_parser():
     r.add_argument("--gpu", nargs="?", const=0, default=None, type=_int("--gpu"),
                    help="make GPU N (default 0) hold translations of the region (CUDA driver, ATS or HMM)")
     r.add_argument("--label", default=None, help="label shown by compare and plot (default: kernel release)")
-    r.add_argument("--seed", default=None, type=_int("--seed"), help="seed of the stride order (default: random, recorded)")
+    r.add_argument("--seed", default=None, type=_int("--seed"),
+                   help="seed of the stride order (default: random, recorded)")
     r.add_argument("-o", "--output", default=None, help="result file (default atsdbench-HOST-KERNEL-TIME.json)")
 
     s = sub.add_parser("show", help="one result file's per-stride summary")

@@ -1,5 +1,4 @@
 """One function per subcommand; each reads as its pipeline: options -> plan -> run -> export."""
-import os
 import sys
 
 from .errors import UsageError

@@ -8,7 +8,6 @@ from . import results, stats
 from .errors import UsageError
 from .units import format_size
 
-FORMATS = ("text", "markdown", "csv", "json", "commit", "ministat")
 COLUMNS = ["stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct", "ci_low_pct",
            "ci_high_pct", "p_value", "significant", "test", "confidence", "unit", "n_base", "n_new"]
 # What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:

@@ -57,7 +57,8 @@ class Region:
             buf = ffi.cast("uint64_t *", ffi.from_buffer(lat))
         rc = lib.atsd_pass(self._r, stride, ns, buf, done)
         if rc < 0:
-            raise OSError(-rc, f"mprotect(PROT_NONE) failed at call {done[0] + 1} of stride {stride}: {os.strerror(-rc)}")
+            raise OSError(-rc, f"mprotect(PROT_NONE) failed at call {done[0] + 1} of stride {stride}: "
+                               f"{os.strerror(-rc)}")
         return ns[0], lat
 
     def close(self):

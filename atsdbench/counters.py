@@ -131,4 +131,5 @@ class Counters:
 
     @staticmethod
     def delta(before, after):
-        return {k: after[k] - before[k] for k in after if k in before and after[k] is not None and before[k] is not None}
+        return {k: after[k] - before[k] for k in after
+                if k in before and after[k] is not None and before[k] is not None}

@@ -115,7 +115,8 @@ class Driver:
                 ok = self.lib.cuGetErrorName(rc, name) == 0 and self.lib.cuGetErrorString(rc, text) == 0
             except AttributeError:
                 ok = False
-            detail = f"{self.ffi.string(name[0]).decode()} ({self.ffi.string(text[0]).decode()})" if ok else f"error {rc}"
+            string = self.ffi.string
+            detail = f"{string(name[0]).decode()} ({string(text[0]).decode()})" if ok else f"error {rc}"
             raise CudaError(f"--gpu: {call} failed: {detail}")
 
     def call(self, name, *args):

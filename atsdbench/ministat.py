@@ -254,8 +254,7 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
                 raise StatError("Column number should be positive.", usage=True)
             o["column"] = n
         elif flag == "-c":
-            m = _STRTOD.match(arg)
-            value, whole = strtod(arg) if m else (0.0, arg == "")
+            value, whole = strtod(arg) if arg else (0.0, True)  # strtod("") is 0, all of it used
             if not whole:
                 raise StatError("Not a floating point number", usage=True)
             if value not in CONFIDENCES:

@@ -46,7 +46,8 @@ def run_table(result, fmt="simple"):
     headers = ["Stride", "Median GB/s", "Min", "Max", "CV% within", "CV% between", "us/call"]
     lat = [k for k in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us") if k in has]
     headers += [f"{k.split('_')[1]} us" for k in lat]
-    counters = [(k, title) for k, title in (("gpu_touch_ms", "GPU touch ms"), ("ipis_per_call", "IPIs/call"), ("flushes_per_call", "flushes/call"),
+    counters = [(k, title) for k, title in (("gpu_touch_ms", "GPU touch ms"), ("ipis_per_call", "IPIs/call"),
+                                            ("flushes_per_call", "flushes/call"),
                                             ("full_flush_share", "full flush %")) if k in has]
     headers += [title for _, title in counters]
     expect = any(flush_expectation(r["stride_bytes"], result.host) for r in summary)

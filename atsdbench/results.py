@@ -72,7 +72,8 @@ def _clean(record):
 
 def default_path(host, when=None):
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
-    return f"atsdbench-{host.get('hostname') or socket.gethostname()}-{host.get('kernel_release', 'unknown')}-{stamp}.json"
+    name = host.get("hostname") or socket.gethostname()
+    return f"atsdbench-{name}-{host.get('kernel_release', 'unknown')}-{stamp}.json"
 
 
 def check_writable(path):
@@ -105,9 +106,10 @@ def from_dict(data, path="<data>"):
     if not isinstance(version, int):
         raise UsageError(f"{path} has no schema_version")
     if version > SCHEMA_VERSION:
-        raise UsageError(f"{path} has schema_version {version}; this atsdbench reads up to {SCHEMA_VERSION} (upgrade it)")
+        raise UsageError(f"{path} has schema_version {version}; this atsdbench reads up to {SCHEMA_VERSION} "
+                         "(upgrade it)")
     samples = data.get("samples")
-    if not isinstance(samples, list) or not isinstance(data.get("config"), dict) or not isinstance(data.get("host"), dict):
+    if not (isinstance(samples, list) and isinstance(data.get("config"), dict) and isinstance(data.get("host"), dict)):
         raise UsageError(f"{path} is not an atsdbench result file (host, config or samples missing)")
     for s in samples:
         if not isinstance(s, dict) or any(c not in s for c in REQUIRED_COLUMNS):

@@ -33,5 +33,6 @@ def render(result, unit="round", fmt="text"):
         lines = [",".join(h.lower().replace("%", "_pct").replace("/", "_per_") for h in headers)]
         lines += [",".join(str(c) for c in row) for row in body]
         return "\n".join(lines), warnings
-    unit_note = f"GB/s per {rows[0]['unit'] if rows else unit} (N = {'rounds' if rows and rows[0]['unit'] == 'round' else 'passes'})"
+    per = rows[0]["unit"] if rows else unit
+    unit_note = f"GB/s per {per} (N = {'rounds' if per == 'round' else 'passes'})"
     return tabulate(body, headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True) + "\n" + unit_note, warnings

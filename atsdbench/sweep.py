@@ -119,7 +119,8 @@ def make_plan(size="1G", strides=DEFAULT_STRIDES, rounds=5, reps=4, warmup=1, wa
         raise UsageError(f"--bystanders {bystanders} needs {bystanders} other CPUs, "
                          f"but the affinity mask has {len(others)} besides CPU {cpu}")
     if trace == "on" and warmup < 1:
-        raise UsageError("--trace counts flushes on warm-up passes, so no timed pass is traced: it needs --warmup 1 or more")
+        raise UsageError("--trace counts flushes on warm-up passes, so no timed pass is traced: "
+                         "it needs --warmup 1 or more")
     if seed is None:
         seed = random.SystemRandom().randrange(2**31)
     return Plan(size=size, strides=strides, rounds=rounds, reps=reps, warmup=warmup, warmup_rounds=warmup_rounds,

@@ -11,7 +11,8 @@ def parse_size(text, what="size"):
     """'64K' -> 65536.  Raises UsageError for anything unparsable or zero."""
     m = _SIZE.match(str(text))
     if not m:
-        raise UsageError(f"{what} {text!r} is not a size (use a number with an optional K, M, G suffix, binary: 1G = 2^30)")
+        raise UsageError(f"{what} {text!r} is not a size "
+                         "(use a number with an optional K, M, G suffix, binary: 1G = 2^30)")
     value = int(m.group(1)) << _SUFFIX[m.group(2).upper()]
     if value == 0:
         raise UsageError(f"{what} must not be zero")

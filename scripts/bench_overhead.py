@@ -27,7 +27,8 @@ BARE = r"""
 #include <unistd.h>
 static uint64_t now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC_RAW, &t);
                             return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec; }
-static void touch(char *p, size_t size, size_t ps) { for (size_t o = 0; o < size; o += ps) *(volatile long *)(p + o) = 1; }
+static void touch(char *p, size_t size, size_t ps)
+{ for (size_t o = 0; o < size; o += ps) *(volatile long *)(p + o) = 1; }
 int main(int argc, char **argv) {
     size_t size = strtoull(argv[1], 0, 0), ps = (size_t)sysconf(_SC_PAGESIZE);
     int reps = atoi(argv[2]), n = argc - 3;

@@ -88,7 +88,8 @@ def test_launch_failure_after_passes_keeps_them(env, cli, monkeypatch, tmp_path)
     out = tmp_path / "g.json"
     p = cli("run", "--gpu", "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--warmup", "0",
             "--warmup-rounds", "0", "--no-trace", "-o", out)
-    assert p.returncode == 2 and p.stderr.strip().endswith("cuLaunchKernel failed: CUDA_ERROR_FAKE_700 (fake error 700)")
+    assert p.returncode == 2
+    assert p.stderr.strip().endswith("cuLaunchKernel failed: CUDA_ERROR_FAKE_700 (fake error 700)")
     r = atsdbench.load(str(out))
     assert not r.complete and len(r.samples) == 2
 

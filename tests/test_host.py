@@ -1,5 +1,4 @@
 """Parsers of /proc and sysfs, on committed fixtures (x86, POWER9 radix/hash with NPU2, arm64)."""
-import pytest
 
 from atsdbench import counters, host, info
 

@@ -12,7 +12,8 @@ import pytest
 from atsdbench import ministat, stats
 
 MINISTAT = shutil.which("ministat")
-needs_ministat = pytest.mark.skipif(MINISTAT is None, reason="Debian's ministat is not installed (apt-get install ministat)")
+needs_ministat = pytest.mark.skipif(MINISTAT is None,
+                                    reason="Debian's ministat is not installed (apt-get install ministat)")
 
 
 class Out(io.StringIO):
@@ -101,7 +102,8 @@ def test_columns_and_delimiters(data, capsys, argv):
 @needs_ministat
 @pytest.mark.parametrize("argv", [
     ["bad"], ["normal", "bad"], ["short"], ["normal", "short"], ["missing-file"], ["normal", "missing-file"],
-    ["-c", "97", "normal"], ["-c", "abc", "normal"], ["-C", "0", "normal"], ["-C", "x", "normal"], ["-d", "", "normal"],
+    ["-c", "97", "normal"], ["-c", "abc", "normal"], ["-c", "", "normal"], ["-c", " 95", "normal", "normal2"],
+    ["-C", "0", "normal"], ["-C", "x", "normal"], ["-d", "", "normal"],
     ["-w", "-1", "normal"], ["-w", "x", "normal"], ["-q", "normal"], ["normal", "-w"], ["normal"] * 8,
     ["-C", "2", "normal"],
 ])
