@@ -18,17 +18,33 @@ def summary_rows(result, unit="round"):
         d = stats.describe(stats.observations(frame, stride, effective))
         us = stats.measured(frame)
         us = us[us["stride_bytes"] == stride]["us_per_call"].median()
-        row = {"stride": format_size(int(stride)), "unit": effective, **d, "us_per_call": float(us)}
+        row = {"stride": format_size(int(stride)), "stride_bytes": int(stride), "unit": effective, **d,
+               "us_per_call": float(us)}
         row.update(stats.per_call_counters(frame, stride))
         rows.append(row)
     return rows, warnings
 
 
+COUNTERS = (("ipis_per_call", "IPIs/call", 1), ("flushes_per_call", "flushes/call", 1),
+            ("full_flush_share", "full flush %", 100))
+
+
 def render(result, unit="round", fmt="text"):
+    from .report import flush_expectation
+
     rows, warnings = summary_rows(result, unit)
+    counters = [c for c in COUNTERS if any(c[0] in r for r in rows)]
+    expect = any(flush_expectation(r["stride_bytes"], result.host) for r in rows)
     headers = ["Stride", "N", "Min", "Max", "Median", "Mean", "Stddev", "CV%", "us/call"]
-    body = [[r["stride"], r["n"], f"{r['min']:.3f}", f"{r['max']:.3f}", f"{r['median']:.3f}", f"{r['mean']:.3f}",
-             f"{r['stddev']:.3f}", f"{r['cv']:.1f}", f"{r['us_per_call']:.3f}"] for r in rows]
+    headers += [title for _, title, _ in counters] + (["expected flush"] if expect else [])
+    body = []
+    for r in rows:
+        line = [r["stride"], r["n"], f"{r['min']:.3f}", f"{r['max']:.3f}", f"{r['median']:.3f}", f"{r['mean']:.3f}",
+                f"{r['stddev']:.3f}", f"{r['cv']:.1f}", f"{r['us_per_call']:.3f}"]
+        line += [f"{r[key] * scale:.2f}" if key in r else "n/a" for key, _, scale in counters]
+        if expect:
+            line.append(flush_expectation(r["stride_bytes"], result.host) or "")
+        body.append(line)
     if fmt == "csv":
         lines = [",".join(h.lower().replace("%", "_pct").replace("/", "_per_") for h in headers)]
         lines += [",".join(str(c) for c in row) for row in body]

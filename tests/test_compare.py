@@ -140,3 +140,26 @@ def test_group_observations_are_run_means(fixtures):
     group = comparison.load_group(f"{fixtures / 'before.json'},{fixtures / 'again.json'}")
     obs = comparison.group_observations(group, 65536, "run", "mean")
     assert list(obs) == pytest.approx([stats.observations(r.samples, 65536).mean() for r in group])
+
+
+def test_fewer_than_two_observations_is_na_and_says_why(cli, fixtures, tmp_path):
+    import json
+
+    data = json.loads((fixtures / "before.json").read_text())
+    data["samples"] = [s for s in data["samples"] if s["round"] in (0, 1) and s["rep"] in (0, 1)]  # one timed pass
+    (tmp_path / "one.json").write_text(json.dumps(data))
+    p = cli("compare", str(tmp_path / "one.json"), str(fixtures / "after.json"))
+    assert p.returncode == 0 and "n/a (fewer than 2 observations)" in p.stdout
+    assert "no CI (fewer than 2 observations)" in p.stderr
+    assert "5.9" in p.stdout or "5.8" in p.stdout  # the rates are still shown
+
+
+def test_show_has_counter_and_expected_flush_columns(cli, fixtures, tmp_path):
+    import json
+
+    data = json.loads((fixtures / "before.json").read_text())
+    data["host"]["tlb_single_page_flush_ceiling"] = 33
+    (tmp_path / "c.json").write_text(json.dumps(data))
+    out = cli("show", str(tmp_path / "c.json")).stdout
+    assert "IPIs/call" in out and "flushes/call" in out and "expected flush" in out
+    assert [line.split()[-1] for line in out.splitlines() if line.startswith(("64K", "4M"))] == ["per-page", "full"]
