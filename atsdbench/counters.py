@@ -58,6 +58,19 @@ def find_tracepoint():
     return None, {}
 
 
+def _allow_fds(needed):
+    """One perf fd per CPU per counter: a big machine needs more than the usual 1024 soft limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        want = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+        except (ValueError, OSError):
+            pass  # opening then fails, and the run says why it has no flush counts
+
+
 class Counters:
     """Free counters on every pass; tracepoint counters only on passes read with traced=True.
 
@@ -88,6 +101,7 @@ class Counters:
                        "full_flushes": f"pages == {TLB_FLUSH_ALL}" + (f" && {not_send}" if not_send else "")}
             filters.update({reason_column(name): f"reason == {code}" for code, name in reasons.items()})
             self._tp = (tp_id, filters)
+            _allow_fds(len(filters) * len(self.cpus) + 64)
             try:
                 self.open_trace()
             except OSError as e:

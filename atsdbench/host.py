@@ -186,6 +186,12 @@ def int_or_unknown(text):
     return int(text) if text.lstrip("-").isdigit() else "unknown"
 
 
+def _tracepoint_state():
+    from .counters import find_tracepoint
+
+    return "readable" if find_tracepoint()[0] is not None else "not readable (not root, or tracefs not mounted)"
+
+
 def full():
     """Everything `atsdbench info` shows; unknown stays 'unknown'."""
     facts = probe()
@@ -209,6 +215,7 @@ def full():
         "hypervisor": hypervisor(cpuinfo["cpu_flags"], cpuinfo_text),
         "accelerators": pci_devices(),
         "nvidia_uvm_loaded": os.path.isdir("/sys/module/nvidia_uvm"),
+        "tlb_flush_tracepoint": _tracepoint_state(),
         "loadavg": [float(x) for x in (read("/proc/loadavg") or "0 0 0").split()[:3]],
     })
     return facts

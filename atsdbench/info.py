@@ -26,6 +26,7 @@ def render(facts, warnings):
          or ("none needed" if mit else "unknown")),
         ("cpufreq governor", f["cpufreq_governor"]), ("boost", f["boost"]), ("hypervisor", f["hypervisor"]),
         ("accelerators", accel), ("nvidia_uvm loaded", "yes" if f["nvidia_uvm_loaded"] else "no"),
+        ("tlb:tlb_flush tracepoint", f.get("tlb_flush_tracepoint", "unknown")),
         ("load average", " ".join(f"{x:.2f}" for x in f["loadavg"])),
     ]
     width = max(len(k) for k, _ in lines)

@@ -60,7 +60,7 @@ def test_cli_bad_input_is_one_line_exit_2(cli, tmp_path, args, message):
 
 def test_ctrl_c_writes_finished_samples(tmp_path):
     out = tmp_path / "int.json"
-    proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "256M", "--rounds", "50",
+    proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "64M", "--rounds", "2000",
                              "--reps", "4", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tmp_path)
     time.sleep(3)
