@@ -6,6 +6,16 @@ from tabulate import tabulate
 from .units import format_size
 
 UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
+# Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
+COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/call", 1),
+                   ("flushes_per_call", "flushes/call", 1), ("full_flush_share", "full flush %", 100))
+
+
+def counter_cells(rows):
+    """(titles, a function row -> cells) for the counter columns any row has."""
+    present = [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)]
+    return ([title for _, title, _ in present],
+            lambda r: [_num(r[key] * scale if r.get(key) is not None else None) for key, _, scale in present])
 
 
 def _num(v, fmt="{:.2f}"):
@@ -38,7 +48,7 @@ def headline(result):
 
 
 def run_table(result, fmt="simple"):
-    """The per-stride table printed after a run (and by `show --passes`)."""
+    """The per-stride table printed after a run."""
     from . import stats
 
     summary = stats.stride_summary(result.samples)
@@ -46,10 +56,8 @@ def run_table(result, fmt="simple"):
     headers = ["Stride", "Median GB/s", "Min", "Max", "CV% within", "CV% between", "us/call"]
     lat = [k for k in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us") if k in has]
     headers += [f"{k.split('_')[1]} us" for k in lat]
-    counters = [(k, title) for k, title in (("gpu_touch_ms", "GPU touch ms"), ("ipis_per_call", "IPIs/call"),
-                                            ("flushes_per_call", "flushes/call"),
-                                            ("full_flush_share", "full flush %")) if k in has]
-    headers += [title for _, title in counters]
+    counter_titles, counters = counter_cells(summary)
+    headers += counter_titles
     expect = any(flush_expectation(r["stride_bytes"], result.host) for r in summary)
     if expect:
         headers.append("expected flush")
@@ -58,9 +66,7 @@ def run_table(result, fmt="simple"):
         row = [format_size(r["stride_bytes"]), _num(r["median"]), _num(r["min"]), _num(r["max"]),
                _num(r["within_cv"], "{:.1f}"), _num(r["between_cv"], "{:.1f}"), _num(r["us_per_call"], "{:.3f}")]
         row += [_num(r.get(k), "{:.3f}") for k in lat]
-        for k, _ in counters:
-            v = r.get(k)
-            row.append(_num(v * 100 if k == "full_flush_share" and v is not None else v, "{:.2f}"))
+        row += counters(r)
         if expect:
             row.append(flush_expectation(r["stride_bytes"], result.host) or "")
         rows.append(row)

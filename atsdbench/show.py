@@ -25,23 +25,19 @@ def summary_rows(result, unit="round"):
     return rows, warnings
 
 
-COUNTERS = (("ipis_per_call", "IPIs/call", 1), ("flushes_per_call", "flushes/call", 1),
-            ("full_flush_share", "full flush %", 100))
-
-
 def render(result, unit="round", fmt="text"):
-    from .report import flush_expectation
+    from .report import counter_cells, flush_expectation
 
     rows, warnings = summary_rows(result, unit)
-    counters = [c for c in COUNTERS if any(c[0] in r for r in rows)]
+    counter_titles, counters = counter_cells(rows)
     expect = any(flush_expectation(r["stride_bytes"], result.host) for r in rows)
     headers = ["Stride", "N", "Min", "Max", "Median", "Mean", "Stddev", "CV%", "us/call"]
-    headers += [title for _, title, _ in counters] + (["expected flush"] if expect else [])
+    headers += counter_titles + (["expected flush"] if expect else [])
     body = []
     for r in rows:
         line = [r["stride"], r["n"], f"{r['min']:.3f}", f"{r['max']:.3f}", f"{r['median']:.3f}", f"{r['mean']:.3f}",
                 f"{r['stddev']:.3f}", f"{r['cv']:.1f}", f"{r['us_per_call']:.3f}"]
-        line += [f"{r[key] * scale:.2f}" if key in r else "n/a" for key, _, scale in counters]
+        line += counters(r)
         if expect:
             line.append(flush_expectation(r["stride_bytes"], result.host) or "")
         body.append(line)

@@ -114,9 +114,10 @@ def test_bystander_makes_shootdown_ipis():
 
     if counters.parse_interrupts(host.read("/proc/interrupts")) is None:
         pytest.skip("no TLB row in /proc/interrupts on this architecture")
-    alone = atsdbench.run(size="16M", strides="64K", rounds=1, reps=4, warmup_rounds=0, trace="off")
-    with_b = atsdbench.run(size="16M", strides="64K", rounds=1, reps=4, warmup_rounds=0, bystanders=1, trace="off")
-    calls = (16 << 20) // (64 << 10)
-    # median: a pass during which another process preempted the bystander sees no IPIs (the mm is not live there)
-    assert with_b.measured["ipis"].median() >= 0.5 * calls
-    assert alone.measured["ipis"].max() <= 0.05 * calls
+    alone = atsdbench.run(size="16M", strides="64K", rounds=1, reps=6, warmup_rounds=0, trace="off")
+    with_b = atsdbench.run(size="16M", strides="64K", rounds=1, reps=6, warmup_rounds=0, bystanders=1, trace="off")
+    calls = 6 * (16 << 20) // (64 << 10)
+    # Sums, not every pass: a pass during which another process preempted the bystander sees no IPIs
+    # (the mm is not live there), and /proc/interrupts also counts other processes' shootdowns.
+    assert with_b.measured["ipis"].sum() >= 0.5 * calls
+    assert alone.measured["ipis"].sum() <= 0.1 * calls
