@@ -43,8 +43,13 @@ def legend(cmp):
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
             "run": f"run (the {agg} of a run's round {agg}s)"}[cmp.unit]
     n = ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.rows}))
-    return (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
+    text = (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
             f"N (base/new) = {n}; GB/s = 10^9 bytes/s")
+    if cmp.unit != "run":
+        # Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
+        text += ("\nsingle runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
+                 "to cover run-to-run drift too")
+    return text
 
 
 def _table(cmp, tablefmt):
