@@ -128,7 +128,8 @@ class Driver:
 
 
 class Toucher:
-    """A GPU context that reads one word per base page of a region on demand."""
+    """A GPU context that reads one word per base page of a region on demand.  Nothing is
+    registered: with ATS or HMM the GPU reaches the region by its CPU address."""
 
     def __init__(self, ordinal=0, path=None):
         self._retained, self._module = False, None
@@ -177,9 +178,6 @@ class Toucher:
         except BaseException:
             self.close()
             raise
-
-    def register(self, region):
-        """Nothing to register: with ATS or HMM the GPU reaches the region by its CPU address."""
 
     def touch(self, region):
         """Read one word per base page from the GPU; returns the wall time of launch + sync in ns."""

@@ -91,10 +91,10 @@ def parse_cpuinfo(text):
     return {"cpu_model": model or "unknown", "mmu": mmu or "unknown", "platform": platform_, "cpu_flags": flags}
 
 
-def probe():
+def probe(cpuinfo_text=None):
     """The facts every result file carries; probed once per run."""
     uname = platform.uname()
-    cpuinfo = parse_cpuinfo(read("/proc/cpuinfo"))
+    cpuinfo = parse_cpuinfo(read("/proc/cpuinfo") if cpuinfo_text is None else cpuinfo_text)
     meminfo = parse_meminfo(read("/proc/meminfo"))
     return {
         "hostname": socket.gethostname(),
@@ -194,9 +194,9 @@ def _tracepoint_state():
 
 def full():
     """Everything `atsdbench info` shows; unknown stays 'unknown'."""
-    facts = probe()
     cpuinfo_text = read("/proc/cpuinfo") or ""
     cpuinfo = parse_cpuinfo(cpuinfo_text)
+    facts = probe(cpuinfo_text)
     cpu = "/sys/devices/system/cpu"
     smt = (read(f"{cpu}/smt/active") or "").strip()
     facts.update({

@@ -193,8 +193,6 @@ class Session:
     def run_round(self, round_index, warmup_round, out):
         plan, core, counters = self.plan, self.core, self.counters
         with core.Region(plan.size, plan.align, plan.pages) as region:
-            if self.gpu:
-                self.gpu.register(region)
             dirty = False
             for position, (rep, warm, stride) in enumerate(round_order(plan, round_index)):
                 if dirty:
