@@ -131,7 +131,11 @@ def batch_means(x, times=None, batches=BATCHES):
     return np.array([b.mean() for b in np.array_split(x, batches)])
 
 
-def _t_interval(centre, values, confidence):
+def t_interval(values, confidence=95.0, centre=None):
+    """(low, high) of the t interval around `centre` (default: the mean of values) with the
+    spread of `values`; NaN with fewer than two values."""
+    values = np.asarray(values, dtype=float)
+    centre = float(values.mean()) if centre is None else centre
     n = len(values)
     if n < 2:
         return math.nan, math.nan
@@ -148,8 +152,8 @@ def mean_ci(x, confidence=95.0, times=None):
         return math.nan, math.nan, math.nan, "t"
     centre = float(x.mean())
     if len(x) < ROBUST_MIN_ROUNDS:
-        return (centre, *_t_interval(centre, x, confidence), "t")
-    return (centre, *_t_interval(centre, batch_means(x), confidence), "batch-means")
+        return (centre, *t_interval(x, confidence), "t")
+    return (centre, *t_interval(batch_means(x), confidence, centre), "batch-means")
 
 
 def t_ci_note(n):

@@ -1,4 +1,9 @@
+import importlib.util
+import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -197,3 +202,69 @@ def test_lag1_threshold_power_and_warning_text():
     assert t4 > t1
     mid = (t1 + t4) / 2
     assert ts.warn_if_autocorrelated(mid, 20) and ts.warn_if_autocorrelated(mid, 20, tests=4) is None
+
+
+# --- scripts/drift.py --------------------------------------------------------------------------
+
+DRIFT = os.path.join(os.path.dirname(__file__), "..", "scripts", "drift.py")
+
+
+def _drift():
+    spec = importlib.util.spec_from_file_location("drift", DRIFT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_drift_analysis_of_synthetic_rounds():
+    drift = _drift()
+    means = 20 + ar1(0.8, 400, 1, seed=50)[0]
+    rng = np.random.default_rng(51)
+    rounds = [{"round": i, "t": 0.5 * i, "gbps": list(m + 0.1 * rng.standard_normal(3))}
+              for i, m in enumerate(means)]
+    a = drift.analyse(rounds)
+    assert a["rounds"] == 400 and a["passes"] == 1200 and a["spacing_s"] == pytest.approx(0.5)
+    lag1 = [x for x in a["acf"] if x["lag"] == 1][0]
+    assert lag1["seconds"] == pytest.approx(0.5) and lag1["acf"] == pytest.approx(0.8, abs=0.1)
+    assert [x["lag"] for x in a["acf"]] == [k for k in drift.LAGS if k < 400]
+    # AR(1) with phi 0.8: the ACF first drops below 0.1 near lag log(0.1)/log(0.8) = 10.3
+    assert 5 <= a["decorrelated_lag"] <= 20
+    factors = {x["block"]: x["factor"] for x in a["inflation"]}
+    assert 1 < factors[3] < factors[5] < factors[10]
+    assert a["acf_time"][0]["from_s"] <= 0.5 < a["acf_time"][0]["to_s"]
+    assert a["warning"] and a["ci"]["batch-means"]["low"] < a["ci"]["t"]["low"]
+    text = drift.format_report(a, "synthetic")
+    assert "inflation" in text and "lag (rounds)" in text and "warning:" in text
+    assert "batch-means" in text
+
+
+def test_drift_time_edges_and_duration():
+    drift = _drift()
+    assert drift.time_edges(0.05, 10) == [0.05, 0.1, 0.2, 0.5, 1, 2, 5]
+    assert drift.time_edges(0.3, 100) == [0.2, 0.5, 1, 2, 5, 10, 20, 50]
+    assert drift.parse_duration("90") == 90 and drift.parse_duration("5m") == 300
+    assert drift.parse_duration("1.5h") == 5400
+    for bad in ("0", "-3s", "abc", "5d"):
+        with pytest.raises(drift.Bad):
+            drift.parse_duration(bad)
+
+
+@pytest.mark.parametrize("args", [["--rounds", "2"], ["--duration", "soon"], ["--stride", "100K"],
+                                  ["--rounds", "3", "--duration", "1s"], ["--plot", "x.txt", "--rounds", "3"]])
+def test_drift_bad_input_is_one_line(args):
+    p = subprocess.run([sys.executable, DRIFT, "--size", "16M", *args], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stdout == ""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("drift: ") and "Traceback" not in p.stderr
+
+
+def test_drift_tiny_real_run(tmp_path):
+    out = tmp_path / "d.json"
+    p = subprocess.run([sys.executable, DRIFT, "--size", "16M", "--rounds", "4", "--passes", "2", "--json",
+                        str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(out.read_text())
+    assert doc["complete"] and len(doc["rounds"]) == 4 and doc["analysis"]["rounds"] == 4
+    assert all(len(r["gbps"]) == 2 and r["gbps"][0] > 0 for r in doc["rounds"])
+    times = [r["t"] for r in doc["rounds"]]
+    assert times == sorted(times)
+    assert "4 rounds (8 timed passes)" in p.stdout
