@@ -4,9 +4,9 @@ __version__ = "0.1.0"
 
 def run(**options):
     """Measure from Python; takes the `atsdbench run` options as keywords; returns a Result."""
-    from . import sweep
+    from . import plan, runner
 
-    return sweep.run(sweep.make_plan(**options))
+    return runner.run(plan.make_plan(**options))
 
 
 def load(path):

@@ -4,10 +4,13 @@ Heavy modules (pandas, scipy, matplotlib, the C core) are imported inside the co
 `atsdbench --help` stays fast.
 """
 import argparse
+import codecs
+import os
+import select
 import sys
 
 from . import __version__
-from .errors import UsageError
+from .errors import CoreMissing, UsageError
 
 CONFIDENCE_CHOICES = "80|90|95|98|99|99.5"
 
@@ -24,27 +27,7 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     r = sub.add_parser("run", help="measure and write a result file")
-    r.add_argument("--size", default="1G", help="region size, binary K/M/G (default 1G)")
-    r.add_argument("--strides", default="64K,1M,2M,4M", help="comma-separated strides (default 64K,1M,2M,4M)")
-    r.add_argument("--rounds", default=5, help="measured rounds, each a fresh allocation (default 5)")
-    r.add_argument("--reps", default=4, help="timed passes per stride per round (default 4)")
-    r.add_argument("--warmup", default=1, help="warm-up passes per stride per round, stored but not used (default 1)")
-    r.add_argument("--warmup-rounds", default=1, help="warm-up rounds before the measured ones (default 1)")
-    r.add_argument("--processes", action="store_true", help="run each round in a fresh process")
-    r.add_argument("--pages", default="base", help="base (default), thp or hugetlb")
-    r.add_argument("--bystanders", default=0, help="threads keeping this mm live on other CPUs (default 0)")
-    r.add_argument("--cpu", default=None, help="CPU the measuring thread is pinned to (default: first allowed)")
-    r.add_argument("--latency", action="store_true", help="record every call's latency (p50/p90/p99/max)")
-    r.add_argument("--no-retouch", dest="retouch", action="store_false", help="do not re-touch pages between passes")
-    r.add_argument("--trace", dest="trace", action="store_const", const="on", default="auto",
-                   help="require tlb:tlb_flush counts (default: count them when allowed)")
-    r.add_argument("--no-trace", dest="trace", action="store_const", const="off", help="never attach the tracepoint")
-    r.add_argument("--gpu", nargs="?", const=0, default=None, type=_int("--gpu"),
-                   help="make GPU N (default 0) hold translations of the region (CUDA driver, ATS or HMM)")
-    r.add_argument("--label", default=None, help="label shown by compare and plot (default: kernel release)")
-    r.add_argument("--seed", default=None, type=_int("--seed"),
-                   help="seed of the stride order (default: random, recorded)")
-    r.add_argument("-o", "--output", default=None, help="result file (default atsdbench-HOST-KERNEL-TIME.json)")
+    _add_plan_options(r)
 
     s = sub.add_parser("show", help="one result file's per-stride summary")
     s.add_argument("file")
@@ -60,6 +43,8 @@ def build_parser():
     c.add_argument("--unit", default="auto", help="unit of replication: run (each replicate file), round, or pass "
                    "(ignores between-round variance); default: run when every side has replicates, else round")
     c.add_argument("--labels", default=None, help="comma-separated labels, one per file")
+    c.add_argument("--adjust", default="holm", help="holm (default: verdicts hold for all strides, cells and files "
+                   "together) or none (each comparison alone)")
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
 
     sub.add_parser("stat", help="ministat: FreeBSD's ministat, output for output (atsdbench stat -h for options)",
@@ -74,11 +59,50 @@ def build_parser():
     pl.add_argument("--metric", choices=("mean", "median"), default="median")
     pl.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
     pl.add_argument("--labels", default=None)
+    pl.add_argument("--model", action="store_true", help="add a us/call against pages panel with the cost model")
 
-    im = sub.add_parser("import", help="turn the output of the standalone `atsd` program into a result file")
-    im.add_argument("file", help="atsd output ('-' for stdin)")
-    im.add_argument("-o", "--output", default=None)
+    im = sub.add_parser("import", help="turn the output of the standalone `atsd` program, or a published rate "
+                        "table (--table), into result files")
+    im.add_argument("file", help="atsd output, or with --table a text holding the table ('-' for stdin)")
+    im.add_argument("-o", "--output", default=None, help="result file; with --table a third column (after) goes to "
+                    "the same name with -after before the extension")
+    im.add_argument("--table", action="store_true", help="read a table of stride, GB/s [, after GB/s]")
+    im.add_argument("--page-size", default=None, help="with --table (required): the base page size of the machine "
+                    "the table was measured on, e.g. 64K (POWER9), 4K (x86)")
+    im.add_argument("--ceiling", default=None, type=_int("--ceiling"),
+                    help="with --table: that kernel's single-page flush ceiling in pages, where known")
+    im.add_argument("--size", default=None, help="with --table: the region the table's benchmark swept (default 1G)")
+
+    mo = sub.add_parser("model", help="fit per-call cost = fixed + per-page x pages and a whole-flush cost, with "
+                        "CIs; before/after changes")
+    mo.add_argument("files", nargs="+", metavar="FILE[,FILE...]",
+                    help="one or more result files; two or more: the first is the baseline, a,b = replicate runs")
+    mo.add_argument("--format", default="text", help="text, json, csv or commit")
+    mo.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
+    mo.add_argument("--labels", default=None, help="comma-separated labels, one per side")
     return p
+
+
+def _add_plan_options(parser):
+    """`run`'s options come from the option table in C (csrc/atsd_options.h), which `atsd` is built
+    from too.  Defaults stay None here: the C plan applies the table's own."""
+    from . import core
+
+    for o in core.options():
+        if not o["run"]:
+            continue
+        names = [f"--{o['name']}"] + ([f"-{o['short']}"] if o["short"] else [])
+        dest = (o["field"] or o["name"]).replace("-", "_")
+        help_ = o["help"]
+        if o["name"] == "output":
+            help_ += " (default atsdbench-HOST-KERNEL-TIME.json)"
+        elif o["metavar"] and o["default"] is not None:
+            help_ += f" (default {o['default']})"
+        if o["metavar"] is None:
+            parser.add_argument(*names, dest=dest, action="store_const", const=o["const"], default=None, help=help_)
+        else:
+            parser.add_argument(*names, dest=dest, metavar=o["metavar"], default=None, help=help_,
+                                nargs="?" if o["const"] is not None else None, const=o["const"])
 
 
 def _int(name):
@@ -90,21 +114,62 @@ def _int(name):
     return conv
 
 
+def _std_streams():
+    """A standard stream closed at start (`<&-`, `>&-`) reads as empty and writes to nowhere, as in
+    ministat; opening /dev/null also keeps its descriptor from going to the next file we open.  Text
+    that is not UTF-8 (a file name, a --label) is written back as the bytes it came from."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode))  # the lowest free descriptor: this stream's
+    if hasattr(sys.stdout, "reconfigure"):
+        codecs.register_error("atsdbench", _unencodable)
+        sys.stdout.reconfigure(errors="atsdbench")
+
+
+def _unencodable(error):
+    try:
+        return codecs.lookup_error("surrogateescape")(error)
+    except UnicodeError:  # a lone surrogate that was never a byte: show it escaped
+        return codecs.lookup_error("backslashreplace")(error)
+
+
+def _stdout_gone():
+    """Is stdout a pipe whose reader has left?  (A BrokenPipeError may come from elsewhere.)"""
+    try:
+        poll = select.poll()
+        poll.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poll.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
+    _std_streams()
     try:
         if argv and argv[0] == "stat":
             from . import ministat
 
-            return ministat.main(argv[1:], prog="atsdbench stat")
-        args = build_parser().parse_args(argv)
-        if args.command is None:
-            build_parser().print_help()
-            return 2
-        from . import commands
+            code = ministat.main(argv[1:], prog="atsdbench stat")
+        else:
+            args = build_parser().parse_args(argv)
+            if args.command is None:
+                build_parser().print_help()
+                return 2
+            from . import commands
 
-        return getattr(commands, "cmd_" + args.command)(args)
-    except UsageError as e:
+            code = getattr(commands, "cmd_" + args.command)(args)
+        sys.stdout.flush()  # a closed pipe shows here, where it is handled, not at exit
+        return code
+    except BrokenPipeError as e:
+        if not _stdout_gone():
+            print(f"atsdbench: {e.strerror}", file=sys.stderr)
+            return 2
+        # The reader left (`| head`): not an error.  Point stdout at /dev/null so the interpreter's
+        # last flush does not complain either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except (UsageError, CoreMissing) as e:
         print(f"atsdbench: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # the kernel said no (mmap, mprotect, affinity): one line, with its errno text
@@ -112,8 +177,6 @@ def main(argv=None):
         return 2
     except KeyboardInterrupt:  # before anything was measured: nothing to keep
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 def entry():

@@ -21,29 +21,74 @@ def _progress(total):
     return tick
 
 
+def plan_options(args):
+    """The plan's options as given on the command line (None: the option table's default)."""
+    from . import core
+
+    fields = {(o["field"] or o["name"]).replace("-", "_") for o in core.options() if o["run"] and o["field"]}
+    return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+
+
 def cmd_run(args):
     import time
 
-    from . import host, report, results, sweep
+    from . import host, plan as plans, report, results, runner
 
-    plan = sweep.make_plan(size=args.size, strides=args.strides, rounds=args.rounds, reps=args.reps,
-                           warmup=args.warmup, warmup_rounds=args.warmup_rounds, processes=args.processes,
-                           pages=args.pages, bystanders=args.bystanders, cpu=args.cpu, latency=args.latency,
-                           retouch=args.retouch, trace=args.trace, label=args.label, seed=args.seed, gpu=args.gpu)
+    plan = plans.make_plan(**plan_options(args))
     # Named and checked before measuring: an unwritable output must not cost a finished run.
-    output = args.output or results.default_path(host.probe(), time.time())
+    output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
     results.check_writable(output)
-    total = (plan.rounds + plan.warmup_rounds) * (plan.reps + plan.warmup) * len(plan.strides)
-    result = sweep.run(plan, progress=_progress(total))
-    if result.samples.empty:
-        print("atsdbench: no pass finished; nothing written", file=sys.stderr)
-    else:
-        results.save(result, output)
+    total = (plan.rounds + plan.warmup_rounds) * plan.passes_per_round
+    with _sigterm_as_interrupt():
+        result = runner.run(plan, progress=_progress(total))
+    with _interrupts_deferred():
+        # The samples are saved before anything optional (pandas, the table) runs.
+        if not result.records:
+            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
+        else:
+            results.save(result, output)
+    if result.records:
         print(report.run_report(result))
         print(f"wrote {output}")
     if result.error:
         raise UsageError(result.error)
     return 0 if result.complete else 130
+
+
+class _sigterm_as_interrupt:
+    """SIGTERM during a run ends it like Ctrl-C: finished samples kept, complete false, exit 130."""
+
+    def __enter__(self):
+        import signal
+
+        def handler(signum, frame):
+            raise KeyboardInterrupt
+
+        self.old = signal.signal(signal.SIGTERM, handler)
+
+    def __exit__(self, *exc):
+        import signal
+
+        signal.signal(signal.SIGTERM, self.old)
+
+
+class _interrupts_deferred:
+    """Ctrl-C or SIGTERM while the samples are being saved waits until they are."""
+
+    def __enter__(self):
+        import signal
+
+        self.pending = []
+        self.old = {s: signal.signal(s, lambda signum, frame: self.pending.append(signum))
+                    for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def __exit__(self, *exc):
+        import signal
+
+        for s, old in self.old.items():
+            signal.signal(s, old)
+        if self.pending and exc[0] is None:
+            raise KeyboardInterrupt
 
 
 def _warn(lines):
@@ -58,7 +103,7 @@ def cmd_compare(args):
         raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} (got {args.format!r})")
     labels = args.labels.split(",") if args.labels else None
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
-                             unit=args.unit, labels=labels)
+                             unit=args.unit, labels=labels, adjust=args.adjust)
     _warn(cmp.warnings)
     print(compare_formats.RENDERERS[args.format](cmp))
     return 0
@@ -99,7 +144,7 @@ def cmd_plot(args):
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
     results.check_writable(args.output)
     fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
-                           labels=args.labels.split(",") if args.labels else None)
+                           labels=args.labels.split(",") if args.labels else None, model=args.model)
     plot.save(fig, args.output)
     print(f"wrote {args.output} ({fmt})")
     return 0
@@ -108,10 +153,50 @@ def cmd_plot(args):
 def cmd_import(args):
     from . import importer, report, results
 
+    if args.table:
+        return _import_table(args)
+    if args.page_size or args.ceiling is not None or args.size:
+        raise UsageError("--page-size, --ceiling and --size go with --table")
     result = importer.load(args.file)
-    output = args.output or results.default_path(result.host)
+    output = args.output if args.output is not None else results.default_path(result.host)
     results.check_writable(output)
-    results.save(result, output)
     print(report.run_report(result))
-    print(f"wrote {output}")
+    print(f"wrote {results.save_or_rescue(result, output)}")
     return 0
+
+
+def _import_table(args):
+    from . import results, table
+    from .units import parse_size
+
+    if not args.page_size:
+        raise UsageError("import --table needs --page-size: the base page size of the machine the table was "
+                         "measured on (e.g. 64K on POWER9, 4K on x86); the table does not say")
+    if args.ceiling is not None and args.ceiling < 0:
+        raise UsageError(f"--ceiling must not be negative (got {args.ceiling})")
+    page = parse_size(args.page_size, "--page-size")
+    size = parse_size(args.size or "1G", "--size")
+    found, warnings = table.load(args.file, page, size, args.ceiling)
+    paths = table.output_paths(args.output, len(found), args.file)
+    for path in paths:
+        results.check_writable(path)
+    for result, path in zip(found, paths):
+        results.save(result, path)
+    _warn(warnings)
+    print(table.summary(found, paths))
+    return 0
+
+
+def cmd_model(args):
+    from . import comparison, model, model_formats
+
+    if args.format not in model_formats.RENDERERS:
+        raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
+    _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
+    groups = [comparison.load_group(f) for f in args.files]
+    labels = comparison.choose_labels(groups, args.labels.split(",") if args.labels else None)
+    analysis = model.analyse(groups, labels, confidence)
+    _warn(analysis.warnings)
+    print(model_formats.RENDERERS[args.format](analysis))
+    return 0
+

@@ -2,7 +2,12 @@
 import errno
 import os
 
-from . import _atsd
+from .errors import CoreMissing, UsageError
+
+try:
+    from . import _atsd
+except ImportError:
+    raise CoreMissing.explain(os.path.dirname(os.path.abspath(__file__))) from None
 
 ffi, lib = _atsd.ffi, _atsd.lib
 
@@ -27,6 +32,66 @@ def hugepage_size():
     """Default hugetlb page size in bytes, or None when the kernel has none."""
     rc = lib.atsd_hugepage_size()
     return rc if rc > 0 else None
+
+
+# --- the plan (csrc/atsd_plan.c): parsed, checked and ordered in C for both front ends ---
+
+def _text(ptr):
+    return ffi.string(ptr).decode("utf-8", "replace") if ptr != ffi.NULL else None
+
+
+def options():
+    """The option table (csrc/atsd_options.h) as dicts, in declaration order."""
+    out, o = [], ffi.new("struct atsd_option *")
+    for i in range(lib.atsd_option_count()):
+        lib.atsd_option_get(i, o)
+        out.append({"name": _text(o.name), "short": chr(o.short_name) if o.short_name else None,
+                    "run": bool(o.fronts & lib.ATSD_FRONT_RUN), "atsd": bool(o.fronts & lib.ATSD_FRONT_ATSD),
+                    "field": _text(o.field), "metavar": _text(o.metavar), "const": _text(o.const_value),
+                    "default": _text(o.default_value), "help": _text(o.help)})
+    return out
+
+
+def plan_new():
+    p = ffi.new("struct atsd_plan *")
+    lib.atsd_plan_init(p)
+    return p
+
+
+def _msg_call(fn, *args):
+    msg = ffi.new("char[]", 512)
+    rc = fn(*args, msg, 512)
+    if rc < 0:
+        raise UsageError(_text(msg) or os.strerror(-rc))
+
+
+def plan_set(p, field, value):
+    """Parse one option value (text) into the plan; UsageError with the C message."""
+    _msg_call(lib.atsd_plan_set, p, field.encode(), str(value).encode("utf-8", "surrogateescape"))
+
+
+def plan_check(p, host):
+    _msg_call(lib.atsd_plan_check, p, host)
+
+
+def host_probe():
+    h = ffi.new("struct atsd_host *")
+    _check(lib.atsd_host_probe(h), "reading the host's facts")
+    return h
+
+
+def round_order(p, round_index):
+    """Stride of every pass of one round, in order (warm-up repetitions first)."""
+    cap = (p.warmup + p.reps) * p.nstrides
+    out = ffi.new("uint64_t[]", cap)
+    n = _check(lib.atsd_round_order(p, round_index, out, cap), "ordering the round")
+    return list(out[0:n])
+
+
+def parse_size(text, what="size"):
+    out = ffi.new("uint64_t *")
+    _msg_call(lib.atsd_parse_size, str(text).encode("utf-8", "surrogateescape"), what.encode(), out)
+    return out[0]
 
 
 def pin_self(cpu):

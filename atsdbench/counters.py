@@ -5,57 +5,18 @@
 - the tlb:tlb_flush tracepoint through perf_event_open -> `flushes` (every reason but the
   sender-side 'remote IPI send' note), `full_flushes` (of those, pages == TLB_FLUSH_ALL) and one
   `flushes_<reason>` column per reason named in the tracepoint's format file.  Attaching a
-  tracepoint slows every flush, so these are counted on warm-up passes only (see sweep).
+  tracepoint slows every flush, so these are counted on warm-up passes only (see session).
 A column that is absent was not measured; it is never 0 for unknown.
 """
 import re
 
-from .host import read
+from .procfs import find_tracepoint, parse_interrupts, parse_vmstat_tlb, read, tracepoint_problem
 
-TRACEFS = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
 TLB_FLUSH_ALL = (1 << 64) - 1  # 'pages' is an unsigned long; -1 means the whole mm
-
-
-def parse_interrupts(text, row="TLB"):
-    """Sum of one /proc/interrupts row over all CPUs, or None when the row is absent."""
-    lines = (text or "").splitlines()
-    if not lines:
-        return None
-    ncpu = len(lines[0].split())
-    for line in lines[1:]:
-        name, sep, rest = line.partition(":")
-        if sep and name.strip() == row:
-            counts = rest.split()[:ncpu]
-            return sum(int(c) for c in counts if c.isdigit())
-    return None
-
-
-def parse_vmstat_tlb(text):
-    out = {}
-    for line in (text or "").splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[0].startswith("nr_tlb_"):
-            out[parts[0][3:]] = int(parts[1])
-    return out
-
-
-def parse_tracepoint_format(text):
-    """(id, {reason code: name}) from events/tlb/tlb_flush/format."""
-    m = re.search(r"^ID:\s*(\d+)", text or "", re.MULTILINE)
-    reasons = {int(code): name for code, name in re.findall(r'\{\s*(\d+),\s*"([^"]+)"\s*\}', text or "")}
-    return (int(m.group(1)) if m else None), reasons
 
 
 def reason_column(name):
     return "flushes_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-
-
-def find_tracepoint():
-    for root in TRACEFS:
-        text = read(f"{root}/events/tlb/tlb_flush/format")
-        if text:
-            return parse_tracepoint_format(text)
-    return None, {}
 
 
 def _allow_fds(needed):
@@ -92,7 +53,7 @@ class Counters:
     def _probe_tracepoints(self, required):
         tp_id, reasons = find_tracepoint()
         if tp_id is None:
-            self.trace_error = "the tlb:tlb_flush tracepoint is not readable (tracefs not mounted, or not root)"
+            self.trace_error = tracepoint_problem()
         else:
             # x86 also traces the sender of a shootdown ('remote IPI send'): a note, not a flush.
             sends = [code for code, name in reasons.items() if "send" in name.lower()]

@@ -4,63 +4,9 @@ import re
 import platform
 import socket
 
-from . import __version__
-
-
-def read(path, default=None):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError:
-        return default
-
-
-def parse_meminfo(text):
-    """'/proc/meminfo' -> {key: bytes (kB lines) or count}."""
-    out = {}
-    for line in (text or "").splitlines():
-        key, _, rest = line.partition(":")
-        parts = rest.split()
-        if parts and parts[0].isdigit():
-            out[key.strip()] = int(parts[0]) * (1024 if len(parts) > 1 and parts[1] == "kB" else 1)
-    return out
-
-
-def parse_bracketed(text):
-    """'always [madvise] never' -> 'madvise'."""
-    if not text:
-        return "unknown"
-    for word in text.split():
-        if word.startswith("[") and word.endswith("]"):
-            return word[1:-1]
-    return text.strip() or "unknown"
-
-
-def parse_cpulist(text):
-    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11]."""
-    cpus = []
-    for part in (text or "").strip().split(","):
-        if not part:
-            continue
-        lo, _, hi = part.partition("-")
-        cpus.extend(range(int(lo), int(hi or lo) + 1))
-    return cpus
-
-
-def format_cpulist(cpus):
-    """[0, 1, 2, 5] -> '0-2,5'."""
-    cpus, parts, i = sorted(cpus), [], 0
-    while i < len(cpus):
-        j = i
-        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
-            j += 1
-        parts.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
-        i = j + 1
-    return ",".join(parts)
-
-
-def online_cpus():
-    return parse_cpulist(read("/sys/devices/system/cpu/online", "")) or list(range(os.cpu_count() or 1))
+from . import __version__, procfs
+from .procfs import (format_cpulist, online_cpus, parse_bracketed, parse_cpulist,  # noqa: F401 (re-exported)
+                     parse_meminfo, read)
 
 
 def parse_cpuinfo(text):
@@ -187,9 +133,7 @@ def int_or_unknown(text):
 
 
 def _tracepoint_state():
-    from .counters import find_tracepoint
-
-    return "readable" if find_tracepoint()[0] is not None else "not readable (not root, or tracefs not mounted)"
+    return "readable" if procfs.find_tracepoint()[0] is not None else procfs.tracepoint_problem()
 
 
 def full():

@@ -3,7 +3,8 @@ import json
 import sys
 
 from .errors import UsageError
-from .sweep import Plan, Session
+from .plan import Plan
+from .session import Session
 
 
 def main():
@@ -11,13 +12,10 @@ def main():
     plan = Plan(**request["plan"])
     samples, reply = [], {"interrupted": False, "error": None}
     try:
-        session = Session(plan)
-        reply["facts"] = session.facts()
-        try:
-            for _ in session.run_round(request["round"], request["warmup_round"], samples):
-                pass
-        finally:
-            session.close()
+        with Session(plan) as session:
+            reply["facts"] = session.facts()
+            for sample in session.round(request["round"], request["warmup_round"]):
+                samples.append(sample)
     except KeyboardInterrupt:
         reply["interrupted"] = True
     except OSError as e:

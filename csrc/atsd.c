@@ -102,23 +102,29 @@ int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_
 			align = (uint64_t)hps;
 	}
 
-	/* Over-map and trim so the region starts on an `align` boundary. */
+	/* Over-map and trim so the region starts on an `align` boundary.  hugetlb pages are not
+	 * spent on the slack: the range is reserved without them, then exactly `size` is mapped over
+	 * its aligned part, so a pool with exactly size / huge page size free pages is enough. */
 	len = size + align;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, flags, -1, 0);
+	p = mmap(NULL, len, pages == ATSD_PAGES_HUGETLB ? PROT_NONE : PROT_READ | PROT_WRITE,
+		 pages == ATSD_PAGES_HUGETLB ? MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE : flags, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	start = (uint8_t *)(((uintptr_t)p + align - 1) & ~(uintptr_t)(align - 1));
 	head = (uint64_t)(start - p);
 	tail = len - head - size;
-	if (pages != ATSD_PAGES_HUGETLB) {
-		/* hugetlb mappings can only be unmapped in huge pages; keep the slack. */
-		if (head)
-			munmap(p, head);
-		if (tail)
-			munmap(start + size, tail);
-		p = start;
-		len = size;
+	if (pages == ATSD_PAGES_HUGETLB &&
+	    mmap(start, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		int err = -errno;
+		munmap(p, len);
+		return err;
 	}
+	if (head)
+		munmap(p, head);
+	if (tail)
+		munmap(start + size, tail);
+	p = start;
+	len = size;
 	r->map_addr = p;
 	r->map_size = len;
 	r->addr = start;

@@ -91,8 +91,100 @@ int atsd_counter_close(struct atsd_counter *c);
  * not take whole, or -ENOSPC. */
 int64_t atsd_read_column(const char *buf, uint64_t len, int32_t column, const char *delim,
 			 double *out, uint64_t cap, int64_t *bad_line);
+/* ---- The plan: what a run measures, shared by `atsdbench run` and `atsd` ----
+ *
+ * Both front ends fill a plan the same way: atsd_plan_init() sets every default from the option
+ * table (csrc/atsd_options.h), atsd_plan_set() parses one value by field name ("size", "strides",
+ * "rounds", "no-retouch"'s field "retouch", ...), and atsd_plan_check() validates the whole plan
+ * against the host facts and resolves what depends on them (the measuring CPU, the bystander CPUs,
+ * a random seed when none was given).  Every failure returns -errno and writes one sentence into
+ * msg, the same words in both front ends.  Lists are axes: several values make several cells. */
+enum atsd_limits {
+	ATSD_MAX_STRIDES = 64,
+	ATSD_MAX_AXIS = 16,     /* values per axis */
+	ATSD_MAX_CPUS = 1024,
+	ATSD_LABEL_MAX = 256
+};
+
+enum atsd_trace {
+	ATSD_TRACE_AUTO = 0,    /* count flushes where allowed */
+	ATSD_TRACE_ON = 1,      /* require them */
+	ATSD_TRACE_OFF = 2
+};
+
+struct atsd_plan {
+	uint64_t size;
+	uint64_t strides[64];   /* ATSD_MAX_STRIDES, sorted, unique */
+	int32_t nstrides;
+	int32_t rounds;
+	int32_t reps;
+	int32_t warmup;
+	int32_t warmup_rounds;
+	int32_t npages;
+	int32_t pages[16];      /* axis of enum atsd_pages */
+	int32_t nbystanders;
+	int32_t bystanders[16]; /* axis of bystander counts */
+	int32_t ngpu;
+	int32_t gpu[16];        /* axis of GPU ordinals, -1 = none */
+	int32_t nceiling;
+	int32_t ceiling[16];    /* axis of flush ceilings, -1 = leave the kernel's */
+	int32_t cpu;            /* -1 until checked: the first CPU allowed */
+	int32_t nbystander_cpus;
+	int32_t bystander_cpus[1024];  /* resolved by the check, for the largest bystander count */
+	int32_t latency;
+	int32_t retouch;
+	int32_t processes;
+	int32_t trace;          /* enum atsd_trace */
+	int32_t seed_set;
+	uint64_t seed;
+	int32_t label_set;
+	char label[256];
+};
+
+/* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */
+struct atsd_host {
+	uint64_t page_size;
+	uint64_t hugepage_size;   /* 0: no hugetlb */
+	int64_t mem_available;    /* bytes, -1 unknown */
+	int64_t hugepages_free;   /* of the default size, -1 unknown */
+	int32_t naffinity;
+	int32_t affinity[1024];   /* CPUs this process may run on, ascending */
+	int32_t core[1024];       /* core id of affinity[i] (package << 16 | core_id), -1 unknown */
+};
+
+int atsd_host_probe(struct atsd_host *h);
+void atsd_plan_init(struct atsd_plan *p);
+int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, char *msg, uint64_t msglen);
+int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, uint64_t msglen);
+/* The pass order of one round: repetition-major (warm-up passes first), the strides shuffled per
+ * repetition by the seed.  out must hold (warmup + reps) * nstrides strides; returns the count. */
+int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, uint64_t cap);
+
+/* A size such as 64K or 1G (binary, optional B/iB), overflow-checked.  0 or -errno with msg
+ * (-EINVAL not a size or zero, -ERANGE too large); `what` names it in the message. */
+int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen);
+
+/* The option table (csrc/atsd_options.h), read by both front ends to build their parsers. */
+enum atsd_front {
+	ATSD_FRONT_RUN = 1,     /* atsdbench run */
+	ATSD_FRONT_ATSD = 2     /* the standalone atsd */
+};
+
+struct atsd_option {
+	const char *name;       /* long option, without the dashes */
+	int32_t short_name;     /* 0 or a letter */
+	int32_t fronts;         /* enum atsd_front bits */
+	const char *field;      /* plan field it sets (NULL: the front end's own, e.g. output) */
+	const char *metavar;    /* NULL: a flag, which sets the field to const_value */
+	const char *const_value;/* flag value, or the value of an optional argument left out */
+	const char *default_value; /* NULL: none (or decided by the check) */
+	const char *help;
+};
+
+int atsd_option_count(void);
+int atsd_option_get(int32_t i, struct atsd_option *out);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 1
+#define ATSD_ABI_VERSION 2
 
 #endif

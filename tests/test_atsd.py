@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 import atsdbench
-from atsdbench import importer, sweep
+from atsdbench import importer, plan as plans
 from atsdbench.errors import UsageError
 
 CSRC = os.path.join(os.path.dirname(__file__), "..", "csrc")
@@ -42,9 +42,9 @@ def test_same_seed_same_order_as_atsdbench(atsd, tmp_path):
     subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M,2M,4M", "--rounds", "1", "--reps", "2", "--seed",
                     "42", "-o", str(out)], check=True, capture_output=True)
     res = importer.load(str(out))
-    plan = sweep.make_plan(size="16M", rounds=1, reps=2, seed=42)
+    plan = plans.make_plan(size="16M", rounds=1, reps=2, seed=42)
     got = [(s["round"], s["stride_bytes"]) for s in res._records]
-    want = [(r, st) for r in range(2) for _, _, st in sweep.round_order(plan, r)]
+    want = [(r, st) for r in range(2) for _, _, st in plans.round_order(plan, r)]
     assert got == want
 
 

@@ -1,6 +1,6 @@
 """Parsers of /proc and sysfs, on committed fixtures (x86, POWER9 radix/hash with NPU2, arm64)."""
 
-from atsdbench import counters, host, info
+from atsdbench import counters, host, info, procfs
 
 PROC = "proc"
 
@@ -34,20 +34,20 @@ def test_hypervisor_from_cpuinfo(fixtures):
 
 
 def test_interrupts(fixtures):
-    assert counters.parse_interrupts(text(fixtures, "interrupts-x86")) == 553 + 634 + 1200 + 13
-    assert counters.parse_interrupts(text(fixtures, "interrupts-x86"), "CAL") == 12033 + 13371 + 11034 + 9866
-    assert counters.parse_interrupts(text(fixtures, "interrupts-power9")) is None  # no TLB row on POWER
+    assert procfs.parse_interrupts(text(fixtures, "interrupts-x86")) == 553 + 634 + 1200 + 13
+    assert procfs.parse_interrupts(text(fixtures, "interrupts-x86"), "CAL") == 12033 + 13371 + 11034 + 9866
+    assert procfs.parse_interrupts(text(fixtures, "interrupts-power9")) is None  # no TLB row on POWER
 
 
 def test_vmstat(fixtures):
-    assert counters.parse_vmstat_tlb(text(fixtures, "vmstat-debug-tlbflush")) == {
+    assert procfs.parse_vmstat_tlb(text(fixtures, "vmstat-debug-tlbflush")) == {
         "tlb_remote_flush": 1204, "tlb_remote_flush_received": 3612, "tlb_local_flush_all": 99,
         "tlb_local_flush_one": 40210}
-    assert counters.parse_vmstat_tlb("nr_free_pages 1\n") == {}
+    assert procfs.parse_vmstat_tlb("nr_free_pages 1\n") == {}
 
 
 def test_tracepoint_format(fixtures):
-    tp_id, reasons = counters.parse_tracepoint_format(text(fixtures, "tlb_flush-format-x86"))
+    tp_id, reasons = procfs.parse_tracepoint_format(text(fixtures, "tlb_flush-format-x86"))
     assert isinstance(tp_id, int) and reasons[3] == "local MM shootdown" and reasons[0] == "flush on task switch"
     assert counters.reason_column(reasons[4]) == "flushes_remote_ipi_send"
 

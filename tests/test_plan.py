@@ -1,7 +1,7 @@
 import pytest
 
 from atsdbench.errors import UsageError
-from atsdbench.sweep import make_plan, round_order
+from atsdbench.plan import make_plan, round_order
 
 MEM = {"MemAvailable": 8 << 30, "Hugepagesize": 2 << 20, "HugePages_Free": 0}
 HOST = dict(meminfo=MEM, affinity=[0, 1, 2, 3], page_size=4096)

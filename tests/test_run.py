@@ -91,7 +91,7 @@ def test_mprotect_failure_is_an_oserror_with_errno_text():
 
 
 def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
-    from atsdbench import core, sweep
+    from atsdbench import core, plan, runner
 
     calls = {"n": 0}
     real = core.Region.timed_pass
@@ -103,16 +103,16 @@ def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
         return real(self, stride, latency)
 
     monkeypatch.setattr(core.Region, "timed_pass", failing)
-    r = sweep.run(sweep.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1))
+    r = runner.run(plan.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1))
     assert not r.complete and len(r.samples) == 3 and "Cannot allocate memory" in r.error
 
 
 def test_bystander_makes_shootdown_ipis():
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: no bystander possible")
-    from atsdbench import counters, host
+    from atsdbench import procfs
 
-    if counters.parse_interrupts(host.read("/proc/interrupts")) is None:
+    if procfs.parse_interrupts(procfs.read("/proc/interrupts")) is None:
         pytest.skip("no TLB row in /proc/interrupts on this architecture")
     alone = atsdbench.run(size="16M", strides="64K", rounds=1, reps=6, warmup_rounds=0, trace="off")
     with_b = atsdbench.run(size="16M", strides="64K", rounds=1, reps=6, warmup_rounds=0, bystanders=1, trace="off")

@@ -1,0 +1,51 @@
+/*
+ * atsd_options.h - the options of a run, declared once.
+ *
+ * Both front ends are generated from this table: the standalone atsd builds its getopt_long
+ * table and --help from it, and `atsdbench run` builds its argparse parser from it through
+ * atsd_option_get() (cffi).  Defaults live here only: atsd_plan_init() applies them.  The README's
+ * option table is checked against it by tests/test_options.py.
+ *
+ * X(name, short, fronts, field, metavar, const_value, default, help)
+ *   fronts: RUN (atsdbench run), ATSD (the standalone program), BOTH
+ *   field:  the plan field atsd_plan_set() parses the value into; NULL for the front end's own
+ *   metavar NULL: a flag, which sets field to const_value; a metavar with const_value: the
+ *   argument may be left out and const_value is used.
+ */
+#define ATSD_OPTIONS(X) \
+	X("size", 0, BOTH, "size", "SIZE", NULL, "1G", \
+	  "region size, binary K/M/G/T (1G = 2^30 bytes)") \
+	X("strides", 0, BOTH, "strides", "LIST", NULL, "64K,1M,2M,4M", \
+	  "comma-separated strides; each divides the size and is a multiple of the page size") \
+	X("rounds", 0, BOTH, "rounds", "N", NULL, "5", \
+	  "measured rounds, each a fresh allocation") \
+	X("reps", 0, BOTH, "reps", "N", NULL, "4", \
+	  "timed passes per stride per round") \
+	X("warmup", 0, BOTH, "warmup", "N", NULL, "1", \
+	  "warm-up passes per stride per round, stored but not used") \
+	X("warmup-rounds", 0, BOTH, "warmup-rounds", "N", NULL, "1", \
+	  "warm-up rounds before the measured ones") \
+	X("processes", 0, RUN, "processes", NULL, "1", "0", \
+	  "run each round in a fresh process") \
+	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
+	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
+	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \
+	  "threads keeping this mm live on other CPUs") \
+	X("cpu", 0, BOTH, "cpu", "N", NULL, NULL, \
+	  "CPU the measuring thread is pinned to (default: first allowed)") \
+	X("latency", 0, BOTH, "latency", NULL, "1", "0", \
+	  "record every call's latency (p50/p90/p99/max)") \
+	X("no-retouch", 0, BOTH, "retouch", NULL, "0", "1", \
+	  "do not re-touch pages between passes") \
+	X("trace", 0, RUN, "trace", NULL, "on", "auto", \
+	  "require tlb:tlb_flush counts (default: count them when allowed)") \
+	X("no-trace", 0, RUN, "trace", NULL, "off", "auto", \
+	  "never attach the flush tracepoint") \
+	X("gpu", 0, RUN, "gpu", "N", "0", "none", \
+	  "make GPU N (default 0) hold translations of the region (CUDA driver, ATS or HMM)") \
+	X("label", 0, BOTH, "label", "TEXT", NULL, NULL, \
+	  "label shown by compare and plot (default: kernel release)") \
+	X("seed", 0, BOTH, "seed", "N", NULL, NULL, \
+	  "seed of the stride order (default: random, recorded)") \
+	X("output", 'o', BOTH, NULL, "FILE", NULL, NULL, \
+	  "result file")

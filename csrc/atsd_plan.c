@@ -1,0 +1,604 @@
+/*
+ * atsd_plan.c - the plan of a run: option table, parsing, checking and stride order.
+ *
+ * One copy for both front ends (`atsdbench run` through cffi, the standalone atsd directly), so a
+ * plan one accepts the other accepts, with the same words when it does not.  See atsd.h.
+ */
+#define _GNU_SOURCE
+#include "atsd.h"
+#include "atsd_options.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUN ATSD_FRONT_RUN
+#define ATSD ATSD_FRONT_ATSD
+#define BOTH (ATSD_FRONT_RUN | ATSD_FRONT_ATSD)
+
+static const struct atsd_option options[] = {
+#define X(name, short_name, fronts, field, metavar, const_value, def, help) \
+	{name, short_name, fronts, field, metavar, const_value, def, help},
+	ATSD_OPTIONS(X)
+#undef X
+};
+
+#define NOPTIONS ((int)(sizeof(options) / sizeof(options[0])))
+
+int atsd_option_count(void)
+{
+	return NOPTIONS;
+}
+
+int atsd_option_get(int32_t i, struct atsd_option *out)
+{
+	if (i < 0 || i >= NOPTIONS)
+		return -EINVAL;
+	*out = options[i];
+	return 0;
+}
+
+static int fail(int err, char *msg, uint64_t msglen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (msg && msglen) {
+		va_start(ap, fmt);
+		vsnprintf(msg, (size_t)msglen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* A bad value is echoed, but never a megabyte of it. */
+static const char *cut(const char *text, char *buf, size_t len)
+{
+	size_t n = strlen(text);
+
+	if (n <= 40)
+		return text;
+	snprintf(buf, len, "%.37s...", text);
+	return buf;
+}
+
+static const char *fmt_size(uint64_t n, char *buf, size_t len)
+{
+	static const char suffix[] = "TGMK";
+	int shift;
+
+	for (shift = 40; shift >= 10; shift -= 10) {
+		if (n >= (1ULL << shift) && n % (1ULL << shift) == 0) {
+			snprintf(buf, len, "%" PRIu64 "%c", n >> shift, suffix[(40 - shift) / 10]);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64, n);
+	return buf;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen)
+{
+	const char *s = text;
+	uint64_t v = 0;
+	int shift = 0, digits = 0;
+	char c1[48];
+
+	while (is_space(*s))
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++, digits++) {
+		uint64_t d = (uint64_t)(*s - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return fail(-ERANGE, msg, msglen, "%s '%s' is too large (a size must fit in 64 bits)", what,
+				    cut(text, c1, sizeof(c1)));
+		v = v * 10 + d;
+	}
+	while (is_space(*s))
+		s++;
+	switch (*s) {
+	case 'k': case 'K': shift = 10; s++; break;
+	case 'm': case 'M': shift = 20; s++; break;
+	case 'g': case 'G': shift = 30; s++; break;
+	case 't': case 'T': shift = 40; s++; break;
+	}
+	if ((s[0] == 'i' || s[0] == 'I') && (s[1] == 'b' || s[1] == 'B'))
+		s += 2;
+	else if (s[0] == 'b' || s[0] == 'B')
+		s++;
+	while (is_space(*s))
+		s++;
+	if (!digits || *s)
+		return fail(-EINVAL, msg, msglen, "%s '%s' is not a size (use a number with an optional K, M, G "
+			    "suffix, binary: 1G = 2^30)", what, cut(text, c1, sizeof(c1)));
+	if (v == 0)
+		return fail(-EINVAL, msg, msglen, "%s must not be zero", what);
+	if (shift && v > (UINT64_MAX >> shift))
+		return fail(-ERANGE, msg, msglen, "%s '%s' is too large (a size must fit in 64 bits)", what,
+			    cut(text, c1, sizeof(c1)));
+	*out = v << shift;
+	return 0;
+}
+
+static int parse_count(const char *field, const char *text, long long lo, long long hi, long long *out,
+		       char *msg, uint64_t msglen)
+{
+	char *end, c1[48];
+	long long v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	while (end != text && is_space(*end))
+		end++;
+	if (end == text || *end)
+		return fail(-EINVAL, msg, msglen, "--%s '%s' is not a whole number", field, cut(text, c1, sizeof(c1)));
+	if (errno == ERANGE || v > hi)
+		return fail(-ERANGE, msg, msglen, "--%s '%s' is too large (at most %lld)", field,
+			    cut(text, c1, sizeof(c1)), hi);
+	if (v < lo)
+		return fail(-EINVAL, msg, msglen, "--%s must be at least %lld (got %lld)", field, lo, v);
+	*out = v;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static const char *const page_names[] = {"base", "thp", "hugetlb"};
+
+/* Calls one(p, token, index) for each non-empty comma-separated token; at most `max` of them. */
+static int each_token(const char *field, const char *value, int max, int *n,
+		      int (*one)(struct atsd_plan *, const char *, int, char *, uint64_t),
+		      struct atsd_plan *p, char *msg, uint64_t msglen)
+{
+	char *copy = strdup(value), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return fail(-ENOMEM, msg, msglen, "out of memory");
+	*n = 0;
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		const char *t = tok;
+		while (is_space(*t))
+			t++;
+		if (!*t)
+			continue;
+		if (*n == max) {
+			err = fail(-E2BIG, msg, msglen, "--%s takes at most %d values", field, max);
+			break;
+		}
+		err = one(p, tok, (*n)++, msg, msglen);
+	}
+	free(copy);
+	if (!err && *n == 0)
+		err = fail(-EINVAL, msg, msglen, "no %s given", strcmp(field, "strides") ? field : "stride");
+	return err;
+}
+
+static int one_stride(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	return atsd_parse_size(tok, "stride", &p->strides[i], msg, msglen);
+}
+
+static int one_pages(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	int k;
+	char c1[48];
+
+	for (k = 0; k < 3; k++) {
+		if (!strcmp(tok, page_names[k])) {
+			p->pages[i] = k;
+			return 0;
+		}
+	}
+	return fail(-EINVAL, msg, msglen, "--pages must be base, thp or hugetlb (got '%s')", cut(tok, c1, sizeof(c1)));
+}
+
+static int one_bystanders(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	long long v;
+	int err = parse_count("bystanders", tok, 0, 1 << 20, &v, msg, msglen);
+
+	p->bystanders[i] = (int32_t)v;
+	return err;
+}
+
+static int one_gpu(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	long long v = -1;
+	int err = 0;
+
+	if (strcmp(tok, "none"))
+		err = parse_count("gpu", tok, 0, 1 << 20, &v, msg, msglen);
+	p->gpu[i] = (int32_t)v;
+	return err;
+}
+
+static int one_ceiling(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	long long v = -1;
+	int err = 0;
+
+	if (strcmp(tok, "kernel"))
+		err = parse_count("ceiling", tok, 1, 1 << 30, &v, msg, msglen);
+	p->ceiling[i] = (int32_t)v;
+	return err;
+}
+
+static int parse_flag(const char *field, const char *value, int32_t *out, char *msg, uint64_t msglen)
+{
+	char c1[48];
+
+	if (!strcmp(value, "1") || !strcasecmp(value, "true")) {
+		*out = 1;
+		return 0;
+	}
+	if (!strcmp(value, "0") || !strcasecmp(value, "false")) {
+		*out = 0;
+		return 0;
+	}
+	return fail(-EINVAL, msg, msglen, "%s must be 0 or 1 (got '%s')", field, cut(value, c1, sizeof(c1)));
+}
+
+int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, char *msg, uint64_t msglen)
+{
+	long long v;
+	int err, n;
+	char c1[48];
+
+	if (!field || !value)
+		return fail(-EINVAL, msg, msglen, "no value given");
+	if (!strcmp(field, "size"))
+		return atsd_parse_size(value, "size", &p->size, msg, msglen);
+	if (!strcmp(field, "strides")) {
+		int i;
+		err = each_token(field, value, ATSD_MAX_STRIDES, &n, one_stride, p, msg, msglen);
+		if (err)
+			return err;
+		qsort(p->strides, (size_t)n, sizeof(p->strides[0]), cmp_u64);
+		for (i = 1; i < n; i++)  /* a stride is measured once per repetition: a repeat is a typo */
+			if (p->strides[i - 1] == p->strides[i])
+				return fail(-EINVAL, msg, msglen, "stride %s is given twice",
+					    fmt_size(p->strides[i], c1, sizeof(c1)));
+		p->nstrides = n;
+		return 0;
+	}
+	if (!strcmp(field, "pages"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->npages, one_pages, p, msg, msglen);
+	if (!strcmp(field, "bystanders"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->nbystanders, one_bystanders, p, msg, msglen);
+	if (!strcmp(field, "gpu"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->ngpu, one_gpu, p, msg, msglen);
+	if (!strcmp(field, "ceiling"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->nceiling, one_ceiling, p, msg, msglen);
+	if (!strcmp(field, "rounds") || !strcmp(field, "reps") || !strcmp(field, "warmup") ||
+	    !strcmp(field, "warmup-rounds") || !strcmp(field, "cpu")) {
+		int lo = !strcmp(field, "rounds") || !strcmp(field, "reps");
+		err = parse_count(field, value, lo, !strcmp(field, "cpu") ? 1 << 20 : 1000000, &v, msg, msglen);
+		if (err)
+			return err;
+		*(!strcmp(field, "rounds") ? &p->rounds : !strcmp(field, "reps") ? &p->reps :
+		  !strcmp(field, "warmup") ? &p->warmup : !strcmp(field, "cpu") ? &p->cpu : &p->warmup_rounds) = (int32_t)v;
+		return 0;
+	}
+	if (!strcmp(field, "latency"))
+		return parse_flag("latency", value, &p->latency, msg, msglen);
+	if (!strcmp(field, "retouch"))
+		return parse_flag("retouch", value, &p->retouch, msg, msglen);
+	if (!strcmp(field, "processes"))
+		return parse_flag("processes", value, &p->processes, msg, msglen);
+	if (!strcmp(field, "trace")) {
+		static const char *const modes[] = {"auto", "on", "off"};
+		int k;
+		for (k = 0; k < 3; k++) {
+			if (!strcmp(value, modes[k])) {
+				p->trace = k;
+				return 0;
+			}
+		}
+		return fail(-EINVAL, msg, msglen, "trace must be auto, on or off (got '%s')", cut(value, c1, sizeof(c1)));
+	}
+	if (!strcmp(field, "seed")) {
+		char *end;
+		unsigned long long s;
+		errno = 0;
+		s = strtoull(value, &end, 10);
+		if (end == value || *end || errno || strchr(value, '-'))
+			return fail(-EINVAL, msg, msglen, "--seed '%s' is not a whole number from 0 to 2^64-1",
+				    cut(value, c1, sizeof(c1)));
+		p->seed = s;
+		p->seed_set = 1;
+		return 0;
+	}
+	if (!strcmp(field, "label")) {
+		size_t len = strlen(value);
+		if (len >= sizeof(p->label))
+			return fail(-E2BIG, msg, msglen, "--label is longer than %d bytes", (int)sizeof(p->label) - 1);
+		memcpy(p->label, value, len + 1);
+		p->label_set = 1;
+		return 0;
+	}
+	return fail(-EINVAL, msg, msglen, "unknown option '%s'", cut(field, c1, sizeof(c1)));
+}
+
+void atsd_plan_init(struct atsd_plan *p)
+{
+	int i;
+
+	memset(p, 0, sizeof(*p));
+	p->cpu = -1;
+	for (i = 0; i < NOPTIONS; i++)
+		if (options[i].field && options[i].default_value)
+			atsd_plan_set(p, options[i].field, options[i].default_value, NULL, 0);
+	if (!p->nceiling) {  /* no option yet: the kernel's ceiling */
+		p->nceiling = 1;
+		p->ceiling[0] = -1;
+	}
+}
+
+static void fmt_cpulist(const int32_t *cpus, int n, char *buf, size_t len)
+{
+	size_t used = 0;
+	int i = 0, j;
+
+	buf[0] = 0;
+	while (i < n && used < len) {
+		for (j = i; j + 1 < n && cpus[j + 1] == cpus[j] + 1; j++)
+			;
+		used += (size_t)snprintf(buf + used, len - used, i == j ? "%s%d" : "%s%d-%d", used ? "," : "",
+					 cpus[i], cpus[j]);
+		i = j + 1;
+	}
+}
+
+static int max_of(const int32_t *v, int n)
+{
+	int i, m = 0;
+
+	for (i = 0; i < n; i++)
+		if (v[i] > m)
+			m = v[i];
+	return m;
+}
+
+static int has_pages(const struct atsd_plan *p, int kind)
+{
+	int i;
+
+	for (i = 0; i < p->npages; i++)
+		if (p->pages[i] == kind)
+			return 1;
+	return 0;
+}
+
+/* Bystanders go to CPUs on other cores first, SMT siblings last: a sibling shares the core's TLB. */
+static int choose_bystanders(struct atsd_plan *p, const struct atsd_host *h, int want)
+{
+	int32_t used_core[ATSD_MAX_CPUS];
+	int i, k, nused = 0, n = 0, pass, cpu_core = -1;
+
+	for (i = 0; i < h->naffinity; i++)
+		if (h->affinity[i] == p->cpu)
+			cpu_core = h->core[i];
+	if (cpu_core >= 0)
+		used_core[nused++] = cpu_core;
+	for (pass = 0; pass < 2 && n < want; pass++) {
+		for (i = 0; i < h->naffinity && n < want; i++) {
+			int c = h->affinity[i], core = h->core[i], dup = 0, taken = 0;
+			if (c == p->cpu)
+				continue;
+			for (k = 0; k < n; k++)
+				taken |= p->bystander_cpus[k] == c;
+			if (taken)
+				continue;
+			for (k = 0; core >= 0 && k < nused; k++)
+				dup |= used_core[k] == core;
+			if (pass == 0 && dup)
+				continue;
+			p->bystander_cpus[n++] = c;
+			if (core >= 0 && !dup && nused < ATSD_MAX_CPUS)
+				used_core[nused++] = core;
+		}
+	}
+	p->nbystander_cpus = n;
+	return n;
+}
+
+static uint64_t random_seed(void)
+{
+	uint32_t s;
+
+	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
+		s = (uint32_t)time(NULL) ^ ((uint32_t)getpid() << 16);
+	return s & 0x7fffffffu;
+}
+
+int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, uint64_t msglen)
+{
+	uint64_t unit = h->page_size;
+	char unit_name[64], a[32], b[32], list[256];
+	int i, hugetlb = has_pages(p, ATSD_PAGES_HUGETLB), others, want;
+
+	if (!unit)
+		return fail(-EINVAL, msg, msglen, "the page size of this system is unknown");
+	if (p->nstrides < 1)
+		return fail(-EINVAL, msg, msglen, "no stride given");
+	if (p->npages > 1 || p->nbystanders > 1 || p->ngpu > 1 || p->nceiling > 1)
+		return fail(-EINVAL, msg, msglen, "several values for --%s make an axis, which this version "
+			    "does not measure yet: give one value", p->npages > 1 ? "pages" : p->nbystanders > 1 ?
+			    "bystanders" : p->ngpu > 1 ? "gpu" : "ceiling");
+	snprintf(unit_name, sizeof(unit_name), "the page size (%s)", fmt_size(unit, a, sizeof(a)));
+	if (hugetlb) {
+		if (!h->hugepage_size)
+			return fail(-EINVAL, msg, msglen, "--pages hugetlb: this kernel has no hugetlb pages "
+				    "(no Hugepagesize in /proc/meminfo)");
+		unit = h->hugepage_size;
+		snprintf(unit_name, sizeof(unit_name), "the huge page size (%s)", fmt_size(unit, a, sizeof(a)));
+	}
+	for (i = 0; i < p->nstrides; i++) {
+		uint64_t s = p->strides[i];
+		if (s % unit)
+			return fail(-EINVAL, msg, msglen, "stride %s is not a multiple of %s", fmt_size(s, a, sizeof(a)),
+				    unit_name);
+		if (s > p->size)
+			return fail(-EINVAL, msg, msglen, "stride %s is larger than the size %s",
+				    fmt_size(s, a, sizeof(a)), fmt_size(p->size, b, sizeof(b)));
+		if (p->size % s)
+			return fail(-EINVAL, msg, msglen, "size %s is not a multiple of stride %s",
+				    fmt_size(p->size, a, sizeof(a)), fmt_size(s, b, sizeof(b)));
+	}
+	if (p->size % unit)
+		return fail(-EINVAL, msg, msglen, "size %s is not a multiple of %s", fmt_size(p->size, a, sizeof(a)),
+			    unit_name);
+	if (hugetlb) {
+		uint64_t need = p->size / unit;
+		int64_t free_pages = h->hugepages_free < 0 ? 0 : h->hugepages_free;
+		if ((uint64_t)free_pages < need)
+			return fail(-ENOMEM, msg, msglen, "--pages hugetlb: the pool has %" PRId64 " free %s pages, %"
+				    PRIu64 " are needed (e.g. echo %" PRIu64 " > /proc/sys/vm/nr_hugepages)", free_pages,
+				    fmt_size(unit, a, sizeof(a)), need, need);
+	}
+	if (!hugetlb || p->npages > 1) {
+		if (h->mem_available >= 0 && p->size > (uint64_t)h->mem_available)
+			return fail(-ENOMEM, msg, msglen, "size %s is more than the memory available (%.1f GiB "
+				    "MemAvailable)", fmt_size(p->size, a, sizeof(a)),
+				    (double)h->mem_available / (double)(1ULL << 30));
+	}
+	if (h->naffinity < 1)
+		return fail(-EINVAL, msg, msglen, "this process may run on no CPU");
+	fmt_cpulist(h->affinity, h->naffinity, list, sizeof(list));
+	if (p->cpu < 0) {
+		p->cpu = h->affinity[0];
+	} else {
+		int found = 0;
+		for (i = 0; i < h->naffinity; i++)
+			found |= h->affinity[i] == p->cpu;
+		if (!found)
+			return fail(-EINVAL, msg, msglen, "--cpu %d is not in this process's CPU affinity %s", p->cpu, list);
+	}
+	want = max_of(p->bystanders, p->nbystanders);
+	others = h->naffinity - 1;
+	if (want > others)
+		return fail(-EINVAL, msg, msglen, "--bystanders %d needs %d other CPUs, but the affinity mask has %d "
+			    "besides CPU %d", want, want, others, p->cpu);
+	choose_bystanders(p, h, want);
+	if (p->trace == ATSD_TRACE_ON && p->warmup < 1)
+		return fail(-EINVAL, msg, msglen, "--trace counts flushes on warm-up passes, so no timed pass is "
+			    "traced: it needs --warmup 1 or more");
+	if (!p->seed_set) {
+		p->seed = random_seed();
+		p->seed_set = 1;
+	}
+	return 0;
+}
+
+/* splitmix64: the stride-order generator (same seed, same order in both front ends). */
+static uint64_t splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, uint64_t cap)
+{
+	uint64_t state = p->seed * 1000003ULL + (uint64_t)(uint32_t)round, n = 0;
+	int rep, i;
+
+	if (p->nstrides < 1 || p->warmup < 0 || p->reps < 1 ||
+	    (uint64_t)(p->warmup + p->reps) * (uint64_t)p->nstrides > cap)
+		return -ENOSPC;
+	for (rep = 0; rep < p->warmup + p->reps; rep++) {
+		uint64_t *order = out + n;
+		memcpy(order, p->strides, sizeof(order[0]) * (size_t)p->nstrides);
+		for (i = p->nstrides - 1; i > 0; i--) {  /* Fisher-Yates */
+			int j = (int)(splitmix64(&state) % (uint64_t)(i + 1));
+			uint64_t t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		n += (uint64_t)p->nstrides;
+	}
+	return (int)n;
+}
+
+static int64_t meminfo(const char *key)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	size_t n = strlen(key);
+	int64_t v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			long long x;
+			char unit[8] = "";
+			if (sscanf(line + n + 1, "%lld %7s", &x, unit) >= 1)
+				v = (int64_t)x * (strcmp(unit, "kB") ? 1 : 1024);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+static int read_int(const char *path, int fallback)
+{
+	FILE *f = fopen(path, "r");
+	int v = fallback;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = fallback;
+		fclose(f);
+	}
+	return v;
+}
+
+int atsd_host_probe(struct atsd_host *h)
+{
+	cpu_set_t mask;
+	int64_t hps = atsd_hugepage_size(), ps = atsd_page_size();
+	int i;
+
+	memset(h, 0, sizeof(*h));
+	if (ps < 0)
+		return (int)ps;
+	h->page_size = (uint64_t)ps;
+	h->hugepage_size = hps > 0 ? (uint64_t)hps : 0;
+	h->mem_available = meminfo("MemAvailable");
+	h->hugepages_free = meminfo("HugePages_Free");
+	CPU_ZERO(&mask);
+	if (sched_getaffinity(0, sizeof(mask), &mask))
+		return -errno;
+	for (i = 0; i < CPU_SETSIZE && i < ATSD_MAX_CPUS; i++) {
+		char path[96];
+		int pkg, core;
+		if (!CPU_ISSET((size_t)i, &mask))
+			continue;
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/core_id", i);
+		core = read_int(path, -1);
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", i);
+		pkg = read_int(path, 0);
+		h->affinity[h->naffinity] = i;
+		h->core[h->naffinity++] = core < 0 ? -1 : (pkg & 0x7fff) << 16 | (core & 0xffff);
+	}
+	return 0;
+}

@@ -1,0 +1,51 @@
+"""The one table of bad plans: each is refused by `atsdbench run` and by `atsd` alike (exit 2, one line,
+the same sentence), before anything is measured.  A value starting with "-" is given as --opt=value,
+which both parsers read.  Host-dependent cases use facts every test machine
+shares (less than 1T of memory, fewer than 4096 CPUs, a 4K or 64K base page)."""
+
+BAD_PLANS = [
+    # sizes
+    (["--size", "0"], "size must not be zero"),
+    (["--size", "zz"], "size 'zz' is not a size"),
+    (["--size=-1G"], "is not a size"),
+    (["--size", "1.5G"], "is not a size"),
+    (["--size", "1X"], "is not a size"),
+    (["--size", "17592186044432M"], "is too large (a size must fit in 64 bits)"),
+    (["--size", "16777216T"], "is too large"),
+    (["--size", "17179869185G"], "is too large"),
+    (["--size", "99999999999999999999999"], "is too large"),
+    (["--size", "1T"], "more than the memory available"),
+    # strides
+    (["--strides", "0"], "stride must not be zero"),
+    (["--strides", "6K"], "is not a multiple of the page size"),
+    (["--strides", "abc"], "stride 'abc' is not a size"),
+    (["--strides", ","], "no stride given"),
+    (["--strides", "64K,1M,64K"], "stride 64K is given twice"),
+    (["--size", "64M", "--strides", "128M"], "stride 128M is larger than the size 64M"),
+    (["--size", "65M", "--strides", "2M"], "size 65M is not a multiple of stride 2M"),
+    (["--strides", ",".join(f"{k}M" for k in range(1, 66))], "--strides takes at most 64 values"),
+    # counts
+    (["--rounds", "0"], "--rounds must be at least 1 (got 0)"),
+    (["--reps", "0"], "--reps must be at least 1 (got 0)"),
+    (["--rounds", "x"], "--rounds 'x' is not a whole number"),
+    (["--reps", "2.5"], "--reps '2.5' is not a whole number"),
+    (["--warmup=-1"], "--warmup must be at least 0 (got -1)"),
+    (["--warmup-rounds=-1"], "--warmup-rounds must be at least 0 (got -1)"),
+    (["--rounds", "99999999999"], "--rounds '99999999999' is too large"),
+    # CPUs
+    (["--bystanders", "4096"], "--bystanders 4096 needs 4096 other CPUs"),
+    (["--bystanders=-1"], "--bystanders must be at least 0"),
+    (["--cpu", "4095"], "--cpu 4095 is not in this process's CPU affinity"),
+    (["--cpu", "x"], "--cpu 'x' is not a whole number"),
+    # pages
+    (["--pages", "huge"], "--pages must be base, thp or hugetlb (got 'huge')"),
+    (["--pages", "hugetlb", "--strides", "64K"], "huge"),  # no hugetlb, or not a huge page multiple
+    (["--pages", "hugetlb", "--size", "512G", "--strides", "1G"], "--pages hugetlb"),  # pool too small
+    # the rest
+    (["--seed=-1"], "--seed '-1' is not a whole number from 0 to 2^64-1"),
+    (["--seed", "x"], "is not a whole number"),
+    (["--label", "x" * 300], "--label is longer than 255 bytes"),
+    (["--bystanders", ",".join(["0"] * 17)], "--bystanders takes at most 16 values"),
+    (["-o", "/nonexistent-dir/x.json"], "cannot write output /nonexistent-dir/x.json: no directory"),
+    (["-o", "/"], "output / is a directory, not a regular file"),
+]

@@ -1,0 +1,67 @@
+"""A newcomer's paper cuts: running from the source tree, and flush counts that need tracefs."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+from atsdbench import procfs
+
+ROOT = pathlib.Path(__file__).parent.parent
+
+
+def _source_copy(tmp_path):
+    """A checkout as `git clone` leaves it: sources, no compiled core."""
+    tree = tmp_path / "atsdbench-src"
+    shutil.copytree(ROOT / "atsdbench", tree / "atsdbench",
+                    ignore=shutil.ignore_patterns("_atsd*", "__pycache__"))
+    shutil.copytree(ROOT / "csrc", tree / "csrc", ignore=shutil.ignore_patterns("atsd", "*.o"))
+    return tree
+
+
+# As after a plain `pip install .`: the checkout's copy comes first on sys.path.  (An editable
+# install's import hook would find the in-place build instead; it is set aside here.)
+PRELUDE = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+           "sys.path.insert(0, '.'); ")
+
+
+def test_python_api_from_the_source_tree_says_what_to_do(tmp_path):
+    tree = _source_copy(tmp_path)
+    code = PRELUDE + "import atsdbench; atsdbench.run(size='64M')"
+    p = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True)
+    assert p.returncode != 0
+    last = p.stderr.strip().splitlines()[-1]
+    assert "CoreMissing" in last and "source tree" in last and "pip install -e ." in last
+    assert "run from another directory" in last
+
+
+def test_cli_from_the_source_tree_is_one_line(tmp_path):
+    tree = _source_copy(tmp_path)
+    code = PRELUDE + "import runpy; sys.argv = ['atsdbench', 'run', '--size', '64M']; " \
+        "runpy.run_module('atsdbench', run_name='__main__')"
+    p = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "source tree" in p.stderr and "pip install -e ." in p.stderr
+
+
+def test_tracefs_problem_names_the_cause_and_the_fix():
+    root_unmounted = procfs.tracepoint_problem(euid=0, mounted=False)
+    assert "tracefs is not mounted" in root_unmounted
+    assert "mount -t tracefs nodev /sys/kernel/tracing" in root_unmounted
+    user = procfs.tracepoint_problem(euid=1000, mounted=False)
+    assert "needs root" in user and "mount" not in user
+    assert "no such event" in procfs.tracepoint_problem(euid=0, mounted=True)
+
+
+def test_tracefs_mount_is_read_from_proc_mounts():
+    assert procfs.tracefs_mounted("tracefs /sys/kernel/tracing tracefs rw,nosuid 0 0\n")
+    assert not procfs.tracefs_mounted("proc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\n")
+
+
+def test_info_and_run_give_the_same_reason(cli):
+    if procfs.find_tracepoint()[0] is not None:
+        return  # readable here: nothing to explain
+    reason = procfs.tracepoint_problem()
+    assert reason in cli("info").stdout
+    if os.geteuid() == 0 and not procfs.tracefs_mounted():
+        assert "mount -t tracefs" in reason

@@ -1,0 +1,60 @@
+"""The option table (csrc/atsd_options.h) is the one declaration of a run's options."""
+import pathlib
+import re
+import subprocess
+
+from atsdbench import cli, core
+
+README = (pathlib.Path(__file__).parent.parent / "README.md").read_text()
+
+
+def _section(title):
+    start = README.index(title)
+    end = README.index("\n#", start + 1)
+    return README[start:end]
+
+
+def test_readme_run_table_names_every_option_with_its_default():
+    table = _section("### `atsdbench run` options")
+    for o in core.options():
+        if not o["run"]:
+            continue
+        flag = "-o" if o["name"] == "output" else f"--{o['name']}"
+        rows = [line for line in table.splitlines() if line.startswith("|") and f"`{flag}" in line]
+        assert rows, f"README's run option table lacks {flag}"
+        if o["metavar"] and o["default"] is not None:
+            assert any(f"{flag} {o['default']}" in row or f"default {o['default']}" in row for row in rows), \
+                f"README's row for {flag} does not give its default {o['default']}"
+
+
+def test_readme_says_which_options_atsd_lacks():
+    missing = sorted(f"--{o['name']}" for o in core.options() if o["run"] and not o["atsd"])
+    atsd = _section("## Minimal systems: the standalone `atsd`")
+    m = re.search(r"It takes every `run` option but ([^.]*)\.", atsd.replace("\n", " "))
+    assert m and sorted(re.findall(r"`(--[a-z-]+)`", m.group(1))) == missing
+
+
+def test_argparse_is_built_from_the_table():
+    run = cli.build_parser()._subparsers._group_actions[0].choices["run"]
+    flags = {s for a in run._actions for s in a.option_strings} - {"-h", "--help"}
+    want = {f"--{o['name']}" for o in core.options() if o["run"]} | {"-o"}
+    assert flags == want
+
+
+def test_atsd_help_is_built_from_the_table(tmp_path):
+    exe = tmp_path / "atsd"
+    subprocess.run(["make", "-s", "-C", str(pathlib.Path(__file__).parent.parent / "csrc"), f"OUT={exe}"], check=True)
+    text = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True).stdout
+    for o in core.options():
+        assert (f"--{o['name']}" in text) == o["atsd"], o["name"]
+        if o["atsd"]:
+            assert o["help"] in text
+
+
+def test_defaults_come_from_the_table_alone():
+    from atsdbench.plan import make_plan
+
+    p = make_plan(meminfo={"MemAvailable": 8 << 30}, affinity=[0, 1])
+    table = {o["field"]: o["default"] for o in core.options() if o["field"]}
+    assert p.size == core.parse_size(table["size"]) and p.rounds == int(table["rounds"])
+    assert p.strides == [core.parse_size(s) for s in table["strides"].split(",")]
