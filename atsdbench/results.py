@@ -6,18 +6,26 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      us_per_call; optional lat_p50_us/lat_p90_us/lat_p99_us/lat_max_us/lat_hist (--latency),
      ipis, tlb_* (vmstat), flushes, full_flushes, flushes_<reason> (counters), gpu_touch_ns (--gpu).
      An absent optional column means "not measured".
+     Accepted, not required: the sample column `cell` (int, an index into config `cells`) plus one
+     column per axis, and config `axes`/`cells` (several configurations measured interleaved).
+
+Every file is checked once, at load, against atsdbench/schema.py: a file that loads has the types
+and ranges every reader relies on; one that does not gets one message naming the field.
 """
 import json
 import math
 import os
 import socket
+import sys
 import time
 
+from . import outfile
 from .errors import UsageError
+from .outfile import check_writable  # noqa: F401  (run, import and plot call it before working)
 
 SCHEMA_VERSION = 1
 FORMAT = "atsdbench-result"
-REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "seconds", "calls", "gbps")
+REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 
 
 class Result:
@@ -50,6 +58,11 @@ class Result:
         return self._frame
 
     @property
+    def records(self):
+        """The samples as the plain dicts they were measured as (no pandas needed)."""
+        return self._records
+
+    @property
     def measured(self):
         """The passes statistics use: no warm-up (rounds or passes)."""
         frame = self.samples
@@ -61,13 +74,19 @@ class Result:
 
     def to_dict(self):
         return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "complete": self.complete,
-                "started": self.started, "finished": self.finished, "host": self.host, "config": self.config,
-                "samples": [_clean(s) for s in self._records]}
+                "started": self.started, "finished": self.finished, "host": _clean(self.host),
+                "config": _clean(self.config), "samples": [_clean(s) for s in self._records]}
 
 
-def _clean(record):
+def _clean(value):
     # JSON has no NaN; an unmeasurable value is null.
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in record.items()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
 
 
 def default_path(host, when=None):
@@ -76,45 +95,67 @@ def default_path(host, when=None):
     return f"atsdbench-{name}-{host.get('kernel_release', 'unknown')}-{stamp}.json"
 
 
-def check_writable(path):
-    """Fail before measuring, never after: an unwritable output path loses the whole run."""
-    if os.path.isdir(path):
-        raise UsageError(f"output {path} is a directory")
-    existed = os.path.exists(path)
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as e:
-        raise UsageError(f"cannot write output {path}: {e.strerror}") from None
-    if not existed:
-        os.unlink(path)
+def _text(result):
+    return json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n"
 
 
 def save(result, path):
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "w") as f:
-        json.dump(result.to_dict(), f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
+    """Write the file atomically (see outfile): never a prefix under `path`, never a device replaced."""
+    text = _text(result)
+    outfile.write_atomically(path, lambda f: f.write(text))
     result.path = path
 
 
+def save_or_rescue(result, path):
+    """save(); where that fails (full disk, permissions, a path gone bad since the check), the data
+    goes to a rescue file ($TMPDIR, else the current directory), else to stdout, and a UsageError
+    names `path`, why, and where the data went.  Returns `path` when it was written."""
+    try:
+        save(result, path)
+        return path
+    except (OSError, UsageError) as e:
+        why = f"cannot write output {path}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
+    text = _text(result)
+    rescue = outfile.write_rescue(text)
+    if rescue:
+        result.path = rescue
+        raise UsageError(f"{why}; the result was saved to {rescue} instead")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        raise UsageError(f"{why}; no rescue file in {' or '.join(outfile.rescue_folders())} and no stdout "
+                         "either: the result is lost") from None
+    raise UsageError(f"{why}; no rescue file could be written: the result was written to stdout above")
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]}{'...' if len(text) > 20 else ''} is out of range")
+    return value
+
+
 def from_dict(data, path="<data>"):
+    """A Result from parsed JSON, after the schema check (UsageError naming the field)."""
+    from . import schema
+
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise UsageError(f"{path} is not an atsdbench result file")
     version = data.get("schema_version")
-    if not isinstance(version, int):
-        raise UsageError(f"{path} has no schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UsageError(f"{path} has no schema_version (a whole number from 1)"
+                         if version is None else f"{path}: schema_version {schema.cut(version)} is not a "
+                         "version (a whole number from 1)")
     if version > SCHEMA_VERSION:
-        raise UsageError(f"{path} has schema_version {version}; this atsdbench reads up to {SCHEMA_VERSION} "
-                         "(upgrade it)")
-    samples = data.get("samples")
-    if not (isinstance(samples, list) and isinstance(data.get("config"), dict) and isinstance(data.get("host"), dict)):
-        raise UsageError(f"{path} is not an atsdbench result file (host, config or samples missing)")
-    for s in samples:
-        if not isinstance(s, dict) or any(c not in s for c in REQUIRED_COLUMNS):
-            raise UsageError(f"{path} has a sample without the columns {', '.join(REQUIRED_COLUMNS)}")
-    return Result(data["host"], data["config"], samples, bool(data.get("complete", True)),
+        raise UsageError(f"{path} has schema_version {schema.cut(version)}; this atsdbench reads up to "
+                         f"{SCHEMA_VERSION} (upgrade it)")
+    schema.check(data, path)
+    return Result(data["host"], data["config"], data["samples"], data["complete"],
                   data.get("started"), data.get("finished"), path)
 
 
@@ -122,14 +163,18 @@ def load(path):
     if isinstance(path, Result):
         return path
     try:
-        with open(path) as f:
-            data = json.load(f)
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f, parse_constant=_refuse_constant, parse_float=_finite)
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise UsageError(f"{path} is a directory") from None
     except OSError as e:
         raise UsageError(f"{path}: {e.strerror}") from None
+    except RecursionError:
+        raise UsageError(f"{path} is not a result file (JSON nested too deeply)") from None
     except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path} is not JSON ({e})") from None
+        from .schema import shorten
+
+        raise UsageError(f"{path} is not JSON ({shorten(str(e))})") from None
     return from_dict(data, path)
