@@ -1,0 +1,180 @@
+"""POWER's tlbie/tlbiel trace events decoded as the kernel encodes them.
+
+The kernel traces every TLB invalidation instruction it issues (arch/powerpc/mm/book3s64/radix_tlb.c,
+tracepoint powerpc:tlbie) with the instruction's operands: `local` (1: tlbiel, this CPU only; 0: tlbie,
+broadcast to every CPU and to coherent devices such as an NPU), `rb`, `rs`, `ric`, `prs`, `r`, `lpid`.
+In IBM bit numbering (bit 0 is the most significant of 64):
+
+- rb bits 52:53 are IS, the invalidation scope: 0 one page (rb bits 0:51 the effective address,
+  bits 56:58 AP, the page size), 1 one PID (rb = 0x400), 2 one LPID (0x800), 3 everything (0xc00).
+  For IS != 0, rb bits 40:51 are the TLB set (tlbiel walks all 128 sets of a POWER9 one by one).
+- rs bits 0:31 hold the PID (rs >> 32) for process-scoped (prs = 1) invalidations; the LPID for
+  partition-scoped ones (prs = 0).
+- ric: 0 TLB, 1 page-walk cache, 2 both.  r: 1 radix, 0 hash page table.
+
+POWER9's tlbie errata workarounds (CPU_FTR_P9_TLBIE_ERAT_BUG, _STQ_BUG) add broadcast invalidations that
+are not flushes of the process's address space: a PID-0 PID-scope flush (or a PID-0 copy of the page
+flush) after a flush, the last page flushed again, and a flush of a dummy address ((1 << 52) - 1) after
+a PID flush.  `classify` marks them "fixup" so that they are counted apart.
+"""
+import re
+from collections import Counter, namedtuple
+
+IS_SHIFT = 10          # PPC_BITLSHIFT(53)
+SET_SHIFT = 12         # PPC_BITLSHIFT(51)
+AP_SHIFT = 5           # PPC_BITLSHIFT(58)
+OFFSET_MASK = 0xfff    # PPC_BITMASK(52, 63): not part of the address
+PID_SHIFT = 32         # PPC_BITLSHIFT(31)
+SCOPES = ("page", "pid", "lpid", "all")
+RICS = ("tlb", "pwc", "all")
+# mmu_get_ap() on radix: the AP field of each page size
+RADIX_AP = {0: 4 << 10, 5: 64 << 10, 1: 2 << 20, 2: 1 << 30}
+# fixup_tlbie_pid()/fixup_tlbie_lpid() flush "an address which is probably unused"
+DUMMY_ADDRESS = ((1 << 52) - 1) & ~OFFSET_MASK
+RIC_TLB = 0
+
+# pseries hypervisor calls that change the hash page table (PAPR numbers, as hcall_entry prints them)
+HCALLS = {4: "H_REMOVE", 8: "H_ENTER", 12: "H_READ", 16: "H_CLEAR_MOD", 20: "H_CLEAR_REF", 24: "H_PROTECT",
+          292: "H_BULK_REMOVE"}
+HPTE_INVALIDATE = {"H_REMOVE": 1, "H_BULK_REMOVE": 4}   # page table entries one call can remove, at most
+
+_LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+:\s+(?P<what>.*)$")
+_ENTER = re.compile(r"sys_mprotect\(start: ([0-9a-f]+), len: ([0-9a-f]+), prot: ([0-9a-f]+)\)")
+_FIELDS = re.compile(r"lpid=(\d+),? local=(\d+),? rb=(0x[0-9a-f]+),? rs=(0x[0-9a-f]+),? ric=(0x[0-9a-f]+),?"
+                     r" prs=(0x[0-9a-f]+),? r=(0x[0-9a-f]+)")
+
+
+class Tlbie(namedtuple("Tlbie", "lpid local rb rs ric prs r")):
+    """One traced invalidation instruction (the tracepoint's fields as integers)."""
+
+    __slots__ = ()
+
+    @property
+    def scope(self):
+        return SCOPES[(self.rb >> IS_SHIFT) & 3]
+
+    @property
+    def ident(self):
+        """The PID (process-scoped) or LPID (partition-scoped) the instruction names."""
+        return self.rs >> PID_SHIFT if self.prs else self.rs & 0xffffffff
+
+    @property
+    def pid(self):
+        return self.rs >> PID_SHIFT if self.prs else None
+
+    @property
+    def address(self):
+        return self.rb & ~OFFSET_MASK if self.scope == "page" else None
+
+    @property
+    def page_size(self):
+        if self.scope != "page" or not self.r:
+            return None
+        return RADIX_AP.get((self.rb >> AP_SHIFT) & 7)
+
+    @property
+    def set(self):
+        return (self.rb >> SET_SHIFT) & 0xfff if self.scope != "page" else None
+
+    @property
+    def ric_name(self):
+        return RICS[self.ric] if self.ric < len(RICS) else f"ric={self.ric}"
+
+    def describe(self):
+        where = "tlbiel" if self.local else "tlbie"
+        who = f"PID {self.pid}" if self.prs else f"LPID {self.ident}"
+        if self.scope == "page":
+            size = f" {self.page_size >> 10}K" if self.page_size else ""
+            return f"{where} page 0x{self.address:x}{size} {who}"
+        what = {"pid": who, "lpid": f"LPID {self.ident}", "all": "everything"}[self.scope]
+        return f"{where} {what} ({self.ric_name}, set {self.set})"
+
+
+def parse(line):
+    """The Tlbie in a trace line (or its field text), None when the line holds no tlbie event."""
+    if "tlbie" not in line and "lpid=" not in line:
+        return None
+    m = _FIELDS.search(line)
+    if not m:
+        return None
+    return Tlbie(*(int(v, 0) for v in m.groups()))
+
+
+def classify(events, pid=None):
+    """A label per event of one sequence (one flush operation, e.g. one mprotect call):
+
+    "page"  a flush of one page,
+    "full"  a flush of a whole PID, LPID or everything (a tlbiel walk over the TLB sets counts once:
+            its set-0 instruction),
+    "set"   the tlbiel of sets 1.. of such a walk,
+    "fixup" a POWER9 errata workaround,
+    "other" a page or PID flush naming another PID than `pid` (when given).
+    """
+    labels, last_page = [], None
+    for e in events:
+        label = _label(e, last_page, pid)
+        if label == "page" and not e.local:
+            last_page = e
+        elif label not in ("fixup", "set"):
+            last_page = None
+        labels.append(label)
+    return labels
+
+
+def _label(e, last_page, pid):
+    scope = e.scope
+    if not e.local and scope == "page":
+        if e.address == DUMMY_ADDRESS:
+            return "fixup"
+        if last_page is not None and (e.rb, e.rs, e.prs) == (last_page.rb, last_page.rs, last_page.prs):
+            return "fixup"          # the store-queue workaround repeats the last page
+        if e.ident == 0 and last_page is not None and e.address == last_page.address:
+            return "fixup"          # the ERAT workaround flushes the same page for PID 0
+    if not e.local and scope in ("pid", "lpid") and e.ident == 0 and e.ric == RIC_TLB:
+        return "fixup"              # the ERAT workaround flushes PID (LPID) 0 after a flush
+    if scope != "page" and e.set:
+        return "set"
+    if pid is not None and e.prs and scope in ("page", "pid") and e.pid != pid:
+        return "other"
+    return "page" if scope == "page" else "full"
+
+
+def tally(events, pid=None, labels=None):
+    """Counts of one sequence: tlbie (every instruction), tlbie_global (broadcast ones), tlbie_page,
+    tlbie_full (whole-address-space flushes), tlbie_fixup, tlbie_other."""
+    labels = classify(events, pid) if labels is None else labels
+    counts = {"tlbie": len(events), "tlbie_global": sum(1 for e in events if not e.local)}
+    for name in ("page", "full", "fixup", "other"):
+        counts[f"tlbie_{name}"] = labels.count(name)
+    return counts
+
+
+def hcall_name(opcode):
+    return HCALLS.get(opcode, f"hcall {opcode}")
+
+
+def mprotect_calls(lines, prot=0):
+    """The calls of mprotect(..., prot) in tracefs `trace` text, in order, as (length, [Tlbie], Counter of
+    hcall opcodes): the tlbie and hcall_entry events a task logged between its sys_enter_mprotect and
+    sys_exit_mprotect events (the kernel invalidates in the caller's context)."""
+    open_calls, done = {}, []
+    for line in lines:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        pid, what = m["pid"], m["what"]
+        enter = _ENTER.match(what)
+        if enter:
+            open_calls[pid] = (int(enter[2], 16), int(enter[3], 16), [], Counter())
+        elif what.startswith("sys_mprotect ->"):
+            call = open_calls.pop(pid, None)
+            if call and call[1] == prot:
+                done.append((call[0], call[2], call[3]))
+        elif pid in open_calls:
+            if what.startswith("tlbie:"):
+                open_calls[pid][2].append(parse(what))
+            elif what.startswith("hcall_entry:"):
+                op = re.search(r"opcode=(\d+)", what)
+                if op:
+                    open_calls[pid][3][int(op[1])] += 1
+    return done

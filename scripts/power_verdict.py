@@ -1,0 +1,252 @@
+"""One power-check guest's verdict, from its console log (see scripts/power-check and power-init.sh).
+
+Imports every atsd output with `atsdbench import` and checks page size, MMU, CPU and rates; decodes the
+traced pass (mprotect syscall events around the kernel's tlbie or hcall events) per call and checks the
+flush rule: radix flushes each page (tlbiel without a bystander, tlbie with one) up to the ceiling in
+debugfs and the whole PID above it; hash removes page table entries through the hypervisor (H_REMOVE,
+H_BULK_REMOVE of up to 4) and issues no tlbie.  Prints one line; exit 1 when the guest misbehaved.
+"""
+import argparse
+import base64
+import gzip
+import math
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from statistics import median
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import atsdbench  # noqa: E402
+from atsdbench import tlbie  # noqa: E402
+from atsdbench.units import format_size, parse_size  # noqa: E402
+
+
+
+class Bad(Exception):
+    """The guest misbehaved: the message says how, in one line."""
+
+
+def parse_console(text):
+    """Values ("@@ key value"), blocks ("@@ begin name attrs" .. "@@ end name attrs") and atsd errors."""
+    values, blocks, errors, block = {}, [], [], None
+    for raw in text.replace("\r", "").split("\n"):
+        at = raw.find("@@ ")
+        line = raw[at + 3:] if at >= 0 else None
+        if block is not None:
+            if line is not None and line.startswith(f"end {block['name']}"):
+                block["end"] = attrs(line.split(None, 2)[2] if len(line.split(None, 2)) > 2 else "")
+                blocks.append(block)
+                block = None
+            else:
+                block["lines"].append(raw)
+            continue
+        if line is None:
+            continue
+        key, _, rest = line.partition(" ")
+        if key == "begin":
+            name, _, rest = rest.partition(" ")
+            block = {"name": name, "attrs": attrs(rest), "lines": [], "end": None}
+        elif key == "atsd-error":
+            errors.append(rest)
+        elif key == "cpuinfo":
+            k, _, v = rest.partition(":")
+            values[k.strip()] = v.strip()
+        else:
+            values[key] = rest.strip()
+    return values, blocks, errors
+
+
+def attrs(text):
+    return dict(part.split("=", 1) for part in text.split() if "=" in part)
+
+
+def decode_trace(block):
+    if block["end"] is None:
+        raise Bad(f"trace with bystanders={block['attrs'].get('bystanders')} did not end")
+    if block["end"].get("rc") != "0":
+        raise Bad(f"the traced atsd run failed (rc {block['end'].get('rc')})")
+    if block["end"].get("overrun", "0") != "0":
+        raise Bad(f"the trace buffer overran ({block['end']['overrun']} events lost)")
+    try:
+        return gzip.decompress(base64.b64decode("".join(block["lines"]))).decode().splitlines()
+    except (ValueError, OSError) as e:
+        raise Bad(f"trace with bystanders={block['attrs'].get('bystanders')} came back damaged: {e}") from None
+
+
+def check_output(block, args, page_size):
+    """Import one atsd output and check it; returns the stride list."""
+    a = block["attrs"]
+    tag = f"size={a.get('size')} bystanders={a.get('bystanders')}"
+    if block["end"] is None or block["end"].get("rc") != "0":
+        raise Bad(f"atsd {tag} failed (rc {block['end'] and block['end'].get('rc')})")
+    stem = os.path.join(args.out, f"atsd-{a.get('size')}-b{a.get('bystanders')}")
+    with open(stem + ".txt", "w") as f:
+        f.write("\n".join(block["lines"]) + "\n")
+    imp = subprocess.run([sys.executable, "-m", "atsdbench", "import", stem + ".txt", "-o", stem + ".json"],
+                         capture_output=True, text=True)
+    if imp.returncode:
+        raise Bad(f"atsdbench import of atsd {tag}: {imp.stderr.strip().splitlines()[-1:]}")
+    r = atsdbench.load(stem + ".json")
+    if not r.complete:
+        raise Bad(f"atsd {tag}: the run is not complete")
+    if r.host["page_size"] != page_size or page_size != 65536:
+        raise Bad(f"atsd {tag}: page size {r.host['page_size']}, the kernel says {page_size}, expected 65536")
+    if r.host["mmu"] != args.mmu:
+        raise Bad(f"atsd {tag}: MMU {r.host['mmu']}, booted as {args.mmu}")
+    if r.config["size"] != parse_size(a["size"]) or r.config["bystanders"] != int(a["bystanders"]):
+        raise Bad(f"atsd {tag}: the output is of another plan ({r.config['size']}, {r.config['bystanders']})")
+    m = r.measured
+    for stride in r.config["strides"]:
+        rates = m[m["stride_bytes"] == stride]["gbps"]
+        if rates.empty or not (rates > 0).all():
+            raise Bad(f"atsd {tag}: no positive rate at stride {format_size(stride)}")
+    return r.config["strides"]
+
+
+def radix_rule(per_stride, bystanders, ceiling, page_size):
+    """Check each call against the rule; returns a summary of the median call per stride."""
+    local = bystanders == 0
+    parts, pids = [], set()
+    for stride, found in sorted(per_stride.items()):
+        for events, _ in found:
+            pids.update(e.pid for e, label in zip(events, tlbie.classify(events)) if label == "page")
+    if len(pids) > 1:
+        raise Bad(f"bystanders={bystanders}: page flushes name several PIDs {sorted(pids)}")
+    pid = pids.pop() if pids else None
+    for stride, found in sorted(per_stride.items()):
+        n = stride // page_size
+        full = n > ceiling
+        words = []
+        for events, _ in found:
+            labels = tlbie.classify(events, pid)
+            c = tlbie.tally(events, labels=labels)
+            kind = "tlbiel" if local else "tlbie"
+            if any(bool(e.local) != local for e in events):
+                raise Bad(f"{format_size(stride)} with bystanders={bystanders}: "
+                          f"{'a global tlbie' if local else 'a local tlbiel'} (expected {kind} only)")
+            want = (0, 1) if full else (n, 0)
+            if (c["tlbie_page"], c["tlbie_full"]) != want or c["tlbie_other"]:
+                raise Bad(f"{format_size(stride)} with bystanders={bystanders} ({n} pages, ceiling {ceiling}): "
+                          f"{c['tlbie_page']} page and {c['tlbie_full']} whole-PID flushes in a call, "
+                          f"expected {want[0]} and {want[1]}: " + "; ".join(e.describe() for e in events[:6]))
+            if full and pid is not None and not any(e.scope == "pid" and e.pid == pid and lab == "full"
+                                                    for e, lab in zip(events, labels)):
+                raise Bad(f"{format_size(stride)}: the whole-PID flush is not of the process's PID {pid}")
+            words.append(c)
+        fix = median(c["tlbie_fixup"] for c in words)
+        what = "whole PID" if full else f"{n} page{'s' * (n > 1)}"
+        parts.append(f"{format_size(stride)} {what}" + (f" +{fix:g} fixup" if fix else ""))
+    return ", ".join(parts) + (" (tlbiel)" if local else " (tlbie)")
+
+
+def hash_rule(per_stride, bystanders, page_size):
+    parts = []
+    for stride, found in sorted(per_stride.items()):
+        n = stride // page_size
+        per_name = defaultdict(list)
+        for events, ops in found:
+            if events:
+                raise Bad(f"hash: {len(events)} tlbie events in a {format_size(stride)} call "
+                          f"(bystanders={bystanders}), expected none: {events[0].describe()}")
+            named = {tlbie.hcall_name(op): k for op, k in ops.items()}
+            removes = {k: v for k, v in named.items() if k in tlbie.HPTE_INVALIDATE}
+            capacity = sum(tlbie.HPTE_INVALIDATE[k] * v for k, v in removes.items())
+            if not (math.ceil(n / 4) <= sum(removes.values()) <= n and capacity >= n):
+                raise Bad(f"hash: a {format_size(stride)} call ({n} pages, bystanders={bystanders}) made "
+                          f"{named or 'no hypervisor calls'}; expected {n} page table entries removed")
+            for k in tlbie.HPTE_INVALIDATE:
+                per_name[k].append(removes.get(k, 0))
+        parts.append(f"{format_size(stride)} " + " + ".join(
+            f"{median(v):g} {k}" for k, v in per_name.items() if median(v)))
+    return ", ".join(parts)
+
+
+def verdict(args, text):
+    if args.qemu_rc == 124 or args.qemu_rc == 137:
+        raise Bad(f"timed out after {args.timeout} s; last console line: {last_line(text)!r}")
+    values, blocks, errors = parse_console(text)
+    if "guest" not in values:
+        qemu = last_line(open(args.qemu_log).read()) if args.qemu_log and os.path.exists(args.qemu_log) else ""
+        raise Bad(f"the kernel did not reach /init (qemu exit {args.qemu_rc}{': ' + qemu if qemu else ''}); "
+                  f"last console line: {last_line(text)!r}")
+    if "done" not in values:
+        raise Bad(f"the guest stopped before the end; last console line: {last_line(text)!r}")
+    if errors:
+        raise Bad(f"atsd: {errors[0]}")
+    if values.get("MMU") != args.mmu:
+        raise Bad(f"/proc/cpuinfo says MMU {values.get('MMU')}, expected {args.mmu}")
+    if args.cpu not in values.get("cpu", ""):
+        raise Bad(f"/proc/cpuinfo says cpu {values.get('cpu')!r}, expected {args.cpu}")
+    kernel_log = [b for b in blocks if b["name"] == "kernel-log"]
+    if kernel_log and any(line.strip() for line in kernel_log[0]["lines"]):
+        raise Bad(f"kernel log: {kernel_log[0]['lines'][0].strip()}")
+    page_size = int(values["page_size"])
+    os.makedirs(args.out, exist_ok=True)
+    outputs = [b for b in blocks if b["name"] == "atsd"]
+    if not outputs:
+        raise Bad("no atsd output came back")
+    strides = [check_output(b, args, page_size) for b in outputs][0]
+    traces = [b for b in blocks if b["name"] == "trace"]
+    if not traces:
+        raise Bad("no trace came back")
+    summary = []
+    ceiling, local_ceiling = values.get("ceiling"), values.get("local_ceiling")
+    for block in traces:
+        lines = decode_trace(block)
+        with open(os.path.join(args.out, f"trace-b{block['attrs']['bystanders']}.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        bystanders = int(block["attrs"]["bystanders"])
+        per_stride = defaultdict(list)
+        for length, events, ops in tlbie.mprotect_calls(lines):
+            per_stride[length].append((events, ops))
+        if sorted(per_stride) != sorted(strides):
+            raise Bad(f"trace bystanders={bystanders}: mprotect(PROT_NONE) calls of "
+                      f"{[format_size(s) for s in sorted(per_stride)]}, expected {[format_size(s) for s in strides]}")
+        who = "no bystander" if bystanders == 0 else f"{bystanders} bystander{'s' * (bystanders > 1)}"
+        if args.mmu == "Radix":
+            limit = int(local_ceiling if bystanders == 0 else ceiling)
+            summary.append(f"{who}: {radix_rule(per_stride, bystanders, limit, page_size)}")
+        else:
+            summary.append(f"{who}: {hash_rule(per_stride, bystanders, page_size)}")
+    runs = ", ".join(f"{b['attrs']['size']}/b{b['attrs']['bystanders']}" for b in outputs)
+    ceilings = f", ceiling {ceiling} (local {local_ceiling})" if args.mmu == "Radix" else ""
+    head = (f"MMU {args.mmu}, {page_size >> 10}K pages{ceilings}; "
+            f"imported {runs}, rate > 0 at {','.join(format_size(s) for s in strides)}")
+    flushes = "; ".join(summary)
+    if args.mmu == "Radix":
+        return f"{head}; flushes per call, {flushes}"
+    return f"{head}; no tlbie (the hypervisor invalidates), hcalls per call, {flushes}"
+
+
+def last_line(text):
+    lines = [line.strip() for line in text.replace("\r", "").split("\n") if line.strip()]
+    return lines[-1][:120] if lines else ""
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("log")
+    p.add_argument("--guest", required=True)
+    p.add_argument("--mmu", required=True, choices=("Radix", "Hash"))
+    p.add_argument("--cpu", required=True)
+    p.add_argument("--timeout", type=int, default=0)
+    p.add_argument("--qemu-rc", type=int, default=0)
+    p.add_argument("--qemu-log")
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+    try:
+        with open(args.log, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except FileNotFoundError:
+        text = ""
+    try:
+        print(f"{args.guest} ok: {verdict(args, text)}")
+    except Bad as e:
+        print(f"{args.guest} FAILED: {e}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
