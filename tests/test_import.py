@@ -1,0 +1,114 @@
+"""`atsdbench import` of atsd output: every bad field is one line naming it, exit 2; the file written loads."""
+import errno
+import json
+import os
+import tempfile
+
+import pytest
+
+import atsdbench
+from atsdbench import cli, importer
+from atsdbench.errors import UsageError
+
+HOST = ("host\thostname=h\tarch=x86_64\tkernel_release=6.1.0\tkernel_version=#1 SMP\tcpu_model=c\tmmu=unknown"
+        "\tonline_cpus=0-1\tpage_size=4096\thugepage_size=2097152\tthp_enabled=always [madvise] never")
+CONFIG = ("config\tsize=16777216\tstrides=65536,1048576\trounds=2\treps=2\twarmup=1\twarmup_rounds=0\tpages=base"
+          "\tbystanders=0\tcpu=0\tbystander_cpus=\tlatency=1\tretouch=1\tseed=7\tlabel=lab")
+
+
+def sample(rnd, rep, order, stride, warmup, ns=1_000_000, **extra):
+    fields = dict(round=rnd, rep=rep, order=order, stride_bytes=stride, warmup=warmup, ns=ns,
+                  calls=16777216 // stride, ipis=0, lat_p50_ns=900, lat_p90_ns=950, lat_p99_ns=990,
+                  lat_max_ns=999, **extra)
+    return "sample\t" + "\t".join(f"{k}={v}" for k, v in fields.items())
+
+
+def text(host=HOST, config=CONFIG, samples=None, end="end\tcomplete=1"):
+    samples = samples if samples is not None else [
+        sample(r, p, i, s, int(p == 0), 1_000_000 + 1000 * (r + p + i))
+        for r in range(2) for p in range(3) for i, s in enumerate((65536, 1048576))]
+    return "\n".join(["atsd-output 1", host, config, *samples, end]) + "\n"
+
+
+def test_good_output_imports_and_loads(tmp_path, capsys):
+    (tmp_path / "a.txt").write_text(text())
+    out = tmp_path / "a.json"
+    assert cli.main(["import", str(tmp_path / "a.txt"), "-o", str(out)]) == 0
+    assert f"wrote {out}" in capsys.readouterr().out
+    r = atsdbench.load(str(out))
+    assert r.complete and r.config["strides"] == [65536, 1048576] and r.host["online_cpus"] == [0, 1]
+    assert r.label == "lab" and len(r.measured) == 8 and r.samples["lat_p99_us"].max() == pytest.approx(0.99)
+
+
+BIG = "9" * 400
+BAD = [  # (what to replace in the good text, by what, the message)
+    (CONFIG, CONFIG.replace("\tstrides=65536,1048576", ""), "line 3: config without strides"),
+    (CONFIG, "config\tsize=1", "line 3: config without strides, rounds, reps, warmup, warmup_rounds, pages"),
+    ("strides=65536,1048576", "strides=64K", "strides='64K' is not a comma-separated list of whole numbers"),
+    ("strides=65536,1048576", "strides=0", "strides='0' is out of range (1 to 4611686018427387904)"),
+    ("online_cpus=0-1", "online_cpus=a", "online_cpus='a' is not a list of CPUs below 8192"),
+    ("online_cpus=0-1", "online_cpus=0-99999999999", "online_cpus='0-99999999999' is not a list of CPUs"),
+    ("online_cpus=0-1", "online_cpus=3-1", "online_cpus='3-1' is not a list of CPUs"),
+    ("size=16777216", "size=0", "line 3: size='0' is out of range"),
+    ("size=16777216", f"size={BIG}", "size='99999999999999999999999999999999999999999999999999999999..."),
+    ("rounds=2", "rounds=+2", "rounds='+2' is not a whole number"),
+    ("cpu=0", "cpu=-1", "cpu='-1' is out of range (0 to 8191)"),
+    ("calls=256", "calls=0", "line 4: calls='0' is out of range (1 to 9223372036854775807)"),
+    ("stride_bytes=65536", "stride_bytes=0", "line 4: stride_bytes='0' is out of range"),
+    ("ns=1000000", "ns=-5", "line 4: ns='-5' is out of range"),
+    ("ns=1000000", f"ns={BIG}", "line 4: ns='9999"),
+    ("warmup=1\tns", "warmup=2\tns", "line 4: warmup='2' is out of range (0 to 1)"),
+    ("lat_p50_ns=900", "lat_p50_ns=fast", "lat_p50_ns='fast' is not a whole number"),
+    ("end\tcomplete=1", "end\tcomplete", "'complete' is not key=value"),
+    ("end\tcomplete=1", "ending", "unknown record 'ending'"),
+]
+
+
+@pytest.mark.parametrize("old,new,message", BAD, ids=[m for _, _, m in BAD])
+def test_bad_fields_are_one_line_naming_them(tmp_path, capsys, old, new, message):
+    good = text()
+    assert old in good
+    (tmp_path / "bad.txt").write_text(good.replace(old, new, 1))
+    with pytest.raises(UsageError) as e:
+        importer.load(str(tmp_path / "bad.txt"))
+    assert message in str(e.value) and len(str(e.value)) < len(str(tmp_path)) + 180
+    assert cli.main(["import", str(tmp_path / "bad.txt"), "-o", str(tmp_path / "o.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and not os.path.exists(tmp_path / "o.json")
+
+
+def test_a_megabyte_bad_value_is_cut(tmp_path):
+    (tmp_path / "bad.txt").write_text(text().replace("ns=1000000", "ns=" + "x" * 1_000_000, 1))
+    with pytest.raises(UsageError, match=r"ns='xxx.*\.\.\. is not a whole number") as e:
+        importer.load(str(tmp_path / "bad.txt"))
+    assert len(str(e.value)) < len(str(tmp_path)) + 120
+
+
+@pytest.mark.parametrize("output,message", [("", "the output file name is empty"),
+                                            ("/dev/null", "is a character device, not a regular file")])
+def test_outputs_that_are_refused(tmp_path, capsys, output, message):
+    (tmp_path / "a.txt").write_text(text())
+    assert cli.main(["import", str(tmp_path / "a.txt"), "-o", output]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_a_failed_write_is_rescued_and_named(tmp_path, capsys, monkeypatch):
+    (tmp_path / "a.txt").write_text(text())
+    rescue = tmp_path / "rescue"
+    rescue.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(rescue))
+
+    def replace(a, b):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(os, "replace", replace)
+    out = tmp_path / "out.json"
+    assert cli.main(["import", str(tmp_path / "a.txt"), "-o", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert "GB/s" in captured.out  # the table came first
+    (saved,) = os.listdir(rescue)
+    assert captured.err == (f"atsdbench: cannot write output {out}: No space left on device; the result was saved "
+                            f"to {rescue / saved} instead\n")
+    assert not out.exists() and sorted(os.listdir(tmp_path)) == ["a.txt", "rescue"]
+    monkeypatch.undo()
+    assert json.loads((rescue / saved).read_text())["config"]["label"] == "lab"
