@@ -106,13 +106,41 @@ def _speedup_panel(ax, files, labels, metric, confidence, ticks):
             ticks)
 
 
-def make_figure(files, metric="median", confidence=95.0, labels=None):
+def _model_panel(ax, files, labels, confidence):
+    """us per call against pages: the strides, the fitted line, the whole-flush level, the crossover."""
+    from . import model
+
+    analysis = model.analyse([[f] for f in files], labels, confidence)
+    for models in analysis.sides:
+        for m in models:
+            name = f"{m.label}{f' [{m.cell}]' if m.cell else ''}"
+            p = m.params
+            color = ax.plot(m.pages[~m.whole], m.us_per_call[~m.whole], "o",
+                            label=name)[0].get_color()
+            if m.whole.any():
+                ax.plot(m.pages[m.whole], m.us_per_call[m.whole], "s", color=color)  # squares: whole flushes
+            if math.isfinite(p["per_page_us"]):
+                xs = [0, max(m.pages)]
+                ax.plot(xs, [p["fixed_us"] + p["per_page_us"] * x for x in xs], "-", color=color,
+                        label=f"{name}: {p['fixed_us']:.3g} + {p['per_page_us']:.3g} us/page")
+            if math.isfinite(p["full_flush_us"]):
+                ax.axhline(p["full_flush_us"], color=color, linestyle=":",
+                           label=f"{name}: whole flush {p['full_flush_us']:.3g} us")
+            if math.isfinite(p["crossover_pages"]) and p["crossover_pages"] > 0:
+                ax.axvline(p["crossover_pages"], color=color, linestyle="--", alpha=0.6,
+                           label=f"{name}: crossover {p['crossover_pages']:.3g} pages")
+    units = sorted({format_size(m.page_bytes) for models in analysis.sides for m in models})
+    _finish(ax, f"pages per call ({', '.join(units)} pages)", "us per mprotect call",
+            "cost model: fixed + per-page x pages, whole flush past the ceiling")
+
+
+def make_figure(files, metric="median", confidence=95.0, labels=None, model=False):
     """The matplotlib Figure (tests inspect it); nothing is written."""
     plt = require_matplotlib()
     files = [results.load(f) for f in files]
     labels = comparison.choose_labels(files, labels)
     has_latency = any(latency_distribution(f, s) for f in files for s in f.config.get("strides", []))
-    panels = 1 + has_latency + (len(files) > 1)
+    panels = 1 + has_latency + (len(files) > 1) + bool(model)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
     axes = [a[0] for a in axes]
     ticks = sorted({int(s) for f in files for s in f.measured["stride_bytes"].unique()})
@@ -120,7 +148,9 @@ def make_figure(files, metric="median", confidence=95.0, labels=None):
     if has_latency:
         _latency_panel(axes[1], files, labels)
     if len(files) > 1:
-        _speedup_panel(axes[-1], files, labels, metric, confidence, ticks)
+        _speedup_panel(axes[1 + has_latency], files, labels, metric, confidence, ticks)
+    if model:
+        _model_panel(axes[-1], files, labels, confidence)
     fig.tight_layout()
     return fig
 

@@ -1,0 +1,191 @@
+"""`atsdbench import --table`: a published rate table (stride, GB/s, optional "after" GB/s) as result files.
+
+Kernel commit messages print tables like
+
+    mprotect rate (GB/s)
+    Stride  Before  After  Speedup
+    64K     5.9     6.5    10%
+
+often quoted ("> ") or with their line breaks lost in an archive.  So the text is read as a stream of
+words, and the table is the longest run of rows "SIZE RATE [RATE] [N%...]"; quote marks and
+markdown bars are not words.  A speedup column, when there is one, is checked against the rates.
+Each rate column becomes one result file with one pass per stride (calls = size / stride).
+"""
+import os
+import re
+
+from . import __version__
+from .errors import UsageError
+from .results import Result
+from .units import format_size, parse_size
+
+_SIZE = re.compile(r"^\d+(?:[KMGT](?:i?B)?)?$", re.IGNORECASE)
+_RATE = re.compile(r"^\d+(?:\.\d+)?$")
+_PCT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
+_SEPARATOR = re.compile(r"^[>|:=+-]+$")
+HEADER_WORDS = ("stride", "size")
+
+
+def words(text):
+    """The text's words without quote marks, table bars and rules."""
+    return [w for w in re.split(r"[\s|]+", text) if w and not _SEPARATOR.match(w)]
+
+
+def _row(ws, i, columns):
+    """(stride, rates, percents, next index) for a row at ws[i] with `columns` rates, else None."""
+    if i + columns >= len(ws) or not _SIZE.match(ws[i]) or not all(_RATE.match(w) for w in ws[i + 1:i + 1 + columns]):
+        return None
+    j = i + 1 + columns
+    pcts = []
+    while j < len(ws) and _PCT.match(ws[j]):
+        pcts.append(ws[j])
+        j += 1
+    return ws[i], ws[i + 1:i + 1 + columns], pcts, j
+
+
+def _run(ws, i, columns):
+    rows = []
+    while (row := _row(ws, i, columns)) is not None:
+        rows.append(row[:3])
+        i = row[3]
+    return rows
+
+
+def find_table(ws, name="<table>"):
+    """(start index, columns, rows) of the longest run of rows; a tie between two places is an error."""
+    best = []
+    for i in range(len(ws)):
+        for columns in (2, 1):
+            rows = _run(ws, i, columns)
+            if len(rows) >= 2:
+                best.append((len(rows), columns, i, rows))
+    if not best:
+        raise UsageError(f"{name} has no table: expected rows of 'STRIDE GB/S [GB/S]' (e.g. '64K 5.9 6.5'), "
+                         "two rows or more")
+    top = max(b[0] for b in best)
+    winners = [b for b in best if b[0] == top]
+    # A run found from a later start inside a longer run is shorter, so winners at different places
+    # that do not overlap are separate tables.
+    starts = sorted({b[2] for b in winners})
+    if len(starts) > 1:
+        raise UsageError(f"{name} has {len(starts)} tables of {top} rows; keep the one to import")
+    _, columns, start, rows = max(winners, key=lambda b: b[1])
+    return start, columns, rows
+
+
+def labels_before(ws, start, columns):
+    """Column names from a header such as 'Stride Before After Speedup' just before the rows."""
+    for k in range(start - 1, max(-1, start - 2 - columns - 4), -1):
+        if ws[k].lower().rstrip(":") in HEADER_WORDS and k + columns < start:
+            names = ws[k + 1:k + 1 + columns]
+            if not any(_RATE.match(n) or _SIZE.match(n) for n in names):
+                return names
+    return ["before", "after"][:columns] if columns == 2 else ["table"]
+
+
+def _decimals(text):
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def speedup_mismatch(before, after, pct):
+    """True when a printed speedup cannot come from the printed rates, rounding allowed for."""
+    hb, ha = 0.5 * 10 ** -_decimals(before), 0.5 * 10 ** -_decimals(after)
+    b, a = float(before), float(after)
+    if b - hb <= 0:
+        return False
+    low, high = ((a - ha) / (b + hb) - 1) * 100, ((a + ha) / (b - hb) - 1) * 100
+    value, hp = float(pct.rstrip("%")), 0.5 * 10 ** -_decimals(pct.rstrip("%"))
+    return value + hp < low or value - hp > high
+
+
+def parse(text, name="<table>"):
+    """(labels, [(stride bytes, [GB/s per column])], warnings)."""
+    ws = words(text)
+    start, columns, rows = find_table(ws, name)
+    labels = labels_before(ws, start, columns)
+    warnings, out, seen = [], [], set()
+    for stride_text, rates, pcts in rows:
+        stride = parse_size(stride_text, f"{name}: stride")
+        if stride in seen:
+            raise UsageError(f"{name}: stride {format_size(stride)} appears twice in the table")
+        seen.add(stride)
+        values = [float(r) for r in rates]
+        if any(v <= 0 for v in values):
+            raise UsageError(f"{name}: stride {format_size(stride)} has a rate of zero")
+        if columns == 2 and pcts and speedup_mismatch(rates[0], rates[1], pcts[0]):
+            warnings.append(f"{name}: at {format_size(stride)} the speedup column ({pcts[0]}) does not follow from "
+                            f"the rates ({rates[0]} -> {rates[1]}): are the columns GB/s, before then after?")
+        out.append((stride, values))
+    return labels, out, warnings
+
+
+def to_results(labels, rows, page_size, size, ceiling=None, name="<table>"):
+    """One Result per rate column: one round, one pass per stride."""
+    for stride, _ in rows:
+        if size % stride:
+            raise UsageError(f"--size {format_size(size)} is not a multiple of the table's stride "
+                             f"{format_size(stride)}")
+    host = {"hostname": "unknown", "arch": "unknown", "kernel_release": "unknown", "kernel_version": "unknown",
+            "cpu_model": "unknown", "mmu": "unknown", "online_cpus": [], "affinity": "unknown",
+            "page_size": page_size, "hugepage_size": None, "thp_enabled": "unknown", "thp_defrag": "unknown",
+            "tlb_single_page_flush_ceiling": ceiling if ceiling is not None else "unknown",
+            "python": "none (table)", "atsdbench": f"table, imported by {__version__}"}
+    strides = sorted(s for s, _ in rows)
+    out = []
+    for column, label in enumerate(labels):
+        config = {"size": size, "strides": strides, "rounds": 1, "reps": 1, "warmup": 0, "warmup_rounds": 0,
+                  "processes": False, "pages": "base", "cpu": None,
+                  "latency": False, "retouch": True, "trace": "off", "label": label, "seed": None, "gpu": None,
+                  "source": "table", "table": {"file": os.path.basename(name), "column": column + 1}}
+        samples = []
+        for order, (stride, rates) in enumerate(sorted(rows)):
+            gbps = rates[column]
+            ns = size / gbps  # the time the table's rate implies for one pass over the region
+            calls = size // stride
+            samples.append({"round": 0, "rep": 0, "order": order, "stride_bytes": stride, "warmup": False,
+                            "traced": False, "ns": round(ns), "seconds": ns / 1e9, "calls": calls, "gbps": gbps,
+                            "us_per_call": ns / 1e3 / calls})
+        out.append(Result(host, config, samples, True))
+    return out
+
+
+def output_paths(output, count, name):
+    """The first column goes to OUTPUT (default: the table's name with .json), a second to the same
+    name with '-after' before the extension."""
+    if output is None:
+        if name == "-":
+            raise UsageError("import --table -: give -o, there is no file name to derive one from")
+        output = os.path.splitext(os.path.basename(name))[0] + ".json"
+    root, ext = os.path.splitext(output)
+    return [output, f"{root}-after{ext or '.json'}"][:count]
+
+
+def load(path, page_size, size, ceiling=None):
+    import sys
+
+    try:
+        if path == "-":
+            text, name = sys.stdin.read(), "<stdin>"
+        else:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text, name = f.read(), path
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory") from None
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror}") from None
+    labels, rows, warnings = parse(text, name)
+    return to_results(labels, rows, page_size, size, ceiling, name), warnings
+
+
+def summary(results, paths):
+    """What import printed: the table as read, and where each column went."""
+    first = results[0]
+    lines = [f"read {len(first.config['strides'])} strides "
+             f"({', '.join(format_size(s) for s in first.config['strides'])}), "
+             f"page size {format_size(first.host['page_size'])}"]
+    for r, p in zip(results, paths):
+        rates = ", ".join(f"{s['gbps']:g}" for s in r._records)
+        lines.append(f"wrote {p}: column '{r.config['label']}' (GB/s {rates}), one observation per stride")
+    return "\n".join(lines)

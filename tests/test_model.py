@@ -1,0 +1,397 @@
+"""model (cost fit, regimes, bootstrap CIs, before/after) and import --table.
+
+Synthetic result files are built here from known costs; the seed's table is the 2018 POWER9 NPU
+patch's (tests/fixtures/npu_table.txt is its text, line breaks lost as in the archive)."""
+import json
+import math
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+from atsdbench import model, results, table
+from atsdbench.errors import UsageError
+
+SEED_FILE = pathlib.Path(__file__).resolve().parents[2] / "shared" / "seeds" / "2018-powerpc-npu-atsd-eieio.txt"
+K, M = 1 << 10, 1 << 20
+
+
+def make(us, rounds=5, reps=2, page=4096, ceiling="unknown", shares=None, noise=0.02, seed=0, cells=None,
+         label="synthetic", size=64 * M):
+    """A result file whose stride s costs us[s] microseconds per call (x a round level x pass noise).
+    shares: {stride: full-flush share} written as flush counters on the traced warm-up pass.
+    cells: [(settings, us)] instead of us: one cell per entry, interleaved as the axes runs do."""
+    rng = np.random.default_rng(seed)
+    samples = []
+    cell_list = cells or [({}, us)]
+    for rnd in range(rounds):
+        level = rng.normal(1, noise)
+        for index, (settings, costs) in enumerate(cell_list):
+            for rep in range(reps + 1):
+                for order, stride in enumerate(sorted(costs)):
+                    calls = size // stride
+                    per_call = costs[stride] * level * (rng.normal(1, noise / 2) if rep else 1)
+                    ns = int(per_call * 1e3 * calls)
+                    s = {"round": rnd, "rep": rep, "order": order, "stride_bytes": stride, "warmup": rep == 0,
+                         "traced": rep == 0, "ns": ns, "seconds": ns / 1e9, "calls": calls, "gbps": size / ns,
+                         "us_per_call": ns / 1e3 / calls}
+                    if shares is not None and rep == 0:
+                        s["flushes"] = calls
+                        s["full_flushes"] = int(round(calls * shares[stride]))
+                    if cells:
+                        s["cell"] = index
+                        s.update(settings)
+                    samples.append(s)
+    data = {"format": "atsdbench-result", "schema_version": 1, "complete": True, "started": 0, "finished": 1,
+            "host": {"hostname": "t", "arch": "x86_64", "kernel_release": "6.1", "page_size": page,
+                     "hugepage_size": 2 * M, "tlb_single_page_flush_ceiling": ceiling},
+            "config": {"size": size, "strides": sorted(cell_list[0][1]), "rounds": rounds, "reps": reps,
+                       "pages": "base", "label": label},
+            "samples": samples}
+    if cells:
+        data["config"]["cells"] = [s for s, _ in cells]
+        data["config"]["axes"] = {k: sorted({s[k] for s, _ in cells}) for k in cells[0][0]}
+    return results.from_dict(data, f"{label}.json")
+
+
+# x86-like: 4K pages, 0.5 us + 0.1 us/page up to the ceiling, 6 us whole flush past it.
+X86 = {4 * K: 0.6, 16 * K: 0.9, 64 * K: 2.1, 1 * M: 6.0, 2 * M: 6.0}
+
+
+def fit(result, **kw):
+    return model.analyse([[result]], [result.label], **kw)
+
+
+# --- the seed's table ------------------------------------------------------------------------------
+
+def seed_models(fixtures, tmp_path, cli, source=None):
+    out = tmp_path / "npu.json"
+    p = cli("import", "--table", source or fixtures / "npu_table.txt", "--page-size", "64K", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "npu-after.json").exists()
+    return out, tmp_path / "npu-after.json", p
+
+
+def test_seed_table_gives_the_issue_numbers(cli, fixtures, tmp_path):
+    before, after, p = seed_models(fixtures, tmp_path, cli)
+    assert "column 'Before'" in p.stdout and "column 'After'" in p.stdout
+    doc = json.loads(cli("model", before, after, "--format", "json").stdout)
+    b, a = doc["models"]
+    # The issue: 9.6 us + 1.5 us/page before, 8.7 + 1.4 after (from the rounded us/call it printed),
+    # 4M (64 pages, past the 33-page ceiling) a whole flush at 13.0 us.
+    assert b["fixed_us"] == pytest.approx(9.6, abs=0.1) and b["per_page_us"] == pytest.approx(1.5, abs=0.05)
+    assert a["fixed_us"] == pytest.approx(8.7, abs=0.1) and a["per_page_us"] == pytest.approx(1.4, abs=0.05)
+    assert [s["regime"] for s in b["strides"]] == ["per-page"] * 3 + ["whole-flush"]
+    assert {s["regime_source"] for s in b["strides"]} == {"data"}
+    assert b["full_flush_us"] == pytest.approx(13.0, abs=0.05)
+    assert b["crossover_pages"] == pytest.approx((13.0016 - 9.5751) / 1.50538, rel=1e-3)
+    assert [s["pages"] for s in b["strides"]] == [1, 16, 32, 64]
+    assert b["fixed_us_low"] is None and b["per_page_us_high"] is None  # one observation per stride
+    change = {c["parameter"]: c for c in doc["changes"]}
+    assert change["per_page_us"]["change_pct"] == pytest.approx(-5.5, abs=0.05)  # "~5%"
+    assert change["fixed_us"]["change_pct"] == pytest.approx(-9.7, abs=0.05)  # "~10%"
+    assert change["per_page_us"]["ci_low_pct"] is None
+
+
+def test_seed_email_itself(cli, fixtures, tmp_path):
+    if not SEED_FILE.exists():
+        pytest.skip("the seed folder is not next to this checkout")
+    before, after, _ = seed_models(fixtures, tmp_path, cli, SEED_FILE)
+    doc = json.loads(cli("model", before, "--format", "json").stdout)
+    assert doc["models"][0]["per_page_us"] == pytest.approx(1.5054, abs=1e-3)
+
+
+def test_seed_table_text_and_commit(cli, fixtures, tmp_path):
+    before, after, _ = seed_models(fixtures, tmp_path, cli)
+    p = cli("model", before, after)
+    assert p.returncode == 0 and "imported from a table: one observation per stride, so no CI" in p.stdout
+    commit = cli("model", before, after, "--format", "commit").stdout.splitlines()
+    assert commit[0] == "mprotect cost per call, Before -> After"
+    assert commit[2] == "per-page cost  1.51 -> 1.42 us (-5.5%)"
+    assert commit[1] == "fixed cost     9.58 -> 8.65 us (-9.7%)"
+    assert all(line == line.rstrip() for line in commit)
+
+
+def test_ceiling_from_import_decides(cli, fixtures, tmp_path):
+    out = tmp_path / "c.json"
+    assert cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "64K", "--ceiling", "33",
+               "-o", out).returncode == 0
+    b = json.loads(cli("model", out, "--format", "json").stdout)["models"][0]
+    assert [s["regime_source"] for s in b["strides"]] == ["ceiling"] * 4
+    assert b["strides"][3]["regime"] == "whole-flush"
+
+
+# --- import --table: parsing -------------------------------------------------------------------------
+
+def test_table_forms():
+    quoted = "> mprotect rate (GB/s)\n> Stride  Before  After  Speedup\n> 64K  5.9  6.5  10%\n> 1M  31.2  33.4  7%\n"
+    labels, rows, warns = table.parse(quoted)
+    assert labels == ["Before", "After"] and rows == [(65536, [5.9, 6.5]), (M, [31.2, 33.4])] and not warns
+    markdown = "| Stride | v6.1 | v6.2 |\n|---|---|---|\n| 4K | 1.5 | 1.6 |\n| 16K | 3 | 3.3 |\n| 64K | 9.1 | 9.9 |\n"
+    labels, rows, _ = table.parse(markdown)
+    assert labels == ["v6.1", "v6.2"] and [r[0] for r in rows] == [4096, 16384, 65536]
+    two = "results:\n4096 1.5\n16384 3.0\n65536 9.1\nthat is all, 3 runs"
+    labels, rows, _ = table.parse(two)
+    assert labels == ["table"] and rows == [(4096, [1.5]), (16384, [3.0]), (65536, [9.1])]
+
+
+def test_speedup_column_checked_against_rates():
+    _, _, warns = table.parse("Stride Before After Speedup\n64K 5.9 6.5 10%\n1M 31.2 33.4 17%\n")
+    assert len(warns) == 1 and "1M the speedup column (17%)" in warns[0]
+    assert not table.speedup_mismatch("36.3", "38.7", "7%")  # 6.6% printed as 7%: rounding, not a misread
+
+
+@pytest.mark.parametrize("text,message", [
+    ("no numbers at all here", "has no table"),
+    ("64K 5.9\n1M 31.2\n\nand later\n64K 6.0\n1M 30.0\n", "has 2 tables of 2 rows"),
+    ("64K 5.9\n64K 6.1\n", "appears twice"),
+    ("64K 0\n1M 31.2\n", "rate of zero"),
+])
+def test_bad_tables(text, message):
+    with pytest.raises(UsageError, match=message):
+        table.parse(text)
+
+
+def test_import_table_cli_errors(cli, fixtures, tmp_path):
+    p = cli("import", "--table", fixtures / "npu_table.txt", "-o", tmp_path / "x.json")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "needs --page-size" in p.stderr
+    p = cli("import", fixtures / "npu_table.txt", "--page-size", "4K")
+    assert p.returncode == 2 and "go with --table" in p.stderr
+    p = cli("import", "--table", tmp_path / "nope.txt", "--page-size", "4K")
+    assert p.returncode == 2 and "no such file" in p.stderr
+    p = cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "64K", "--size", "3M",
+            "-o", tmp_path / "x.json")
+    assert p.returncode == 2 and "not a multiple" in p.stderr and "Traceback" not in p.stderr
+    p = cli("import", "--table", "-", "--page-size", "64K", stdin="64K 5.9\n1M 31.2\n")
+    assert p.returncode == 2 and "give -o" in p.stderr
+
+
+def test_import_table_files(cli, fixtures, tmp_path):
+    p = cli("import", "--table", "-", "--page-size", "4K", "-o", tmp_path / "one.json",
+            stdin="4K 1.5\n16K 3.0\n64K 9.1\n")
+    assert p.returncode == 0 and not (tmp_path / "one-after.json").exists()
+    r = results.load(str(tmp_path / "one.json"))
+    assert r.config["source"] == "table" and r.host["page_size"] == 4096 and len(r.measured) == 3
+    assert list(r.measured["us_per_call"].round(4)) == [round(4096 / 1.5e3, 4), round(16384 / 3e3, 4),
+                                                        round(65536 / 9.1e3, 4)]
+    # without -o: named after the table file, in the current directory
+    p = cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "64K", cwd=tmp_path)
+    assert p.returncode == 0 and (tmp_path / "npu_table.json").exists() and (tmp_path / "npu_table-after.json").exists()
+    # and `show`/`compare` read them like any result
+    assert cli("show", tmp_path / "npu_table.json").returncode == 0
+    p = cli("compare", tmp_path / "npu_table.json", tmp_path / "npu_table-after.json")
+    assert p.returncode == 0 and "n/a" in p.stdout
+
+
+# --- regimes ---------------------------------------------------------------------------------------
+
+def test_counters_decide_first():
+    shares = {s: (1.0 if s >= M else 0.0) for s in X86}
+    m = fit(make(X86, shares=shares, ceiling=1000)).sides[0][0]  # the ceiling would call all per-page
+    assert m.sources == ["counters"] * 5 and list(m.whole) == [False, False, False, True, True]
+    assert m.params["per_page_us"] == pytest.approx(0.1, rel=0.05)
+    assert m.params["full_flush_us"] == pytest.approx(6.0, rel=0.03)
+    assert m.params["crossover_pages"] == pytest.approx(55, rel=0.1)
+
+
+def test_ceiling_next_then_data():
+    m = fit(make(X86, ceiling=33)).sides[0][0]
+    assert m.sources == ["ceiling"] * 5 and list(m.whole) == [False, False, False, True, True]
+    m = fit(make(X86)).sides[0][0]
+    assert m.sources == ["data"] * 5 and list(m.whole) == [False, False, False, True, True]
+    assert "counters" not in m.source_notes[0]
+
+
+def test_mixed_counters_fall_through_with_a_warning():
+    shares = {4 * K: 0.0, 16 * K: 0.0, 64 * K: 0.5, 1 * M: 1.0, 2 * M: 1.0}
+    a = fit(make(X86, shares=shares, ceiling=33))
+    m = a.sides[0][0]
+    assert m.sources == ["counters", "counters", "ceiling", "counters", "counters"]
+    assert any("50% of its traced flushes" in w for w in a.warnings)
+
+
+def test_data_regime_needs_a_drop():
+    slow = {4 * K: 0.6, 16 * K: 0.9, 64 * K: 2.1, 1 * M: 25.0}  # still on the line (0.5 + 0.1 x 256 = 26.1)
+    m = fit(make(slow)).sides[0][0]
+    assert not m.whole.any() and math.isnan(m.params["full_flush_us"])
+
+
+def test_page_table_work_past_the_ceiling_is_named():
+    # This VM (x86, 4K pages): mprotect's cost keeps rising ~0.08 us/page past the ceiling.
+    pte = {4 * K: 1.1, 16 * K: 1.7, 64 * K: 2.9, 1 * M: 21.0, 4 * M: 80.0}
+    a = fit(make(pte, ceiling=33))
+    assert any(re.search(r"cost rises with pages \(2\d\.?\d* -> [78]\d\.?\d* us\)", w) for w in a.warnings), a.warnings
+    a = fit(make(pte))
+    assert any("which is all the data can show" in w for w in a.warnings)
+    assert not any("cost rises" in w for w in fit(make(X86, ceiling=33)).warnings)
+
+
+def test_too_few_page_counts_is_a_message():
+    a = fit(make({64 * K: 2.1, 1 * M: 6.0, 2 * M: 6.0}, ceiling=33))
+    m = a.sides[0][0]
+    assert math.isnan(m.params["per_page_us"]) and m.params["full_flush_us"] == pytest.approx(6.0, rel=0.03)
+    assert any("needs per-page strides at two or more page counts" in w for w in a.warnings)
+    with pytest.raises(UsageError, match="nothing to fit"):
+        fit(make({64 * K: 2.1}, ceiling=33))
+
+
+def test_hugetlb_counts_huge_pages():
+    r = make({2 * M: 3.0, 4 * M: 3.5, 8 * M: 4.5})
+    r.config["pages"] = "hugetlb"
+    m = fit(r).sides[0][0]
+    assert list(m.pages) == [1, 2, 4] and m.page_bytes == 2 * M
+
+
+def test_cells_fitted_separately():
+    cheap = {4 * K: 0.6, 16 * K: 0.9, 64 * K: 2.1}
+    dear = {4 * K: 1.6, 16 * K: 2.5, 64 * K: 6.1}
+    a = fit(make(None, cells=[({"bystanders": 0}, cheap), ({"bystanders": 1}, dear)]))
+    assert [m.cell for m in a.sides[0]] == ["bystanders=0", "bystanders=1"]
+    assert a.sides[0][0].params["fixed_us"] == pytest.approx(0.5, rel=0.1)
+    assert a.sides[0][1].params["per_page_us"] == pytest.approx(0.3, rel=0.1)
+
+
+# --- intervals ----------------------------------------------------------------------------------------
+
+def _coverage(rounds, sims, rng):
+    pages = np.array([1, 16, 32, 64.0])
+    whole = np.array([False, False, False, True])
+    truth = np.array([9.6, 1.5, 13.0, (13.0 - 9.6) / 1.5])
+    mean = np.array([9.6 + 1.5, 9.6 + 24, 9.6 + 48, 13.0])
+    hits = np.zeros(4)
+    for _ in range(sims):
+        units = mean * rng.normal(1, 0.04, (rounds, 1)) * rng.normal(1, 0.02, (rounds, 4))
+        point = model.estimate(units.mean(axis=0), pages, whole)[0]
+        draws = model.bootstrap(units, pages, whole, rng, 1000)
+        for k in range(4):
+            low, high = model.t_interval(point[k], draws[:, k], rounds - 1, 95)
+            hits[k] += low <= truth[k] <= high
+    return hits / sims
+
+
+@pytest.mark.parametrize("rounds", [3, 5])
+def test_interval_coverage_by_simulation(rounds):
+    # Percentile intervals cover 73% (3 rounds) and 84% (5 rounds) here; the t x bootstrap-SE ones 95%.
+    cover = _coverage(rounds, 300, np.random.default_rng(rounds))
+    assert np.all(cover >= 0.915) and np.all(cover <= 0.985), cover
+
+
+def test_change_coverage_by_simulation():
+    hits, sims = np.zeros(4), 250
+    truth_a = {65536: 11.1, M: 33.6, 2 * M: 57.6, 4 * M: 13.0}
+    truth_b = {65536: 10.1, M: 31.1, 2 * M: 53.5, 4 * M: 12.0}
+    expected = np.array([8.7 / 9.6, 1.4 / 1.5, 12.0 / 13.0, ((12.0 - 8.7) / 1.4) / ((13.0 - 9.6) / 1.5)]) - 1
+    for i in range(sims):
+        a = make(truth_a, rounds=4, reps=1, page=65536, noise=0.05, seed=2 * i, size=1 << 30)
+        b = make(truth_b, rounds=6, reps=1, page=65536, noise=0.02, seed=2 * i + 1, size=1 << 30)
+        ma = model.side_models([a], "a", resamples=1000, side=0, seed=i)[0]
+        mb = model.side_models([b], "b", resamples=1000, side=1, seed=i)[0]
+        for k, row in enumerate(model.change(ma, mb)):
+            hits[k] += row["ci_low_pct"] <= expected[k] * 100 <= row["ci_high_pct"]
+    assert np.all(hits / sims >= 0.9) and np.all(hits / sims <= 0.99), hits / sims
+
+
+def test_file_against_itself():
+    r = make(X86, ceiling=33)
+    a = model.analyse([[r], [r]], ["A", "B"])
+    for row in a.changes:
+        assert row["change_pct"] == 0
+        if math.isfinite(row["ci_low_pct"]):
+            assert row["ci_low_pct"] < 0 < row["ci_high_pct"]  # the sides are resampled independently
+
+
+def test_one_round_falls_back_to_passes_with_compare_warning():
+    a = fit(make(X86, rounds=1, reps=4, ceiling=33))
+    m = a.sides[0][0]
+    assert m.unit == "pass" and m.n_units == 4 and math.isfinite(m.params["fixed_us_low"])
+    assert any("single round: passes are the observations" in w for w in a.warnings)
+
+
+def test_groups_pool_rounds():
+    r1, r2 = make(X86, ceiling=33, seed=1, label="a"), make(X86, ceiling=33, seed=2, label="a")
+    m = model.analyse([[r1, r2]], ["a"]).sides[0][0]
+    assert m.n_units == 10 and m.file == "a.json,a.json"
+
+
+# --- command line ----------------------------------------------------------------------------------
+
+def _write(tmp_path, name, result):
+    path = tmp_path / name
+    results.save(result, str(path))
+    return path
+
+
+def test_cli_json_keys_and_csv(cli, tmp_path):
+    path = _write(tmp_path, "x.json", make(X86, ceiling=33))
+    doc = json.loads(cli("model", path, "--format", "json").stdout)
+    m = doc["models"][0]
+    assert list(m) == ["file", "label", "cell"] + [k for p in model.PARAMS for k in (p, p + "_low", p + "_high")] \
+        + ["strides"]
+    assert list(m["strides"][0]) == ["stride_bytes", "pages", "regime", "regime_source", "us_per_call",
+                                     "residual_us"]
+    assert m["fixed_us_low"] < m["fixed_us"] < m["fixed_us_high"] and doc["changes"] == []
+    lines = cli("model", path, "--format", "csv").stdout.splitlines()
+    assert lines[0].startswith("file,label,cell,fixed_us,") and len(lines) == 1 + 5
+
+
+def test_cli_before_after_text_commit_csv(cli, tmp_path):
+    a = _write(tmp_path, "a.json", make(X86, ceiling=33, label="old"))
+    b = _write(tmp_path, "b.json", make({s: v * 0.9 for s, v in X86.items()}, ceiling=33, label="new", seed=5))
+    p = cli("model", a, b)
+    assert p.returncode == 0 and "new against old" in p.stdout and "95% CI" in p.stdout
+    commit = cli("model", a, b, "--format", "commit").stdout.splitlines()
+    assert commit[2].startswith("per-page cost  0.1") and "% to " in commit[2] and "95% CI" in commit[2]
+    lines = cli("model", a, b, "--format", "csv", "--confidence", "90").stdout.splitlines()
+    assert lines[0].split(",") == model.CHANGE_COLUMNS and len(lines) == 5 and ",90.0," in lines[1]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--format", "xml"], "--format must be one of"),
+    (["--confidence", "42"], "--confidence must be one of"),
+])
+def test_cli_bad_options(cli, tmp_path, args, message):
+    path = _write(tmp_path, "x.json", make(X86, ceiling=33))
+    p = cli("model", path, *args)
+    assert p.returncode == 2 and message in p.stderr and p.stderr.count("\n") == 1
+
+
+def test_cli_bad_files(cli, tmp_path):
+    p = cli("model", tmp_path / "missing.json")
+    assert p.returncode == 2 and "no such file" in p.stderr
+    path = _write(tmp_path, "one.json", make({64 * K: 2.1}, ceiling=33))
+    p = cli("model", path)
+    assert p.returncode == 2 and "nothing to fit" in p.stderr and p.stderr.count("\n") == 1
+    r = make(X86)
+    r.host["page_size"] = None
+    path = _write(tmp_path, "nopage.json", r)
+    p = cli("model", path)
+    assert p.returncode == 2 and "no page size" in p.stderr
+
+
+def test_plot_model_panel(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    from atsdbench import plot
+
+    path = _write(tmp_path, "x.json", make(X86, ceiling=33, label="x"))
+    fig = plot.make_figure([str(path)], model=True)
+    panel = fig.axes[-1]
+    assert len(fig.axes) == 2 and panel.get_title().startswith("cost model")
+    texts = [t.get_text() for t in panel.get_legend().get_texts()]
+    assert texts[0] == "x" and any("us/page" in t for t in texts) and any("whole flush" in t for t in texts)
+    assert any(t.startswith("x: crossover") for t in texts)
+    p = cli("plot", path, "--model", "-o", tmp_path / "m.png")
+    assert p.returncode == 0 and (tmp_path / "m.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_real_small_run(cli, small_run):
+    """A live run (64M, 64K and 1M, 2 rounds): the model reads it whatever this host's regimes are."""
+    p = cli("model", small_run, "--format", "json")
+    assert p.returncode in (0, 2), p.stderr
+    if p.returncode == 2:  # both strides whole flushes, say: nothing to fit is the honest answer
+        assert "nothing to fit" in p.stderr
+        return
+    m = json.loads(p.stdout)["models"][0]
+    assert [s["stride_bytes"] for s in m["strides"]] == [65536, M]
+    assert all(s["regime_source"] in ("counters", "ceiling", "data") for s in m["strides"])
+    assert all(s["us_per_call"] > 0 for s in m["strides"])
