@@ -6,59 +6,103 @@ import math
 
 from tabulate import tabulate
 
+from . import stats
+from .comparison import where
 from .units import format_size
 
-TEST_NAMES = {"welch": "Welch's t-test on means", "student": "Student's t-test (pooled s) on means",
-              "mannwhitney": "Mann-Whitney U test on medians, bootstrap CI"}
+TEST_NAMES = {"welch": "Welch's t-test on log rates (speedup = ratio of geometric means, CI exponentiated)",
+              "student": "Student's t-test (pooled s) on log rates (speedup = ratio of geometric means, "
+                         "CI exponentiated)",
+              "mannwhitney": "Hodges-Lehmann shift of log rates (speedup = median of the pairwise ratios), "
+                             "exact Mann-Whitney CI and p"}
+SHORT_NAMES = {"welch": "Welch's t on log rates", "student": "Student's t on log rates",
+               "mannwhitney": "Hodges-Lehmann/Mann-Whitney on log rates"}
+CENTRES = {"mean": "geometric mean", "median": "median"}
 
 
-def _strides(cmp):
+def _keys(cmp):
     seen = []
     for r in cmp.rows:
-        if r["stride_bytes"] not in seen:
-            seen.append(r["stride_bytes"])
+        if (r["cell"], r["stride_bytes"]) not in seen:
+            seen.append((r["cell"], r["stride_bytes"]))
     return seen
 
 
-def _by_stride(cmp):
-    return {s: [r for r in cmp.rows if r["stride_bytes"] == s] for s in _strides(cmp)}
+def _by_key(cmp):
+    return {k: [r for r in cmp.rows if (r["cell"], r["stride_bytes"]) == k] for k in _keys(cmp)}
+
+
+def _has_cells(cmp):
+    return any(r["cell"] for r in cmp.rows)
+
+
+def _nan(x):
+    return isinstance(x, float) and math.isnan(x)
 
 
 def verdict(row):
-    if isinstance(row["p_value"], float) and math.isnan(row["p_value"]):
-        return "n/a (fewer than 2 observations)"
+    if _nan(row["p_value"]):
+        return f"n/a ({row['note'] or 'no test'})"
+    if _nan(row["ci_low_pct"]):
+        return "n/a (too few to prove any)"
     if not row["significant"]:
-        return "no difference proven"
+        # The CI alone would exclude 0: say which rule decided, or the row reads as a contradiction.
+        return "no difference proven (Holm)" if row["p_value"] < stats.alpha(row["confidence"]) else \
+            "no difference proven"
     return "faster" if row["speedup_pct"] > 0 else "slower"
 
 
 def _ci(row):
-    if math.isnan(row["ci_low_pct"]):
+    if _nan(row["ci_low_pct"]):
         return "n/a"
     return f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]%"
+
+
+def _sizes(cmp):
+    return ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.rows}))
+
+
+def adjustment(cmp):
+    """What a verdict means: Holm over the family, or each comparison alone."""
+    level = f"{stats.alpha(cmp.confidence):g}"
+    made = cmp.tests_made
+    if made <= 1:
+        return f"verdict: p < {level} (one comparison: nothing to adjust)"
+    if cmp.adjust == "holm":
+        return (f"verdicts: Holm-adjusted p < {level} over the {made} comparisons made (the CIs are each "
+                "comparison's own)")
+    return f"verdicts: p < {level} for each comparison alone, not adjusted for the {made} made (--adjust none)"
 
 
 def legend(cmp):
     agg = "mean" if cmp.metric == "mean" else "median"
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
             "run": f"run (the {agg} of a run's round {agg}s)"}[cmp.unit]
-    n = ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.rows}))
     text = (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
-            f"N (base/new) = {n}; GB/s = 10^9 bytes/s")
-    if cmp.unit != "run":
+            f"N (base/new) = {_sizes(cmp)}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}")
+    if cmp.mixed:
+        text += "\nreplicate runs on one side only: a single run is one observation"
+        if cmp.test == "student":
+            text += ", assumed to vary from run to run as the replicated side does"
+    elif cmp.unit != "run":
         # Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
         text += ("\nsingle runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
                  "to cover run-to-run drift too")
     return text
 
 
+def _lead(cmp, key):
+    cell, stride = key
+    return ([cell] if _has_cells(cmp) else []) + [format_size(stride)]
+
+
 def _table(cmp, tablefmt):
-    headers = ["Stride", f"{cmp.labels[0]} GB/s"]
+    headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} GB/s"]
     for label in cmp.labels[1:]:
         headers += [f"{label} GB/s", "Speedup", f"{cmp.confidence:g}% CI", "Verdict"]
     body = []
-    for stride, rows in _by_stride(cmp).items():
-        line = [format_size(stride), f"{rows[0]['base_gbps']:.2f}"]
+    for key, rows in _by_key(cmp).items():
+        line = _lead(cmp, key) + [f"{rows[0]['base_gbps']:.2f}"]
         for r in rows:
             line += [f"{r['new_gbps']:.2f}", f"{r['speedup_pct']:+.1f}%", _ci(r), verdict(r)]
         body.append(line)
@@ -66,29 +110,41 @@ def _table(cmp, tablefmt):
 
 
 def render_text(cmp):
-    return f"mprotect rate (GB/s), {cmp.metric}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"mprotect rate (GB/s), {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def render_markdown(cmp):
     return f"{_table(cmp, 'github')}\n\n{legend(cmp)}"
 
 
+def _commit_footer(cmp):
+    sizes = {(r["n_base"], r["n_new"]) for r in cmp.rows}
+    if len(sizes) == 1 and len({n for pair in sizes for n in pair}) == 1:
+        n = f"N = {next(iter(sizes))[0]} per side"
+    else:
+        n = f"N (base/new) = {_sizes(cmp)}"
+    adjusted = "Holm-adjusted" if cmp.adjust == "holm" and cmp.tests_made > 1 else "unadjusted"
+    return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; one observation per {cmp.unit}; {n}; "
+            f"{cmp.confidence:g}% confidence; n.s. = no difference proven")
+
+
 def render_commit(cmp):
-    """The layout kernel commit messages use (POWER9 NPU ATSD patch, 2018); nothing else.
-    Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
+    """The layout kernel commit messages use (POWER9 NPU ATSD patch, 2018), plus what pasting needs:
+    "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
+    confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
     labels = cmp.labels if len(cmp.labels) > 2 else ["Before", "After"]
-    header = ["Stride", labels[0]]
+    header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
     body = [header]
-    for stride, rows in _by_stride(cmp).items():
-        line = [format_size(stride), f"{rows[0]['base_gbps']:.1f}"]
+    for key, rows in _by_key(cmp).items():
+        line = _lead(cmp, key) + [f"{rows[0]['base_gbps']:.1f}"]
         for r in rows:
-            line += [f"{r['new_gbps']:.1f}", f"{r['speedup_pct']:.0f}%"]
+            line += [f"{r['new_gbps']:.1f}", f"{r['speedup_pct']:.0f}%" + ("" if r["significant"] else " n.s.")]
         body.append(line)
     widths = [max(len(row[i]) for row in body) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]
-    return "mprotect rate (GB/s)\n" + "\n".join(lines)
+    return "mprotect rate (GB/s)\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
 
 
 def _records(cmp):
@@ -116,15 +172,16 @@ def render_json(cmp):
 
 
 def render_ministat(cmp):
-    """FreeBSD ministat's block per stride, for the same observations (Student's t, as ministat)."""
+    """FreeBSD ministat's block per stride, for the same observations, with ministat's own numbers:
+    Student's t on the rates, the difference and the difference / baseline mean."""
     from . import ministat
 
     blocks = []
-    for stride in _strides(cmp):
-        sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, stride)]) for i in range(len(cmp.labels))]
-        conf = cmp.confidence
-        blocks.append(f"stride {format_size(stride)}: GB/s, one observation per {cmp.unit}\n"
-                      + ministat.render(sets, confidence=conf, width=74, plot=all(len(d.values) for d in sets)))
+    for cell, stride in _keys(cmp):
+        sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))]
+        blocks.append(f"stride {where(cell, stride)}: GB/s, one observation per {cmp.unit}\n"
+                      + ministat.render(sets, confidence=cmp.confidence, width=74,
+                                        plot=all(len(d.values) for d in sets)))
     return "\n".join(blocks).rstrip("\n")
 
 

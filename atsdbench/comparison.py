@@ -1,15 +1,17 @@
-"""Comparing result files: options, what the files have in common, and one row per (stride, new file).
+"""Comparing result files: options, what the files have in common, and one row per (cell, stride, new file).
 
 Statistics come from stats (pure); rendering is in compare_formats (strings).
 """
 import dataclasses
+import math
 
 from . import results, stats
 from .errors import UsageError
 from .units import format_size
 
-COLUMNS = ["stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct", "ci_low_pct",
-           "ci_high_pct", "p_value", "significant", "test", "confidence", "unit", "n_base", "n_new"]
+COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
+           "ci_low_pct", "ci_high_pct", "p_value", "p_adjusted", "adjust", "significant", "test", "confidence",
+           "unit", "n_base", "n_new", "note"]
 # What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:
 # comparing kernels is the point.
 MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "retouch"),
@@ -25,12 +27,18 @@ class Comparison:
     confidence: float
     unit: str
     warnings: list
-    observations: dict  # (file index, stride) -> observations used
+    observations: dict  # (file index, cell name, stride) -> observations used
+    adjust: str = "holm"
+    mixed: bool = False  # replicate runs on some sides only (Student's t with the replicated sides' variance)
 
     def frame(self):
         import pandas as pd
 
         return pd.DataFrame(self.rows, columns=COLUMNS)
+
+    @property
+    def tests_made(self):
+        return sum(1 for r in self.rows if not math.isnan(r["p_value"]))
 
 
 UNITS = ("auto", "round", "pass", "run")
@@ -67,15 +75,50 @@ def load_group(item):
     return [results.load(x) for x in items]
 
 
-def group_observations(group, stride, unit, metric):
-    """Observations of one stride over a group of replicate runs."""
+def cell_names(result):
+    """{cell index: name} of one result: a cell is named by its axis values ("bystanders=1 pages=thp");
+    a file without a "cell" column is one cell, index None, named ""."""
+    frame = result.samples
+    if "cell" not in frame:
+        return {None: ""}
+    specs = result.config.get("cells") or []
+    out = {}
+    for c in sorted(int(c) for c in frame["cell"].dropna().unique()):
+        spec = specs[c] if c < len(specs) and isinstance(specs[c], dict) else None
+        out[c] = " ".join(f"{k}={v}" for k, v in spec.items()) if spec else f"cell {c}"
+    return out
+
+
+def _cell_maps(groups):
+    """Per result, {cell name: cell index}.  When every file is a single cell, the cells are the
+    same thing by construction (measured_differences warns about what differs) and all are named ""."""
+    maps = [[cell_names(r) for r in g] for g in groups]
+    if all(len(m) == 1 for g in maps for m in g):
+        return [[{"": next(iter(m))} for m in g] for g in maps]
+    return [[{name: index for index, name in m.items()} for m in g] for g in maps]
+
+
+def _keys(result, cells):
+    """The (cell name, stride) pairs a result measured."""
+    m = result.measured
+    out = set()
+    for name, index in cells.items():
+        rows = m if index is None or "cell" not in m else m[m["cell"] == index]
+        out |= {(name, int(s)) for s in rows["stride_bytes"].unique()}
+    return out
+
+
+def group_observations(group, stride, unit, metric, cells=None):
+    """Observations of one stride (and cell: cells[k] is that cell's index in run k) over a group of
+    replicate runs."""
     import numpy as np
 
+    cells = cells or [None] * len(group)
     if unit == "run":
-        per_run = [stats.observations(r.samples, stride, "round", metric) for r in group]
+        per_run = [stats.observations(r.samples, stride, "round", metric, c) for r, c in zip(group, cells)]
         agg = np.mean if metric == "mean" else np.median
         return np.array([agg(v) for v in per_run if len(v)], dtype=float)
-    return np.concatenate([stats.observations(r.samples, stride, unit, metric) for r in group])
+    return np.concatenate([stats.observations(r.samples, stride, unit, metric, c) for r, c in zip(group, cells)])
 
 
 def _describe(value):
@@ -109,9 +152,42 @@ def choose_labels(groups, labels=None):
     return labels
 
 
-def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None):
-    """files: baseline first; each item one run or a group of replicate runs of the same thing."""
+def where(cell, stride):
+    return f"{cell} {format_size(stride)}" if cell else format_size(stride)
+
+
+def _choose_unit(groups, unit, test, asked_test, warnings):
+    """The unit of replication and the test; replicate runs on one side only are a mixed group."""
+    replicated = [len(g) > 1 for g in groups]
+    if unit == "run" and not any(replicated):
+        raise UsageError("--unit run needs replicate runs (a.json,b.json,...) on at least one side")
+    effective = ("run" if any(replicated) else "round") if unit == "auto" else unit
+    mixed = effective == "run" and not all(replicated)
+    if mixed and asked_test == "welch":
+        raise UsageError("--test welch needs replicate runs on every side; with replicates on one side only, "
+                         "use --test student (the replicated side's run-to-run variance) or replicate every side")
+    if mixed and test == "welch":
+        test = "student"
+    if mixed:
+        warnings.append("replicate runs on one side only: a single run is one observation, and the spread between "
+                        "the replicated side's runs is assumed to hold for it too (Student's t, pooled on log rates)"
+                        if test == "student" else
+                        "replicate runs on one side only: a single run is one observation")
+    if effective in ("round", "pass") and any(replicated):
+        warnings.append(f"--unit {effective} pools the {effective}s of replicate runs as one sample: the CI leaves "
+                        "out run-to-run drift")
+    return effective, test, mixed
+
+
+def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm"):
+    """files: baseline first; each item one run or a group of replicate runs of the same thing.
+
+    Every (cell, stride, new file) is one test; with adjust="holm" the verdicts hold for the whole
+    family at the confidence level (Holm's step-down), and the raw p is kept beside the adjusted one."""
+    asked_test = test
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
+    if adjust not in stats.ADJUSTMENTS:
+        raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
     if len(files) < 2:
         raise UsageError("compare needs a baseline file and at least one new file")
     groups = [load_group(f) for f in files]
@@ -120,37 +196,46 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     warnings = measured_differences([g[0] for g in groups], names)
     for g in groups:
         warnings += measured_differences(g, [r.path or "?" for r in g]) if len(g) > 1 else []
-    stride_sets = [set.intersection(*(set(r.measured["stride_bytes"].astype(int)) for r in g)) for g in groups]
-    common = sorted(set.intersection(*stride_sets))
-    for s, name in zip(stride_sets, names):
-        for other in sorted(set.union(*stride_sets) - s):
-            warnings.append(f"stride {format_size(other)} is missing from {name}: not compared")
+    cells = _cell_maps(groups)
+    key_sets = [set.intersection(*(_keys(r, c) for r, c in zip(g, gc))) for g, gc in zip(groups, cells)]
+    first_cells = list(cells[0][0])
+    order = {name: i for i, name in enumerate(first_cells)}
+    common = sorted(set.intersection(*key_sets), key=lambda k: (order.get(k[0], len(order)), k[1]))
+    for s, name in zip(key_sets, names):
+        for cell, stride in sorted(set.union(*key_sets) - s, key=lambda k: (order.get(k[0], len(order)), k[1])):
+            what = f"stride {format_size(stride)}" + (f" of {cell}" if cell else "")
+            warnings.append(f"{what} is missing from {name}: not compared")
     if not common:
-        raise UsageError("the files have no stride in common")
-    effective = unit
-    if unit == "auto":
-        effective = "run" if all(len(g) > 1 for g in groups) else "round"
-    if unit == "run" and any(len(g) < 2 for g in groups):
-        raise UsageError("--unit run needs two or more replicate runs on every side (a.json,b.json,...)")
+        raise UsageError("the files have no stride in common" if all(c == "" for ks in key_sets for c, _ in ks)
+                         else "the files have no (cell, stride) in common")
+    effective, test, mixed = _choose_unit(groups, unit, test, asked_test, warnings)
     if effective == "round" and any(stats.effective_unit(r.samples, "round") == "pass" for g in groups for r in g):
         effective = "pass"
         warnings.append("a file has a single round: passes are the observations, so the CI ignores "
                         "between-round variance")
     elif unit == "pass":
         warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
-    obs = {(i, s): group_observations(g, s, effective, metric) for i, g in enumerate(groups) for s in common}
-    rows = []
-    for s in common:
+    obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]])
+           for i, g in enumerate(groups) for cell, s in common}
+    rows, notes = [], {}
+    for cell, s in common:
         for i in range(1, len(groups)):
-            d = stats.difference(obs[(0, s)], obs[(i, s)], test, confidence)
+            d = stats.difference(obs[(0, cell, s)], obs[(i, cell, s)], test, confidence)
             if d.get("why"):
-                warnings.append(f"stride {format_size(s)}, {labels[i]}: no CI ({d['why']})")
-            rows.append({"stride": format_size(s), "stride_bytes": s, "base_label": labels[0], "new_label": labels[i],
-                         "base_gbps": d["base"], "new_gbps": d["new"], "speedup_pct": d["speedup_pct"],
-                         "ci_low_pct": d["ci_low_pct"], "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"],
-                         "significant": d["significant"], "test": test, "confidence": confidence,
-                         "unit": effective, "n_base": d["n_base"], "n_new": d["n_new"]})
-    return Comparison(rows, labels, metric, test, confidence, effective, warnings, obs)
+                notes.setdefault((labels[i], d["why"]), []).append(where(cell, s))
+            rows.append({"cell": cell, "stride": format_size(s), "stride_bytes": s, "base_label": labels[0],
+                         "new_label": labels[i], "base_gbps": d["base"], "new_gbps": d["new"],
+                         "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
+                         "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust, "test": test,
+                         "confidence": confidence, "unit": effective, "n_base": d["n_base"], "n_new": d["n_new"],
+                         "note": d.get("why", "")})
+    adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
+    for r, p in zip(rows, adjusted):
+        r["p_adjusted"] = float(p)
+        r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
+    for (label, why), places in notes.items():
+        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
+    return Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed)
 
 
 def compare_frame(files, **options):

@@ -31,7 +31,20 @@ def test_commit_format_is_paste_ready(cli, fixtures):
     lines = out.splitlines()
     assert lines[0] == "mprotect rate (GB/s)" and lines[1].split() == ["Stride", "Before", "After", "Speedup"]
     assert all(line == line.rstrip() for line in lines) and "\x1b" not in out
-    assert lines[2].split() == ["64K", "5.9", "6.6", "12%"]
+    assert lines[2].split() == ["64K", "5.9", "6.5", "12%"]
+    # one closing line: test, unit, N per side, confidence
+    assert len(lines) == 7 and lines[-1].startswith("Welch's t on log rates")
+    assert "per round" in lines[-1] and "N = 5 per side" in lines[-1] and "95% confidence" in lines[-1]
+
+
+def test_commit_format_marks_what_is_not_proven(cli, fixtures):
+    out = cli("compare", "before.json", "again.json", "after.json", "--format", "commit", "--labels", "v1,v2,v3",
+              cwd=fixtures).stdout.splitlines()
+    assert out[1].split() == ["Stride", "v1", "v2", "Speedup", "v2", "v3", "Speedup", "v3"]
+    row = out[5]  # 4M: v2 is the same kernel again (n.s.), v3 is 12% faster and proven
+    assert row.split()[:4] == ["4M", "321.0", "328.3", "2%"] and row.split()[4] == "n.s."
+    assert row.rstrip().endswith("12%") and out[-1].endswith("n.s. = no difference proven")
+    assert "N = 5 per side" in out[-1] and "Holm-adjusted" in out[-1]
 
 
 def test_file_against_itself_is_zero_and_no_difference(fixtures):
@@ -128,10 +141,112 @@ def test_show(cli, fixtures):
 def test_replicate_runs_use_the_run_as_unit(cli, fixtures):
     p = cli("compare", "before.json,again.json", "after.json,after.json", cwd=fixtures)
     assert p.returncode == 0 and "observation = one run" in p.stdout and "N (base/new) = 2/2" in p.stdout
+    assert "Welch" in p.stdout and "one side only" not in p.stderr
+    p = cli("compare", "before.json", "after.json", "--unit", "run", cwd=fixtures)
+    assert p.returncode == 2 and "needs replicate runs" in p.stderr
+
+
+def test_mixed_groups_are_student_on_runs_and_say_the_assumption(cli, fixtures):
+    """Replicates on one side only: never pool rounds of different runs silently.  The single run is
+    one observation; the replicated side's run-to-run spread is assumed to hold for it (Student)."""
+    p = cli("compare", "before.json,again.json", "after.json", "--format", "csv", cwd=fixtures)
+    assert p.returncode == 0 and "replicate runs on one side only" in p.stderr
+    rows = p.stdout.splitlines()[1:]
+    assert all(",student,95.0,run,2,1," in r for r in rows)
     p = cli("compare", "before.json,again.json", "after.json", cwd=fixtures)
-    assert "observation = one round" in p.stdout and "N (base/new) = 10/5" in p.stdout
-    p = cli("compare", "before.json,again.json", "after.json", "--unit", "run", cwd=fixtures)
-    assert p.returncode == 2 and "needs two or more replicate runs" in p.stderr
+    assert "assumed to vary from run to run as the replicated side does" in p.stdout
+    p = cli("compare", "before.json,again.json", "after.json", "--test", "welch", cwd=fixtures)
+    assert p.returncode == 2 and "--test welch needs replicate runs on every side" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+    p = cli("compare", "before.json,again.json", "after.json", "--unit", "round", cwd=fixtures)
+    assert p.returncode == 0 and "N (base/new) = 10/5" in p.stdout and "pools the rounds" in p.stderr
+
+
+def test_holm_by_default_and_adjust_none(fixtures):
+    import numpy as np
+
+    from atsdbench import stats
+
+    files = [str(fixtures / f) for f in ("before.json", "after.json", "again.json")]
+    holm = atsdbench.compare(*files)
+    assert set(holm["adjust"]) == {"holm"} and len(holm) == 8  # one family: every stride of every file
+    assert list(holm["p_adjusted"]) == pytest.approx(list(stats.holm(holm["p_value"])))
+    assert (holm["p_adjusted"] >= holm["p_value"]).all()
+    assert list(holm["significant"]) == list(holm["p_adjusted"] < 0.05)
+    none = atsdbench.compare(*files, adjust="none")
+    assert list(none["p_adjusted"]) == list(none["p_value"]) == list(holm["p_value"])
+    assert none["significant"].sum() > holm["significant"].sum()
+    assert list(none["significant"]) == list(np.array(none["p_value"]) < 0.05)
+
+
+def test_legend_says_which_adjustment(cli, fixtures):
+    out = cli("compare", "before.json", "after.json", "again.json", cwd=fixtures).stdout
+    assert "Holm-adjusted p < 0.05 over the 8 comparisons made" in out
+    assert "no difference proven (Holm)" in out  # a CI that excludes 0, not proven for the family
+    out = cli("compare", "before.json", "after.json", "again.json", "--adjust", "none", cwd=fixtures).stdout
+    assert "not adjusted for the 8 made (--adjust none)" in out and "(Holm)" not in out
+    p = cli("compare", "before.json", "after.json", "--adjust", "bonferroni", cwd=fixtures)
+    assert p.returncode == 2 and "--adjust must be holm or none" in p.stderr
+
+
+def _rounds_only(fixtures, tmp_path, name, keep):
+    data = json.loads((fixtures / name).read_text())
+    data["samples"] = [s for s in data["samples"] if s["round"] in keep]
+    path = tmp_path / f"{len(keep)}-{name}"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_median_with_three_rounds_warns_and_names_the_smallest_n(cli, fixtures, tmp_path):
+    base = _rounds_only(fixtures, tmp_path, "before.json", (0, 1, 2, 3))  # round 0 is the warm-up
+    new = _rounds_only(fixtures, tmp_path, "after.json", (0, 1, 2, 3))
+    p = cli("compare", base, new, "--metric", "median")
+    assert p.returncode == 0
+    warning = [line for line in p.stderr.splitlines() if "no CI" in line]
+    assert len(warning) == 1 and "strides 64K, 1M, 2M, 4M" in warning[0]
+    assert "3 vs 3 observations cannot reach 95% confidence with a median test; 4 a side could" in warning[0]
+    assert p.stdout.count("n/a (too few to prove any)") == 4
+    base = _rounds_only(fixtures, tmp_path, "before.json", (0, 1, 2, 3, 4))
+    new = _rounds_only(fixtures, tmp_path, "after.json", (0, 1, 2, 3, 4))
+    p = cli("compare", base, new, "--metric", "median", "--adjust", "none")
+    assert p.returncode == 0 and "no CI" not in p.stderr and "faster" in p.stdout
+
+
+def _with_cells(fixtures, tmp_path, name, cells):
+    """A fixture turned into a file with cells: the same samples once per cell, rates scaled."""
+    data = json.loads((fixtures / name).read_text())
+    samples = []
+    for index, (spec, scale) in enumerate(cells):
+        for s in data["samples"]:
+            samples.append(dict(s, cell=index, gbps=s["gbps"] * scale, **spec))
+    data["samples"] = samples
+    data["config"]["axes"] = {k: sorted({spec[k] for spec, _ in cells}) for k in cells[0][0]}
+    data["config"]["cells"] = [spec for spec, _ in cells]
+    path = tmp_path / f"cells-{name}"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
+    base = _with_cells(fixtures, tmp_path, "before.json", [({"bystanders": 0}, 1.0), ({"bystanders": 1}, 0.5)])
+    # the new file lists its cells in another order: matched by name, not by index
+    new = _with_cells(fixtures, tmp_path, "after.json", [({"bystanders": 1}, 0.5), ({"bystanders": 0}, 1.0)])
+    cmp = comparison.compare([str(base), str(new)])
+    assert [(r["cell"], r["stride"]) for r in cmp.rows][:5] == [
+        ("bystanders=0", "64K"), ("bystanders=0", "1M"), ("bystanders=0", "2M"), ("bystanders=0", "4M"),
+        ("bystanders=1", "64K")]
+    assert len(cmp.rows) == 8 and cmp.tests_made == 8
+    by = {(r["cell"], r["stride"]): r for r in cmp.rows}
+    assert by["bystanders=1", "64K"]["base_gbps"] == pytest.approx(by["bystanders=0", "64K"]["base_gbps"] / 2)
+    assert by["bystanders=1", "64K"]["speedup_pct"] == pytest.approx(by["bystanders=0", "64K"]["speedup_pct"])
+    p = cli("compare", base, new)
+    assert p.returncode == 0 and p.stdout.splitlines()[1].split()[:2] == ["Cell", "Stride"]
+    assert "over the 8 comparisons made" in p.stdout
+    p = cli("compare", base, new, "--format", "ministat")
+    assert "stride bystanders=1 64K:" in p.stdout
+    other = _with_cells(fixtures, tmp_path, "again.json", [({"bystanders": 2}, 1.0), ({"bystanders": 0}, 1.0)])
+    p = cli("compare", base, other)
+    assert p.returncode == 0 and "stride 64K of bystanders=1 is missing from" in p.stderr
 
 
 def test_group_observations_are_run_means(fixtures):
