@@ -26,9 +26,11 @@ from .units import format_size
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
 RESAMPLES = 2000
 SEED = 0
-# Counters: the share of a stride's traced flushes that flushed everything.  They count system-wide,
-# so a quiet machine's other flushes blur a pure regime by a few percent; a share in between means
-# the calls really were mixed, and the counters do not decide.
+# Counters: full flushes per call, on the traced passes.  Per call, not per flush: a big range can
+# take one full flush plus several partial ones (x86 6.x, 4M: 1 full + ~6.7 partial per call), and
+# the tracepoint counts system-wide, so other processes' flushes blur a pure regime by a few percent.
+# A call with bystanders flushes on each of their CPUs too (2 or more full flushes per call).
+# Between the two bounds some calls flushed everything and some did not: the counters do not decide.
 FULL_SHARE = 0.9
 # Data: a whole flush replaces pages x per-page cost by one fixed cost, so a stride past the ceiling
 # runs several times faster than the line predicts (8x in the 2018 POWER9 table), while rounds of one
@@ -135,9 +137,9 @@ def t_interval(value, draws, df, confidence):
 
 # --- regimes -------------------------------------------------------------------------------------
 
-def classify(pages, y, shares, ceiling):
-    """Each stride's regime and what decided it, in this order: the flush counters (the share of full
-    flushes among its traced flushes), else the kernel's ceiling (pages > ceiling: whole flush), else
+def classify(pages, y, full_per_call, ceiling):
+    """Each stride's regime and what decided it, in this order: the flush counters (full flushes per
+    call on its traced passes), else the kernel's ceiling (pages > ceiling: whole flush), else
     the data (far faster than the line through the smaller per-page strides predicts).
 
     Returns (whole: bool array, sources, notes, warnings)."""
@@ -145,14 +147,14 @@ def classify(pages, y, shares, ceiling):
     n = len(pages)
     whole, sources, notes, warns = [False] * n, [None] * n, [None] * n, []
     for i in np.argsort(pages, kind="stable"):
-        share = shares[i]
-        if share is not None and math.isfinite(share):
-            if share >= FULL_SHARE or share <= 1 - FULL_SHARE:
-                whole[i] = share >= FULL_SHARE
-                sources[i], notes[i] = "counters", f"counters ({share * 100:.0f}% full)"
+        full = full_per_call[i]
+        if full is not None and math.isfinite(full):
+            if full >= FULL_SHARE or full <= 1 - FULL_SHARE:
+                whole[i] = full >= FULL_SHARE
+                sources[i], notes[i] = "counters", f"counters ({full:.2f} full/call)"
                 continue
-            warns.append(f"{_pages_text(pages[i])}: {share * 100:.0f}% of its traced flushes were full flushes, "
-                         "so the counters do not decide its regime")
+            warns.append(f"{_pages_text(pages[i])}: {full:.2f} full flushes per call: some calls flushed "
+                         "everything and some did not, so the counters do not decide its regime")
         if isinstance(ceiling, int) and not isinstance(ceiling, bool):
             whole[i] = pages[i] > ceiling
             sources[i], notes[i] = "ceiling", f"ceiling ({ceiling} pages)"
@@ -166,6 +168,18 @@ def classify(pages, y, shares, ceiling):
             whole[i] = y[i] < DATA_DROP * (fixed + slope * pages[i])
         sources[i], notes[i] = "data", "data"
     return np.array(whole, dtype=bool), sources, notes, warns
+
+
+def full_per_call(frames, stride):
+    """Full flushes per call over the traced passes of one stride that counted them; None if none did."""
+    full = calls = 0
+    for frame in frames:
+        if "full_flushes" not in frame or "traced" not in frame:
+            continue
+        rows = frame[(frame["stride_bytes"] == stride) & frame["traced"] & frame["full_flushes"].notna()]
+        full += float(rows["full_flushes"].sum())
+        calls += float(rows["calls"].sum())
+    return full / calls if calls else None
 
 
 def _pages_text(p):
@@ -268,15 +282,9 @@ def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples
         _warnings.simplefilter("ignore", RuntimeWarning)
         y = np.nanmean(matrix, axis=0)
     pages = np.array(strides, dtype=float) / unit_bytes
-    from . import stats
-
     result0, settings0, _ = members[0]
-    shares = []
-    for s in strides:
-        got = [stats.per_call_counters(f, s).get("full_flush_share") for f in frames]
-        got = [g for g in got if g is not None and math.isfinite(g)]
-        shares.append(float(np.mean(got)) if got else None)
-    whole, sources, notes, regime_warns = classify(pages, y, shares, ceiling_of(result0, settings0))
+    whole, sources, notes, regime_warns = classify(pages, y, [full_per_call(frames, s) for s in strides],
+                                                   ceiling_of(result0, settings0))
     warns += [f"{name}{' ' + cell_name if cell_name else ''}, {w}" for w in regime_warns]
     point = estimate(y, pages, whole)[0]
     params, draws = {}, None

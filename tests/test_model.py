@@ -203,12 +203,23 @@ def test_ceiling_next_then_data():
     assert "counters" not in m.source_notes[0]
 
 
+def test_counters_count_per_call_not_per_flush():
+    # As measured on this VM (x86, 6.18): a 4M call took 1 full flush and ~6.7 partial ones.
+    r = make(X86, shares={s: (1.04 if s >= M else 0.0004) for s in X86})
+    for s in r._records:
+        if s["traced"] and s["stride_bytes"] == 2 * M:
+            s["flushes"] = int(s["calls"] * 7.7)
+    m = fit(r).sides[0][0]
+    assert m.sources == ["counters"] * 5 and list(m.whole) == [False, False, False, True, True]
+    assert m.source_notes[-1] == "counters (1.03 full/call)"  # 33 full flushes for 32 calls
+
+
 def test_mixed_counters_fall_through_with_a_warning():
     shares = {4 * K: 0.0, 16 * K: 0.0, 64 * K: 0.5, 1 * M: 1.0, 2 * M: 1.0}
     a = fit(make(X86, shares=shares, ceiling=33))
     m = a.sides[0][0]
     assert m.sources == ["counters", "counters", "ceiling", "counters", "counters"]
-    assert any("50% of its traced flushes" in w for w in a.warnings)
+    assert any("16 pages: 0.50 full flushes per call" in w for w in a.warnings)
 
 
 def test_data_regime_needs_a_drop():
