@@ -5,17 +5,25 @@ from .errors import UsageError
 
 
 def _progress(total):
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
+    """A one-line progress bar on stderr, only when stderr is a terminal.  An adaptive run's total
+    is unknown: it shows passes so far.  Waits between spread rounds are shown as such."""
     if not sys.stderr.isatty():
         return None
     done = [0]
 
-    def tick(_sample):
+    def tick(event):
+        if "wait" in event:
+            sys.stderr.write(f"\r{'':40}\rwaiting {event['wait']:.1f} s before round {event['round'] + 1} (--spread)")
+            sys.stderr.flush()
+            return
         done[0] += 1
         width = 30
-        filled = width * done[0] // total
-        sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done[0]}/{total} passes")
-        if done[0] == total:
+        if total:
+            filled = width * min(done[0], total) // total
+            sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done[0]}/{total} passes")
+        else:
+            sys.stderr.write(f"\r{done[0]} passes, round {event.get('round', 0) + 1}")
+        if total and done[0] == total:
             sys.stderr.write("\n")
         sys.stderr.flush()
     return tick
@@ -38,7 +46,7 @@ def cmd_run(args):
     # Named and checked before measuring: an unwritable output must not cost a finished run.
     output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
     results.check_writable(output)
-    total = (plan.rounds + plan.warmup_rounds) * plan.passes_per_round
+    total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round
     with _sigterm_as_interrupt():
         result = runner.run(plan, progress=_progress(total))
     with _interrupts_deferred():
@@ -120,6 +128,11 @@ def cmd_show(args):
     if args.format == "text":
         print(report.headline(result))
     print(table)
+    if args.format == "text":
+        from .runner import round_lag1
+
+        for line in report.bystander_notes(result.records) + report.lag1_notes(round_lag1(result.records)):
+            print(line)
     return 0
 
 

@@ -150,6 +150,14 @@ class Bystanders:
             _check(lib.atsd_bystanders_start(self._b, arr, len(self.cpus)), f"starting bystanders on CPUs {self.cpus}")
         self.spins = []
 
+    def read_spins(self):
+        """[(loop count, CPU time ns)] of each bystander so far ([] without bystanders)."""
+        if not self.cpus or self._b is None or self._b[0] == ffi.NULL:
+            return []
+        spins, cpu = ffi.new("uint64_t[]", len(self.cpus)), ffi.new("uint64_t[]", len(self.cpus))
+        _check(lib.atsd_bystanders_spins(self._b[0], spins, cpu, len(self.cpus)), "reading bystander spins")
+        return list(zip(spins, cpu))
+
     def stop(self):
         if self._b is not None and self._b[0] != ffi.NULL:
             spins = ffi.new("uint64_t[]", len(self.cpus))
@@ -190,7 +198,9 @@ def read_column(data, column=1, delim=" \t"):
     """Numbers from bytes as ministat reads them: (numpy array, None) or (None, bad line number)."""
     import numpy as np
 
-    cap = data.count(b"\n") + 1
+    # One number per fgets() read at most; a read ends at a newline or after 8191 bytes (ministat's
+    # BUFSIZ buffer), so a long line is several reads, each read as a line.
+    cap = data.count(b"\n") + 2 + len(data) // 8191
     out = np.empty(cap, dtype=np.float64)
     bad = ffi.new("int64_t *")
     n = lib.atsd_read_column(data, len(data), column, delim.encode("latin-1"),

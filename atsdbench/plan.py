@@ -38,6 +38,12 @@ class Plan:
     label: str = None
     seed: int = 0
     gpu: int = None
+    ceiling: int = None
+    until: float = None
+    confidence: float = 95.0
+    max_time: float = None
+    max_rounds: int = None
+    spread: float = 0.0
 
     @property
     def align(self):
@@ -110,7 +116,9 @@ def make_plan(meminfo=None, affinity=None, page_size=None, **options):
                 pages=PAGES[p.pages[0]], bystanders=p.bystanders[0], cpu=p.cpu,
                 bystander_cpus=list(p.bystander_cpus[0:p.bystanders[0]]), latency=bool(p.latency),
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
-                gpu=None if p.gpu[0] < 0 else p.gpu[0])
+                gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
+                until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
+                max_rounds=p.max_rounds or None, spread=p.spread)
 
 
 def round_order(plan, round_index, c_plan=None):

@@ -83,4 +83,37 @@ def run_report(result):
                      "counted on warm-up passes so no timed pass is traced")
     elif result.config.get("trace_error") and result.config.get("trace") != "off":
         notes.append(f"no flush counts: {result.config['trace_error']}")
+    notes += bystander_notes(result.records)
+    notes += lag1_notes(result.config.get("round_lag1"))
     return "\n".join(lines + notes)
+
+
+def bystander_notes(records):
+    """Passes during which a bystander did not run (its CPU busy elsewhere) measured fewer remote
+    flushes than the plan asked for: say how many."""
+    flagged = [s for s in records if not s.get("warmup") and "bystander_idle" in s]
+    idle = sum(1 for s in flagged if s["bystander_idle"])
+    if not idle:
+        return []
+    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than 90% of the pass "
+            "(its CPU was busy with other work): those passes had fewer remote flushes than asked for "
+            "(column bystander_share in the result file)"]
+
+
+def lag1_notes(rows):
+    """The lag-1 autocorrelation of each stride's round means, and a warning where it is high."""
+    from . import timeseries
+    from .units import format_size
+
+    rows = [r for r in rows or [] if r.get("lag1") is not None]
+    if not rows:
+        return []
+    cells = {r.get("cell", 0) for r in rows}
+    text = ", ".join((f"cell {r['cell']} " if len(cells) > 1 else "") + f"{format_size(r['stride_bytes'])} "
+                     f"{r['lag1']:+.2f}" for r in rows)
+    out = [f"lag-1 autocorrelation of round means: {text}"]
+    for r in rows:
+        w = timeseries.warn_if_autocorrelated(r["lag1"], r["rounds"], tests=len(rows))
+        if w:
+            out.append(f"warning: {format_size(r['stride_bytes'])}: {w}")
+    return out

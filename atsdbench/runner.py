@@ -78,32 +78,100 @@ class FreshProcess:
             raise OSError(f"round worker failed: {(stderr or 'no output').strip().splitlines()[-1:]}") from None
 
 
+class Pacer:
+    """Spreads the measured rounds evenly over at least `spread` seconds (sleeping between rounds,
+    never inside one), so consecutive rounds are far enough apart to see the machine's drift."""
+
+    def __init__(self, spread, rounds, clock=time.monotonic, sleep=time.sleep):
+        self.interval = spread / rounds if spread and rounds else 0.0
+        self.clock, self.sleep = clock, sleep
+        self.first = None
+
+    def wait(self, k, progress=None):
+        """Before measured round k (0-based): returns the seconds slept."""
+        if k == 0 or self.first is None:
+            self.first = self.clock()
+            return 0.0
+        delay = self.first + k * self.interval - self.clock()
+        if delay <= 0:
+            return 0.0
+        if progress:
+            progress({"wait": delay, "round": k})
+        self.sleep(delay)
+        return delay
+
+
+def _rounds(plan, policy, records, started):
+    """(round index, warm-up round?) for the whole run: warm-up rounds, the planned rounds, then, for
+    an adaptive run, one more while the policy asks for it."""
+    index = 0
+    for index, warm in round_kinds(plan):
+        yield index, warm
+    while policy is not None and policy.after_round(records, time.monotonic() - started) is None:
+        index += 1
+        yield index, False
+
+
 def run(plan, progress=None):
     """Measure the plan; returns a Result (see the module's docstring)."""
     from .results import Result
 
     samples, complete, error, started = [], False, None, time.time()
+    policy = None
+    if plan.until:
+        from . import adaptive
+
+        policy = adaptive.Policy.from_plan(plan)
     host_facts = host.full()
     strategy = (FreshProcess if plan.processes else InProcess)(plan)
+    pacer, measured = Pacer(plan.spread, plan.rounds), 0
+    t0 = time.monotonic()
     with strategy:
         try:
-            for round_index, warmup_round in round_kinds(plan):
+            for round_index, warmup_round in _rounds(plan, policy, samples, t0):
+                if not warmup_round:
+                    pacer.wait(measured, progress)
+                    measured += 1
+                round_t = time.monotonic() - t0
                 for sample in strategy.round(round_index, warmup_round):
+                    sample["round_t"] = round_t
                     samples.append(sample)
                     if progress:
                         progress(sample)
             complete = True
         except KeyboardInterrupt:
-            pass
+            if policy:
+                policy.interrupted()
         except (OSError, UsageError) as e:
             if not samples:
                 raise
             error = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
     config = plan.config()
     config.update({k: v for k, v in strategy.facts.items() if k != "gpu"})
+    if policy:
+        config["adaptive"] = policy.summary()
+    config["round_lag1"] = round_lag1(samples)
     if "gpu" in strategy.facts:
         host_facts["gpu"] = strategy.facts["gpu"]
     result = Result(host=host_facts, config=config, samples=samples, complete=complete,
                     started=started, finished=time.time())
     result.error = error
     return result
+
+
+def round_lag1(records):
+    """Lag-1 autocorrelation of each stride's (and cell's) round means in time order: high values
+    say the rounds shared the machine's state, so their spread understates a rerun's."""
+    from . import timeseries
+
+    rounds = {}
+    for s in records:
+        if not s.get("warmup") and s.get("gbps") is not None:
+            rounds.setdefault((s.get("cell", 0), s["stride_bytes"]), {}).setdefault(s["round"], []).append(s["gbps"])
+    out = []
+    for (cell, stride), by_round in sorted(rounds.items()):
+        means = [sum(v) / len(v) for _, v in sorted(by_round.items())]
+        lag1 = timeseries.lag1(means)
+        out.append({"cell": cell, "stride_bytes": stride, "rounds": len(means),
+                    "lag1": None if lag1 is None else round(float(lag1), 4)})
+    return out

@@ -21,12 +21,16 @@ def latency_summary(lat_ns):
             "lat_max_us": float(us.max()), "lat_hist": {int(k): int(c) for k, c in zip(keys, counts)}}
 
 
+BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to count as "with bystanders"
+
+
 class Session:
     def __init__(self, plan):
         self.plan = plan
         self.gpu = None
         self.bystanders = None
         self.counters = None
+        self.ceiling = None
         self._c_plan = None
         self._saved_affinity = None
 
@@ -45,6 +49,11 @@ class Session:
 
                 self.gpu = gpu.open_toucher(plan.gpu)
             self.bystanders = core.Bystanders(plan.bystander_cpus)
+            if plan.ceiling is not None:
+                from .ceiling import Ceiling
+
+                self.ceiling = Ceiling().__enter__()
+                self.ceiling.set(plan.ceiling)
         except BaseException:
             self.close()
             raise
@@ -68,9 +77,11 @@ class Session:
                 if traced:
                     counters.open_trace()
                 try:
+                    spins0 = self.bystanders.read_spins()
                     before = counters.read(traced)
                     ns, lat = region.timed_pass(stride, plan.latency)
                     after = counters.read(traced)
+                    spins1 = self.bystanders.read_spins()
                 finally:
                     if traced:
                         counters.close_trace()
@@ -82,6 +93,13 @@ class Session:
                           "us_per_call": ns / 1e3 / calls, "traced": bool(traced)}
                 if gpu_ns is not None:
                     sample["gpu_touch_ns"] = int(gpu_ns)
+                if spins0:
+                    # A bystander that was not running had no live mm on its CPU: those flushes took
+                    # no IPI.  Its CPU time over the pass's wall time says for how much of the pass.
+                    sample["bystander_spins_min"] = min(b[0] - a[0] for a, b in zip(spins0, spins1))
+                    sample["bystander_share"] = min((b[1] - a[1]) / ns if ns else 0.0
+                                                    for a, b in zip(spins0, spins1))
+                    sample["bystander_idle"] = sample["bystander_share"] < BYSTANDER_BUSY
                 sample.update(counters.delta(before, after))
                 if lat is not None:
                     sample.update(latency_summary(lat))
@@ -95,6 +113,9 @@ class Session:
         return out
 
     def close(self):
+        if self.ceiling:
+            self.ceiling.__exit__(None, None, None)
+            self.ceiling = None
         if self.bystanders:
             self.bystanders.stop()
             self.bystanders = None

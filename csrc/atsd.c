@@ -249,6 +249,7 @@ static void *bystander(void *arg)
 	struct atsd_bystanders *b = s->owner;
 
 	s->err = pin(pthread_self(), s->cpu);
+	s->spins++;  /* running on its CPU before it says so: the barrier opens on a live bystander */
 	pthread_mutex_lock(&b->lock);
 	b->ready++;
 	pthread_cond_broadcast(&b->cond);
@@ -256,6 +257,26 @@ static void *bystander(void *arg)
 	while (!__atomic_load_n(&b->stop, __ATOMIC_RELAXED))
 		s->spins++;
 	return NULL;
+}
+
+int atsd_bystanders_spins(struct atsd_bystanders *b, uint64_t *spins, uint64_t *cpu_ns, int32_t n)
+{
+	int i;
+
+	if (!b || n < 0 || n > b->n)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		clockid_t cid;
+		struct timespec ts;
+
+		spins[i] = __atomic_load_n(&b->slots[i].spins, __ATOMIC_RELAXED);
+		if (!cpu_ns)
+			continue;
+		if (pthread_getcpuclockid(b->slots[i].thread, &cid) || clock_gettime(cid, &ts))
+			return -errno ? -errno : -EINVAL;
+		cpu_ns[i] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	}
+	return 0;
 }
 
 int atsd_bystanders_stop(struct atsd_bystanders *b, uint64_t *spins)

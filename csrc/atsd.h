@@ -69,6 +69,10 @@ int atsd_pin_self(int32_t cpu);
  * shootdown.  Start returns after all of them run (a start barrier). */
 struct atsd_bystanders;
 int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int32_t n);
+/* Each bystander's loop count and CPU time (ns, may be NULL) so far.  Read around a pass: CPU time
+ * well below the pass's wall time means the bystander was not running for part of it (its CPU was
+ * busy with something else), so the mm was not live there and those flushes needed no IPI. */
+int atsd_bystanders_spins(struct atsd_bystanders *b, uint64_t *spins, uint64_t *cpu_ns, int32_t n);
 /* Stops and joins them; spins[i] (may be NULL) gets thread i's loop count. */
 int atsd_bystanders_stop(struct atsd_bystanders *b, uint64_t *spins);
 
@@ -139,6 +143,11 @@ struct atsd_plan {
 	uint64_t seed;
 	int32_t label_set;
 	char label[256];
+	double until;           /* adaptive: target half-width of the CI in percent, 0 = a fixed plan */
+	double confidence;      /* percent, for --until */
+	double max_time;        /* seconds an adaptive run may take, 0 = no limit */
+	int32_t max_rounds;     /* adaptive: at most this many measured rounds, 0 = no limit */
+	double spread;          /* seconds the measured rounds are paced over, 0 = back to back */
 };
 
 /* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */
@@ -164,6 +173,9 @@ int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, ui
  * (-EINVAL not a size or zero, -ERANGE too large); `what` names it in the message. */
 int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen);
 
+/* A duration such as 90s, 5m, 1h or 2.5 (seconds); 0 or -EINVAL with msg. */
+int atsd_parse_duration(const char *text, const char *what, double *out, char *msg, uint64_t msglen);
+
 /* The option table (csrc/atsd_options.h), read by both front ends to build their parsers. */
 enum atsd_front {
 	ATSD_FRONT_RUN = 1,     /* atsdbench run */
@@ -185,6 +197,6 @@ int atsd_option_count(void);
 int atsd_option_get(int32_t i, struct atsd_option *out);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 2
+#define ATSD_ABI_VERSION 3
 
 #endif

@@ -255,7 +255,8 @@ static void write_config(FILE *out, const struct atsd_plan *p)
 		p->bystanders[0], p->cpu);
 	for (i = 0; i < p->bystanders[0]; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystander_cpus[i]);
-	fprintf(out, "\tlatency=%d\tretouch=%d\tseed=%" PRIu64, p->latency, p->retouch, p->seed);
+	fprintf(out, "\tlatency=%d\tretouch=%d\tseed=%" PRIu64 "\tspread=%g", p->latency, p->retouch, p->seed,
+		p->spread);
 	if (p->label_set) {
 		char label[sizeof(p->label)];
 		memcpy(label, p->label, sizeof(label));
@@ -436,6 +437,25 @@ out:
 	return err;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleeps between rounds, never inside one; a signal ends the wait (and the run). */
+static void sleep_until(double t)
+{
+	double left = t - now_s();
+
+	if (left > 0) {
+		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+		nanosleep(&ts, NULL);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct atsd_plan p;
@@ -445,6 +465,7 @@ int main(int argc, char **argv)
 	char msg[512];
 	int32_t round;
 	int err = 0;
+	double first = 0;
 
 	o.path = parse(&p, argc, argv);
 	if ((err = atsd_host_probe(&h)))
@@ -465,6 +486,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (round = 0; round < p.warmup_rounds + p.rounds && !interrupted && !err; round++) {
+		int32_t k = round - p.warmup_rounds;  /* measured round k, paced over --spread */
+		if (k == 0)
+			first = now_s();
+		else if (k > 0 && p.spread > 0)
+			sleep_until(first + k * p.spread / p.rounds);
+		if (interrupted)
+			break;
 		err = run_round(o.mem, &p, round, round < p.warmup_rounds);
 		if (err && err != -EINTR && !interrupted)
 			break;

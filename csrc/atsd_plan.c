@@ -239,6 +239,53 @@ static int one_ceiling(struct atsd_plan *p, const char *tok, int i, char *msg, u
 	return err;
 }
 
+static int parse_real(const char *field, const char *text, const char *suffix, double lo, double hi, int open_lo,
+		      double *out, char *msg, uint64_t msglen)
+{
+	char *end, c1[48];
+	double v;
+	size_t n = strlen(suffix);
+
+	errno = 0;
+	v = strtod(text, &end);
+	while (end != text && is_space(*end))
+		end++;
+	if (end != text && n && !strncmp(end, suffix, n))
+		end += n;
+	if (end == text || *end || errno || v != v)
+		return fail(-EINVAL, msg, msglen, "--%s '%s' is not a number", field, cut(text, c1, sizeof(c1)));
+	if ((open_lo ? v <= lo : v < lo) || v >= hi)
+		return fail(-EINVAL, msg, msglen, "--%s must be %s %g and below %g (got %s)", field,
+			    open_lo ? "above" : "at least", lo, hi, cut(text, c1, sizeof(c1)));
+	*out = v;
+	return 0;
+}
+
+int atsd_parse_duration(const char *text, const char *what, double *out, char *msg, uint64_t msglen)
+{
+	char *end, c1[48];
+	double v, unit = 1;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (end != text) {
+		while (is_space(*end))
+			end++;
+		if (*end == 's' || *end == 'm' || *end == 'h') {
+			unit = *end == 'm' ? 60 : *end == 'h' ? 3600 : 1;
+			end++;
+		}
+		while (is_space(*end))
+			end++;
+	}
+	if (end == text || *end || errno || v != v || v < 0 || v * unit > 1e7 || strchr(text, 'x') ||
+	    strchr(text, 'X'))
+		return fail(-EINVAL, msg, msglen, "--%s '%s' is not a duration (e.g. 90s, 5m, 1h; at most 1e7 s)", what,
+			    cut(text, c1, sizeof(c1)));
+	*out = v * unit;
+	return 0;
+}
+
 static int parse_flag(const char *field, const char *value, int32_t *out, char *msg, uint64_t msglen)
 {
 	char c1[48];
@@ -324,6 +371,22 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 		p->seed_set = 1;
 		return 0;
 	}
+	if (!strcmp(field, "until"))
+		return parse_real("until", value, "%", 0, 100, 1, &p->until, msg, msglen);
+	if (!strcmp(field, "confidence"))
+		return parse_real("confidence", value, "%", 50, 100, 0, &p->confidence, msg, msglen);
+	if (!strcmp(field, "max-time") || !strcmp(field, "spread")) {
+		int is_spread = field[0] == 's';
+		err = atsd_parse_duration(value, field, is_spread ? &p->spread : &p->max_time, msg, msglen);
+		if (!err && !is_spread && p->max_time <= 0)
+			return fail(-EINVAL, msg, msglen, "--max-time must be above 0 (got '%s')", cut(value, c1, sizeof(c1)));
+		return err;
+	}
+	if (!strcmp(field, "max-rounds")) {
+		err = parse_count("max-rounds", value, 1, 1000000, &v, msg, msglen);
+		p->max_rounds = err ? p->max_rounds : (int32_t)v;
+		return err;
+	}
 	if (!strcmp(field, "label")) {
 		size_t len = strlen(value);
 		if (len >= sizeof(p->label))
@@ -344,10 +407,6 @@ void atsd_plan_init(struct atsd_plan *p)
 	for (i = 0; i < NOPTIONS; i++)
 		if (options[i].field && options[i].default_value)
 			atsd_plan_set(p, options[i].field, options[i].default_value, NULL, 0);
-	if (!p->nceiling) {  /* no option yet: the kernel's ceiling */
-		p->nceiling = 1;
-		p->ceiling[0] = -1;
-	}
 }
 
 static void fmt_cpulist(const int32_t *cpus, int n, char *buf, size_t len)
@@ -499,6 +558,18 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	if (p->trace == ATSD_TRACE_ON && p->warmup < 1)
 		return fail(-EINVAL, msg, msglen, "--trace counts flushes on warm-up passes, so no timed pass is "
 			    "traced: it needs --warmup 1 or more");
+	if (p->until <= 0 && (p->max_time > 0 || p->max_rounds > 0))
+		return fail(-EINVAL, msg, msglen, "--%s applies to adaptive runs: give --until P%% too",
+			    p->max_time > 0 ? "max-time" : "max-rounds");
+	if (p->until > 0) {
+		if (p->rounds < 3)  /* a CI from fewer rounds says nothing: --rounds is the minimum, 3 at least */
+			p->rounds = 3;
+		if (p->max_rounds > 0 && p->max_rounds < p->rounds)
+			return fail(-EINVAL, msg, msglen, "--max-rounds %d is below --rounds %d, the minimum of an adaptive "
+				    "run", p->max_rounds, p->rounds);
+		if (p->max_time <= 0)
+			p->max_time = 600;
+	}
 	if (!p->seed_set) {
 		p->seed = random_seed();
 		p->seed_set = 1;

@@ -115,9 +115,14 @@ def test_bystander_makes_shootdown_ipis():
     if procfs.parse_interrupts(procfs.read("/proc/interrupts")) is None:
         pytest.skip("no TLB row in /proc/interrupts on this architecture")
     alone = atsdbench.run(size="16M", strides="64K", rounds=1, reps=6, warmup_rounds=0, trace="off")
-    with_b = atsdbench.run(size="16M", strides="64K", rounds=1, reps=6, warmup_rounds=0, bystanders=1, trace="off")
+    with_b = atsdbench.run(size="16M", strides="64K", rounds=2, reps=6, warmup_rounds=0, bystanders=1, trace="off")
     calls = 6 * (16 << 20) // (64 << 10)
-    # Sums, not every pass: a pass during which another process preempted the bystander sees no IPIs
-    # (the mm is not live there), and /proc/interrupts also counts other processes' shootdowns.
-    assert with_b.measured["ipis"].sum() >= 0.5 * calls
+    # Only passes the bystander ran through (its CPU time over the pass >= 90%, the run's own flag):
+    # while another process holds its CPU the mm is not live there and flushes need no IPI.
+    busy = with_b.measured[~with_b.measured["bystander_idle"].astype(bool)]
+    if len(busy) < 2:
+        pytest.skip(f"the bystander's CPU was busy with other work in {len(with_b.measured) - len(busy)} of "
+                    f"{len(with_b.measured)} passes: nothing to test")
+    # Sums, not every pass: /proc/interrupts also counts other processes' shootdowns.
+    assert busy["ipis"].sum() >= 0.5 * busy["calls"].sum()
     assert alone.measured["ipis"].sum() <= 0.1 * calls

@@ -1,0 +1,40 @@
+"""Repetition: pacing of spread rounds and the per-stride lag-1 of round means."""
+import atsdbench
+from atsdbench import runner
+
+
+def test_pacer_spreads_rounds_evenly_and_never_sleeps_when_late():
+    now, slept, events = [100.0], [], []
+
+    def clock():
+        return now[0]
+
+    def sleep(d):
+        slept.append(d)
+        now[0] += d
+
+    pacer = runner.Pacer(60, 4, clock=clock, sleep=sleep)
+    assert pacer.wait(0) == 0
+    now[0] += 5  # round 0 took 5 s
+    assert pacer.wait(1, events.append) == 10 and now[0] == 115
+    now[0] += 20  # round 1 overran its slot
+    assert pacer.wait(2) == 0
+    now[0] += 1
+    assert pacer.wait(3) == 9 and events == [{"wait": 10, "round": 1}]
+    assert runner.Pacer(0, 4).interval == 0
+
+
+def test_round_lag1_per_stride_in_round_order():
+    recs = [{"round": r, "stride_bytes": 4096, "warmup": False, "gbps": g}
+            for r, g in enumerate([1, 2, 3, 4, 5, 6])]
+    recs += [{"round": 9, "stride_bytes": 4096, "warmup": True, "gbps": 100}]
+    (row,) = runner.round_lag1(recs)
+    assert row["rounds"] == 6 and row["lag1"] > 0.4 and row["stride_bytes"] == 4096
+
+
+def test_spread_run_records_round_times_and_lag1():
+    r = atsdbench.run(size="16M", strides="64K", rounds=3, reps=1, warmup_rounds=0, spread="0.6s", trace="off")
+    m = r.measured
+    times = sorted(set(m["round_t"]))
+    assert len(times) == 3 and times[2] - times[0] >= 0.35  # paced: 0.2 s apart at least
+    assert r.config["spread"] == 0.6 and r.config["round_lag1"][0]["rounds"] == 3
