@@ -88,6 +88,23 @@ def round_order(p, round_index):
     return list(out[0:n])
 
 
+def cells(p):
+    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling) tuples."""
+    c = ffi.new("struct atsd_cell *")
+    out = []
+    for i in range(lib.atsd_plan_cells(p)):
+        _check(lib.atsd_plan_cell(p, i, c), "enumerating cells")
+        out.append((c.bystanders, c.pages, c.gpu, c.ceiling))
+    return out
+
+
+def cell_order(p, round_index):
+    n = lib.atsd_plan_cells(p)
+    out = ffi.new("int32_t[]", n)
+    _check(lib.atsd_cell_order(p, round_index, out, n), "ordering the cells")
+    return list(out)
+
+
 def parse_size(text, what="size"):
     out = ffi.new("uint64_t *")
     _msg_call(lib.atsd_parse_size, str(text).encode("utf-8", "surrogateescape"), what.encode(), out)

@@ -11,12 +11,18 @@ the seed, so slow drift of the machine does not bias one stride.  The round is t
 replication: a fresh allocation moves the rate far more than passes within one allocation do.
 """
 import dataclasses
+import itertools
 
 from .errors import UsageError
 
 MIN_ALIGN = 2 << 20
 PAGES = ("base", "thp", "hugetlb")
 TRACE = ("auto", "on", "off")
+AXES = ("bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
+
+
+def _axis_text(v):
+    return "none" if v is None else str(v)
 
 
 @dataclasses.dataclass
@@ -44,6 +50,7 @@ class Plan:
     max_time: float = None
     max_rounds: int = None
     spread: float = 0.0
+    axes: dict = dataclasses.field(default_factory=dict)
 
     @property
     def align(self):
@@ -54,14 +61,29 @@ class Plan:
         return (self.reps + self.warmup) * len(self.strides)
 
     def config(self):
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        if not self.axes:
+            del out["axes"]
+        else:
+            out["cells"] = [{name: cell[name] for name in self.axes} for cell in self.cells]
+        return out
+
+    @property
+    def cells(self):
+        """Every configuration the run measures, in cell order: dicts of bystanders, pages, gpu,
+        ceiling.  One cell when the plan has no axes."""
+        lists = [self.axes.get(name, [getattr(self, name)]) for name in AXES]
+        return [dict(zip(AXES, combo)) for combo in itertools.product(*lists)]
 
     def to_c(self):
-        """The C plan of these values (already checked), for the round order."""
+        """The C plan of these values (already checked), for the round and cell order."""
         from . import core
 
         p = core.plan_new()
-        for name, value in _option_text(self.config()).items():
+        values = {**self.config(), **{name: [_axis_text(v) for v in vs] for name, vs in self.axes.items()}}
+        values.pop("cells", None)
+        values.pop("axes", None)
+        for name, value in _option_text(values).items():
             if name not in ("cpu", "bystander-cpus"):
                 core.plan_set(p, name, value)
         p.cpu = self.cpu
@@ -111,23 +133,35 @@ def make_plan(meminfo=None, affinity=None, page_size=None, **options):
         core.plan_set(p, field, value)
     core.plan_check(p, host_facts(meminfo, affinity, page_size))
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
+    lists = {"bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
+             "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],
+             "ceiling": [None if c < 0 else c for c in p.ceiling[0:p.nceiling]]}
+    axes = {name: values for name, values in lists.items() if len(values) > 1}
     return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
                 warmup=p.warmup, warmup_rounds=p.warmup_rounds, processes=bool(p.processes),
                 pages=PAGES[p.pages[0]], bystanders=p.bystanders[0], cpu=p.cpu,
-                bystander_cpus=list(p.bystander_cpus[0:p.bystanders[0]]), latency=bool(p.latency),
+                bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
                 gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
                 until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
-                max_rounds=p.max_rounds or None, spread=p.spread)
+                max_rounds=p.max_rounds or None, spread=p.spread, axes=axes)
 
 
-def round_order(plan, round_index, c_plan=None):
-    """[(rep, warmup, stride), ...] for one round: repetition-major, strides shuffled per repetition."""
+def round_order(plan, round_index, c_plan=None, cell=0):
+    """[(rep, warmup, stride), ...] for one round (of one cell): repetition-major, strides shuffled per
+    repetition.  Each cell of a round has its own order; with one cell it is the round's."""
     from . import core
 
-    strides = core.round_order(c_plan or plan.to_c(), round_index)
+    strides = core.round_order(c_plan or plan.to_c(), round_index * len(plan.cells) + cell)
     n = len(plan.strides)
     return [(i // n, i // n < plan.warmup, s) for i, s in enumerate(strides)]
+
+
+def cell_order(plan, round_index, c_plan=None):
+    """The cells of one round, shuffled by the seed (round-specific)."""
+    from . import core
+
+    return core.cell_order(c_plan or plan.to_c(), round_index)
 
 
 def round_kinds(plan):

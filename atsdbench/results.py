@@ -6,8 +6,12 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      us_per_call; optional lat_p50_us/lat_p90_us/lat_p99_us/lat_max_us/lat_hist (--latency),
      ipis, tlb_* (vmstat), flushes, full_flushes, flushes_<reason> (counters), gpu_touch_ns (--gpu).
      An absent optional column means "not measured".
-     Accepted, not required: the sample column `cell` (int, an index into config `cells`) plus one
-     column per axis, and config `axes`/`cells` (several configurations measured interleaved).
+  2  axes: config `axes` ({axis: [values]}) and `cells` (one dict of axis values per cell, the
+     list position is the cell index); sample columns `cell` plus one column per axis (bystanders,
+     pages, gpu, ceiling), present only in runs with axes.  Also new, optional: `round_t` (seconds
+     from the run's start to its round's), `bystander_share`/`bystander_spins_min`/`bystander_idle`,
+     config `round_lag1`, `spread`, `until`/`adaptive`, `ceiling`.  Version 1 files load unchanged
+     (one cell).
 
 Every file is checked once, at load, against atsdbench/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -23,7 +27,7 @@ from . import outfile
 from .errors import UsageError
 from .outfile import check_writable  # noqa: F401  (run, import and plot call it before working)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 

@@ -27,7 +27,7 @@ BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to cou
 class Session:
     def __init__(self, plan):
         self.plan = plan
-        self.gpu = None
+        self.gpus = {}
         self.bystanders = None
         self.counters = None
         self.ceiling = None
@@ -39,21 +39,23 @@ class Session:
         from .counters import Counters
 
         plan = self.plan
+        cells = plan.cells
         self._saved_affinity = os.sched_getaffinity(0)
         try:
             self._c_plan = plan.to_c()
             core.pin_self(plan.cpu)
             self.counters = Counters(procfs.online_cpus(), "off" if plan.warmup < 1 else plan.trace)
-            if plan.gpu is not None:
+            for ordinal in sorted({c["gpu"] for c in cells if c["gpu"] is not None}):
                 from . import gpu
 
-                self.gpu = gpu.open_toucher(plan.gpu)
-            self.bystanders = core.Bystanders(plan.bystander_cpus)
-            if plan.ceiling is not None:
+                self.gpus[ordinal] = gpu.open_toucher(ordinal)  # every GPU of the plan, before any pass
+            self._use_bystanders(cells[0]["bystanders"])
+            if any(c["ceiling"] is not None for c in cells):
                 from .ceiling import Ceiling
 
                 self.ceiling = Ceiling().__enter__()
-                self.ceiling.set(plan.ceiling)
+                if len(cells) == 1:
+                    self.ceiling.set(cells[0]["ceiling"])
         except BaseException:
             self.close()
             raise
@@ -62,17 +64,51 @@ class Session:
     def __exit__(self, *exc):
         self.close()
 
+    def _use_bystanders(self, n):
+        from . import core
+
+        if self.bystanders is not None and len(self.bystanders.cpus) == n:
+            return
+        if self.bystanders is not None:
+            self.bystanders.stop()
+            self.bystanders = None
+        self.bystanders = core.Bystanders(self.plan.bystander_cpus[:n])
+
+    def _enter_cell(self, cell):
+        """Between cells, outside any timed pass: the cell's bystanders and flush ceiling."""
+        self._use_bystanders(cell["bystanders"])
+        if self.ceiling is not None and len(self.plan.cells) > 1:
+            self.ceiling.set(cell["ceiling"] if cell["ceiling"] is not None else self.ceiling.original)
+
     def round(self, round_index, warmup_round):
-        """Map a fresh region and yield one sample per pass of this round."""
+        """One round: every cell in the round's shuffled order, each with a fresh region; yields one
+        sample per pass."""
+        from .plan import cell_order
+
+        cells, plan = self.plan.cells, self.plan
+        order = cell_order(plan, round_index, self._c_plan) if len(cells) > 1 else [0]
+        for position, index in enumerate(order):
+            cell = cells[index]
+            if len(cells) > 1:
+                self._enter_cell(cell)
+            for sample in self._cell_round(round_index, warmup_round, index, cell,
+                                           position * plan.passes_per_round):
+                if plan.axes:
+                    sample["cell"] = index
+                    sample.update({name: cell[name] for name in plan.axes})
+                yield sample
+
+    def _cell_round(self, round_index, warmup_round, index, cell, first_position):
         from . import core
 
         plan, counters = self.plan, self.counters
-        with core.Region(plan.size, plan.align, plan.pages) as region:
+        gpu = self.gpus.get(cell["gpu"])
+        with core.Region(plan.size, plan.align, cell["pages"]) as region:
             dirty = False
-            for position, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan)):
+            for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
                 if dirty:
                     region.restore(plan.retouch)
-                gpu_ns = self.gpu.touch(region) if self.gpu else None
+                gpu_ns = gpu.touch(region) if gpu else None
                 traced = warm and counters.can_trace
                 if traced:
                     counters.open_trace()
@@ -87,7 +123,7 @@ class Session:
                         counters.close_trace()
                 dirty = True
                 calls = plan.size // stride
-                sample = {"round": round_index, "rep": rep, "order": position, "stride_bytes": stride,
+                sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
                           "warmup": bool(warm or warmup_round), "ns": int(ns), "seconds": ns / 1e9,
                           "calls": calls, "gbps": plan.size / ns if ns else float("nan"),
                           "us_per_call": ns / 1e3 / calls, "traced": bool(traced)}
@@ -108,8 +144,9 @@ class Session:
     def facts(self):
         """What this session learned that belongs in the result file."""
         out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error}
-        if self.gpu:
-            out["gpu"] = self.gpu.facts
+        if self.gpus:
+            facts = [g.facts for _, g in sorted(self.gpus.items())]
+            out["gpu"] = facts[0] if len(facts) == 1 else facts
         return out
 
     def close(self):
@@ -119,9 +156,9 @@ class Session:
         if self.bystanders:
             self.bystanders.stop()
             self.bystanders = None
-        if self.gpu:
-            self.gpu.close()
-            self.gpu = None
+        for g in self.gpus.values():
+            g.close()
+        self.gpus = {}
         if self._saved_affinity is not None:
             os.sched_setaffinity(0, self._saved_affinity)
             self._saved_affinity = None

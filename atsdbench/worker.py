@@ -1,4 +1,5 @@
 """Runs one round in a fresh process for `run --processes`; JSON in on stdin, JSON out on stdout."""
+import dataclasses
 import json
 import sys
 
@@ -9,7 +10,8 @@ from .session import Session
 
 def main():
     request = json.load(sys.stdin)
-    plan = Plan(**request["plan"])
+    fields = {f.name for f in dataclasses.fields(Plan)}
+    plan = Plan(**{k: v for k, v in request["plan"].items() if k in fields})  # "cells" is derived
     samples, reply = [], {"interrupted": False, "error": None}
     try:
         with Session(plan) as session:

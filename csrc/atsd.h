@@ -169,6 +169,20 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
  * repetition by the seed.  out must hold (warmup + reps) * nstrides strides; returns the count. */
 int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, uint64_t cap);
 
+/* Axes: several values for --bystanders, --pages, --gpu or --ceiling make their product; a cell is
+ * one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
+ * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow
+ * the stride order atsd_round_order(p, round * ncells + cell, ...), which for one cell is the round's. */
+struct atsd_cell {
+	int32_t bystanders;
+	int32_t pages;
+	int32_t gpu;            /* -1 none */
+	int32_t ceiling;        /* -1 the kernel's */
+};
+int atsd_plan_cells(const struct atsd_plan *p);
+int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
+int atsd_cell_order(const struct atsd_plan *p, int32_t round, int32_t *out, int32_t cap);
+
 /* A size such as 64K or 1G (binary, optional B/iB), overflow-checked.  0 or -errno with msg
  * (-EINVAL not a size or zero, -ERANGE too large); `what` names it in the message. */
 int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen);

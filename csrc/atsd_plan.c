@@ -496,10 +496,8 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		return fail(-EINVAL, msg, msglen, "the page size of this system is unknown");
 	if (p->nstrides < 1)
 		return fail(-EINVAL, msg, msglen, "no stride given");
-	if (p->npages > 1 || p->nbystanders > 1 || p->ngpu > 1 || p->nceiling > 1)
-		return fail(-EINVAL, msg, msglen, "several values for --%s make an axis, which this version "
-			    "does not measure yet: give one value", p->npages > 1 ? "pages" : p->nbystanders > 1 ?
-			    "bystanders" : p->ngpu > 1 ? "gpu" : "ceiling");
+	if (atsd_plan_cells(p) > 256)
+		return fail(-E2BIG, msg, msglen, "the axes make %d cells: at most 256", atsd_plan_cells(p));
 	snprintf(unit_name, sizeof(unit_name), "the page size (%s)", fmt_size(unit, a, sizeof(a)));
 	if (hugetlb) {
 		if (!h->hugepage_size)
@@ -672,4 +670,44 @@ int atsd_host_probe(struct atsd_host *h)
 		h->core[h->naffinity++] = core < 0 ? -1 : (pkg & 0x7fff) << 16 | (core & 0xffff);
 	}
 	return 0;
+}
+
+int atsd_plan_cells(const struct atsd_plan *p)
+{
+	return p->nbystanders * p->npages * p->ngpu * p->nceiling;
+}
+
+int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out)
+{
+	int32_t i = index;
+
+	if (index < 0 || index >= atsd_plan_cells(p))
+		return -EINVAL;
+	out->ceiling = p->ceiling[i % p->nceiling];
+	i /= p->nceiling;
+	out->gpu = p->gpu[i % p->ngpu];
+	i /= p->ngpu;
+	out->pages = p->pages[i % p->npages];
+	i /= p->npages;
+	out->bystanders = p->bystanders[i];
+	return 0;
+}
+
+int atsd_cell_order(const struct atsd_plan *p, int32_t round, int32_t *out, int32_t cap)
+{
+	/* Its own stream (the seed's bits inverted), so adding cells leaves the stride order alone. */
+	uint64_t state = ~p->seed * 1000003ULL + (uint64_t)(uint32_t)round;
+	int i, n = atsd_plan_cells(p);
+
+	if (n > cap)
+		return -ENOSPC;
+	for (i = 0; i < n; i++)
+		out[i] = i;
+	for (i = n - 1; i > 0; i--) {
+		int j = (int)(splitmix64(&state) % (uint64_t)(i + 1));
+		int32_t t = out[i];
+		out[i] = out[j];
+		out[j] = t;
+	}
+	return n;
 }
