@@ -214,8 +214,11 @@ def page_bytes(result, settings=None):
 
 
 def ceiling_of(result, settings=None):
-    value = (settings or {}).get("ceiling", result.host.get("tlb_single_page_flush_ceiling"))
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    """A cell's own ceiling (the `ceiling` axis) where it set one, else the host's; None if unknown."""
+    for value in ((settings or {}).get("ceiling"), result.host.get("tlb_single_page_flush_ceiling")):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def unit_matrix(frames, unit):

@@ -122,6 +122,9 @@ def parse(text, name="<table>"):
 def to_results(labels, rows, page_size, size, ceiling=None, name="<table>"):
     """One Result per rate column: one round, one pass per stride."""
     for stride, _ in rows:
+        if stride % page_size:
+            raise UsageError(f"{name}: stride {format_size(stride)} is not a multiple of the page size "
+                             f"{format_size(page_size)} (--page-size)")
         if size % stride:
             raise UsageError(f"--size {format_size(size)} is not a multiple of the table's stride "
                              f"{format_size(stride)}")

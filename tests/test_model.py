@@ -51,7 +51,7 @@ def make(us, rounds=5, reps=2, page=4096, ceiling="unknown", shares=None, noise=
             "samples": samples}
     if cells:
         data["config"]["cells"] = [s for s, _ in cells]
-        data["config"]["axes"] = {k: sorted({s[k] for s, _ in cells}) for k in cells[0][0]}
+        data["config"]["axes"] = {k: list(dict.fromkeys(s[k] for s, _ in cells)) for k in cells[0][0]}
     return results.from_dict(data, f"{label}.json")
 
 
@@ -165,6 +165,10 @@ def test_import_table_cli_errors(cli, fixtures, tmp_path):
     assert p.returncode == 2 and "not a multiple" in p.stderr and "Traceback" not in p.stderr
     p = cli("import", "--table", "-", "--page-size", "64K", stdin="64K 5.9\n1M 31.2\n")
     assert p.returncode == 2 and "give -o" in p.stderr
+    p = cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "128K", "-o", tmp_path / "x.json")
+    assert p.returncode == 2 and "stride 64K is not a multiple of the page size 128K" in p.stderr
+    p = cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "64K", "--ceiling", "-1")
+    assert p.returncode == 2 and "--ceiling must not be negative" in p.stderr
 
 
 def test_import_table_files(cli, fixtures, tmp_path):
@@ -261,6 +265,13 @@ def test_cells_fitted_separately():
     assert [m.cell for m in a.sides[0]] == ["bystanders=0", "bystanders=1"]
     assert a.sides[0][0].params["fixed_us"] == pytest.approx(0.5, rel=0.1)
     assert a.sides[0][1].params["per_page_us"] == pytest.approx(0.3, rel=0.1)
+
+
+def test_a_cells_ceiling_overrides_the_hosts():
+    r = make(None, ceiling=1000, cells=[({"ceiling": 3}, X86), ({"ceiling": "default"}, X86)])
+    low, default = fit(r).sides[0]
+    assert low.sources == ["ceiling"] * 5 and list(low.whole) == [False, True, True, True, True]
+    assert not default.whole.any() and default.source_notes[0] == "ceiling (1000 pages)"
 
 
 # --- intervals ----------------------------------------------------------------------------------------
