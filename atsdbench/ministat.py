@@ -2,8 +2,12 @@
 
 Its arithmetic is kept where it shows in the output: sums accumulated in file order (sy, syy),
 variance as (syy - sy*sy/n)/(n-1), the median as the upper middle point, Student's t from its table
-(stats.ministat_t), the plot's truncating casts.  Where ministat crashes (-w 0 or -w 1 with a plot:
-a segmentation fault), this prints a usage error instead.
+(stats.ministat_t), C's IEEE division and sqrt (a baseline mean of 0 prints `inf% +/- inf%`), the
+plot's truncating casts, its drawing buffer (a shorter data set drawn between taller ones cuts the
+rows above it, as ministat's buffer does), its `int` options (-C and -w wrap as C's conversion from
+strtol's long does: -w 4294967296 is -w 0).  A point the plot's arithmetic puts outside the drawing
+(subnormal data) is not drawn, as ministat's out-of-bounds write is not seen.  Where ministat
+crashes (-w 1 with a plot; a width whose buffer overflows an int), this prints a usage error instead.
 """
 import getopt
 import math
@@ -13,9 +17,14 @@ import sys
 
 import numpy as np
 
+from .errors import UsageError
+
 SYMBOL = " x+*%#@O"
 CONFIDENCES = (80.0, 90.0, 95.0, 98.0, 99.0, 99.5)
 MAX_DS = 7
+STUDENT_ROWS = 100  # ministat's t table: df 1..100, then infinity
+INT_MIN, INT_MAX = -2 ** 31, 2 ** 31 - 1
+LONG_MIN, LONG_MAX = -2 ** 63, 2 ** 63 - 1
 USAGE = """Usage: ministat [-C column] [-c confidence] [-d delimiter(s)] [-Ans] [-w width] [file [file ...]]
 \tconfidence = {80%, 90%, 95%, 98%, 99%, 99.5%}
 \t-A : print statistics only. suppress the graph.
@@ -54,6 +63,23 @@ def strtod(token):
     return value, m.end() == len(token)
 
 
+# x86-64's default NaN, what 0.0/0.0 and sqrt(-1) give in C: printf shows it as "-nan".
+C_NAN = -math.nan
+
+
+def cdiv(a, b):
+    """a / b as C divides doubles: by zero gives +-inf, or NaN for 0/0 (Python would raise)."""
+    if b != 0:
+        return a / b
+    if a == 0 or math.isnan(a):
+        return C_NAN
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
+def csqrt(x):
+    return C_NAN if x < 0 else math.sqrt(x)
+
+
 class Dataset:
     """Points sorted ascending, with ministat's running sums in input order."""
 
@@ -67,16 +93,16 @@ class Dataset:
         self.values = np.sort(values)
 
     def min(self):
-        return float(self.values[0])
+        return float(self.values[0]) if self.n else math.nan
 
     def max(self):
-        return float(self.values[-1])
+        return float(self.values[-1]) if self.n else math.nan
 
     def avg(self):
-        return self.sy / self.n
+        return cdiv(self.sy, self.n)
 
     def median(self):
-        return float(self.values[self.n // 2])
+        return float(self.values[self.n // 2]) if self.n else math.nan
 
     def var(self):
         return (self.syy - self.sy * self.sy / self.n) / (self.n - 1.0) if self.n > 1 else math.nan
@@ -123,22 +149,61 @@ def relative(ds, rs, confidence):
     from .stats import ministat_t
 
     i = ds.n + rs.n - 2
-    t = ministat_t(confidence, i)
-    spool = math.sqrt(((ds.n - 1) * ds.var() + (rs.n - 1) * rs.var()) / (ds.n + rs.n - 2))
-    s = spool * math.sqrt(1.0 / ds.n + 1.0 / rs.n)
+    t = ministat_t(confidence, i if i > 0 else STUDENT_ROWS + 1)  # row 0 of its table is df = infinity
+    spool = csqrt(cdiv((ds.n - 1) * ds.var() + (rs.n - 1) * rs.var(), ds.n + rs.n - 2))
+    s = spool * csqrt(cdiv(1.0, ds.n) + cdiv(1.0, rs.n))
     d = ds.avg() - rs.avg()
     e = t * s
     if abs(d) > e:
         return [f"Difference at {confidence:.1f}% confidence",
                 f"\t{cfmt('%g', d)} +/- {cfmt('%g', e)}",
-                f"\t{cfmt('%g', d * 100 / rs.avg())}% +/- {cfmt('%g', e * 100 / rs.avg())}%",
+                f"\t{cfmt('%g', cdiv(d * 100, rs.avg()))}% +/- {cfmt('%g', cdiv(e * 100, rs.avg()))}%",
                 f"\t(Student's t, pooled s = {cfmt('%g', spool)})"]
     return [f"No difference proven at {confidence:.1f}% confidence"]
 
 
 def _cint(x):
-    """C's (int) cast of a double: truncation toward zero."""
-    return int(x) if math.isfinite(x) else 0
+    """C's (int) cast of a double on x86-64: truncation toward zero; NaN, infinities and values
+    beyond int give INT_MIN (cvttsd2si's "integer indefinite")."""
+    if not math.isfinite(x) or not INT_MIN <= x < INT_MAX + 1:
+        return INT_MIN
+    return int(x)
+
+
+def _cint_wrap(n):
+    """C's conversion of a long (strtol's result, already clamped to long) to int: modulo 2^32."""
+    return (n - INT_MIN) % 2 ** 32 + INT_MIN
+
+
+class _Buffer:
+    """ministat's plot buffer: `alloc` bytes of which rows [0, height) are shown.  It grows with
+    realloc and zeroes only the new rows (from the current height up), and a data set sets the height
+    to its own, taller or not: a short set drawn between taller ones hides, then loses, their upper
+    rows.  Writes outside the allocation (ministat's out-of-bounds writes) are dropped."""
+
+    def __init__(self, width):
+        self.width, self.height, self.data = width, 0, bytearray()
+
+    def set_height(self, m):
+        if m > self.height:
+            if m * self.width > INT_MAX:  # pl->width * m overflows int: ministat crashes
+                raise StatError(f"width {self.width} is too wide: the graph needs {m} x {self.width} bytes, "
+                                "more than an int holds (ministat itself crashes)")
+            size = m * self.width
+            del self.data[size:]
+            self.data.extend(bytes(size - len(self.data)))
+            self.data[self.height * self.width:size] = bytes((m - self.height) * self.width)
+        self.height = m
+
+    def mark(self, row, x, val):
+        i = row * self.width + x
+        if 0 <= i < len(self.data):
+            self.data[i] |= val
+
+
+def _put(bar, x, char):
+    if 0 <= x < len(bar):
+        bar[x] = char
 
 
 def plot_lines(sets, width=74, separate=False):
@@ -155,16 +220,15 @@ def plot_lines(sets, width=74, separate=False):
     span = hi - lo
     if span == 0:
         return ["[no plot, span is zero width]"]
-    dx = span / (width - 1.0)
+    dx = cdiv(span, width - 1.0)
     x0 = lo - .5 * dx
-    height = 0
-    data = bytearray()
+    buf = _Buffer(width)
     bars = [None] * len(sets)
     for val, ds in enumerate(sets, 1):
         bar = val - 1 if separate else 0
         if bars[bar] is None:
             bars[bar] = bytearray(width)
-        xs = [_cint((p - x0) / dx) for p in ds.values.tolist()]
+        xs = [_cint(cdiv(p - x0, dx)) for p in ds.values.tolist()]
         m, i, j = 1, -1, 0
         for x in xs:
             if x == i:
@@ -172,33 +236,30 @@ def plot_lines(sets, width=74, separate=False):
                 m = max(m, j)
             else:
                 j, i = 1, x
-        m += 1
-        if m > height:
-            data.extend(bytes((m - height) * width))
-        height = m
+        buf.set_height(m + 1)
         i = -1
         for x in xs:
             if x == i:
                 j += 1
             else:
                 j, i = 1, x
-            data[j * width + x] |= val
+            buf.mark(j, x, val)
         sd = ds.stddev()
         b = bars[bar]
         if not math.isnan(sd):
-            x = _cint(((ds.avg() - sd) - x0) / dx)
-            m = _cint(((ds.avg() + sd) - x0) / dx)
-            b[m] = ord("|")
-            b[x] = ord("|")
-            for k in range(x + 1, m):
+            x = _cint(cdiv((ds.avg() - sd) - x0, dx))
+            m = _cint(cdiv((ds.avg() + sd) - x0, dx))
+            _put(b, m, ord("|"))
+            _put(b, x, ord("|"))
+            for k in range(max(x + 1, 0), min(m, width)):  # beyond the bar: ministat's stray writes
                 if b[k] == 0:
                     b[k] = ord("_")
-        b[_cint((ds.median() - x0) / dx)] = ord("M")
-        b[_cint((ds.avg() - x0) / dx)] = ord("A")
+        _put(b, _cint(cdiv(ds.median() - x0, dx)), ord("M"))
+        _put(b, _cint(cdiv(ds.avg() - x0, dx)), ord("A"))
     edge = "+" + "-" * width + "+"
     lines = [edge]
-    for i in range(1, height):
-        row = data[(height - i) * width:(height - i + 1) * width]
+    for i in range(1, buf.height):
+        row = buf.data[(buf.height - i) * width:(buf.height - i + 1) * width]
         lines.append("|" + "".join(SYMBOL[k] if k < 8 else "[%02x]" % k for k in row) + "|")
     for b in bars:
         if b is not None:
@@ -209,6 +270,8 @@ def plot_lines(sets, width=74, separate=False):
 
 def render(sets, confidence=95.0, width=74, plot=True, separate=False, stats_only=False):
     """The whole report (as ministat prints it after reading), ending with a newline."""
+    if len(sets) > MAX_DS:
+        raise UsageError(f"ministat draws at most {MAX_DS} data sets (got {len(sets)})")
     out = [f"{SYMBOL[i + 1]} {ds.name}" for i, ds in enumerate(sets)]
     if plot:
         out += plot_lines(sets, width, separate)
@@ -222,8 +285,22 @@ def render(sets, confidence=95.0, width=74, plot=True, separate=False, stats_onl
 
 
 def _strtol(text):
-    m = re.match(r"[ \t\n\v\f\r]*([+-]?\d+)", text)
-    return (int(m.group(1)), m.end() == len(text)) if m else (0, text == "")
+    """(value, whole text used) as strtol(3) in base 10: saturating at the long's limits."""
+    m = re.match(r"[ \t\n\v\f\r]*([+-]?[0-9]+)", text)
+    if not m:
+        return 0, text == ""
+    digits = m.group(1).lstrip("+-").lstrip("0")
+    if len(digits) > len(str(LONG_MAX)):  # not converted: it is out of range whatever it is
+        value = LONG_MIN if m.group(1).startswith("-") else LONG_MAX
+    else:
+        value = min(max(int(m.group(1)), LONG_MIN), LONG_MAX)
+    return value, m.end() == len(text)
+
+
+def _int_option(text):
+    """An `int` option as ministat reads it: strtol's long, converted to int."""
+    n, whole = _strtol(text)
+    return _cint_wrap(n), whole
 
 
 def parse_args(argv, isatty=None, env=None, prog="ministat"):
@@ -237,7 +314,7 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
     env = os.environ if env is None else env
     if isatty if isatty is not None else sys.stdout.isatty():
         if env.get("COLUMNS"):
-            o["width"] = _strtol(env["COLUMNS"])[0]
+            o["width"] = _int_option(env["COLUMNS"])[0]  # atoi
         else:
             try:
                 o["width"] = os.get_terminal_size(sys.stdout.fileno()).columns - 2
@@ -247,7 +324,7 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
         if flag == "-A":
             o["suppress_plot"] = True
         elif flag == "-C":
-            n, whole = _strtol(arg)
+            n, whole = _int_option(arg)
             if not whole:
                 raise StatError("Invalid column number.", usage=True)
             if n <= 0:
@@ -263,13 +340,14 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
         elif flag == "-d":
             if arg == "":
                 raise StatError("Can't use empty delimiter string", usage=True)
-            o["delim"] = arg
+            # strtok_r splits on bytes: "-d €" is three delimiters, as the C library sees argv.
+            o["delim"] = os.fsencode(arg).decode("latin-1")
         elif flag == "-n":
             o["stats_only"] = True
         elif flag == "-s":
             o["separate"] = True
         elif flag == "-w":
-            n, whole = _strtol(arg)
+            n, whole = _int_option(arg)
             if not whole:
                 raise StatError("Invalid width, not a number.", usage=True)
             if n < 0:
@@ -320,14 +398,18 @@ def main(argv, prog="ministat", stdout=None, stdin=None):
     try:
         o, files = parse_args(argv, isatty=stdout.isatty() if hasattr(stdout, "isatty") else False, prog=prog)
         plot = not o["stats_only"] and not o["suppress_plot"]
-        if plot and o["width"] < 2:
-            raise StatError("Width must be at least 2 to draw the graph (ministat itself crashes).", usage=True)
+        if plot and o["width"] == 1:  # its scale divides by width - 1; -w 0 draws an empty frame
+            raise StatError("width 1 cannot hold the graph (ministat itself crashes): use -w 0, 2 or more, or -A")
         inputs = [_read_input(p, stdin) for p in (files or [None])]
         # scipy is needed for t quantiles with df <= 100 only (stats.ministat_t); warm it up then.
         small = sum(len(d) for d, _ in inputs if not isinstance(d, StatError)) < 200 * 1024
         sets = read_sets(inputs, o["column"], o["delim"],
                          need_t=len(inputs) > 1 and not o["stats_only"] and small)
-        stdout.write(render(sets, o["confidence"], o["width"], plot, o["separate"], o["stats_only"]))
+        try:
+            text = render(sets, o["confidence"], o["width"], plot, o["separate"], o["stats_only"])
+        except MemoryError:
+            raise StatError(f"width {o['width']} is too wide: no memory for the graph (ministat itself crashes)") from None
+        stdout.write(text)
         stdout.flush()
         return 0
     except StatError as e:

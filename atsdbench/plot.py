@@ -2,7 +2,7 @@
 import math
 import os
 
-from . import comparison, results, stats
+from . import comparison, outfile, results, stats
 from .errors import UsageError
 from .units import format_size
 
@@ -18,6 +18,17 @@ def require_matplotlib():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def printable(label):
+    """A label as matplotlib can draw it: bytes that were not UTF-8 (surrogates, from a file name or
+    --label) as \\xNN, and '$' drawn as itself rather than opening mathtext."""
+    text = str(label)
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.replace("$", r"\$")
 
 
 def output_format(path):
@@ -138,7 +149,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     """The matplotlib Figure (tests inspect it); nothing is written."""
     plt = require_matplotlib()
     files = [results.load(f) for f in files]
-    labels = comparison.choose_labels(files, labels)
+    labels = [printable(x) for x in comparison.choose_labels(files, labels)]
     has_latency = any(latency_distribution(f, s) for f in files for s in f.config.get("strides", []))
     panels = 1 + has_latency + (len(files) > 1) + bool(model)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
@@ -156,4 +167,6 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
 
 
 def save(fig, path):
-    fig.savefig(path, format=output_format(path), dpi=100)
+    """Through a temporary file renamed into place: a full disk leaves no truncated picture."""
+    fmt = output_format(path)
+    outfile.write_atomically(path, lambda f: fig.savefig(f, format=fmt, dpi=100), binary=True)

@@ -160,6 +160,8 @@ SAMPLE = Record({
     # A finished pass moved size >= 1 bytes in finite time: its rate is > 0; null when it took 0 ns.
     "gbps": Value(int, float, lo=0, above=True, null=True), "us_per_call": Value(int, float, lo=0),
     "lat_hist": Mapping(_int(), key=BUCKET, null=True), "gpu_touch_ns": _int(null=True), "cell": _int(),
+    "round_t": Value(int, float, lo=0, null=True), "bystander_share": Value(int, float, null=True),
+    "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER)),
@@ -171,6 +173,8 @@ CONFIG = Record({
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
+    "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
+                               "lag1": Value(int, float, null=True)}, required=("stride_bytes", "rounds", "lag1"))),
 }, required=("size", "strides", "rounds", "reps", "pages"))
 
 HOST = Record({

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from atsdbench import ministat, stats
+from atsdbench.errors import UsageError
 
 MINISTAT = shutil.which("ministat")
 needs_ministat = pytest.mark.skipif(MINISTAT is None,
@@ -128,10 +129,108 @@ def test_cli_matches_through_atsdbench_stat(data, tmp_path):
     assert p.returncode == 2 and p.stderr == "atsdbench stat: Invalid data on line 3 in bad\n"
 
 
-def test_width_that_crashes_ministat_is_a_usage_error(data, capsys):
-    out, err, code = ours(["-w", "1", "normal", "normal2"], capsys=capsys)
-    assert code == 2 and out == "" and err.startswith("Width must be at least 2")
-    assert ours(["-A", "-w", "0", "normal"], capsys=capsys)[2] == 0  # no graph, nothing to crash on
+def test_widths_that_crash_ministat_are_one_line(data, capsys):
+    for argv in (["-w", "1", "normal", "normal2"], ["-w", "4294967297", "normal"]):  # 4294967297 is int 1
+        out, err, code = ours(argv, capsys=capsys)
+        assert code == 2 and out == "" and err == "ministat: width 1 cannot hold the graph (ministat itself " \
+            "crashes): use -w 0, 2 or more, or -A\n"
+    # ministat's `int` of 99999999999 is 1215752191: two rows of that overflow its buffer size
+    out, err, code = ours(["-w", "99999999999", "normal"], capsys=capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "width 1215752191 is too wide" in err
+    assert ours(["-A", "-w", "1", "normal"], capsys=capsys)[2] == 0  # no graph, nothing to crash on
+
+
+# Where ministat's C shows: IEEE division, int options, its plot buffer, fgets' 8191-byte reads.
+EDGES = {
+    "zero_mean": ["-1", "0", "1"], "positive": ["5", "6", "7"], "zeros": ["0", "0", "0"], "ones": ["1", "1", "1"],
+    "subnormal": ["1e-320", "2e-320", "3e-320"],
+    "quirk_a": ["1", "1", "1", "1", "1", "2"], "quirk_b": ["5", "6", "7"], "quirk_c": ["9", "9", "9", "9", "9", "8"],
+    "tall": ["3"] * 9 + ["4"], "euro": ["1\u20ac2", "3\u20ac4", "5\u20ac6", "7\u20ac8"],
+}
+EDGE_CASES = [
+    ["zero_mean", "positive"], ["zeros", "ones"], ["subnormal"], ["subnormal", "positive"],
+    ["quirk_a", "quirk_b", "quirk_c"], ["-s", "quirk_a", "quirk_b", "quirk_c"], ["quirk_b", "quirk_a", "quirk_c"],
+    ["tall", "quirk_b", "quirk_a", "tall"], ["quirk_b", "tall"],
+    ["-C", "99999999999", "positive"], ["-C", "4294967297", "positive"], ["-C", "4294967295", "positive"],
+    ["-C", "9" * 30, "positive"], ["-w", "4294967296", "positive", "zero_mean"], ["-w", "0", "positive"],
+    ["-w", "0", "-s", "positive", "zero_mean"], ["-w", "4294967370", "positive"], ["-w", "9" * 30, "positive"],
+    ["-w", "-4294967290", "positive"], ["-d", "\u20ac", "-C", "2", "euro"], ["-d", "\u20ac", "euro"],
+    ["long"], ["long", "positive"], ["long_bad"],
+]
+
+
+@pytest.fixture
+def edges(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name, lines in EDGES.items():
+        (tmp_path / name).write_text("".join(v + "\n" for v in lines))
+    # 20,000 numbers on one line: ministat's fgets reads it 8191 bytes at a time, each read a line
+    (tmp_path / "long").write_text("1 " * 20000 + "\n" + "2 " * 9000 + "\n3\n")
+    (tmp_path / "long_bad").write_text("1 " * 4095 + "1x 2\n2\n3\n")  # the second read starts at "x"
+
+
+@needs_ministat
+@pytest.mark.parametrize("argv", EDGE_CASES, ids=[" ".join(a)[:40] for a in EDGE_CASES])
+def test_edges_match_ministat(edges, capsys, argv):
+    assert ours(argv, capsys=capsys) == theirs(argv)
+
+
+def test_a_short_set_between_tall_ones_cuts_their_rows(edges, capsys):
+    """ministat's plot buffer (see _Buffer): this is what Debian's ministat prints."""
+    out, _, code = ours(["quirk_a", "quirk_b", "quirk_c"], capsys=capsys)
+    plot = out.splitlines()[3:11]
+    assert code == 0 and plot == [
+        "+" + "-" * 74 + "+",
+        "|" + " " * 71 + "*  |",
+        "|" + " " * 71 + "*  |",
+        "|" + " " * 71 + "*  |",
+        "|" + " " * 71 + "*  |",
+        "|  x        x                         +       +        +       *        *  |",
+        "||_M_A__|                             |_______A________|           |__A_M_||",
+        "+" + "-" * 74 + "+"]
+
+
+def test_zero_baseline_mean_prints_inf_like_c(edges, capsys):
+    out, _, code = ours(["zero_mean", "positive"], capsys=capsys)
+    assert code == 0 and "\tinf% +/- inf%\n" in out
+    out, _, code = ours(["zeros", "ones"], capsys=capsys)
+    assert code == 0 and "\tinf% +/- -nan%\n" in out
+
+
+def test_long_lines_are_read_in_8191_byte_pieces(edges, capsys):
+    out, _, code = ours(["-n", "long"], capsys=capsys)
+    # 40,000 bytes: 5 reads (8191 bytes each, whole "1 " pairs split), then 18,000: 3 reads, then "3"
+    assert code == 0 and out.splitlines()[2].split()[:2] == ["x", "9"]
+    assert ours(["long_bad"], capsys=capsys)[1:] == ("ministat: Invalid data on line 2 in long_bad\n", 2)
+
+
+def test_more_sets_than_symbols_is_a_usage_error():
+    sets = [ministat.Dataset(str(i), [1, 2, 3]) for i in range(8)]
+    with pytest.raises(UsageError, match="at most 7 data sets"):
+        ministat.render(sets)
+
+
+def test_small_sets_from_compare_do_not_divide_by_zero():
+    one, two = ministat.Dataset("a", [1.0]), ministat.Dataset("b", [2.0])
+    assert ministat.relative(two, one, 95.0) == ["No difference proven at 95.0% confidence"]
+    assert "nan" in ministat.vitals(ministat.Dataset("e", []), 1)
+
+
+@pytest.mark.parametrize("redirect,expect", [
+    ("<&-", (2, "", "Dataset <stdin> must contain at least 3 data points\n")),  # as ministat
+    (">&- <positive", (0, None, "")),
+])
+def test_closed_stdin_and_stdout(edges, tmp_path, redirect, expect):
+    p = subprocess.run(f"{sys.executable} -m atsdbench stat {redirect}", shell=True, capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert (p.returncode, p.stdout if expect[1] is not None else None, p.stderr) == expect
+
+
+def test_closed_pipe_is_quiet(edges, tmp_path):
+    p = subprocess.run(f"{sys.executable} -m atsdbench stat -w 5000 long positive | true; "
+                       "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert p.stdout == "0\n" and p.stderr == ""
 
 
 def test_t_table_shape():
