@@ -214,8 +214,10 @@ def page_bytes(result, settings=None):
 
 
 def ceiling_of(result, settings=None):
-    """A cell's own ceiling (the `ceiling` axis) where it set one, else the host's; None if unknown."""
-    for value in ((settings or {}).get("ceiling"), result.host.get("tlb_single_page_flush_ceiling")):
+    """The ceiling the run set (a cell's `ceiling` axis, else config `ceiling`), else the host's; None
+    if unknown."""
+    for value in ((settings or {}).get("ceiling"), result.config.get("ceiling"),
+                  result.host.get("tlb_single_page_flush_ceiling")):
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None

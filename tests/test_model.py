@@ -272,6 +272,9 @@ def test_a_cells_ceiling_overrides_the_hosts():
     low, default = fit(r).sides[0]
     assert low.sources == ["ceiling"] * 5 and list(low.whole) == [False, True, True, True, True]
     assert not default.whole.any() and default.source_notes[0] == "ceiling (1000 pages)"
+    one = make(X86, ceiling=1000)
+    one.config["ceiling"] = 3  # run --ceiling 3: the run set it, the host probe saw the old value
+    assert list(fit(one).sides[0][0].whole) == [False, True, True, True, True]
 
 
 # --- intervals ----------------------------------------------------------------------------------------
