@@ -70,7 +70,10 @@ def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
 def load_group(item):
     """One side of a comparison: a Result, a path, a list of them, or 'a.json,b.json' (replicate runs)."""
     if isinstance(item, str) and "," in item:
-        item = [p for p in item.split(",") if p]
+        names = [p for p in item.split(",") if p]
+        if not names:
+            raise UsageError(f"{item!r} names no file (a.json,b.json = replicate runs of one side)")
+        item = names
     items = item if isinstance(item, (list, tuple)) else [item]
     return [results.load(x) for x in items]
 
