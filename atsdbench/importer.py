@@ -4,6 +4,8 @@ Each field is checked as it is read, against the ranges the result schema (schem
 line gets one message naming the line and the field, the bad value cut short.  The result is then
 checked against the schema itself, so what import writes, load reads.
 """
+import itertools
+import math
 import re
 
 from . import __version__, schema
@@ -20,11 +22,14 @@ BYTES, COUNT, CPU = (1, MAX_BYTES), (0, MAX_INT64), (0, MAX_CPUS - 1)
 INTS = {
     "host": {"page_size": BYTES, "hugepage_size": (-MAX_INT64, MAX_BYTES)},  # <= 0: none (-errno)
     "config": {"size": BYTES, "rounds": (1, MAX_INT64), "reps": (1, MAX_INT64), "warmup": COUNT,
-               "warmup_rounds": COUNT, "bystanders": (0, MAX_CPUS), "cpu": CPU, "seed": (0, 2 ** 64 - 1)},
+               "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1)},
     "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
-               "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64)},
+               "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
+               "bystanders": (0, MAX_CPUS)},
 }
-LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU}}
+# bystanders and pages are lists: several values are an axis (cells, see plan.py).
+LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS)}}
+PAGES = ("base", "thp", "hugetlb")
 REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
                        "seed"),
             "sample": ("round", "rep", "stride_bytes", "warmup", "ns", "calls")}
@@ -41,6 +46,16 @@ def _whole(key, value, bounds, where):
     if n is None or not lo <= n <= hi:
         raise UsageError(f"{where}: {key}={cut(value)} is out of range ({lo} to {hi})")
     return n
+
+
+def _number(key, value, where):
+    try:
+        v = float(value)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise UsageError(f"{where}: {key}={cut(value)} is not a number of seconds")
+    return v
 
 
 def _list(key, value, bounds, where):
@@ -125,13 +140,24 @@ def to_result(text, name="<atsd output>"):
             "thp_enabled": parse_bracketed(host.get("thp_enabled")), "thp_defrag": "unknown",
             "python": "none (atsd)", "atsdbench": f"atsd, imported by {__version__}"}
     size = config["size"]
+    pages = config["pages"].split(",")
+    if not config["bystanders"] or not all(p in PAGES for p in pages):
+        raise UsageError(f"{name}: config pages={cut(config['pages'])} or bystanders is not a list of "
+                         "base/thp/hugetlb and whole numbers")
+    lists = {"bystanders": config["bystanders"], "pages": pages}
+    axes = {k: v for k, v in lists.items() if len(v) > 1}
     cfg = {"size": size, "strides": config["strides"],
            "rounds": config["rounds"], "reps": config["reps"], "warmup": config["warmup"],
-           "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": config["pages"],
-           "bystanders": config["bystanders"], "cpu": config["cpu"],
+           "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0],
+           "bystanders": config["bystanders"][0], "cpu": config["cpu"],
            "bystander_cpus": config.get("bystander_cpus", []),
            "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0", "trace": "off",
            "label": config.get("label"), "seed": config["seed"], "gpu": None, "source": "atsd"}
+    if "spread" in config:
+        cfg["spread"] = _number("spread", config["spread"], f"{name} config")
+    if axes:
+        cfg["axes"] = axes
+        cfg["cells"] = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
     samples = []
     for s in raw:
         ns = s["ns"]
@@ -140,6 +166,11 @@ def to_result(text, name="<atsd output>"):
                   "gbps": size / ns if ns else float("nan"), "us_per_call": ns / 1e3 / s["calls"], "traced": False}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]
+        if axes:
+            if "cell" not in s or s["cell"] >= len(cfg["cells"]):
+                raise UsageError(f"{name}: a sample of a run with axes has no cell, or one out of range")
+            sample["cell"] = s["cell"]
+            sample.update(cfg["cells"][s["cell"]])
         for q in ("p50", "p90", "p99", "max"):
             if f"lat_{q}_ns" in s:
                 sample[f"lat_{q}_us"] = s[f"lat_{q}_ns"] / 1e3

@@ -250,10 +250,15 @@ static void write_config(FILE *out, const struct atsd_plan *p)
 	fprintf(out, "config\tsize=%" PRIu64 "\tstrides=", p->size);
 	for (i = 0; i < p->nstrides; i++)
 		fprintf(out, "%s%" PRIu64, i ? "," : "", p->strides[i]);
-	fprintf(out, "\trounds=%d\treps=%d\twarmup=%d\twarmup_rounds=%d\tpages=%s\tbystanders=%d\tcpu=%d"
-		"\tbystander_cpus=", p->rounds, p->reps, p->warmup, p->warmup_rounds, pages[p->pages[0]],
-		p->bystanders[0], p->cpu);
-	for (i = 0; i < p->bystanders[0]; i++)
+	fprintf(out, "\trounds=%d\treps=%d\twarmup=%d\twarmup_rounds=%d\tpages=", p->rounds, p->reps, p->warmup,
+		p->warmup_rounds);
+	for (i = 0; i < p->npages; i++)  /* a list: an axis */
+		fprintf(out, "%s%s", i ? "," : "", pages[p->pages[i]]);
+	fputs("\tbystanders=", out);
+	for (i = 0; i < p->nbystanders; i++)
+		fprintf(out, "%s%d", i ? "," : "", p->bystanders[i]);
+	fprintf(out, "\tcpu=%d\tbystander_cpus=", p->cpu);
+	for (i = 0; i < p->nbystander_cpus; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystander_cpus[i]);
 	fprintf(out, "\tlatency=%d\tretouch=%d\tseed=%" PRIu64 "\tspread=%g", p->latency, p->retouch, p->seed,
 		p->spread);
@@ -376,7 +381,12 @@ static uint64_t pct(const uint64_t *sorted, uint64_t n, double q)
 	return sorted[(k ? k : 1) - 1];
 }
 
-static int run_round(FILE *out, const struct atsd_plan *p, int32_t round, int warmup_round)
+static const char *const page_names[] = {"base", "thp", "hugetlb"};
+
+/* One cell of one round: a fresh region with the cell's pages, its passes in the order of
+ * atsd_round_order(round * ncells + cell).  first: the round position of its first pass. */
+static int run_cell(FILE *out, const struct atsd_plan *p, int32_t round, int warmup_round, int32_t cell,
+		    const struct atsd_cell *c, int first)
 {
 	struct atsd_region r;
 	uint64_t align = 2ULL << 20, *order, *lat = NULL;
@@ -386,10 +396,10 @@ static int run_round(FILE *out, const struct atsd_plan *p, int32_t round, int wa
 	order = malloc(sizeof(*order) * (size_t)n);
 	if (!order)
 		return -ENOMEM;
-	atsd_round_order(p, round, order, (uint64_t)n);
+	atsd_round_order(p, round * atsd_plan_cells(p) + cell, order, (uint64_t)n);
 	if (p->strides[p->nstrides - 1] > align)
 		align = p->strides[p->nstrides - 1];
-	err = atsd_region_map(&r, p->size, align, p->pages[0]);
+	err = atsd_region_map(&r, p->size, align, c->pages);
 	if (err) {
 		free(order);
 		return err;
@@ -419,7 +429,9 @@ static int run_round(FILE *out, const struct atsd_plan *p, int32_t round, int wa
 			goto out;
 		}
 		fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
-			"\tcalls=%" PRIu64, round, rep, i, order[i], warmup_round || rep < p->warmup, ns, calls);
+			"\tcalls=%" PRIu64, round, rep, first + i, order[i], warmup_round || rep < p->warmup, ns, calls);
+		if (atsd_plan_cells(p) > 1)
+			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
 		if (ipi0 >= 0 && ipi1 >= 0)
 			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
 		if (lat) {
@@ -463,7 +475,7 @@ int main(int argc, char **argv)
 	struct atsd_bystanders *b = NULL;
 	struct output o;
 	char msg[512];
-	int32_t round;
+	int32_t round, cells[256], ncells, i, nrunning = -1;
 	int err = 0;
 	double first = 0;
 
@@ -478,9 +490,8 @@ int main(int argc, char **argv)
 	write_config(o.mem, &p);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if ((err = atsd_pin_self(p.cpu)) ||
-	    (err = atsd_bystanders_start(&b, p.bystander_cpus, p.bystanders[0]))) {
-		fprintf(stderr, "atsd: setting up CPU %d and bystanders: %s\n", p.cpu, strerror(-err));
+	if ((err = atsd_pin_self(p.cpu))) {
+		fprintf(stderr, "atsd: pinning to CPU %d: %s\n", p.cpu, strerror(-err));
 		fprintf(o.mem, "end\tcomplete=0\n");
 		output_close(&o);
 		return 2;
@@ -493,7 +504,22 @@ int main(int argc, char **argv)
 			sleep_until(first + k * p.spread / p.rounds);
 		if (interrupted)
 			break;
-		err = run_round(o.mem, &p, round, round < p.warmup_rounds);
+		ncells = atsd_cell_order(&p, round, cells, 256);
+		for (i = 0; i < ncells && !interrupted && !err; i++) {
+			struct atsd_cell c;
+			atsd_plan_cell(&p, ncells > 1 ? cells[i] : 0, &c);
+			if (!b || nrunning != c.bystanders) {  /* between cells, never inside a pass */
+				atsd_bystanders_stop(b, NULL);
+				b = NULL;
+				nrunning = c.bystanders;
+				if ((err = atsd_bystanders_start(&b, p.bystander_cpus, c.bystanders))) {
+					fprintf(stderr, "atsd: starting %d bystanders: %s\n", c.bystanders, strerror(-err));
+					break;
+				}
+			}
+			err = run_cell(o.mem, &p, round, round < p.warmup_rounds, ncells > 1 ? cells[i] : 0, &c,
+				       i * (p.warmup + p.reps) * p.nstrides);
+		}
 		if (err && err != -EINTR && !interrupted)
 			break;
 	}

@@ -85,3 +85,20 @@ def test_import_rejects(tmp_path, text, message, cli):
 def test_import_missing_file(cli, tmp_path):
     p = cli("import", tmp_path / "nope.txt")
     assert p.returncode == 2 and "no such file" in p.stderr
+
+
+def test_axes_same_cells_same_order_as_atsdbench(atsd, tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no bystander possible")
+    out = tmp_path / "ax.txt"
+    subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--seed", "9",
+                    "--bystanders", "0,1", "--pages", "base,thp", "-o", str(out)], check=True, capture_output=True)
+    res = importer.load(str(out))
+    plan = plans.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1, seed=9, bystanders="0,1",
+                           pages="base,thp")
+    assert res.config["axes"] == plan.axes and res.config["cells"] == plan.config()["cells"]
+    got = [(s["round"], s["cell"], s["stride_bytes"]) for s in res._records]
+    want = [(r, c, st) for r in range(3) for c in plans.cell_order(plan, r)
+            for _, _, st in plans.round_order(plan, r, cell=c)]
+    assert got == want
+    assert all(plan.cells[s["cell"]]["pages"] == s["pages"] for s in res._records)
