@@ -333,6 +333,14 @@ def test_one_round_falls_back_to_passes_with_compare_warning():
     assert any("single round: passes are the observations" in w for w in a.warnings)
 
 
+def test_interrupted_run_keeps_its_finished_passes():
+    r = make(X86, ceiling=33)
+    records = [s for s in r._records if not (s["round"] == 4 and s["stride_bytes"] >= 64 * K)]
+    cut = results.Result(r.host, r.config, records, False, path="cut.json")
+    m = fit(cut).sides[0][0]
+    assert m.n_units == 4 and all(math.isfinite(m.params[k]) for k in ("fixed_us_low", "full_flush_us_high"))
+
+
 def test_groups_pool_rounds():
     r1, r2 = make(X86, ceiling=33, seed=1, label="a"), make(X86, ceiling=33, seed=2, label="a")
     m = model.analyse([[r1, r2]], ["a"]).sides[0][0]
