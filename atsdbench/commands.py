@@ -49,15 +49,23 @@ def cmd_run(args):
     total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round
     with _sigterm_as_interrupt():
         result = runner.run(plan, progress=_progress(total))
+    save_error = None
     with _interrupts_deferred():
-        # The samples are saved before anything optional (pandas, the table) runs.
+        # The samples are saved before anything optional (pandas, the table) runs; where the output
+        # cannot be written they go to a rescue file, named below the table.
         if not result.records:
             print("atsdbench: no pass finished; nothing written", file=sys.stderr)
         else:
-            results.save(result, output)
+            try:
+                results.save_or_rescue(result, output)
+            except UsageError as e:
+                save_error = e
     if result.records:
         print(report.run_report(result))
-        print(f"wrote {output}")
+        if save_error is None:
+            print(f"wrote {output}")
+    if save_error is not None:
+        raise save_error
     if result.error:
         raise UsageError(result.error)
     return 0 if result.complete else 130

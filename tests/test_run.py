@@ -126,3 +126,44 @@ def test_bystander_makes_shootdown_ipis():
     # Sums, not every pass: /proc/interrupts also counts other processes' shootdowns.
     assert busy["ipis"].sum() >= 0.5 * busy["calls"].sum()
     assert alone.measured["ipis"].sum() <= 0.1 * calls
+
+
+def test_unwritable_at_save_time_rescues_and_prints_the_table(monkeypatch, tmp_path, capsys):
+    """The output was fine when checked, then failed (a full disk): the run is not lost."""
+    from atsdbench import cli, outfile
+
+    real = outfile.write_atomically
+
+    def full(path, write, binary=False):
+        if str(path).endswith("x.json"):
+            raise OSError(28, "No space left on device")
+        return real(path, write, binary)
+
+    monkeypatch.setattr(outfile, "write_atomically", full)
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    rc = cli.main(["run", "--size", "16M", "--strides", "64K", "--rounds", "1", "--reps", "1", "-o",
+                   str(tmp_path / "x.json")])
+    out, err = capsys.readouterr()
+    assert rc == 2 and "GB/s" in out and err.count("\n") == 1
+    assert "No space left on device" in err and "saved to" in err
+    rescued = [f for f in os.listdir(tmp_path) if f.startswith("atsdbench-rescued-")]
+    assert len(rescued) == 1 and atsdbench.load(str(tmp_path / rescued[0])).complete
+
+
+def test_sigterm_keeps_finished_samples(tmp_path, cli):
+    out = tmp_path / "t.json"
+    p = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "64M", "--strides", "64K",
+                          "--rounds", "200", "--reps", "4", "-o", str(out)], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None:
+        time.sleep(1.0)
+        break
+    time.sleep(1.5)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=120)
+    assert p.returncode == 130
+    r = atsdbench.load(str(out))
+    assert not r.complete and len(r.records) > 0
