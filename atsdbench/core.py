@@ -123,6 +123,10 @@ class Region:
         _check(lib.atsd_region_map(self._r, size, align, PAGES[pages]), f"mapping {size} bytes ({pages} pages)")
         self.size = size
 
+    @property
+    def address(self):
+        return int(ffi.cast("uintptr_t", self._r.addr))
+
     def restore(self, retouch=True):
         _check(lib.atsd_region_restore(self._r, 1 if retouch else 0), "mprotect(PROT_READ|PROT_WRITE)")
 

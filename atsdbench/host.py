@@ -4,7 +4,7 @@ import re
 import platform
 import socket
 
-from . import __version__, procfs
+from . import __version__, ceiling, procfs
 from .procfs import (format_cpulist, online_cpus, parse_bracketed, parse_cpulist,  # noqa: F401 (re-exported)
                      parse_meminfo, read)
 
@@ -148,7 +148,11 @@ def full():
         "smt": {"1": "on", "0": "off"}.get(smt, "unknown"),
         "numa_nodes": parse_cpulist(read("/sys/devices/system/node/online", "")) or "unknown",
         "hugepage_pools": hugepage_pools(),
-        "tlb_single_page_flush_ceiling": int_or_unknown(read("/sys/kernel/debug/x86/tlb_single_page_flush_ceiling")),
+        # x86/ or powerpc/ in debugfs (root); POWER also has the ceiling of flushes local to one CPU.
+        "tlb_single_page_flush_ceiling": int_or_unknown(read(ceiling.find() or "/nonexistent")),
+        "tlb_local_single_page_flush_ceiling": int_or_unknown(
+            read("/sys/kernel/debug/powerpc/tlb_local_single_page_flush_ceiling")),
+        "thp_size": int_or_unknown(read("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")),
         "tlb_cpu_flags": [f for f in TLB_FLAGS if f in cpuinfo["cpu_flags"]] if facts["arch"] in ("x86_64", "i686")
         else "n/a",
         "mitigations": mitigations(),

@@ -20,6 +20,9 @@ def render(facts, warnings):
         ("NUMA nodes", _list(f["numa_nodes"])), ("base page size", format_size(f["page_size"])),
         ("THP enabled / defrag", f"{f['thp_enabled']} / {f['thp_defrag']}"), ("hugetlb pools", pools),
         ("MMU", f["mmu"]), ("TLB single-page flush ceiling", f["tlb_single_page_flush_ceiling"]),
+        *([("TLB local single-page flush ceiling", f["tlb_local_single_page_flush_ceiling"])]
+          if f.get("tlb_local_single_page_flush_ceiling", "unknown") != "unknown" else []),
+        ("THP size", format_size(f["thp_size"]) if isinstance(f.get("thp_size"), int) else "unknown"),
         ("TLB CPU flags", " ".join(f["tlb_cpu_flags"]) if isinstance(f["tlb_cpu_flags"], list) else f["tlb_cpu_flags"]),
         ("page-table isolation", mit.get("meltdown", "unknown")),
         ("mitigations", ", ".join(f"{k}: {v}" for k, v in mit.items() if k != "meltdown" and v != "Not affected")

@@ -51,10 +51,13 @@ class Plan:
     max_rounds: int = None
     spread: float = 0.0
     axes: dict = dataclasses.field(default_factory=dict)
+    region_align: int = None
 
     @property
     def align(self):
-        return max(MIN_ALIGN, max(self.strides))
+        """The region's alignment, decided by the C check (THP size, hugetlb size, largest stride);
+        plans made before it was stored fall back to 2M or the largest stride."""
+        return self.region_align or max(MIN_ALIGN, max(self.strides))
 
     @property
     def passes_per_round(self):
@@ -84,9 +87,10 @@ class Plan:
         values.pop("cells", None)
         values.pop("axes", None)
         for name, value in _option_text(values).items():
-            if name not in ("cpu", "bystander-cpus"):
+            if name not in ("cpu", "bystander-cpus", "region-align"):
                 core.plan_set(p, name, value)
         p.cpu = self.cpu
+        p.align = self.align
         return p
 
 
@@ -110,6 +114,7 @@ def host_facts(meminfo=None, affinity=None, page_size=None):
     h = core.host_probe()
     if page_size is not None:
         h.page_size = page_size
+        h.thp_size = 0
     if meminfo is not None:
         h.hugepage_size = meminfo.get("Hugepagesize") or 0
         h.mem_available = meminfo.get("MemAvailable", -1)
@@ -144,7 +149,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, **options):
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
                 gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
                 until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
-                max_rounds=p.max_rounds or None, spread=p.spread, axes=axes)
+                max_rounds=p.max_rounds or None, spread=p.spread, axes=axes, region_align=p.align)
 
 
 def round_order(plan, round_index, c_plan=None, cell=0):

@@ -119,3 +119,24 @@ def tracepoint_problem(event="tlb:tlb_flush", euid=None, mounted=None):
     if not mounted:
         return f"the {event} tracepoint is not readable: tracefs is not mounted (as root: {TRACEFS_MOUNT})"
     return f"the {event} tracepoint is not readable: this kernel has no such event in tracefs"
+
+
+def smaps_huge_share(text, start, end):
+    """Share of [start, end) backed by transparent huge pages, from /proc/self/smaps' AnonHugePages
+    of the mappings inside it (None when no mapping overlaps)."""
+    huge, size, inside = 0, 0, False
+    for line in (text or "").splitlines():
+        head = line.split(None, 1)[0] if line.strip() else ""
+        if "-" in head and not head.endswith(":"):
+            lo, _, hi = head.partition("-")
+            try:
+                lo, hi = int(lo, 16), int(hi, 16)
+            except ValueError:
+                inside = False
+                continue
+            inside = lo < end and hi > start
+            if inside:
+                size += min(hi, end) - max(lo, start)
+        elif inside and head == "AnonHugePages:":
+            huge += int(line.split()[1]) * 1024
+    return huge / size if size else None

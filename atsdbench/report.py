@@ -33,32 +33,61 @@ def flush_expectation(stride, host):
 
 def headline(result):
     c = result.config
-    extras = [f"{c['pages']} pages"]
-    if c.get("bystanders"):
+    axes = c.get("axes") or {}
+    extras = [] if "pages" in axes else [f"{c['pages']} pages"]
+    if c.get("bystanders") and "bystanders" not in axes:
         extras.append(f"{c['bystanders']} bystander(s) on CPU {','.join(map(str, c.get('bystander_cpus', [])))}")
     if not c.get("retouch", True):
         extras.append("no retouch")
-    if c.get("gpu") is not None:
+    if c.get("gpu") is not None and "gpu" not in axes:
         extras.append(f"GPU {c['gpu']}")
+    if axes:
+        extras.append(axes_text(c))
     h = result.host
     line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
-             f"{c['rounds']} rounds x {c['reps']} reps, CPU {c.get('cpu')}; "
+             f"{c['rounds']} rounds x {c['reps']} reps{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
     return f"{line1}\n{UNITS_NOTE}"
 
 
+def axes_text(config):
+    """"4 cells: bystanders 0,1 x pages base,thp (bystander CPU 1), interleaved in every round"."""
+    from .cells import value_text
+
+    axes = config["axes"]
+    cells = config.get("cells") or []
+    text = " x ".join(f"{a} {','.join(value_text(v) for v in vs)}" for a, vs in axes.items())
+    cpus = config.get("bystander_cpus") or []
+    if "bystanders" in axes and cpus:
+        text += f" (bystander CPU {','.join(map(str, cpus))})"
+    return f"{len(cells)} cells: {text}, interleaved in every round"
+
+
 def run_table(result, fmt="simple"):
-    """The per-stride table printed after a run."""
+    """The per-stride table printed after a run: one block per cell, headed by its axis values."""
+    from .cells import headings
+
+    blocks = []
+    for _, heading, spec, frame in headings(result):
+        host = result.host
+        if spec.get("ceiling") is not None:  # this cell ran under its own flush ceiling
+            host = {**host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
+        table = _stride_table(frame, host, fmt)
+        blocks.append(table if heading is None else f"{heading}\n{table}")
+    return "\n\n".join(blocks)
+
+
+def _stride_table(frame, host, fmt):
     from . import stats
 
-    summary = stats.stride_summary(result.samples)
+    summary = stats.stride_summary(frame)
     has = {k for row in summary for k in row}
     headers = ["Stride", "Median GB/s", "Min", "Max", "CV% within", "CV% between", "us/call"]
     lat = [k for k in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us") if k in has]
     headers += [f"{k.split('_')[1]} us" for k in lat]
     counter_titles, counters = counter_cells(summary)
     headers += counter_titles
-    expect = any(flush_expectation(r["stride_bytes"], result.host) for r in summary)
+    expect = any(flush_expectation(r["stride_bytes"], host) for r in summary)
     if expect:
         headers.append("expected flush")
     rows = []
@@ -68,7 +97,7 @@ def run_table(result, fmt="simple"):
         row += [_num(r.get(k), "{:.3f}") for k in lat]
         row += counters(r)
         if expect:
-            row.append(flush_expectation(r["stride_bytes"], result.host) or "")
+            row.append(flush_expectation(r["stride_bytes"], host) or "")
         rows.append(row)
     return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, stralign="right")
 
@@ -83,7 +112,7 @@ def run_report(result):
                      "counted on warm-up passes so no timed pass is traced")
     elif result.config.get("trace_error") and result.config.get("trace") != "off":
         notes.append(f"no flush counts: {result.config['trace_error']}")
-    notes += bystander_notes(result.records)
+    notes += bystander_notes(result.records) + thp_notes(result.records)
     notes += lag1_notes(result.config.get("round_lag1"))
     return "\n".join(lines + notes)
 
@@ -98,6 +127,17 @@ def bystander_notes(records):
     return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than 90% of the pass "
             "(its CPU was busy with other work): those passes had fewer remote flushes than asked for "
             "(column bystander_share in the result file)"]
+
+
+def thp_notes(records):
+    """--pages thp is advice (MADV_HUGEPAGE): warn where the kernel backed less of the region with
+    huge pages (share read from /proc/self/smaps after populating)."""
+    shares = [s["thp_share"] for s in records if not s.get("warmup") and s.get("thp_share") is not None]
+    if not shares or min(shares) >= 0.9:
+        return []
+    return [f"warning: --pages thp: transparent huge pages backed {100 * min(shares):.0f}% to "
+            f"{100 * max(shares):.0f}% of the region (not all: fragmentation, or THP disabled); "
+            "column thp_share in the result file"]
 
 
 def lag1_notes(rows):

@@ -104,6 +104,10 @@ class Session:
         plan, counters = self.plan, self.counters
         gpu = self.gpus.get(cell["gpu"])
         with core.Region(plan.size, plan.align, cell["pages"]) as region:
+            thp_share = None
+            if cell["pages"] == "thp":  # MADV_HUGEPAGE is advice: say how much of it was taken
+                thp_share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
+                                                    region.address + plan.size)
             dirty = False
             for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
                 if dirty:
@@ -129,6 +133,8 @@ class Session:
                           "us_per_call": ns / 1e3 / calls, "traced": bool(traced)}
                 if gpu_ns is not None:
                     sample["gpu_touch_ns"] = int(gpu_ns)
+                if thp_share is not None:
+                    sample["thp_share"] = round(thp_share, 4)
                 if spins0:
                     # A bystander that was not running had no live mm on its CPU: those flushes took
                     # no IPI.  Its CPU time over the pass's wall time says for how much of the pass.

@@ -148,12 +148,15 @@ struct atsd_plan {
 	double max_time;        /* seconds an adaptive run may take, 0 = no limit */
 	int32_t max_rounds;     /* adaptive: at most this many measured rounds, 0 = no limit */
 	double spread;          /* seconds the measured rounds are paced over, 0 = back to back */
+	uint64_t align;         /* set by the check: the region's alignment, a THP (and hugetlb) page at
+				 * least, and the largest stride, so every stride's calls are aligned alike */
 };
 
 /* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */
 struct atsd_host {
 	uint64_t page_size;
 	uint64_t hugepage_size;   /* 0: no hugetlb */
+	uint64_t thp_size;        /* transparent_hugepage/hpage_pmd_size: 2M x86/radix, 16M hash; 0 unknown */
 	int64_t mem_available;    /* bytes, -1 unknown */
 	int64_t hugepages_free;   /* of the default size, -1 unknown */
 	int32_t naffinity;
@@ -211,6 +214,6 @@ int atsd_option_count(void);
 int atsd_option_get(int32_t i, struct atsd_option *out);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 3
+#define ATSD_ABI_VERSION 4
 
 #endif

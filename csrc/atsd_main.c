@@ -389,7 +389,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t round, int war
 		    const struct atsd_cell *c, int first)
 {
 	struct atsd_region r;
-	uint64_t align = 2ULL << 20, *order, *lat = NULL;
+	uint64_t *order, *lat = NULL;
 	int err, dirty = 0, n, i;
 
 	n = (p->warmup + p->reps) * p->nstrides;
@@ -397,9 +397,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t round, int war
 	if (!order)
 		return -ENOMEM;
 	atsd_round_order(p, round * atsd_plan_cells(p) + cell, order, (uint64_t)n);
-	if (p->strides[p->nstrides - 1] > align)
-		align = p->strides[p->nstrides - 1];
-	err = atsd_region_map(&r, p->size, align, c->pages);
+	err = atsd_region_map(&r, p->size, p->align, c->pages);
 	if (err) {
 		free(order);
 		return err;

@@ -568,6 +568,11 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		if (p->max_time <= 0)
 			p->max_time = 600;
 	}
+	p->align = h->thp_size ? h->thp_size : 2ULL << 20;
+	if (hugetlb && h->hugepage_size > p->align)
+		p->align = h->hugepage_size;
+	if (p->strides[p->nstrides - 1] > p->align)
+		p->align = p->strides[p->nstrides - 1];
 	if (!p->seed_set) {
 		p->seed = random_seed();
 		p->seed_set = 1;
@@ -652,6 +657,16 @@ int atsd_host_probe(struct atsd_host *h)
 		return (int)ps;
 	h->page_size = (uint64_t)ps;
 	h->hugepage_size = hps > 0 ? (uint64_t)hps : 0;
+	{
+		FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r");
+		unsigned long long t = 0;
+		if (f) {
+			if (fscanf(f, "%llu", &t) != 1 || (t & (t - 1)))
+				t = 0;
+			fclose(f);
+		}
+		h->thp_size = t;
+	}
 	h->mem_available = meminfo("MemAvailable");
 	h->hugepages_free = meminfo("HugePages_Free");
 	CPU_ZERO(&mask);

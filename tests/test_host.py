@@ -89,3 +89,21 @@ def test_unknown_stays_unknown():
     ceiling = facts["tlb_single_page_flush_ceiling"]
     assert ceiling == "unknown" or isinstance(ceiling, int)
     assert info.render(facts, [])
+
+
+def test_smaps_huge_share_of_a_range():
+    from atsdbench import procfs
+
+    text = ("7f0000000000-7f0000400000 rw-p 00000000 00:00 0\nSize: 4096 kB\nAnonHugePages: 2048 kB\n"
+            "7f0000400000-7f0000600000 rw-p 00000000 00:00 0\nAnonHugePages: 2048 kB\n")
+    assert procfs.smaps_huge_share(text, 0x7f0000000000, 0x7f0000400000) == 0.5
+    assert procfs.smaps_huge_share(text, 0x7f0000000000, 0x7f0000600000) == 4 / 6
+    assert procfs.smaps_huge_share(text, 0x1000, 0x2000) is None
+
+
+def test_thp_run_records_the_share_it_got():
+    import atsdbench
+
+    r = atsdbench.run(size="16M", strides="2M", rounds=1, reps=1, warmup_rounds=0, pages="thp", trace="off")
+    shares = r.measured["thp_share"]
+    assert ((shares >= 0) & (shares <= 1)).all()
