@@ -51,16 +51,18 @@ def headline(result):
 
 
 def axes_text(config):
-    """"4 cells: bystanders 0,1 x pages base,thp (bystander CPU 1), interleaved in every round"."""
+    """"4 cells interleaved in every round: bystanders 0,1 on CPU 1 x pages base,thp"."""
     from .cells import value_text
 
     axes = config["axes"]
     cells = config.get("cells") or []
-    text = " x ".join(f"{a} {','.join(value_text(v) for v in vs)}" for a, vs in axes.items())
     cpus = config.get("bystander_cpus") or []
-    if "bystanders" in axes and cpus:
-        text += f" (bystander CPU {','.join(map(str, cpus))})"
-    return f"{len(cells)} cells: {text}, interleaved in every round"
+    parts = []
+    for a, vs in axes.items():
+        parts.append(f"{a} {','.join(value_text(v) for v in vs)}")
+        if a == "bystanders" and cpus:
+            parts[-1] += f" on CPU {','.join(map(str, cpus))}"
+    return f"{len(cells)} cells interleaved in every round: {' x '.join(parts)}"
 
 
 def run_table(result, fmt="simple"):

@@ -1,4 +1,5 @@
-"""`atsdbench show`: one file's per-stride summary, over rounds (default) or passes."""
+"""`atsdbench show`: one file's per-stride summary, over rounds (default) or passes; one block per
+cell where the run measured several (csv: one table, the cell and its axis values leading each row)."""
 from tabulate import tabulate
 
 from . import stats
@@ -7,12 +8,9 @@ from .units import format_size
 FORMATS = {"text": "simple", "markdown": "github", "csv": None}
 
 
-def summary_rows(result, unit="round"):
-    frame = result.samples
+def summary_rows(frame, unit="round"):
+    """Per stride of one cell's samples (a whole file without cells)."""
     effective = stats.effective_unit(frame, unit)
-    warnings = []
-    if effective != unit:
-        warnings.append("a stride has a single round: showing passes, so the spread ignores between-round variance")
     rows = []
     for stride in sorted(stats.measured(frame)["stride_bytes"].unique()):
         d = stats.describe(stats.observations(frame, stride, effective))
@@ -22,29 +20,55 @@ def summary_rows(result, unit="round"):
                "us_per_call": float(us)}
         row.update(stats.per_call_counters(frame, stride))
         rows.append(row)
-    return rows, warnings
+    return rows, effective
 
 
 def render(result, unit="round", fmt="text"):
+    """(text, warnings)."""
+    from .cells import headings, value_text
     from .report import counter_cells, flush_expectation
 
-    rows, warnings = summary_rows(result, unit)
-    counter_titles, counters = counter_cells(rows)
-    expect = any(flush_expectation(r["stride_bytes"], result.host) for r in rows)
+    blocks = []
+    for index, heading, spec, frame in headings(result):
+        rows, effective = summary_rows(frame, unit)
+        host = result.host
+        if spec.get("ceiling") is not None:  # this cell ran under its own flush ceiling
+            host = {**host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
+        blocks.append((index, heading, spec, rows, effective, host))
+    warnings = []
+    if any(b[4] != unit for b in blocks):
+        warnings.append("a stride has a single round: showing passes, so the spread ignores between-round variance")
+    all_rows = [r for b in blocks for r in b[3]]
+    counter_titles, counters = counter_cells(all_rows)
+    expect = any(flush_expectation(r["stride_bytes"], b[5]) for b in blocks for r in b[3])
     headers = ["Stride", "N", "Min", "Max", "Median", "Mean", "Stddev", "CV%", "us/call"]
     headers += counter_titles + (["expected flush"] if expect else [])
-    body = []
-    for r in rows:
-        line = [r["stride"], r["n"], f"{r['min']:.3f}", f"{r['max']:.3f}", f"{r['median']:.3f}", f"{r['mean']:.3f}",
-                f"{r['stddev']:.3f}", f"{r['cv']:.1f}", f"{r['us_per_call']:.3f}"]
-        line += counters(r)
-        if expect:
-            line.append(flush_expectation(r["stride_bytes"], result.host) or "")
-        body.append(line)
+
+    def body(rows, host):
+        out = []
+        for r in rows:
+            line = [r["stride"], r["n"], f"{r['min']:.3f}", f"{r['max']:.3f}", f"{r['median']:.3f}",
+                    f"{r['mean']:.3f}", f"{r['stddev']:.3f}", f"{r['cv']:.1f}", f"{r['us_per_call']:.3f}"]
+            line += counters(r)
+            if expect:
+                line.append(flush_expectation(r["stride_bytes"], host) or "")
+            out.append(line)
+        return out
+
+    axes = list(result.config.get("axes") or {}) if blocks[0][0] is not None else []
     if fmt == "csv":
-        lines = [",".join(h.lower().replace("%", "_pct").replace("/", "_per_") for h in headers)]
-        lines += [",".join(str(c) for c in row) for row in body]
+        lead = ["cell"] + axes if blocks[0][0] is not None else []
+        lines = [",".join(lead + [h.lower().replace("%", "_pct").replace("/", "_per_") for h in headers])]
+        for index, _, spec, rows, _, host in blocks:
+            first = [] if index is None else [str(index)] + [value_text(spec.get(a)) for a in axes]
+            lines += [",".join(first + [str(c) for c in row]) for row in body(rows, host)]
         return "\n".join(lines), warnings
-    per = rows[0]["unit"] if rows else unit
+    out = []
+    for index, heading, _, rows, _, host in blocks:
+        table = tabulate(body(rows, host), headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True)
+        if heading is not None:  # markdown: a paragraph of its own, or the table would continue it
+            table = f"**{heading}**\n\n{table}" if fmt == "markdown" else f"{heading}\n{table}"
+        out.append(table)
+    per = blocks[0][3][0]["unit"] if blocks[0][3] else unit
     unit_note = f"GB/s per {per} (N = {'rounds' if per == 'round' else 'passes'})"
-    return tabulate(body, headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True) + "\n" + unit_note, warnings
+    return "\n\n".join(out) + "\n" + unit_note, warnings
