@@ -2,7 +2,7 @@
 import math
 import os
 
-from . import comparison, outfile, results, stats
+from . import cells, comparison, outfile, results, stats
 from .errors import UsageError
 from .units import format_size
 
@@ -43,10 +43,10 @@ def _ceiling_stride(result):
     return ceiling * page if isinstance(ceiling, int) and page else None
 
 
-def latency_distribution(result, stride):
-    """(bin centres in us, fraction of calls) merged over measured passes, from the stored
-    quarter-octave histograms; None when no latency was recorded."""
-    frame = result.measured
+def latency_distribution(result, stride, cell=None):
+    """(bin centres in us, fraction of calls) merged over measured passes (of one cell where the file
+    has cells), from the stored quarter-octave histograms; None when no latency was recorded."""
+    frame = cells.frame_of(result.measured, cell)
     if "lat_hist" not in frame:
         return None
     counts = {}
@@ -72,32 +72,56 @@ def _finish(ax, xlabel, ylabel, title, ticks=None):
     ax.grid(True, alpha=0.3)
 
 
+def _series(files, labels):
+    """(result, cell index, legend label) per line: one per file, or one per cell of a file with cells
+    ("LABEL bystanders=1")."""
+    out = []
+    for f, label in zip(files, labels):
+        names = cells.labels(f)
+        for index, name in names.items():
+            out.append((f, index, f"{label} {printable(name)}" if index is not None else label))
+    return out
+
+
+def _ceiling_strides(files):
+    """[(stride, legend text)]: the host's flush ceiling of the first file, or every ceiling its cells
+    ran under."""
+    f = files[0]
+    page = f.host.get("page_size")
+    values = sorted({s.get("ceiling") for s in cells.specs(f).values() if s.get("ceiling") is not None})
+    if values and page:
+        return [(v * page, f"flush ceiling {v} ({format_size(v * page)})") for v in values]
+    ceiling = _ceiling_stride(f)
+    return [(ceiling, f"flush ceiling ({format_size(ceiling)})")] if ceiling else []
+
+
 def _rate_panel(ax, files, labels, metric, confidence, ticks):
     units = set()
-    for f, label in zip(files, labels):
-        unit = stats.effective_unit(f.samples, "round")
+    for f, cell, label in _series(files, labels):
+        frame = cells.frame_of(f.samples, cell)
+        unit = stats.effective_unit(frame, "round")
         units.add(unit)
-        strides = sorted(int(s) for s in f.measured["stride_bytes"].unique())
+        measured = stats.measured(frame)
+        strides = sorted(int(s) for s in measured["stride_bytes"].unique())
         centres, below, above = [], [], []
         for s in strides:
-            c, lo, hi = stats.interval(stats.observations(f.samples, s, unit, metric), metric, confidence)
+            c, lo, hi = stats.interval(stats.observations(frame, s, unit, metric), metric, confidence)
             centres.append(c)
             below.append(0 if math.isnan(lo) else c - lo)
             above.append(0 if math.isnan(hi) else hi - c)
         line = ax.errorbar(strides, centres, yerr=[below, above], marker="o", capsize=4, label=label)
-        ax.scatter(f.measured["stride_bytes"], f.measured["gbps"], s=6, alpha=0.25, color=line.lines[0].get_color())
-    ceiling = _ceiling_stride(files[0])
-    if ceiling:
-        ax.axvline(ceiling, color="grey", linestyle="--", label=f"flush ceiling ({format_size(ceiling)})")
+        ax.scatter(measured["stride_bytes"], measured["gbps"], s=6, alpha=0.25, color=line.lines[0].get_color())
+    for stride, text in _ceiling_strides(files):
+        ax.axvline(stride, color="grey", linestyle="--", label=text)
     per = "round" if units == {"round"} else "pass where a file has one round"
     _finish(ax, "stride", "GB/s (10^9 bytes/s)",
             f"mprotect(PROT_NONE) rate, {metric} with {confidence:g}% CI (one observation per {per})", ticks)
 
 
 def _latency_panel(ax, files, labels):
-    for f, label in zip(files, labels):
+    for f, cell, label in _series(files, labels):
         for s in f.config.get("strides", []):
-            dist = latency_distribution(f, s)
+            dist = latency_distribution(f, s, cell)
             if dist:
                 ax.step(dist[0], dist[1], where="mid", label=f"{label} {format_size(s)}")
     ax.set_xscale("log")
@@ -108,10 +132,12 @@ def _speedup_panel(ax, files, labels, metric, confidence, ticks):
     cmp = comparison.compare(files, metric=metric, confidence=confidence, labels=labels)
     frame = cmp.frame()
     for label in labels[1:]:
-        rows = frame[frame["new_label"] == label]
-        line = ax.plot(rows["stride_bytes"], rows["speedup_pct"], marker="o", label=f"{label} vs {labels[0]}")[0]
-        ax.fill_between(rows["stride_bytes"], rows["ci_low_pct"], rows["ci_high_pct"], alpha=0.2,
-                        color=line.get_color())
+        for cell in frame["cell"].unique():  # "" where the files have no cells
+            rows = frame[(frame["new_label"] == label) & (frame["cell"] == cell)]
+            text = f"{label} vs {labels[0]}" + (f" ({printable(cell)})" if cell else "")
+            line = ax.plot(rows["stride_bytes"], rows["speedup_pct"], marker="o", label=text)[0]
+            ax.fill_between(rows["stride_bytes"], rows["ci_low_pct"], rows["ci_high_pct"], alpha=0.2,
+                            color=line.get_color())
     ax.axhline(0, color="black", linewidth=0.8)
     _finish(ax, "stride", "speedup %", f"speedup vs {labels[0]}, {confidence:g}% CI ({cmp.test}, per {cmp.unit})",
             ticks)
