@@ -139,7 +139,8 @@ def cmd_show(args):
     if args.format == "text":
         from .runner import round_lag1
 
-        for line in report.bystander_notes(result.records) + report.lag1_notes(round_lag1(result.records)):
+        for line in (report.adaptive_notes(result.config) + report.bystander_notes(result.records)
+                     + report.lag1_notes(round_lag1(result.records))):
             print(line)
     return 0
 

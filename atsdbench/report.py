@@ -105,7 +105,7 @@ def _stride_table(frame, host, fmt):
 
 
 def run_report(result):
-    lines = [headline(result), run_table(result)]
+    lines = [headline(result), run_table(result)] + adaptive_notes(result.config)
     if not result.complete:
         lines.append("interrupted: only finished passes are shown and saved (complete: false)")
     notes = []
@@ -117,6 +117,28 @@ def run_report(result):
     notes += bystander_notes(result.records) + thp_notes(result.records)
     notes += lag1_notes(result.config.get("round_lag1"))
     return "\n".join(lines + notes)
+
+
+def adaptive_notes(config):
+    """An adaptive run's outcome under its table: whether every stride met the target and, where
+    not, how far off, e.g. "target 0.5% not met after 40 rounds (598 s): 64K at 0.8% (stopped: time)"."""
+    a = config.get("adaptive")
+    if not a:
+        return []
+    from .adaptive import cell_labels, where
+
+    labels = cell_labels(config.get("cells"))
+    target = f"target {a['target']:g}%" + ("" if a.get("confidence", 95) == 95 else f" ({a['confidence']:g}% CI)")
+    seconds = a.get("elapsed_s") or 0
+    after = f"after {a.get('rounds', 0)} rounds ({seconds:.{0 if seconds >= 10 else 1}f} s)"
+    stopped = a.get("stop_reason") or "error"
+    missed = [r for r in a.get("half_widths") or [] if not r.get("met")]
+    if a.get("half_widths") and not missed:
+        scope = "every stride and cell" if any("cell" in r for r in a["half_widths"]) else "every stride"
+        return [f"{target} met at {scope} {after}" + ("" if stopped == "target" else f" (stopped: {stopped})")]
+    off = ", ".join(f"{where(r, labels)} at " + ("n/a" if r.get("half_width_pct") is None else
+                                                  f"{r['half_width_pct']:.3g}%") for r in missed)
+    return [f"{target} not met {after}: {off or 'nothing measured'} (stopped: {stopped})"]
 
 
 def bystander_notes(records):
