@@ -46,6 +46,8 @@ def build_parser():
     c.add_argument("--adjust", default="holm", help="holm (default: verdicts hold for all strides, cells and files "
                    "together) or none (each comparison alone)")
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
+    c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
+                   "with the axis's first value (other axes equal), paired by round (bystanders, pages, gpu, ceiling)")
 
     sub.add_parser("stat", help="ministat: FreeBSD's ministat, output for output (atsdbench stat -h for options)",
                    add_help=False)
@@ -98,6 +100,7 @@ def _add_plan_options(parser):
             help_ += " (default atsdbench-HOST-KERNEL-TIME.json)"
         elif o["metavar"] and o["default"] is not None:
             help_ += f" (default {o['default']})"
+        help_ = help_.replace("%", "%%")  # argparse formats help with %
         if o["metavar"] is None:
             parser.add_argument(*names, dest=dest, action="store_const", const=o["const"], default=None, help=help_)
         else:

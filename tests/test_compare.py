@@ -112,11 +112,14 @@ def test_bad_input(cli, fixtures, args, message):
 
 def test_newer_schema_and_not_a_result(cli, fixtures, tmp_path):
     data = json.loads((fixtures / "before.json").read_text())
-    data["schema_version"] = 2
+    from atsdbench.results import SCHEMA_VERSION
+
+    newer = SCHEMA_VERSION + 1
+    data["schema_version"] = newer
     (tmp_path / "new.json").write_text(json.dumps(data))
     (tmp_path / "other.json").write_text('{"hello": 1}')
     p = cli("compare", str(fixtures / "before.json"), str(tmp_path / "new.json"))
-    assert p.returncode == 2 and "schema_version 2" in p.stderr
+    assert p.returncode == 2 and f"schema_version {newer}" in p.stderr
     p = cli("compare", str(fixtures / "before.json"), str(tmp_path / "other.json"))
     assert p.returncode == 2 and "not an atsdbench result" in p.stderr
 
