@@ -16,8 +16,9 @@ def load(path):
     return results.load(path)
 
 
-def compare(base, new, *more, **options):
-    """Compare results (Result objects or paths) per stride; returns a DataFrame (see `atsdbench compare`)."""
+def compare(base, *more, **options):
+    """Compare results (Result objects or paths) per stride; returns a DataFrame (see `atsdbench compare`).
+    compare(path, by="bystanders"): one file's cells against each other, paired by round."""
     from . import comparison
 
-    return comparison.compare_frame([base, new, *more], **options)
+    return comparison.compare_frame([base, *more], **options)

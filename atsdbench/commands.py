@@ -119,7 +119,7 @@ def cmd_compare(args):
         raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} (got {args.format!r})")
     labels = args.labels.split(",") if args.labels else None
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
-                             unit=args.unit, labels=labels, adjust=args.adjust)
+                             unit=args.unit, labels=labels, adjust=args.adjust, by=args.by)
     _warn(cmp.warnings)
     print(compare_formats.RENDERERS[args.format](cmp))
     return 0

@@ -14,9 +14,15 @@ TEST_NAMES = {"welch": "Welch's t-test on log rates (speedup = ratio of geometri
               "student": "Student's t-test (pooled s) on log rates (speedup = ratio of geometric means, "
                          "CI exponentiated)",
               "mannwhitney": "Hodges-Lehmann shift of log rates (speedup = median of the pairwise ratios), "
-                             "exact Mann-Whitney CI and p"}
+                             "exact Mann-Whitney CI and p",
+              "paired-t": "Paired t on log rates, paired by round (speedup = ratio of geometric means, "
+                          "CI exponentiated)",
+              "wilcoxon": "Hodges-Lehmann median of the per-round log differences, paired by round, Wilcoxon "
+                          "signed-rank CI and p"}
 SHORT_NAMES = {"welch": "Welch's t on log rates", "student": "Student's t on log rates",
-               "mannwhitney": "Hodges-Lehmann/Mann-Whitney on log rates"}
+               "mannwhitney": "Hodges-Lehmann/Mann-Whitney on log rates",
+               "paired-t": "Paired t on log rates, paired by round",
+               "wilcoxon": "Wilcoxon signed-rank on log rates, paired by round"}
 CENTRES = {"mean": "geometric mean", "median": "median"}
 
 
@@ -76,6 +82,12 @@ def adjustment(cmp):
 
 def legend(cmp):
     agg = "mean" if cmp.metric == "mean" else "median"
+    if cmp.paired:
+        return (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one round's difference "
+                f"between two cells of one run (each the {agg} of its passes in that round); N (rounds paired) = "
+                f"{', '.join(sorted({str(r['n_base']) for r in cmp.rows}, key=int))}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}\n"
+                f"paired by round: the cells of a round ran interleaved, so drift between rounds (and runs) moves "
+                f"both alike and cancels; the CI covers the cells' own noise inside this run")
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
             "run": f"run (the {agg} of a run's round {agg}s)"}[cmp.unit]
     text = (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
@@ -124,7 +136,10 @@ def _commit_footer(cmp):
     else:
         n = f"N (base/new) = {_sizes(cmp)}"
     adjusted = "Holm-adjusted" if cmp.adjust == "holm" and cmp.tests_made > 1 else "unadjusted"
-    return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; one observation per {cmp.unit}; {n}; "
+    if cmp.paired:
+        n = n.replace("per side", "rounds paired").replace("N (base/new)", "N (rounds paired)")
+    unit = "one difference per round" if cmp.paired else f"one observation per {cmp.unit}"
+    return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}; "
             f"{cmp.confidence:g}% confidence; n.s. = no difference proven")
 
 
@@ -132,7 +147,7 @@ def render_commit(cmp):
     """The layout kernel commit messages use (POWER9 NPU ATSD patch, 2018), plus what pasting needs:
     "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
     confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
-    labels = cmp.labels if len(cmp.labels) > 2 else ["Before", "After"]
+    labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired else ["Before", "After"]
     header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
@@ -176,6 +191,8 @@ def render_ministat(cmp):
     Student's t on the rates, the difference and the difference / baseline mean."""
     from . import ministat
 
+    if cmp.paired:
+        return _ministat_paired(cmp)
     blocks = []
     for cell, stride in _keys(cmp):
         sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))]
@@ -183,6 +200,41 @@ def render_ministat(cmp):
                       + ministat.render(sets, confidence=cmp.confidence, width=74,
                                         plot=all(len(d.values) for d in sets)))
     return "\n".join(blocks).rstrip("\n")
+
+
+def _ministat_paired(cmp):
+    """compare --by: ministat's summary of the per-round differences (% of the base cell's rate in the
+    same round), one data set per value against the first, and the paired result under it.  Two
+    ministat data sets of the cells' own rates would print ministat's unpaired Student's t, which
+    the round-to-round drift the pairing cancels would swamp."""
+    from . import ministat
+
+    blocks = []
+    for key, rows in _by_key(cmp).items():
+        cell, stride = key
+        sets, lines = [], []
+        for r in rows:
+            j = cmp.labels.index(r["new_label"])
+            base, new = cmp.pairs.get((j, cell, stride), ((), ()))
+            if len(base):
+                sets.append(ministat.Dataset(f"{r['new_label']} vs {r['base_label']}",
+                                             [(n / b - 1) * 100 for b, n in zip(base, new)]))
+            lines.append(f"{r['new_label']} vs {r['base_label']}, paired by round: {r['speedup_pct']:+.1f}% "
+                         f"{_ci(r)}, p = {_p(r['p_value'])}{_p_adjusted(cmp, r)}: {verdict(r)}")
+        head = (f"stride {where(cell, stride)}: per-round difference, % of {rows[0]['base_label']}'s rate in the "
+                "same round, one per round")
+        body = ministat.render(sets, confidence=cmp.confidence, width=74, plot=True, stats_only=True) if sets \
+            else ""
+        blocks.append(f"{head}\n{body}" + "\n".join(lines) + "\n")
+    return "\n".join(blocks) + legend(cmp)
+
+
+def _p(p):
+    return "n/a" if _nan(p) else f"{p:.3g}"
+
+
+def _p_adjusted(cmp, row):
+    return f" (Holm: {_p(row['p_adjusted'])})" if cmp.adjust == "holm" and cmp.tests_made > 1 else ""
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,

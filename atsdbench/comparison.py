@@ -6,6 +6,7 @@ import dataclasses
 import math
 
 from . import results, stats
+from .cells import name as cell_name
 from .errors import UsageError
 from .units import format_size
 
@@ -30,6 +31,9 @@ class Comparison:
     observations: dict  # (file index, cell name, stride) -> observations used
     adjust: str = "holm"
     mixed: bool = False  # replicate runs on some sides only (Student's t with the replicated sides' variance)
+    paired: bool = False  # compare --by: cells of one file, paired by round (atsdbench/paired.py)
+    pairs: dict = dataclasses.field(default_factory=dict)  # paired: (value index, cell, stride) -> (base, new)
+    by: str = None  # paired: the axis
 
     def frame(self):
         import pandas as pd
@@ -88,7 +92,7 @@ def cell_names(result):
     out = {}
     for c in sorted(int(c) for c in frame["cell"].dropna().unique()):
         spec = specs[c] if c < len(specs) and isinstance(specs[c], dict) else None
-        out[c] = " ".join(f"{k}={v}" for k, v in spec.items()) if spec else f"cell {c}"
+        out[c] = cell_name(spec) if spec else f"cell {c}"
     return out
 
 
@@ -182,17 +186,22 @@ def _choose_unit(groups, unit, test, asked_test, warnings):
     return effective, test, mixed
 
 
-def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm"):
+def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm", by=None):
     """files: baseline first; each item one run or a group of replicate runs of the same thing.
+    With by=AXIS: one file, its cells against each other, paired by round (atsdbench/paired.py).
 
     Every (cell, stride, new file) is one test; with adjust="holm" the verdicts hold for the whole
     family at the confidence level (Holm's step-down), and the raw p is kept beside the adjusted one."""
+    if by is not None:
+        from . import paired
+
+        return paired.compare_by(files, by, metric, test, confidence, unit, labels, adjust)
     asked_test = test
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
     if adjust not in stats.ADJUSTMENTS:
         raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
     if len(files) < 2:
-        raise UsageError("compare needs a baseline file and at least one new file")
+        raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
     groups = [load_group(f) for f in files]
     names = [_name(g) for g in groups]
     labels = choose_labels(groups, labels)
