@@ -58,3 +58,15 @@ def test_defaults_come_from_the_table_alone():
     table = {o["field"]: o["default"] for o in core.options() if o["field"]}
     assert p.size == core.parse_size(table["size"]) and p.rounds == int(table["rounds"])
     assert p.strides == [core.parse_size(s) for s in table["strides"].split(",")]
+
+
+def test_run_help_prints_every_option(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", "--help"])
+    out = capsys.readouterr().out
+    assert e.value.code == 0
+    for o in core.options():
+        if o["run"]:
+            assert f"--{o['name']}" in out
