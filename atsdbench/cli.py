@@ -48,8 +48,6 @@ def build_parser():
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
     c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
                    "with the axis's first value (other axes equal), paired by round (bystanders, pages, gpu, ceiling)")
-    c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
-                   "with the axis's first value (other axes equal), paired by round (bystanders, pages, gpu, ceiling)")
 
     sub.add_parser("stat", help="ministat: FreeBSD's ministat, output for output (atsdbench stat -h for options)",
                    add_help=False)
