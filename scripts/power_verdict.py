@@ -162,7 +162,8 @@ def hash_rule(per_stride, bystanders, page_size):
     return ", ".join(parts)
 
 
-def verdict(args, text):
+def guest(args, text):
+    """The console's values and blocks once the guest booted, ran to the end, and is the one asked for."""
     if args.qemu_rc == 124 or args.qemu_rc == 137:
         raise Bad(f"timed out after {args.timeout} s; last console line: {last_line(text)!r}")
     values, blocks, errors = parse_console(text)
@@ -181,8 +182,13 @@ def verdict(args, text):
     kernel_log = [b for b in blocks if b["name"] == "kernel-log"]
     if kernel_log and any(line.strip() for line in kernel_log[0]["lines"]):
         raise Bad(f"kernel log: {kernel_log[0]['lines'][0].strip()}")
-    page_size = int(values["page_size"])
     os.makedirs(args.out, exist_ok=True)
+    return values, blocks
+
+
+def verdict(args, text):
+    values, blocks = guest(args, text)
+    page_size = int(values["page_size"])
     outputs = [b for b in blocks if b["name"] == "atsd"]
     if not outputs:
         raise Bad("no atsd output came back")
@@ -219,6 +225,86 @@ def verdict(args, text):
     return f"{head}; no tlbie (the hypervisor invalidates), hcalls per call, {flushes}"
 
 
+def cli_block(blocks, name):
+    found = [b for b in blocks if b["name"] == f"cli-{name}"]
+    if not found or found[0]["end"] is None:
+        raise Bad(f"atsdbench {name} did not finish")
+    b = found[0]
+    if b["end"].get("rc") != "0":
+        last = last_line("\n".join(b["lines"]))
+        raise Bad(f"atsdbench {name} exited {b['end'].get('rc')}: {last}")
+    if not any(line.strip() for line in b["lines"]):
+        raise Bad(f"atsdbench {name} printed nothing")
+    return [line.replace("\r", "") for line in b["lines"]]
+
+
+def python_verdict(args, text):
+    """The Python CLI in the radix guest: info's facts, run's result files (back on the host) and their
+    flush columns, show and compare."""
+    values, blocks = guest(args, text)
+    ceiling = values.get("ceiling")
+    facts = {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in cli_block(blocks, "info"))}
+    want = {"MMU": args.mmu, "base page size": format_size(int(values["page_size"])),
+            "TLB single-page flush ceiling": ceiling}
+    for key, value in want.items():
+        if facts.get(key) != value:
+            raise Bad(f"atsdbench info says {key}: {facts.get(key, 'nothing')}, the guest has {value}")
+    flushes = []
+    for b in (b for b in blocks if b["name"] == "result"):
+        bystanders = int(b["attrs"]["bystanders"])
+        cli_block(blocks, f"run-b{bystanders}")
+        path = os.path.join(args.out, f"run-b{bystanders}.json")
+        try:
+            data = gzip.decompress(base64.b64decode("".join(b["lines"])))
+        except (ValueError, OSError) as e:
+            raise Bad(f"the result of run --bystanders {bystanders} came back damaged: {e}") from None
+        with open(path, "wb") as f:
+            f.write(data)
+        r = atsdbench.load(path)
+        if not r.complete:
+            raise Bad(f"run --bystanders {bystanders}: the result is not complete")
+        host = r.host
+        if (host["mmu"], host["page_size"]) != (args.mmu, int(values["page_size"])):
+            raise Bad(f"run --bystanders {bystanders}: host MMU {host['mmu']}, page size {host['page_size']}")
+        if str(host.get("tlb_single_page_flush_ceiling")) != ceiling:
+            raise Bad(f"run --bystanders {bystanders}: the result's flush ceiling is "
+                      f"{host.get('tlb_single_page_flush_ceiling')}, debugfs has {ceiling}")
+        m = r.measured
+        for stride in r.config["strides"]:
+            if not (m[m["stride_bytes"] == stride]["gbps"] > 0).all():
+                raise Bad(f"run --bystanders {bystanders}: no positive rate at {format_size(stride)}")
+        flushes.append(flush_columns(r, bystanders, int(ceiling), int(values["page_size"])))
+    if not flushes:
+        raise Bad("no result file came back")
+    cli_block(blocks, "show")
+    cli_block(blocks, "compare")
+    return (f"info: MMU {args.mmu}, {format_size(int(values['page_size']))} pages, ceiling {ceiling}; "
+            f"run results back and complete, rate > 0 per stride; {'; '.join(flushes)}; show and compare ran")
+
+
+def flush_columns(r, bystanders, ceiling, page_size):
+    """Flush counts in a result must be the kernel's: absent (not measured) or following the rule."""
+    s = r.samples
+    tag = f"run --bystanders {bystanders}"
+    if "flushes" in s and not s["flushes"].isna().all() and (s["flushes"].fillna(0) == 0).all():
+        raise Bad(f"{tag}: the flushes column reads 0 on every pass, but the kernel flushed "
+                  f"(tlbie per page on radix): absent must mean not measured")
+    if "tlbie_full" not in s:
+        return f"b{bystanders}: no flush columns (not measured)"
+    parts = []
+    for stride, rows in s[s["tlbie_full"].notna()].groupby("stride_bytes"):
+        per_call = (rows["tlbie_full"] / rows["calls"]).median()
+        n = stride // page_size
+        want = 1 if bystanders and n > ceiling else 0
+        if per_call != want:
+            raise Bad(f"{tag}: tlbie_full {per_call:g} per call at {format_size(stride)} ({n} pages, "
+                      f"ceiling {ceiling}), the kernel's rule says {want}")
+        if "tlbie_global" in rows and bool(bystanders) != bool((rows["tlbie_global"] > 0).all()):
+            raise Bad(f"{tag}: tlbie_global {rows['tlbie_global'].median():g} at {format_size(stride)}")
+        parts.append(f"{format_size(stride)} {per_call:g}")
+    return f"b{bystanders}: tlbie_full per call " + ", ".join(parts)
+
+
 def last_line(text):
     lines = [line.strip() for line in text.replace("\r", "").split("\n") if line.strip()]
     return lines[-1][:120] if lines else ""
@@ -234,6 +320,7 @@ def main():
     p.add_argument("--qemu-rc", type=int, default=0)
     p.add_argument("--qemu-log")
     p.add_argument("--out", required=True)
+    p.add_argument("--python", action="store_true", help="the guest ran the Python CLI (power-init-python.sh)")
     args = p.parse_args()
     try:
         with open(args.log, encoding="utf-8", errors="replace") as f:
@@ -241,7 +328,7 @@ def main():
     except FileNotFoundError:
         text = ""
     try:
-        print(f"{args.guest} ok: {verdict(args, text)}")
+        print(f"{args.guest} ok: {(python_verdict if args.python else verdict)(args, text)}")
     except Bad as e:
         print(f"{args.guest} FAILED: {e}")
         return 1
