@@ -1,0 +1,330 @@
+"""Adaptive runs: the precision estimate, the stopping rule (every reason), cells, the time estimate,
+the summary and its line under the table; the rule's coverage by seeded simulation.
+
+`python tests/test_adaptive.py` prints the coverage table of the README (more replicates)."""
+import json
+import math
+import sys
+
+import numpy as np
+import pytest
+from scipy import signal
+
+from atsdbench import adaptive, report, timeseries as ts
+from atsdbench.stats import t_quantile
+
+
+def records(means, strides=(65536,), cells=(None,), reps=2, round_s=None, warmup_rounds=1, start=0.0):
+    """Samples as the runner makes them: a warm-up round first, then one round per entry of `means`
+    (a rate, or {(cell, stride): rate}); each round's passes have that mean (+/- 1%), a warm-up
+    pass of 1000 GB/s that must not count, and round_t when round_s is given."""
+    out = []
+    kinds = [(i, True, None) for i in range(warmup_rounds)]
+    kinds += [(warmup_rounds + k, False, m) for k, m in enumerate(means)]
+    for index, warm, m in kinds:
+        for cell in cells:
+            for stride in strides:
+                rate = m.get((cell, stride), 1.0) if isinstance(m, dict) else (m or 1.0)
+                passes = [(True, 1000.0)] + [(warm, rate * (1.01 if j % 2 else 0.99)) for j in range(reps)]
+                for rep, (w, g) in enumerate(passes):
+                    s = {"round": index, "rep": rep, "stride_bytes": stride, "warmup": w, "gbps": g}
+                    if cell is not None:
+                        s["cell"] = cell
+                    if round_s is not None:
+                        s["round_t"] = start + index * round_s
+                    out.append(s)
+    return out
+
+
+def noisy(n, cv, seed, **kw):
+    rng = np.random.default_rng(seed)
+    return records(list(1 + cv * rng.standard_normal(n)), **kw)
+
+
+# --- the interval -------------------------------------------------------------------------------
+
+def test_t_interval_below_the_threshold():
+    x = [10.0, 11.0, 9.0, 10.5, 9.5]
+    mean, half, method = adaptive.half_width(x, 95)
+    low, high = ts.t_interval(x, 95)
+    assert method == "t" and mean == pytest.approx(10) and half == pytest.approx((high - low) / 2)
+    assert math.isnan(adaptive.half_width([3.0])[1]) and math.isnan(adaptive.half_width([])[0])
+    assert adaptive.half_width(x, 99)[1] > half  # the level is used
+
+
+def test_overlapping_batch_means_by_hand():
+    x = np.random.default_rng(1).normal(10, 1, 30)
+    mean, half, method = adaptive.half_width(x, 90)
+    n, m = 30, 5  # floor(sqrt(30))
+    batches = [x[j:j + m].mean() for j in range(n - m + 1)]
+    var = n * m / ((n - m + 1) * (n - m)) * sum((b - x.mean()) ** 2 for b in batches)
+    assert method == "obm" and half == pytest.approx(t_quantile(90, 1.5 * (n / m - 1)) * math.sqrt(var / n))
+    rows = np.random.default_rng(2).normal(size=(4, 25))
+    got = adaptive.half_width(rows)[1]
+    assert got == pytest.approx([adaptive.half_width(r)[1] for r in rows])  # vectorised = row by row
+    assert adaptive.half_width(x[:ts.ROBUST_MIN_ROUNDS - 1])[2] == "t"
+    assert adaptive.half_width(x[:ts.ROBUST_MIN_ROUNDS])[2] == "obm"
+
+
+def test_round_means_skip_warmup_and_keep_cells_apart():
+    recs = records([{(0, 4096): 2.0, (1, 4096): 5.0}, 4.0], strides=(4096,), cells=(0, 1))
+    recs.append({"round": 2, "stride_bytes": 4096, "warmup": False, "gbps": None, "cell": 0})  # a 0-ns pass
+    means = adaptive.round_means(recs)
+    assert means[(0, 4096)] == pytest.approx([2.0, 4.0]) and means[(1, 4096)] == pytest.approx([5.0, 4.0])
+
+
+def test_round_means_read_only_new_samples_and_restart_on_another_list():
+    recs = records([1.0, 2.0])
+    acc = adaptive.RoundMeans()
+    acc.update(recs)
+    recs += records([3.0], warmup_rounds=0)
+    for s in recs[-3:]:
+        s["round"] = 3
+    assert acc.update(recs) == adaptive.round_means(recs)
+    assert acc.update(records([7.0]))[(0, 65536)] == pytest.approx([7.0])
+
+
+# --- the stopping rule --------------------------------------------------------------------------
+
+def policy(**kw):
+    args = {"until": 1.0, "confidence": 95.0, "max_time": 600.0, "max_rounds": None, "min_rounds": 3}
+    args.update(kw)
+    return adaptive.Policy(**args)
+
+
+def test_stops_on_target_only_from_the_minimum():
+    tight = records([1.0, 1.0001, 0.9999, 1.0, 1.0002])
+    p = policy(min_rounds=5)
+    assert p.after_round(tight[:3 * 5], 4) is None  # warm-up + 4 rounds: met, but below the minimum
+    assert p.rows[0]["met"] and p.rounds == 4
+    assert p.after_round(tight, 5) == "target" and p.stop_reason == "target"
+
+
+def test_loose_rounds_go_on_then_stop_at_max_rounds():
+    recs = noisy(12, 0.05, seed=3)
+    p = policy(max_rounds=12)
+    assert p.after_round(recs[:3 * 11 + 3], 5) is None and p.rounds == 11
+    assert p.after_round(recs, 6) == "max-rounds"
+    assert p.summary()["half_widths"][0]["half_width_pct"] > 1  # not met: stopped by the cap
+
+
+def test_target_wins_over_max_rounds_and_time():
+    recs = records([1.0] * 6)
+    assert policy(max_rounds=6, max_time=1).after_round(recs, 5) == "target"
+
+
+def test_time_is_the_elapsed_plus_one_mean_measured_round():
+    # warm-up round at t=0 (set-up made it slow: measured rounds start at 7 s), measured rounds 2 s
+    recs = noisy(4, 0.05, seed=4, round_s=2.0, start=5.0)
+    p = policy(max_time=17.0)
+    assert p.after_round(recs, 15.0) is None  # measured rounds began at 7 s: 8 s / 4 = 2 s; 15 + 2 <= 17
+    assert p.next_round_s == pytest.approx(2.0)
+    assert p.after_round(recs, 15.5) == "time"  # 15.5 + 2.125 > 17
+
+
+def test_time_without_round_starts_counts_every_round():
+    recs = noisy(4, 0.05, seed=4)  # 1 warm-up + 4 measured rounds, no round_t
+    p = policy(max_time=11.5)
+    assert p.after_round(recs, 10.0) == "time" and p.next_round_s == pytest.approx(2.0)  # 10 + 10 / 5 > 11.5
+    assert policy(max_time=11.5).after_round(recs, 9.0) is None  # 9 + 1.8 <= 11.5
+
+
+def test_every_cell_must_meet_the_target():
+    cells = [{"bystanders": 0}, {"bystanders": 1}]
+    rng = np.random.default_rng(5)
+    means = [{(0, 65536): 1.0, (1, 65536): 1 + 0.1 * rng.standard_normal()} for _ in range(6)]
+    recs = records(means, cells=(0, 1))
+    p = policy(cells=cells)
+    assert p.after_round(recs, 3) is None
+    met = {r["cell"]: r["met"] for r in p.rows}
+    assert met == {0: True, 1: False}
+    assert p.progress_text().endswith("(64K bystanders=1)") and p.progress_text().startswith("round 6, 3 s, worst ")
+    even = records([{(0, 65536): 1.0, (1, 65536): 1.0}] * 6, cells=(0, 1))
+    assert policy(cells=cells).after_round(even, 3) == "target"
+
+
+def test_interrupted_and_its_summary():
+    recs = noisy(3, 0.05, seed=6)
+    p = policy()
+    assert "worst" not in p.progress_text() and p.summary()["half_widths"] == []
+    p.interrupted(recs, 2.5)
+    s = p.summary()
+    assert s["stop_reason"] == "interrupted" and s["rounds"] == 3 and s["elapsed_s"] == 2.5
+    assert not s["met"] and len(s["half_widths"]) == 1
+    q = policy()
+    q.after_round(recs, 2.0)
+    q.interrupted()  # as the runner calls it: the last round's state is kept
+    assert q.summary()["stop_reason"] == "interrupted" and q.summary()["rounds"] == 3
+
+
+def test_summary_has_what_the_result_file_records():
+    recs = noisy(8, 0.02, seed=7, strides=(65536, 1 << 20))
+    p = policy(until=0.5, confidence=99.0, max_time=90.0, max_rounds=8, min_rounds=5)
+    reason = p.after_round(recs, 4.0)
+    s = json.loads(json.dumps(p.summary(), allow_nan=False))
+    assert reason == s["stop_reason"] == "max-rounds"
+    assert {k: s[k] for k in ("target", "confidence", "max_time", "max_rounds", "min_rounds", "rounds")} == \
+        {"target": 0.5, "confidence": 99.0, "max_time": 90.0, "max_rounds": 8, "min_rounds": 5, "rounds": 8}
+    assert [r["stride_bytes"] for r in s["half_widths"]] == [65536, 1 << 20]
+    x = adaptive.round_means(recs)[(0, 65536)]
+    mean, half, _ = adaptive.half_width(x, 99.0)
+    assert s["half_widths"][0]["half_width_pct"] == pytest.approx(half / mean * 100, abs=1e-4)
+    assert "cell" not in s["half_widths"][0] and s["half_widths"][0]["method"] == "t"
+
+
+def test_from_plan(monkeypatch):
+    from atsdbench import plan
+
+    assert adaptive.Policy.from_plan(plan.make_plan(size="16M", strides="64K")) is None
+    p = adaptive.Policy.from_plan(plan.make_plan(size="16M", strides="64K", until=1.5, max_rounds=9, rounds=2))
+    assert (p.until, p.min_rounds, p.max_rounds, p.max_time, p.labels) == (1.5, 3, 9, 600.0, None)
+    p = adaptive.Policy.from_plan(plan.make_plan(size="16M", strides="64K", until="2%", bystanders="0,1",
+                                                 affinity={0, 1}, confidence=90, max_time="90s"))
+    assert (p.confidence, p.max_time, p.labels) == (90.0, 90.0, {0: "bystanders=0", 1: "bystanders=1"})
+
+
+# --- the line under the table -------------------------------------------------------------------
+
+def config_of(p, **extra):
+    return {"adaptive": p.summary(), **extra}
+
+
+def test_report_line_met_and_not_met():
+    p = policy()
+    p.after_round(records([1.0] * 9), 42.0)
+    assert report.adaptive_notes(config_of(p)) == ["target 1% met at every stride after 9 rounds (42 s)"]
+    q = policy(until=0.5, confidence=99)
+    q.after_round(noisy(5, 0.01, seed=8, strides=(65536, 1 << 20)), 3.25)
+    q.stop_reason = "time"
+    (line,) = report.adaptive_notes(config_of(q))
+    rows = q.summary()["half_widths"]
+    assert line == (f"target 0.5% (99% CI) not met after 5 rounds (3.2 s): 64K at {rows[0]['half_width_pct']:.3g}%, "
+                    f"1M at {rows[1]['half_width_pct']:.3g}% (stopped: time)")
+    assert report.adaptive_notes({}) == []
+
+
+def test_report_line_cells_interrupted_and_error():
+    cells = [{"bystanders": 0}, {"bystanders": 0}]
+    p = policy(cells=cells)
+    p.after_round(records([{(0, 65536): 1.0, (1, 65536): 1.3}, 1.0, 1.0], cells=(0, 1)), 1.0)
+    p.interrupted()
+    (line,) = report.adaptive_notes(config_of(p, cells=cells))
+    assert "64K bystanders=0 (cell 1) at" in line and line.endswith("(stopped: interrupted)")
+    assert "(cell 0)" not in line  # only what missed is listed
+    ok = policy(cells=cells)
+    ok.after_round(records([1.0] * 3, cells=(0, 1)), 1.0)
+    ok.interrupted()
+    assert report.adaptive_notes(config_of(ok)) == [
+        "target 1% met at every stride and cell after 3 rounds (1.0 s) (stopped: interrupted)"]
+    bare = policy()
+    assert report.adaptive_notes(config_of(bare)) == [
+        "target 1% not met after 0 rounds (0.0 s): nothing measured (stopped: error)"]
+
+
+# --- coverage: what stopping on precision costs -------------------------------------------------
+
+def ar1_rows(phi, n, reps, rng):
+    """reps stationary AR(1) series with unit marginal standard deviation (rows)."""
+    e = rng.standard_normal((reps, n))
+    e[:, 0] /= math.sqrt(1 - phi ** 2)
+    return signal.lfilter([1.0], [1.0, -phi], e, axis=1) * math.sqrt(1 - phi ** 2)
+
+
+def fixed_batches(x, confidence=95.0):
+    """timeseries.mean_ci's estimator (t below 20 rounds, then 5 batch means), vectorised."""
+    n = x.shape[-1]
+    if n < ts.ROBUST_MIN_ROUNDS:
+        return adaptive.half_width(x, confidence)
+    means = np.stack([part.mean(axis=-1) for part in np.array_split(x, ts.BATCHES, axis=-1)], axis=-1)
+    half = t_quantile(confidence, ts.BATCHES - 1) * means.std(axis=-1, ddof=1) / math.sqrt(ts.BATCHES)
+    return x.mean(axis=-1), half, "batch-means"
+
+
+def sequential(x, target, estimator, min_rounds=5):
+    """Each row run through the stopping rule (round means of true mean 1): (coverage of the interval
+    it stopped on, median rounds, share that reached the cap without meeting the target)."""
+    reps, cap = x.shape
+    stop, covered, active = np.full(reps, cap), np.zeros(reps, bool), np.ones(reps, bool)
+    for n in range(min_rounds, cap + 1):
+        idx = np.flatnonzero(active)
+        if not len(idx):
+            break
+        mean, half, _ = estimator(x[idx, :n])
+        done = (half / mean * 100 <= target) | (n == cap)
+        stop[idx[done]], covered[idx[done]], active[idx[done]] = n, np.abs(mean[done] - 1) <= half[done], False
+    return float(covered.mean()), float(np.median(stop)), float(np.mean(stop == cap))
+
+
+def test_vectorised_fixed_batches_is_mean_ci():
+    x = np.random.default_rng(9).normal(size=(3, 27))
+    for row, half in zip(x, fixed_batches(x)[1]):
+        m, low, high, method = ts.mean_ci(row)
+        assert method == "batch-means" and half == pytest.approx((high - low) / 2)
+
+
+@pytest.mark.parametrize("phi, cap, ours_at_least, rounds_between", [(0.0, 300, 0.92, (80, 120)),
+                                                                      (0.5, 500, 0.88, (220, 300))])
+def test_stopping_on_precision_keeps_coverage_where_fixed_batches_lose_it(phi, cap, ours_at_least, rounds_between):
+    # Round means with a CV of 5% and a 1% target: about 100 rounds when independent, 260 with
+    # lag-1 0.5.  Stopped on, five fixed batch means cover 75-77% (they stop early, on lucky narrow
+    # intervals); overlapping batch means of sqrt(n) rounds cover 91-94%.
+    x = 1 + 0.05 * ar1_rows(phi, cap, 1500, np.random.default_rng(10))
+    ours, rounds, capped = sequential(x, 1.0, adaptive.half_width)
+    theirs, their_rounds, _ = sequential(x, 1.0, fixed_batches)
+    assert ours >= ours_at_least and theirs <= 0.82 and capped < 0.02
+    assert rounds_between[0] <= rounds <= rounds_between[1] and their_rounds < rounds
+
+
+def test_short_adaptive_runs_lose_little_coverage():
+    # CV 2%, target 1%: ~17 rounds on the t interval; stopping costs a few points of the 95%.
+    x = 1 + 0.02 * ar1_rows(0.0, 120, 3000, np.random.default_rng(11))
+    cover, rounds, _ = sequential(x, 1.0, adaptive.half_width)
+    assert 0.9 <= cover <= 0.95 and 12 <= rounds <= 22
+
+
+# --- real runs (tiny) ---------------------------------------------------------------------------
+
+def test_real_adaptive_runs_record_their_policy():
+    import atsdbench
+
+    r = atsdbench.run(size="16M", strides="64K,1M", reps=1, until=0.001, max_rounds=6, trace="off")
+    a = r.config["adaptive"]
+    assert r.complete and a["stop_reason"] == "max-rounds" and a["rounds"] == 6 and a["min_rounds"] == 5
+    assert r.measured["round"].nunique() == 6 and len(a["half_widths"]) == 2
+    assert report.adaptive_notes(r.config)[0].startswith("target 0.001% not met after 6 rounds")
+
+
+def test_cli_run_prints_and_saves_the_outcome(cli, tmp_path):
+    out = tmp_path / "a.json"
+    p = cli("run", "--size", "16M", "--strides", "64K", "--reps", "1", "--until", "0.001%", "--max-time", "1s",
+            "--no-trace", "-o", out)
+    assert p.returncode == 0, p.stderr
+    assert "target 0.001% not met after" in p.stdout and "(stopped: time)" in p.stdout
+    saved = json.loads(out.read_text())["config"]["adaptive"]
+    assert saved["stop_reason"] == "time" and saved["max_time"] == 1.0
+    shown = cli("show", out)
+    assert shown.returncode == 0 and "target 0.001% not met after" in shown.stdout
+
+
+def coverage_table(reps=4000, seed=12):
+    """The README's table: coverage of the interval an adaptive run stops on, target 1%."""
+    rng = np.random.default_rng(seed)
+    lines = ["| round means | CV | median rounds, this rule | median rounds, 5 fixed batches | covers, this rule | "
+             "covers, 5 fixed batches | fixed plan of as many rounds covers |", "|" + " --- |" * 7]
+    for phi in (0.0, 0.5):
+        for cv in (1.0, 2.0, 3.0, 5.0):
+            x = 1 + cv / 100 * ar1_rows(phi, 400, reps, rng)
+            ours, rounds, capped = sequential(x, 1.0, adaptive.half_width)
+            theirs, their_rounds, _ = sequential(x, 1.0, fixed_batches)
+            n = int(rounds)  # a fixed plan of as many rounds, not stopped on, for reference
+            mean, half, _ = adaptive.half_width(x[:, :n])
+            fixed = float(np.mean(np.abs(mean - 1) <= half))
+            kind = "independent" if phi == 0 else f"AR(1) {phi:g}"
+            cap = f" ({100 * capped:.0f}% reached 400)" if capped else ""
+            lines.append(f"| {kind} | {cv:g}% | {rounds:.0f}{cap} | {their_rounds:.0f} | "
+                         f"{100 * ours:.1f}% | {100 * theirs:.1f}% | {100 * fixed:.1f}% |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(coverage_table(*(int(a) for a in sys.argv[1:3])))
