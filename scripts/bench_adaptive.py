@@ -95,7 +95,11 @@ def main(argv=None):
         base = row("fixed", seconds, result)
         rows.append({**base, "repeat": r})
         own = round(base["worst"], 3)
-        plans = [(f"until {t:g}%", t) for t in targets] + [("until own", own)]
+        plans = [(f"until {t:g}%", t) for t in targets]
+        if 0 < own < 100:  # --until's range; a fixed plan this imprecise has no "own precision" to match
+            plans.append(("until own", own))
+        else:
+            print(f"repeat {r + 1}: the fixed plan's worst half-width is {own}%: no 'until own' run", file=sys.stderr)
         k = r % len(plans)
         for name, target in plans[k:] + plans[:k]:
             seconds, result = measure({**adaptive, "until": target})
@@ -113,6 +117,8 @@ def main(argv=None):
     lines = [header]
     for name in names:
         mine = [x for x in rows if x["plan"] == name]
+        if not mine:
+            continue
         med = statistics.median
         reasons = sorted({x["stopped"] for x in mine})
         lines.append([name, f"{med(x['seconds'] for x in mine):.1f}", f"{med(x['rounds'] for x in mine):g}",
@@ -125,14 +131,16 @@ def main(argv=None):
     pairs = [(f, o) for f in rows if f["plan"] == "fixed" for o in rows
              if o["plan"] == "until own" and o["repeat"] == f["repeat"]]
     slower = [o["seconds"] / f["seconds"] for f, o in pairs if o["seconds"] > f["seconds"]]
-    print(f"at the fixed plan's own precision: adaptive took {statistics.median(o['seconds'] for _, o in pairs):.1f} s "
-          f"against {statistics.median(f['seconds'] for f, _ in pairs):.1f} s; slower in {len(slower)} of "
-          f"{len(pairs)} repeats" + (f" (up to {max(slower):.2f}x as long)" if slower else ""))
+    if pairs:
+        took = statistics.median(o["seconds"] for _, o in pairs)
+        print(f"at the fixed plan's own precision: adaptive took {took:.1f} s against "
+              f"{statistics.median(f['seconds'] for f, _ in pairs):.1f} s; slower in {len(slower)} of "
+              f"{len(pairs)} repeats" + (f" (up to {max(slower):.2f}x as long)" if slower else ""))
     one = [x for x in rows if x.get("target") == 1.0]
     if one:
         met = sum(x["stopped"] == "target" for x in one)
-        print(f"1% at every stride: {statistics.median(x['seconds'] for x in one):.1f} s median, "
-              f"{max(x['seconds'] for x in one):.1f} s at most (goal: under 60 s); target met in {met} of {len(one)}")
+        print(f"1% at every stride: met in {met} of {len(one)} runs; {statistics.median(x['seconds'] for x in one):.1f} s "
+              f"median, {max(x['seconds'] for x in one):.1f} s at most (goal: met, in under 60 s)")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"options": vars(a), "rows": rows}, f, indent=1)
