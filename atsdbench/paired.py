@@ -10,7 +10,7 @@ cell is compared with the cell holding the first value of the axis, the other ax
 --metric median: Hodges-Lehmann estimate of the differences of log round medians (the median of
 their Walsh averages) with the CI that inverts the Wilcoxon signed-rank test, and its p: exact
 without ties.  A percentile bootstrap of the median difference was tried first and measured short
-of its level at the usual 5-15 rounds (about 92% for 95%; tests/test_axes.py keeps the measurement),
+of its level at the usual 6-15 rounds (92-94% for 95%, percentile and BCa; tests/test_axes.py keeps it),
 and it could disagree with the signed-rank p; the inverted test covers at least its level by
 construction and never contradicts its own p.
 """
