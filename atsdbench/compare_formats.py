@@ -83,9 +83,10 @@ def adjustment(cmp):
 def legend(cmp):
     agg = "mean" if cmp.metric == "mean" else "median"
     if cmp.paired:
+        n = ", ".join(sorted({str(r["n_base"]) for r in cmp.rows}, key=int))
         return (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one round's difference "
                 f"between two cells of one run (each the {agg} of its passes in that round); N (rounds paired) = "
-                f"{', '.join(sorted({str(r['n_base']) for r in cmp.rows}, key=int))}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}\n"
+                f"{n}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}\n"
                 f"paired by round: the cells of a round ran interleaved, so drift between rounds (and runs) moves "
                 f"both alike and cancels; the CI covers the cells' own noise inside this run")
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
