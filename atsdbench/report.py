@@ -44,8 +44,11 @@ def headline(result):
     if axes:
         extras.append(axes_text(c))
     h = result.host
+    rounds = f"{c['rounds']} rounds"
+    if c.get("adaptive"):  # config rounds is then the minimum
+        rounds = f"{c['adaptive'].get('rounds', 0)} rounds (adaptive, at least {c['rounds']})"
     line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
-             f"{c['rounds']} rounds x {c['reps']} reps{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
+             f"{rounds} x {c['reps']} reps{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
     return f"{line1}\n{UNITS_NOTE}"
 
