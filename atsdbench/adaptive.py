@@ -10,8 +10,8 @@ after every round; the policy answers None (one more round) or why to stop:
   spread rounds included), would end past `max_time` seconds after the run began.
 
 The rule looks at each stride's precision only, never at a difference between strides, cells or
-runs: it cannot chase significance, and a comparison made afterwards tests what it would have
-tested on a fixed plan of that length.
+runs, so it cannot chase significance: when it stops depends on the spread of the rounds, and what
+that costs is the coverage below.
 
 The interval, and why not `timeseries.mean_ci`'s: stopping at the first round where an interval is
 narrow enough favours runs whose spread happens to look small, so the interval it stops on covers
@@ -33,10 +33,6 @@ cell and round_t); numpy and scipy are imported by the functions that need them.
 import math
 
 from .timeseries import ROBUST_MIN_ROUNDS
-
-REASONS = ("target", "time", "max-rounds", "interrupted")
-METHODS = {"t": "t interval over round means (n - 1 degrees of freedom)",
-           "obm": "overlapping batch means of floor(sqrt(n)) consecutive rounds (valid under autocorrelation)"}
 
 
 def half_width(x, confidence=95.0):
