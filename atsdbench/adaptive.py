@@ -28,7 +28,7 @@ about 1.5 (n/m - 1) degrees of freedom that grow with n, so the loss shrinks as 
 92-94%).  The README has the table.
 
 Samples are plain dicts as the runner makes them (round, stride_bytes, warmup, gbps, optional
-cell and round_t); numpy and scipy are imported by the functions that need them.
+cell and round_t).  Callers import this module lazily: through timeseries it loads numpy.
 """
 import math
 
