@@ -8,7 +8,13 @@ with the round as the unit (the default for single files), single runs with the 
 unit.  An honest compare lands near 5%: per stride unadjusted, and per compare (any of its
 strides) after Holm, compare's default.
 
-usage: scripts/aa_false_positive.py [--pairs 10] [--replicates 3] [--size 256M] [--rounds 5] [--reps 4]
+Within one run: --within N more runs measure the same configuration twice, as two cells
+interleaved in every round (`run --bystanders 0,0`), and each is compared with itself by
+`compare --by bystanders` (paired t on log round means, paired by round: the drift between rounds
+and between runs, which the cross-run numbers suffer, cancels).  Printed under the cross-run lines.
+
+usage: scripts/aa_false_positive.py [--pairs 10] [--replicates 3] [--within 10] [--size 256M] [--rounds 5]
+                                    [--reps 4]
 """
 import argparse
 import os
@@ -25,42 +31,59 @@ def main():
     ap.add_argument("--reps", default="4")
     ap.add_argument("--processes", action="store_true", help="each round in a fresh process (run --processes)")
     ap.add_argument("--replicates", type=int, default=3, help="runs per side for the --unit run comparison")
+    ap.add_argument("--within", type=int, default=10, help="runs with two identical cells (--bystanders 0,0) "
+                    "for the within-run A/A, paired by round (0: none)")
     a = ap.parse_args()
     import atsdbench
 
     tmp = tempfile.mkdtemp()
-    paths = []
-    per_side = max(1, a.replicates)
-    for i in range(2 * a.pairs * per_side):
-        path = os.path.join(tmp, f"run{i}.json")
+
+    def run(name, extra=()):
+        path = os.path.join(tmp, name)
         subprocess.run([sys.executable, "-m", "atsdbench", "run", "--size", a.size, "--rounds", a.rounds, "--reps",
-                        a.reps, "--no-trace", "-o", path] + (["--processes"] if a.processes else []),
+                        a.reps, "--no-trace", "-o", path, *extra] + (["--processes"] if a.processes else []),
                        check=True, capture_output=True, cwd=tmp)
-        paths.append(path)
+        return path
+
+    per_side = max(1, a.replicates)
+    cross = [(f"run{i}.json", ()) for i in range(2 * a.pairs * per_side)]
+    inside = [(f"within{i}.json", ("--bystanders", "0,0")) for i in range(a.within)]
+    # Spread over the same hours: each kind's runs evenly through the schedule, so the machine's
+    # slow changes reach both kinds alike.
+    schedule = sorted([((i + 0.5) / len(jobs), job) for jobs in (cross, inside) for i, job in enumerate(jobs)],
+                      key=lambda item: item[0])
+    done = {name: run(name, extra) for _, (name, extra) in schedule}
+    paths = [done[name] for name, _ in cross]
+    within = [done[name] for name, _ in inside]
     setup = (f"size {a.size}, {a.rounds} rounds x {a.reps} reps{', --processes' if a.processes else ''}, "
              "Welch on log rates, 95%")
 
-    def rate(pairs, unit):
+    def rate(pairs, **options):
         # Two rates: each stride alone, unadjusted (what one stride's verdict risks), and the whole
         # compare after Holm, compare's default (what "some stride is different" risks).
         called = total = families = 0
-        for base, new in pairs:
-            frame = atsdbench.compare(base, new, unit=unit, adjust="none")
+        for files in pairs:
+            frame = atsdbench.compare(*files, adjust="none", **options)
             called += int(frame["significant"].sum())
             total += len(frame)
-            families += int(atsdbench.compare(base, new, unit=unit, adjust="holm")["significant"].any())
+            families += int(atsdbench.compare(*files, adjust="holm", **options)["significant"].any())
         return (f"{called}/{total} strides called different = {100 * called / total:.1f}% unadjusted, "
                 f"{families}/{len(pairs)} compares with any stride different after Holm = "
                 f"{100 * families / len(pairs):.1f}%")
 
     singles = [(paths[2 * i], paths[2 * i + 1]) for i in range(len(paths) // 2)]
-    print(f"single runs, unit round: {rate(singles, 'round')} ({len(singles)} A/A pairs; {setup})")
-    print(f"single runs, unit pass : {rate(singles, 'pass')} ({len(singles)} A/A pairs; {setup})")
-    if a.replicates >= 2:
+    if singles:
+        print(f"single runs, unit round: {rate(singles, unit='round')} ({len(singles)} A/A pairs; {setup})")
+        print(f"single runs, unit pass : {rate(singles, unit='pass')} ({len(singles)} A/A pairs; {setup})")
+    if a.replicates >= 2 and paths:
         n = a.replicates
         groups = [",".join(paths[k * n:(k + 1) * n]) for k in range(len(paths) // n)]
         sides = [(groups[2 * i], groups[2 * i + 1]) for i in range(len(groups) // 2)]
-        print(f"{n} runs a side, unit run: {rate(sides, 'run')} ({len(sides)} A/A pairs; {setup})")
+        print(f"{n} runs a side, unit run: {rate(sides, unit='run')} ({len(sides)} A/A pairs; {setup})")
+    if within:
+        print(f"within one run, paired by round (--bystanders 0,0, compare --by bystanders): "
+              f"{rate([(w,) for w in within], by='bystanders')} ({len(within)} runs; "
+              f"{setup.replace('Welch on log rates', 'paired t on log rates')})")
 
 if __name__ == "__main__":
     main()
