@@ -28,8 +28,11 @@ def specs(result):
 
 
 def labels(result):
-    """{cell index: label}: the cell's name, with "cell N" added where names repeat or are empty."""
+    """{cell index: label}: the cell's name, with "cell N" added where names repeat or are empty;
+    {None: ""} for a file without cells."""
     found = specs(result)
+    if None in found:
+        return {None: ""}
     names = {c: name(s) for c, s in found.items()}
     counts = {}
     for n in names.values():

@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from . import results, stats
-from .cells import name as cell_name
+from .cells import labels as cell_labels
 from .errors import UsageError
 from .units import format_size
 
@@ -83,17 +83,10 @@ def load_group(item):
 
 
 def cell_names(result):
-    """{cell index: name} of one result: a cell is named by its axis values ("bystanders=1 pages=thp");
-    a file without a "cell" column is one cell, index None, named ""."""
-    frame = result.samples
-    if "cell" not in frame:
-        return {None: ""}
-    specs = result.config.get("cells") or []
-    out = {}
-    for c in sorted(int(c) for c in frame["cell"].dropna().unique()):
-        spec = specs[c] if c < len(specs) and isinstance(specs[c], dict) else None
-        out[c] = cell_name(spec) if spec else f"cell {c}"
-    return out
+    """{cell index: name} of one result: a cell is named by its axis values ("bystanders=1 pages=thp"),
+    with its index where values repeat ("bystanders=0 (cell 1)", an A/A); a file without a "cell"
+    column is one cell, index None, named ""."""
+    return cell_labels(result)
 
 
 def _cell_maps(groups):

@@ -243,6 +243,13 @@ def test_repeated_values_are_an_aa_told_apart_by_position(tmp_path, fixtures, cl
     assert "cell 0: bystanders=0" in p.stdout and "cell 1: bystanders=0" in p.stdout
 
 
+def test_two_files_with_repeated_values_match_cells_by_position(tmp_path, fixtures):
+    a = write_cells(tmp_path / "a.json", fixtures, {"bystanders": [0, 0]}, lambda s: 1.0, seed=1)
+    b = write_cells(tmp_path / "b.json", fixtures, {"bystanders": [0, 0]}, lambda s: 1.0, seed=2)
+    cmp = comparison.compare([str(a), str(b)])
+    assert [r["cell"] for r in cmp.rows] == ["bystanders=0 (cell 0)"] * 2 + ["bystanders=0 (cell 1)"] * 2
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_says_paired(cli, bystanders_file, fmt):
     p = cli("compare", bystanders_file, "--by", "bystanders", "--format", fmt)
