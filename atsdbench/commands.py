@@ -12,6 +12,10 @@ def _progress(total):
     done = [0]
 
     def tick(event):
+        if "adaptive" in event:  # after each measured round of --until: round k, time, worst half-width
+            sys.stderr.write(f"\r{'':60}\r{done[0]} passes, {event['adaptive']}")
+            sys.stderr.flush()
+            return
         if "wait" in event:
             sys.stderr.write(f"\r{'':40}\rwaiting {event['wait']:.1f} s before round {event['round'] + 1} (--spread)")
             sys.stderr.flush()

@@ -138,10 +138,13 @@ def run(plan, progress=None):
                     samples.append(sample)
                     if progress:
                         progress(sample)
+                if policy and progress and not warmup_round:
+                    policy.observe(samples, time.monotonic() - t0)
+                    progress({"adaptive": policy.progress_text()})
             complete = True
         except KeyboardInterrupt:
             if policy:
-                policy.interrupted()
+                policy.interrupted(samples, time.monotonic() - t0)
         except (OSError, UsageError) as e:
             if not samples:
                 raise

@@ -148,6 +148,7 @@ struct atsd_plan {
 	double max_time;        /* seconds an adaptive run may take, 0 = no limit */
 	int32_t max_rounds;     /* adaptive: at most this many measured rounds, 0 = no limit */
 	double spread;          /* seconds the measured rounds are paced over, 0 = back to back */
+	int32_t rounds_given;   /* --rounds was given (an adaptive run's minimum is 3 otherwise) */
 	uint64_t align;         /* set by the check: the region's alignment, a THP (and hugetlb) page at
 				 * least, and the largest stride, so every stride's calls are aligned alike */
 };

@@ -338,6 +338,7 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 		err = parse_count(field, value, lo, !strcmp(field, "cpu") ? 1 << 20 : 1000000, &v, msg, msglen);
 		if (err)
 			return err;
+		p->rounds_given |= !strcmp(field, "rounds");
 		*(!strcmp(field, "rounds") ? &p->rounds : !strcmp(field, "reps") ? &p->reps :
 		  !strcmp(field, "warmup") ? &p->warmup : !strcmp(field, "cpu") ? &p->cpu : &p->warmup_rounds) = (int32_t)v;
 		return 0;
@@ -407,6 +408,7 @@ void atsd_plan_init(struct atsd_plan *p)
 	for (i = 0; i < NOPTIONS; i++)
 		if (options[i].field && options[i].default_value)
 			atsd_plan_set(p, options[i].field, options[i].default_value, NULL, 0);
+	p->rounds_given = 0;
 }
 
 static void fmt_cpulist(const int32_t *cpus, int n, char *buf, size_t len)
@@ -560,7 +562,8 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		return fail(-EINVAL, msg, msglen, "--%s applies to adaptive runs: give --until P%% too",
 			    p->max_time > 0 ? "max-time" : "max-rounds");
 	if (p->until > 0) {
-		if (p->rounds < 3)  /* a CI from fewer rounds says nothing: --rounds is the minimum, 3 at least */
+		/* --rounds is the minimum, 3 at least (a CI from fewer says nothing), and 3 unless given */
+		if (p->rounds < 3 || !p->rounds_given)
 			p->rounds = 3;
 		if (p->max_rounds > 0 && p->max_rounds < p->rounds)
 			return fail(-EINVAL, msg, msglen, "--max-rounds %d is below --rounds %d, the minimum of an adaptive "

@@ -289,10 +289,10 @@ def test_real_adaptive_runs_record_their_policy():
 
     r = atsdbench.run(size="16M", strides="64K,1M", reps=1, until=0.001, max_rounds=6, trace="off")
     a = r.config["adaptive"]
-    assert r.complete and a["stop_reason"] == "max-rounds" and a["rounds"] == 6 and a["min_rounds"] == 5
+    assert r.complete and a["stop_reason"] == "max-rounds" and a["rounds"] == 6 and a["min_rounds"] == 3
     assert r.measured["round"].nunique() == 6 and len(a["half_widths"]) == 2
     assert report.adaptive_notes(r.config)[0].startswith("target 0.001% not met after 6 rounds")
-    assert "6 rounds (adaptive, at least 5) x 1 reps" in report.headline(r)
+    assert "6 rounds (adaptive, at least 3) x 1 reps" in report.headline(r)
 
 
 def test_cli_run_prints_and_saves_the_outcome(cli, tmp_path):
