@@ -176,7 +176,8 @@ def main(argv=None):
         print(f"atsdbench: {e}", file=sys.stderr)
         return 2
     except OSError as e:  # the kernel said no (mmap, mprotect, affinity): one line, with its errno text
-        print(f"atsdbench: {e.strerror or e}", file=sys.stderr)
+        text = e.strerror or str(e)
+        print(f"atsdbench: {e.filename}: {text}" if e.filename else f"atsdbench: {text}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before anything was measured: nothing to keep
         return 130
