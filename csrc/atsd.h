@@ -191,6 +191,9 @@ int atsd_cell_order(const struct atsd_plan *p, int32_t round, int32_t *out, int3
  * (-EINVAL not a size or zero, -ERANGE too large); `what` names it in the message. */
 int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen);
 
+/* 65536 -> "64K": exact binary units only, else plain bytes (messages and tables of both front ends). */
+const char *atsd_format_size(uint64_t n, char *buf, uint64_t len);
+
 /* A duration such as 90s, 5m, 1h or 2.5 (seconds); 0 or -EINVAL with msg. */
 int atsd_parse_duration(const char *text, const char *what, double *out, char *msg, uint64_t msglen);
 

@@ -84,6 +84,11 @@ static const char *fmt_size(uint64_t n, char *buf, size_t len)
 	return buf;
 }
 
+const char *atsd_format_size(uint64_t n, char *buf, uint64_t len)
+{
+	return fmt_size(n, buf, (size_t)len);
+}
+
 static int is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';

@@ -1,4 +1,6 @@
+import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -41,3 +43,14 @@ def small_run(tmp_path_factory):
 
     results.save(result, str(path))
     return path
+
+
+@pytest.fixture(scope="session")
+def atsd(tmp_path_factory):
+    """The standalone atsd, built from csrc/ with plain make (as for an initramfs)."""
+    if not shutil.which("make") or not shutil.which("cc"):
+        pytest.skip("make or cc not installed")
+    out = tmp_path_factory.mktemp("atsd") / "atsd"
+    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "csrc"), f"OUT={out}"],
+                   check=True)
+    return str(out)

@@ -1,6 +1,5 @@
 """The standalone `atsd` program (csrc/, plain make) and `atsdbench import`."""
 import os
-import shutil
 import subprocess
 
 import pytest
@@ -11,14 +10,6 @@ from atsdbench.errors import UsageError
 
 CSRC = os.path.join(os.path.dirname(__file__), "..", "csrc")
 
-
-@pytest.fixture(scope="module")
-def atsd(tmp_path_factory):
-    if not shutil.which("make") or not shutil.which("cc"):
-        pytest.skip("make or cc not installed")
-    out = tmp_path_factory.mktemp("atsd") / "atsd"
-    subprocess.run(["make", "-s", "-C", CSRC, f"OUT={out}"], check=True)
-    return str(out)
 
 
 def test_runs_and_imports(atsd, tmp_path, cli):

@@ -1,23 +1,11 @@
 """Both front ends refuse the same plans with the same sentence (tests/bad_plans.py)."""
 import os
-import shutil
 import subprocess
 
 import pytest
 
 from atsdbench import cli
 from bad_plans import BAD_PLANS
-
-CSRC = os.path.join(os.path.dirname(__file__), "..", "csrc")
-
-
-@pytest.fixture(scope="module")
-def atsd(tmp_path_factory):
-    if not shutil.which("make") or not shutil.which("cc"):
-        pytest.skip("make or cc not installed")
-    out = tmp_path_factory.mktemp("atsd") / "atsd"
-    subprocess.run(["make", "-s", "-C", CSRC, f"OUT={out}"], check=True)
-    return str(out)
 
 
 def test_at_least_the_cases_the_issue_named():
