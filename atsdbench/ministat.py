@@ -80,6 +80,35 @@ def csqrt(x):
     return C_NAN if x < 0 else math.sqrt(x)
 
 
+def _qsort(values):
+    """The order glibc's qsort leaves with ministat's comparison (-1, 1, or 0 when neither is less):
+    a stable merge sort, so 0 and -0 keep their input order.  With NaN, which compares equal to
+    everything, the order is whatever that merge sort makes of it: replayed here step by step."""
+    if not np.isnan(values).any():
+        return np.sort(values, kind="stable")
+    out = values.tolist()
+
+    def msort(lo, n):  # glibc stdlib/msort.c, msort_with_tmp
+        if n <= 1:
+            return
+        n1 = n // 2
+        msort(lo, n1)
+        msort(lo + n1, n - n1)
+        a, b, merged = out[lo:lo + n1], out[lo + n1:lo + n], []
+        i = j = 0
+        while i < len(a) and j < len(b):
+            if not a[i] > b[j]:  # cmp(a, b) <= 0
+                merged.append(a[i])
+                i += 1
+            else:
+                merged.append(b[j])
+                j += 1
+        out[lo:lo + n] = merged + a[i:] + b[j:]
+
+    msort(0, len(out))
+    return np.array(out, dtype=np.float64)
+
+
 class Dataset:
     """Points sorted ascending, with ministat's running sums in input order."""
 
@@ -88,9 +117,10 @@ class Dataset:
         self.name = name
         self.n = len(values)
         # cumsum adds left to right, as ministat's loop does; np.sum would pair terms and round differently.
-        self.sy = float(np.cumsum(values)[-1]) if self.n else 0.0
-        self.syy = float(np.cumsum(values * values)[-1]) if self.n else 0.0
-        self.values = np.sort(values)
+        with np.errstate(over="ignore", invalid="ignore"):  # C sums overflow to inf without a word
+            self.sy = float(np.cumsum(values)[-1]) if self.n else 0.0
+            self.syy = float(np.cumsum(values * values)[-1]) if self.n else 0.0
+        self.values = _qsort(values)
 
     def min(self):
         return float(self.values[0]) if self.n else math.nan
@@ -320,6 +350,7 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
                 o["width"] = os.get_terminal_size(sys.stdout.fileno()).columns - 2
             except OSError:
                 pass
+    confidence_set = False
     for flag, arg in opts:
         if flag == "-A":
             o["suppress_plot"] = True
@@ -334,9 +365,10 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
             value, whole = strtod(arg) if arg else (0.0, True)  # strtod("") is 0, all of it used
             if not whole:
                 raise StatError("Not a floating point number", usage=True)
-            if value not in CONFIDENCES:
+            if value in CONFIDENCES:
+                o["confidence"], confidence_set = value, True
+            elif not confidence_set:  # ministat keeps an earlier -c's level: its ci is set once found
                 raise StatError("No support for confidence level", usage=True)
-            o["confidence"] = value
         elif flag == "-d":
             if arg == "":
                 raise StatError("Can't use empty delimiter string", usage=True)
@@ -398,13 +430,13 @@ def main(argv, prog="ministat", stdout=None, stdin=None):
     try:
         o, files = parse_args(argv, isatty=stdout.isatty() if hasattr(stdout, "isatty") else False, prog=prog)
         plot = not o["stats_only"] and not o["suppress_plot"]
-        if plot and o["width"] == 1:  # its scale divides by width - 1; -w 0 draws an empty frame
-            raise StatError("width 1 cannot hold the graph (ministat itself crashes): use -w 0, 2 or more, or -A")
         inputs = [_read_input(p, stdin) for p in (files or [None])]
         # scipy is needed for t quantiles with df <= 100 only (stats.ministat_t); warm it up then.
         small = sum(len(d) for d, _ in inputs if not isinstance(d, StatError)) < 200 * 1024
         sets = read_sets(inputs, o["column"], o["delim"],
                          need_t=len(inputs) > 1 and not o["stats_only"] and small)
+        if plot and o["width"] == 1:  # its scale divides by width - 1; -w 0 draws an empty frame
+            raise StatError("width 1 cannot hold the graph (ministat itself crashes): use -w 0, 2 or more, or -A")
         try:
             text = render(sets, o["confidence"], o["width"], plot, o["separate"], o["stats_only"])
         except MemoryError:

@@ -175,6 +175,9 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     """The matplotlib Figure (tests inspect it); nothing is written."""
     plt = require_matplotlib()
     files = [results.load(f) for f in files]
+    for f in files:  # an axis with nothing on it fails deep inside matplotlib
+        if not f.measured["gbps"].notna().any():
+            raise UsageError(f"{f.path}: no measured pass has a rate (gbps): nothing to plot")
     labels = [printable(x) for x in comparison.choose_labels(files, labels)]
     has_latency = any(latency_distribution(f, s) for f in files for s in f.config.get("strides", []))
     panels = 1 + has_latency + (len(files) > 1) + bool(model)

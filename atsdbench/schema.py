@@ -19,6 +19,9 @@ from .errors import UsageError
 MAX_BYTES = 2 ** 62
 # Counts and nanoseconds: int64, what a DataFrame column holds without turning into objects.
 MAX_INT64 = 2 ** 63 - 1
+# What a pass can measure, from those: a rate is at most MAX_BYTES bytes in 1 ns (GB/s = bytes/ns),
+# a time at most MAX_INT64 ns.  Bounded so, sums over a file cannot overflow to infinity.
+MAX_GBPS, MAX_US, MAX_SECONDS = float(MAX_BYTES), MAX_INT64 / 1e3, MAX_INT64 / 1e9
 # Latency buckets are floor(4 log2 ns) of a 64-bit ns count: 0..255, so at most three digits.
 BUCKET = re.compile(r"[0-9]{1,3}")
 # How much of a bad value a message shows: a 1 MB string must not become a 1 MB message.
@@ -156,14 +159,16 @@ COUNTER = _int(-MAX_INT64, MAX_INT64, null=True)  # a delta: negative if a CPU w
 
 SAMPLE = Record({
     "round": _int(), "rep": _int(), "order": _int(null=True), "stride_bytes": BYTES, "warmup": BOOL, "traced": BOOL,
-    "ns": _int(), "seconds": Value(int, float, lo=0), "calls": _int(1),
+    "ns": _int(), "seconds": Value(int, float, lo=0, hi=MAX_SECONDS), "calls": _int(1),
     # A finished pass moved size >= 1 bytes in finite time: its rate is > 0; null when it took 0 ns.
-    "gbps": Value(int, float, lo=0, above=True, null=True), "us_per_call": Value(int, float, lo=0),
-    "lat_hist": Mapping(_int(), key=BUCKET, null=True), "gpu_touch_ns": _int(null=True), "cell": _int(),
-    "round_t": Value(int, float, lo=0, null=True), "bystander_share": Value(int, float, null=True),
+    "gbps": Value(int, float, lo=0, hi=MAX_GBPS, above=True, null=True),
+    "us_per_call": Value(int, float, lo=0, hi=MAX_US),
+    # {bucket: calls}; a pass writes only buckets some call fell in
+    "lat_hist": Mapping(_int(1), key=BUCKET, null=True), "gpu_touch_ns": _int(null=True), "cell": _int(),
+    "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "bystander_share": Value(int, float, null=True),
     "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
-    families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, null=True)), (re.compile("tlb_"), COUNTER),
+    families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER)),
     other=SCALAR)
 
