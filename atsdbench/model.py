@@ -190,16 +190,14 @@ def _pages_text(p):
 
 def cells(result):
     """[(cell index or None, name or None, the cell's settings, its samples)]."""
+    from . import cells as cellnames
+
     frame = result.samples
     if "cell" not in frame:
         return [(None, None, {}, frame)]
-    declared = result.config.get("cells") or []
-    out = []
-    for index in sorted(int(c) for c in frame["cell"].dropna().unique()):
-        settings = declared[index] if index < len(declared) and isinstance(declared[index], dict) else {}
-        name = " ".join(f"{k}={v}" for k, v in settings.items()) or f"cell {index}"
-        out.append((index, name, settings, frame[frame["cell"] == index]))
-    return out
+    names = cellnames.labels(result)  # the names compare and show use
+    return [(index, names[index], settings, frame[frame["cell"] == index])
+            for index, settings in cellnames.specs(result).items()]
 
 
 def page_bytes(result, settings=None):
