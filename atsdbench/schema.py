@@ -122,8 +122,9 @@ class Mapping:
 class Record:
     """An object with known fields, required ones, families of fields by name, and a rule for the rest."""
 
-    def __init__(self, fields, required=(), families=(), other=None):
+    def __init__(self, fields, required=(), families=(), other=None, null=False):
         self.fields, self.required, self.families, self.other = fields, required, families, other
+        self.null = null
 
     def rule(self, key):
         if key in self.fields:
@@ -134,8 +135,10 @@ class Record:
         return self.other
 
     def problem(self, v):
+        if v is None and self.null:
+            return None
         if type(v) is not dict:
-            return f"must be an object (got {cut(v)})"
+            return f"must be an object{' or null' if self.null else ''} (got {cut(v)})"
         missing = [k for k in self.required if k not in v]
         if missing:
             return f"has no {', '.join(missing)}"
@@ -167,6 +170,7 @@ SAMPLE = Record({
     "lat_hist": Mapping(_int(1), key=BUCKET, null=True), "gpu_touch_ns": _int(null=True), "cell": _int(),
     "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "bystander_share": Value(int, float, null=True),
     "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
+    "thp_share": Value(int, float, lo=0, hi=1, null=True),
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER)),
@@ -180,6 +184,13 @@ CONFIG = Record({
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
                                "lag1": Value(int, float, null=True)}, required=("stride_bytes", "rounds", "lag1"))),
+    "adaptive": Record({
+        "target": Value(int, float), "confidence": Value(int, float, null=True), "stop_reason": TEXT,
+        "rounds": _int(null=True), "elapsed_s": Value(int, float, lo=0, null=True), "met": BOOL,
+        "half_widths": List(Record({"stride_bytes": BYTES, "cell": _int(), "rounds": _int(), "met": BOOL,
+                                    "half_width_pct": Value(int, float, null=True),
+                                    "mean_gbps": Value(int, float, null=True)}, required=("stride_bytes",))),
+    }, required=("target",), null=True),
 }, required=("size", "strides", "rounds", "reps", "pages"))
 
 HOST = Record({

@@ -72,9 +72,10 @@ HOSTILE = [None, True, False, 0, -1, 1, 2, 0.0, -0.0, 1.5, -2.5, 1e-320, 5e-324,
            2 ** 63, 2 ** 70, 10 ** 30, "", "0", "12", "nan", "caf\udce9", "$\\frac{$", "x" * 300, [], [1], {},
            {"a": 1}, {"40": 1}, {"9999": 1}, {"1": -1}, {"1": 1.5}]
 SAMPLE_KEYS = ["round", "rep", "order", "stride_bytes", "warmup", "traced", "ns", "seconds", "calls", "gbps",
-               "us_per_call", "ipis", "flushes", "lat_p50_us", "lat_hist", "gpu_touch_ns", "cell", "pages", "new"]
+               "us_per_call", "ipis", "flushes", "lat_p50_us", "lat_hist", "gpu_touch_ns", "cell", "pages", "new",
+               "thp_share", "bystander_idle", "round_t"]
 CONFIG_KEYS = ["size", "strides", "rounds", "reps", "pages", "label", "bystanders", "bystander_cpus", "retouch",
-               "gpu", "cpu", "axes", "cells", "trace_scope", "trace_error", "round_lag1"]
+               "gpu", "cpu", "axes", "cells", "trace_scope", "trace_error", "round_lag1", "adaptive"]
 HOST_KEYS = ["page_size", "tlb_single_page_flush_ceiling", "kernel_release", "arch", "hostname"]
 TOP_KEYS = ["format", "schema_version", "complete", "host", "config", "samples", "started"]
 DELETE = "<delete>"
@@ -155,12 +156,16 @@ EXTREME = {
                 "lat_p50_us": [None, 0, 9.2e15], "lat_max_us": [None, 5e-324],
                 "ipis": [None, 0, -5, 2 ** 63 - 1], "flushes": [None, 0, 2 ** 63 - 1], "full_flushes": [None, 0, 7],
                 "gpu_touch_ns": [None, 0, 2 ** 63 - 1], "cell": [0, 3], "pages": ["thp", "", None], "new": [None, "x"],
-                "round_t": [None, 0, 9.2e9], "bystander_share": [None, -1.0, 2.0], "bystander_idle": [True]},
+                "round_t": [None, 0, 9.2e9], "bystander_share": [None, -1.0, 2.0], "bystander_idle": [True],
+                "thp_share": [None, 0, 0.5, 1]},
     "config": {"label": [None, "", "caf\udce9", "$\\frac{$", "\ud800", "x" * 300, "a,b"], "strides": [[1], [2 ** 62]],
                "size": [1, 2 ** 62], "rounds": [1, 2 ** 63 - 1], "reps": [1], "pages": ["", "thp"],
                "bystanders": [0, 2 ** 63 - 1], "bystander_cpus": [[], [0] * 3], "gpu": [None, 0, 2 ** 63 - 1],
                "cpu": [None, 0], "retouch": [True, False], "axes": [{}, {"pages": ["base"]}],
-               "cells": [[{"pages": "base"}] * 4], "round_lag1": [[], [{"stride_bytes": 1, "rounds": 0,
+               "cells": [[{"pages": "base"}] * 4],
+               "adaptive": [None, {"target": 1}, {"target": 0.5, "half_widths": [
+                   {"stride_bytes": 65536, "cell": 9, "half_width_pct": None, "met": False}], "elapsed_s": 12.0,
+                   "rounds": 3, "stop_reason": "time"}], "round_lag1": [[], [{"stride_bytes": 1, "rounds": 0,
                                                                             "lag1": None}]]},
     "host": {"page_size": [None, 1, 4096, 2 ** 62], "tlb_single_page_flush_ceiling": [None, 0, 33, 2 ** 62, "unknown"],
              "kernel_release": [None, "", "caf\udce9"], "arch": [None, "x"], "hostname": [None, ""]},
