@@ -440,7 +440,8 @@ def main(argv, prog="ministat", stdout=None, stdin=None):
         try:
             text = render(sets, o["confidence"], o["width"], plot, o["separate"], o["stats_only"])
         except MemoryError:
-            raise StatError(f"width {o['width']} is too wide: no memory for the graph (ministat itself crashes)") from None
+            raise StatError(f"width {o['width']} is too wide: no memory for the graph "
+                            "(ministat itself crashes)") from None
         stdout.write(text)
         stdout.flush()
         return 0

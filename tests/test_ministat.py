@@ -140,6 +140,14 @@ def test_widths_that_crash_ministat_are_one_line(data, capsys):
     assert ours(["-A", "-w", "1", "normal"], capsys=capsys)[2] == 0  # no graph, nothing to crash on
 
 
+def test_no_memory_for_a_wide_graph_is_one_line(data, capsys, monkeypatch):
+    def render(*args, **kwargs):
+        raise MemoryError
+    monkeypatch.setattr(ministat, "render", render)
+    assert ours(["-w", "900000000", "normal"], capsys=capsys) == (
+        "", "ministat: width 900000000 is too wide: no memory for the graph (ministat itself crashes)\n", 2)
+
+
 # Where ministat's C shows: IEEE division, int options, its plot buffer, fgets' 8191-byte reads.
 EDGES = {
     "zero_mean": ["-1", "0", "1"], "positive": ["5", "6", "7"], "zeros": ["0", "0", "0"], "ones": ["1", "1", "1"],
