@@ -198,8 +198,10 @@ def _import_table(args):
     if not args.page_size:
         raise UsageError("import --table needs --page-size: the base page size of the machine the table was "
                          "measured on (e.g. 64K on POWER9, 4K on x86); the table does not say")
-    if args.ceiling is not None and not 0 <= args.ceiling <= 1 << 30:
-        raise UsageError(f"--ceiling must be a page count from 0 to 2^30 (got {args.ceiling})")
+    if args.ceiling is not None and args.ceiling < 0:
+        raise UsageError(f"--ceiling must not be negative (got {args.ceiling})")
+    if args.ceiling is not None and args.ceiling > 1 << 30:
+        raise UsageError(f"--ceiling is a page count: at most 2^30 (got {str(args.ceiling)[:40]})")
     page = parse_size(args.page_size, "--page-size")
     size = parse_size(args.size or "1G", "--size")
     found, warnings = table.load(args.file, page, size, args.ceiling)
