@@ -6,11 +6,17 @@
   sender-side 'remote IPI send' note), `full_flushes` (of those, pages == TLB_FLUSH_ALL) and one
   `flushes_<reason>` column per reason named in the tracepoint's format file.  Attaching a
   tracepoint slows every flush, so these are counted on warm-up passes only (see session).
+- POWER (where powerpc:tlbie exists, tlb:tlb_flush never fires): the invalidation instructions the
+  kernel issued, recorded in a private trace buffer (tracebuf) and counted by tlbie.pass_counts ->
+  `tlbie`, `tlbie_global`, `tlbie_full`, `tlbie_fixup`, `tlbia`, and on a hash MMU the hypervisor's
+  page-table calls `h_remove`, `h_bulk_remove`, ...; no `flushes` column.  Also on warm-up passes only.
 A column that is absent was not measured; it is never 0 for unknown.
 """
 import re
 
-from .procfs import find_tracepoint, parse_interrupts, parse_vmstat_tlb, read, tracepoint_problem
+from .procfs import (find_tracepoint, parse_interrupts, parse_vmstat_tlb, read, tracefs_root, tracepoint_problem)
+
+POWER_EVENTS = ("powerpc/tlbie", "powerpc/tlbia")
 
 TLB_FLUSH_ALL = (1 << 64) - 1  # 'pages' is an unsigned long; -1 means the whole mm
 
@@ -39,18 +45,55 @@ class Counters:
     probe costs every flush a little, so none is attached while a timed pass runs.
     """
 
-    def __init__(self, cpus, trace="auto"):
+    def __init__(self, cpus, trace="auto", size=None, page_size=None, cpu=0, bystander_cpus=()):
         self.cpus = list(cpus)
         self.has_ipis = parse_interrupts(read("/proc/interrupts")) is not None
         self.has_vmstat = bool(parse_vmstat_tlb(read("/proc/vmstat")))
         self.tracepoints = {}
         self.trace_scope = None
         self.trace_error = None
+        self.trace_events = None
+        self.trace_lost = 0      # traced passes whose trace buffer lost events (no counts kept)
         self._tp = None
-        if trace in ("auto", "on"):
-            self._probe_tracepoints(trace == "on")
+        self._power = None       # POWER: whether hypervisor calls are counted too (hash)
+        self._buffer = None      # POWER: the trace instance, from here to close()
+        self._armed = False
+        if trace not in ("auto", "on"):
+            return
+        root = tracefs_root()
+        if root is not None and find_tracepoint("powerpc/tlbie", root)[0] is not None:
+            self._probe_power(root, size, page_size, cpu, bystander_cpus)
+        elif is_power():  # tlb:tlb_flush exists there but never fires: zeros would not be counts
+            self.trace_error = tracepoint_problem("powerpc:tlbie")
+        else:
+            self._probe_tracepoints()
+        if self.trace_error and trace == "on":
+            from .errors import UsageError
 
-    def _probe_tracepoints(self, required):
+            raise UsageError(f"--trace: {self.trace_error}")
+
+    def _probe_power(self, root, size, page_size, cpu, bystander_cpus):
+        from . import tlbie, tracebuf
+
+        events = {e: None for e in POWER_EVENTS if find_tracepoint(e, root)[0] is not None}
+        # pseries hash: the hypervisor changes the hash page table; only its page-table calls are kept
+        # (an idle CPU's H_CEDE would fill the buffer)
+        mmu = re.search(r"^MMU\s*:\s*(\S+)", read("/proc/cpuinfo") or "", re.MULTILINE)
+        hcalls = bool(mmu and mmu[1] == "Hash" and find_tracepoint("powerpc/hcall_entry", root)[0] is not None)
+        if hcalls:
+            events["powerpc/hcall_entry"] = " || ".join(f"opcode == {op}" for op in sorted(tlbie.HCALL_COLUMNS))
+        try:
+            self._buffer = tracebuf.TraceBuffer(
+                root, events, tracebuf.sizes_kb(size or 1 << 30, page_size or 4096, cpu, bystander_cpus))
+        except OSError as e:
+            self.trace_error = (f"the powerpc:tlbie tracepoint is not usable: a trace instance in {root}/instances: "
+                                f"{e.strerror}")
+            return
+        self._power = hcalls
+        self.trace_scope = "system"
+        self.trace_events = ",".join(e.replace("/", ":") for e in events)
+
+    def _probe_tracepoints(self):
         tp_id, reasons = find_tracepoint()
         if tp_id is None:
             self.trace_error = tracepoint_problem()
@@ -70,18 +113,19 @@ class Counters:
                 self.trace_error = f"perf_event_open on tlb:tlb_flush failed: {e.strerror}"
             finally:
                 self.close_trace()
-        if self.trace_error and required:
-            from .errors import UsageError
-
-            raise UsageError(f"--trace: {self.trace_error}")
+            if self._tp:
+                self.trace_events = "tlb:tlb_flush"
 
     @property
     def can_trace(self):
-        return self._tp is not None
+        return self._tp is not None or self._power is not None
 
     def open_trace(self):
         from . import core
 
+        if self._power is not None:
+            self._armed = True  # the next read starts recording
+            return
         tp_id, filters = self._tp
         for column, flt in filters.items():
             counter = core.TracepointCounter(tp_id, self.cpus, flt)
@@ -92,6 +136,15 @@ class Counters:
         for counter in self.tracepoints.values():
             counter.close()
         self.tracepoints = {}
+        if self._buffer is not None and self._buffer.on:
+            self._buffer.stop()
+        self._armed = False
+
+    def close(self):
+        self.close_trace()
+        if self._buffer is not None:
+            self._buffer.close()
+            self._buffer = None
 
     def read(self, traced=False):
         snap = {}
@@ -102,9 +155,34 @@ class Counters:
         if traced:
             for column, counter in self.tracepoints.items():
                 snap[column] = counter.read()
+            if self._armed or (self._buffer is not None and self._buffer.on):
+                snap.update(self._read_buffer())
         return snap
+
+    def _read_buffer(self):
+        """The first read of a traced pass starts recording (counts 0), the second stops it and counts
+        what the pass did; a buffer that lost events gives no counts (absent, not a wrong number)."""
+        from . import tlbie
+
+        hcalls = self._power
+        columns = list(tlbie.COLUMNS) + (list(tlbie.HCALL_COLUMNS.values()) if hcalls else [])
+        if self._armed:
+            self._armed = False
+            self._buffer.start()
+            return dict.fromkeys(columns, 0)
+        lines, lost = self._buffer.stop()
+        if lost:
+            self.trace_lost += 1
+            return dict.fromkeys(columns, None)
+        return tlbie.pass_counts(lines, hcalls)
 
     @staticmethod
     def delta(before, after):
         return {k: after[k] - before[k] for k in after
                 if k in before and after[k] is not None and before[k] is not None}
+
+
+def is_power(machine=None):
+    import platform
+
+    return (machine or platform.machine()).startswith(("ppc64", "powerpc"))

@@ -30,6 +30,7 @@ def render(facts, warnings):
         ("cpufreq governor", f["cpufreq_governor"]), ("boost", f["boost"]), ("hypervisor", f["hypervisor"]),
         ("accelerators", accel), ("nvidia_uvm loaded", "yes" if f["nvidia_uvm_loaded"] else "no"),
         ("tlb:tlb_flush tracepoint", f.get("tlb_flush_tracepoint", "unknown")),
+        *([("powerpc:tlbie tracepoint", f["tlbie_tracepoint"])] if "tlbie_tracepoint" in f else []),
         ("load average", " ".join(f"{x:.2f}" for x in f["loadavg"])),
     ]
     width = max(len(k) for k, _ in lines)

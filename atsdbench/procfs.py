@@ -95,12 +95,20 @@ def parse_tracepoint_format(text):
     return (int(m.group(1)) if m else None), reasons
 
 
-def find_tracepoint(event="tlb/tlb_flush"):
-    for root in TRACEFS:
-        text = read(f"{root}/events/{event}/format")
+def find_tracepoint(event="tlb/tlb_flush", root=None):
+    for r in (root,) if root else TRACEFS:
+        text = read(f"{r}/events/{event}/format")
         if text:
             return parse_tracepoint_format(text)
     return None, {}
+
+
+def tracefs_root():
+    """The mounted tracefs whose events are readable, or None."""
+    for root in TRACEFS:
+        if os.path.isdir(f"{root}/events") and os.access(f"{root}/events", os.R_OK | os.X_OK):
+            return root
+    return None
 
 
 def tracefs_mounted(mounts_text=None):

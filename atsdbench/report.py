@@ -8,12 +8,23 @@ from .units import format_size
 UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
 COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/call", 1),
-                   ("flushes_per_call", "flushes/call", 1), ("full_flush_share", "full flush %", 100))
+                   ("flushes_per_call", "flushes/call", 1), ("full_flush_share", "full flush %", 100),
+                   # POWER (counted from its trace events, see tlbie.py)
+                   ("tlbie_per_call", "tlbie/call", 1), ("tlbie_global_per_call", "global/call", 1),
+                   ("tlbie_full_per_call", "full PID/call", 1), ("tlbie_fixup_per_call", "fixup/call", 1),
+                   ("tlbia_per_call", "tlbia/call", 1), ("h_remove_per_call", "H_REMOVE/call", 1),
+                   ("h_bulk_remove_per_call", "H_BULK_REMOVE/call", 1), ("h_protect_per_call", "H_PROTECT/call", 1),
+                   ("h_enter_per_call", "H_ENTER/call", 1), ("h_clear_mod_per_call", "H_CLEAR_MOD/call", 1),
+                   ("h_clear_ref_per_call", "H_CLEAR_REF/call", 1))
+# measured but shown only where some stride has one: POWER9 radix never issues tlbia, and most of
+# the hypervisor calls do not occur in mprotect
+QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("h_")}
 
 
 def counter_cells(rows):
     """(titles, a function row -> cells) for the counter columns any row has."""
-    present = [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)]
+    present = [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)
+               and (c[0] not in QUIET or any(r.get(c[0]) for r in rows))]
     return ([title for _, title, _ in present],
             lambda r: [_num(r[key] * scale if r.get(key) is not None else None) for key, _, scale in present])
 
@@ -22,9 +33,15 @@ def _num(v, fmt="{:.2f}"):
     return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
 
 
-def flush_expectation(stride, host):
-    """'per-page' or 'full' where the kernel's single-page flush ceiling is known, else None."""
+def flush_expectation(stride, host, bystanders=None):
+    """'per-page' or 'full' where the kernel's single-page flush ceiling is known, else None.  POWER
+    has a second, higher ceiling for flushes local to one CPU (tlbiel): it applies without bystanders.
+    The ceilings are radix's: POWER's hash MMU removes every page's entry whatever the stride."""
+    if host.get("mmu") == "Hash":
+        return "per-page"
     ceiling = host.get("tlb_single_page_flush_ceiling")
+    if bystanders == 0 and isinstance(host.get("tlb_local_single_page_flush_ceiling"), int):
+        ceiling = host["tlb_local_single_page_flush_ceiling"]
     page = host.get("page_size")
     if not isinstance(ceiling, int) or not page:
         return None
@@ -77,12 +94,12 @@ def run_table(result, fmt="simple"):
         host = result.host
         if spec.get("ceiling") is not None:  # this cell ran under its own flush ceiling
             host = {**host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
-        table = _stride_table(frame, host, fmt)
+        table = _stride_table(frame, host, fmt, spec.get("bystanders", result.config.get("bystanders")))
         blocks.append(table if heading is None else f"{heading}\n{table}")
     return "\n\n".join(blocks)
 
 
-def _stride_table(frame, host, fmt):
+def _stride_table(frame, host, fmt, bystanders=None):
     from . import stats
 
     summary = stats.stride_summary(frame)
@@ -92,7 +109,7 @@ def _stride_table(frame, host, fmt):
     headers += [f"{k.split('_')[1]} us" for k in lat]
     counter_titles, counters = counter_cells(summary)
     headers += counter_titles
-    expect = any(flush_expectation(r["stride_bytes"], host) for r in summary)
+    expect = any(flush_expectation(r["stride_bytes"], host, bystanders) for r in summary)
     if expect:
         headers.append("expected flush")
     rows = []
@@ -102,7 +119,7 @@ def _stride_table(frame, host, fmt):
         row += [_num(r.get(k), "{:.3f}") for k in lat]
         row += counters(r)
         if expect:
-            row.append(flush_expectation(r["stride_bytes"], host) or "")
+            row.append(flush_expectation(r["stride_bytes"], host, bystanders) or "")
         rows.append(row)
     return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, stralign="right")
 
@@ -113,7 +130,9 @@ def run_report(result):
         lines.append("interrupted: only finished passes are shown and saved (complete: false)")
     notes = []
     if result.config.get("trace_scope"):
-        notes.append(f"flush counts: tlb:tlb_flush tracepoint ({result.config['trace_scope']}-wide), "
+        events = result.config.get("trace_events") or "tlb:tlb_flush"
+        how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
+        notes.append(f"flush counts: {events} {how} ({result.config['trace_scope']}-wide), "
                      "counted on warm-up passes so no timed pass is traced")
     elif result.config.get("trace_error") and result.config.get("trace") != "off":
         notes.append(f"no flush counts: {result.config['trace_error']}")

@@ -173,7 +173,8 @@ SAMPLE = Record({
     "thp_share": Value(int, float, lo=0, hi=1, null=True),
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
-              (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER)),
+              (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
+              (re.compile(r"(tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)$"), COUNTER)),  # POWER (tlbie.py)
     other=SCALAR)
 
 CONFIG = Record({

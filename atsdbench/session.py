@@ -44,7 +44,8 @@ class Session:
         try:
             self._c_plan = plan.to_c()
             core.pin_self(plan.cpu)
-            self.counters = Counters(procfs.online_cpus(), "off" if plan.warmup < 1 else plan.trace)
+            self.counters = Counters(procfs.online_cpus(), "off" if plan.warmup < 1 else plan.trace, size=plan.size,
+                                     page_size=core.page_size(), cpu=plan.cpu, bystander_cpus=plan.bystander_cpus)
             for ordinal in sorted({c["gpu"] for c in cells if c["gpu"] is not None}):
                 from . import gpu
 
@@ -150,12 +151,17 @@ class Session:
     def facts(self):
         """What this session learned that belongs in the result file."""
         out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error}
+        if self.counters.trace_events:
+            out["trace_events"] = self.counters.trace_events
         if self.gpus:
             facts = [g.facts for _, g in sorted(self.gpus.items())]
             out["gpu"] = facts[0] if len(facts) == 1 else facts
         return out
 
     def close(self):
+        if self.counters:
+            self.counters.close()
+            self.counters = None
         if self.ceiling:
             self.ceiling.__exit__(None, None, None)
             self.ceiling = None

@@ -34,24 +34,25 @@ def render(result, unit="round", fmt="text"):
         host = result.host
         if spec.get("ceiling") is not None:  # this cell ran under its own flush ceiling
             host = {**host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
-        blocks.append((index, heading, spec, rows, effective, host))
+        blocks.append((index, heading, {"bystanders": result.config.get("bystanders"), **spec}, rows, effective,
+                       host))
     warnings = []
     if any(b[4] != unit for b in blocks):
         warnings.append("a stride has a single round: showing passes, so the spread ignores between-round variance")
     all_rows = [r for b in blocks for r in b[3]]
     counter_titles, counters = counter_cells(all_rows)
-    expect = any(flush_expectation(r["stride_bytes"], b[5]) for b in blocks for r in b[3])
+    expect = any(flush_expectation(r["stride_bytes"], b[5], b[2]["bystanders"]) for b in blocks for r in b[3])
     headers = ["Stride", "N", "Min", "Max", "Median", "Mean", "Stddev", "CV%", "us/call"]
     headers += counter_titles + (["expected flush"] if expect else [])
 
-    def body(rows, host):
+    def body(rows, host, bystanders):
         out = []
         for r in rows:
             line = [r["stride"], r["n"], f"{r['min']:.3f}", f"{r['max']:.3f}", f"{r['median']:.3f}",
                     f"{r['mean']:.3f}", f"{r['stddev']:.3f}", f"{r['cv']:.1f}", f"{r['us_per_call']:.3f}"]
             line += counters(r)
             if expect:
-                line.append(flush_expectation(r["stride_bytes"], host) or "")
+                line.append(flush_expectation(r["stride_bytes"], host, bystanders) or "")
             out.append(line)
         return out
 
@@ -61,11 +62,11 @@ def render(result, unit="round", fmt="text"):
         lines = [",".join(lead + [h.lower().replace("%", "_pct").replace("/", "_per_") for h in headers])]
         for index, _, spec, rows, _, host in blocks:
             first = [] if index is None else [str(index)] + [value_text(spec.get(a)) for a in axes]
-            lines += [",".join(first + [str(c) for c in row]) for row in body(rows, host)]
+            lines += [",".join(first + [str(c) for c in row]) for row in body(rows, host, spec["bystanders"])]
         return "\n".join(lines), warnings
     out = []
-    for index, heading, _, rows, _, host in blocks:
-        table = tabulate(body(rows, host), headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True)
+    for index, heading, spec, rows, _, host in blocks:
+        table = tabulate(body(rows, host, spec["bystanders"]), headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True)
         if heading is not None:  # markdown: a paragraph of its own, or the table would continue it
             table = f"**{heading}**\n\n{table}" if fmt == "markdown" else f"{heading}\n{table}"
         out.append(table)

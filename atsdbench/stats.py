@@ -69,6 +69,10 @@ def stride_summary(frame):
     return rows
 
 
+POWER_COUNTERS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia", "h_remove", "h_bulk_remove",
+                  "h_protect", "h_enter", "h_clear_mod", "h_clear_ref")
+
+
 def per_call_counters(frame, stride):
     """Counter columns per mprotect call; tracepoint counts come from traced (warm-up) passes."""
     out = {}
@@ -84,6 +88,10 @@ def per_call_counters(frame, stride):
         out["flushes_per_call"] = float(flushes / t["calls"].sum())
         if "full_flushes" in t:
             out["full_flush_share"] = float(t["full_flushes"].sum() / flushes) if flushes else math.nan
+    for col in POWER_COUNTERS:  # POWER's invalidation instructions and hypervisor calls (tlbie.py)
+        if col in rows and len(traced) and traced[col].notna().any():
+            t = traced[traced[col].notna()]
+            out[f"{col}_per_call"] = float(t[col].sum() / t["calls"].sum())
     return out
 
 

@@ -37,8 +37,18 @@ RIC_TLB = 0
 HCALLS = {4: "H_REMOVE", 8: "H_ENTER", 12: "H_READ", 16: "H_CLEAR_MOD", 20: "H_CLEAR_REF", 24: "H_PROTECT",
           292: "H_BULK_REMOVE"}
 HPTE_INVALIDATE = {"H_REMOVE": 1, "H_BULK_REMOVE": 4}   # page table entries one call can remove, at most
+# The counter columns of a traced pass (counters.py): every tlbie/tlbiel instruction, the broadcast ones,
+# whole-PID flushes of a process (PID scope, PID != 0; a tlbiel walk over the TLB sets counts once: its
+# set-0 instruction), the errata workarounds, tlbia; on hash, the hypervisor calls that change the hash
+# page table, one column each (reading an entry, H_READ, changes nothing).
+COLUMNS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia")
+HCALL_COLUMNS = {op: name.lower() for op, name in HCALLS.items() if name != "H_READ"}
+# The columns a kernel filter on one event can count exactly (atsd counts them with perf counters; the
+# workarounds need the order of events: "the same page again").  Also in csrc/atsd_main.c.
+FILTERS = {"tlbie": None, "tlbie_global": "local == 0", "tlbie_full": "rb == 1024 && prs == 1 && rs >= 4294967296"}
 
-_LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+\[\d+\]\s+\S+\s+[\d.]+:\s+(?P<what>.*)$")
+_LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+\S+\s+[\d.]+:\s+"
+                   r"(?P<what>.*)$")
 _ENTER = re.compile(r"sys_mprotect\(start: ([0-9a-f]+), len: ([0-9a-f]+), prot: ([0-9a-f]+)\)")
 _FIELDS = re.compile(r"lpid=(\d+),? local=(\d+),? rb=(0x[0-9a-f]+),? rs=(0x[0-9a-f]+),? ric=(0x[0-9a-f]+),?"
                      r" prs=(0x[0-9a-f]+),? r=(0x[0-9a-f]+)")
@@ -178,3 +188,40 @@ def mprotect_calls(lines, prot=0):
                 if op:
                     open_calls[pid][3][int(op[1])] += 1
     return done
+
+
+def is_process_full(e):
+    """A whole-PID flush of a process (not PID 0, the kernel's): what the tlbie_full column counts, and
+    what the kernel filter `rb == 1024 && prs == 1 && rs >= 4294967296` selects (atsd counts with it)."""
+    return e.scope == "pid" and bool(e.prs) and e.rb == 1 << IS_SHIFT and e.pid != 0
+
+
+def pass_counts(lines, hcalls=False):
+    """The counter columns (COLUMNS, and HCALL_COLUMNS with hcalls) of one traced pass, from the tracefs
+    text of every CPU's buffer.  Each CPU's events are classified in their order on that CPU (a
+    workaround follows the flush it works around on the same CPU)."""
+    per_cpu, counts = {}, dict.fromkeys(COLUMNS, 0)
+    if hcalls:
+        counts.update(dict.fromkeys(HCALL_COLUMNS.values(), 0))
+    for line in lines:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        what = m["what"]
+        if what.startswith("tlbie:"):
+            e = parse(what)
+            if e is not None:
+                per_cpu.setdefault(m["cpu"], []).append(e)
+        elif what.startswith("tlbia:"):
+            counts["tlbia"] += 1
+        elif hcalls and what.startswith("hcall_entry:"):
+            op = re.search(r"opcode=(\d+)", what)
+            if op and int(op[1]) in HCALL_COLUMNS:
+                counts[HCALL_COLUMNS[int(op[1])]] += 1
+    for events in per_cpu.values():
+        labels = classify(events)
+        counts["tlbie"] += len(events)
+        counts["tlbie_global"] += sum(1 for e in events if not e.local)
+        counts["tlbie_full"] += sum(1 for e, label in zip(events, labels) if label == "full" and is_process_full(e))
+        counts["tlbie_fixup"] += labels.count("fixup")
+    return counts

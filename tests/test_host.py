@@ -107,3 +107,28 @@ def test_thp_run_records_the_share_it_got():
     r = atsdbench.run(size="16M", strides="2M", rounds=1, reps=1, warmup_rounds=0, pages="thp", trace="off")
     shares = r.measured["thp_share"]
     assert ((shares >= 0) & (shares <= 1)).all()
+
+
+def test_tracepoint_states_on_power_name_tlbie_not_tlb_flush(monkeypatch):
+    # tlb:tlb_flush exists on POWER but never fires: info must not call it the flush counter there
+    monkeypatch.setattr(procfs, "find_tracepoint", lambda event="tlb/tlb_flush", root=None:
+                        (30, {}) if event in ("powerpc/tlbie", "tlb/tlb_flush") else (None, {}))
+    states = host.tracepoint_states("ppc64le")
+    assert states == {"tlb_flush_tracepoint": "not used: it never fires on POWER",
+                      "tlbie_tracepoint": "readable (flushes counted from it)"}
+    assert host.tracepoint_states("x86_64") == {"tlb_flush_tracepoint": "readable"}
+    monkeypatch.setattr(procfs, "find_tracepoint", lambda event="tlb/tlb_flush", root=None: (None, {}))
+    assert host.tracepoint_states("ppc64le")["tlbie_tracepoint"].startswith("the powerpc:tlbie tracepoint is not")
+
+
+def test_info_shows_both_power_ceilings_and_the_tlbie_tracepoint(monkeypatch):
+    facts = host.full()
+    facts.update({"arch": "ppc64le", "mmu": "Radix", "tlb_single_page_flush_ceiling": 33,
+                  "tlb_local_single_page_flush_ceiling": 256, "tlb_flush_tracepoint": "not used: it never fires on POWER",
+                  "tlbie_tracepoint": "readable (flushes counted from it)"})
+    lines = dict(line.split(": ", 1) for line in info.render(facts, []).splitlines())
+    assert lines["TLB single-page flush ceiling"].strip() == "33"
+    assert lines["TLB local single-page flush ceiling"].strip() == "256"
+    assert lines["powerpc:tlbie tracepoint"].strip() == "readable (flushes counted from it)"
+    del facts["tlbie_tracepoint"]
+    assert "powerpc:tlbie" not in info.render(facts, [])

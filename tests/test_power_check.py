@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import atsdbench
+
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "power_verdict.py"
 
 
@@ -55,9 +59,9 @@ def test_a_flush_that_breaks_the_rule_is_named(tmp_path, fixtures):
     assert rc == 1 and "4M with bystanders=1 (64 pages, ceiling 100): 0 page and 1 whole-PID" in line
 
 
-def python_console(fixtures, edit=None):
+def python_console(fixtures, edit=None, name="power9-radix-python-tlbie.console"):
     """The Python guest's console; `edit(samples, bystanders)` rewrites the result files it carries."""
-    text = (fixtures / "power" / "power9-radix-python.console").read_text()
+    text = (fixtures / "power" / name).read_text()
     if edit is None:
         return text
     out, block = [], None
@@ -78,37 +82,63 @@ def python_console(fixtures, edit=None):
     return "\n".join(out)
 
 
-def test_python_cli_zero_flush_column_is_named(tmp_path, fixtures):
-    # as the guest ran it: tlb:tlb_flush exists on POWER but never fires, so `flushes` read 0
+def test_python_cli_counts_tlbie_by_the_kernel_rule(tmp_path, fixtures):
+    # the guest as it runs now: no flushes column, tlbie columns on the traced passes
     rc, line = verdict(tmp_path, python_console(fixtures), "--mmu", "Radix", "--python")
+    assert rc == 0 and line.startswith("power9-radix ok: info: MMU Radix, 64K pages, ceiling 33")
+    # tlbie/full PID/fixup per call: local per page up to the local ceiling (256), a tlbiel walk of the
+    # whole PID above it (32M); with a bystander global, the whole PID above 33 pages, two workarounds
+    assert "b0 (ceiling 256): 64K 1/0/0, 1M 16/0/0, 2M 32/0/0, 4M 64/0/0, 32M 128/1/0" in line
+    assert "b1 (ceiling 33): " in line and "2M 34/0/2, 4M 3/1/2, 32M 3/1/2" in line
+    assert "show and compare ran" in line
+    for b in (0, 1):
+        r = atsdbench.load(str(tmp_path / "out" / f"run-b{b}.json"))
+        assert "flushes" not in r.samples and r.config["trace_events"].startswith("powerpc:tlbie")
+        assert r.samples[~r.samples["traced"]]["tlbie"].isna().all()  # counted on warm-up passes only
+
+
+def test_python_cli_zero_flush_column_is_named(tmp_path, fixtures):
+    # as the guest ran it before POWER was counted: tlb:tlb_flush exists there but never fires
+    old = python_console(fixtures, name="power9-radix-python.console")
+    rc, line = verdict(tmp_path, old, "--mmu", "Radix", "--python")
+    assert rc == 1 and line.endswith("atsdbench info says powerpc:tlbie tracepoint: nothing, "
+                                     "the guest has readable (flushes counted from it)")
+    # with info as it is now, the result files' column of zeros is what fails
+    info = "tlb:tlb_flush tracepoint:            readable\n"
+    assert info in old
+    rc, line = verdict(tmp_path, old.replace(info, info + "powerpc:tlbie tracepoint: readable (flushes counted from it)\n"),
+                       "--mmu", "Radix", "--python")
     assert rc == 1 and "the flushes column reads 0 on every pass" in line and "absent must mean not measured" in line
 
 
-def drop_flushes(samples, bystanders):
+def drop_counts(samples, bystanders):
     for s in samples:
-        for key in [k for k in s if "flush" in k]:
+        for key in [k for k in s if k.startswith(("flush", "tlbie", "full_flush"))]:
             del s[key]
 
 
-def test_python_cli_without_flush_columns_passes(tmp_path, fixtures):
-    rc, line = verdict(tmp_path, python_console(fixtures, drop_flushes), "--mmu", "Radix", "--python")
-    assert rc == 0 and line.startswith("power9-radix ok: info: MMU Radix, 64K pages, ceiling 33")
-    assert "b1: no flush columns (not measured)" in line and "show and compare ran" in line
+def test_python_cli_without_flush_columns_fails(tmp_path, fixtures):
+    # the guest is root with tracefs mounted: a run that counted nothing did not work
+    rc, line = verdict(tmp_path, python_console(fixtures, drop_counts), "--mmu", "Radix", "--python")
+    assert rc == 1 and "run --bystanders 0: no tlbie columns" in line
 
 
-def tlbie_columns(full_at_4m):
+def edit_stride(stride, column, value):
     def edit(samples, bystanders):
-        drop_flushes(samples, bystanders)
         for s in samples:
-            if s["traced"]:
-                full = bystanders and s["stride_bytes"] == 4 << 20 and full_at_4m
-                s["tlbie_full"] = s["calls"] if full else 0
-                s["tlbie_global"] = 3 * s["calls"] if bystanders else 0
+            if s["traced"] and s["stride_bytes"] == stride and bystanders:
+                s[column] = value(s)
     return edit
 
 
-def test_python_cli_tlbie_columns_follow_the_rule(tmp_path, fixtures):
-    rc, line = verdict(tmp_path, python_console(fixtures, tlbie_columns(True)), "--mmu", "Radix", "--python")
-    assert rc == 0 and "b1: tlbie_full per call 64K 0, 1M 0, 2M 0, 4M 1" in line
-    rc, line = verdict(tmp_path, python_console(fixtures, tlbie_columns(False)), "--mmu", "Radix", "--python")
-    assert rc == 1 and "tlbie_full 0 per call at 4M (64 pages, ceiling 33), the kernel's rule says 1" in line
+@pytest.mark.parametrize("stride, column, value, message", [
+    (4 << 20, "tlbie_full", lambda s: 0, "tlbie_full 0 per call at 4M (64 pages, ceiling 33), the kernel's rule says 1"),
+    (2 << 20, "tlbie_full", lambda s: s["calls"], "tlbie_full 1 per call at 2M (32 pages, ceiling 33)"),
+    (2 << 20, "tlbie", lambda s: s["calls"], "1 tlbie per call at 2M (32 pages, ceiling 33), fewer than one per page"),
+    (4 << 20, "tlbie_global", lambda s: 64 * s["calls"], "64 tlbie per call at 4M (64 pages, ceiling 33), the whole PID"),
+    (1 << 20, "tlbie_fixup", lambda s: 0, "tlbie_fixup 0 per call at 1M"),
+])
+def test_python_cli_tlbie_columns_that_break_the_rule_are_named(tmp_path, fixtures, stride, column, value, message):
+    rc, line = verdict(tmp_path, python_console(fixtures, edit_stride(stride, column, value)), "--mmu", "Radix",
+                       "--python")
+    assert rc == 1 and line.startswith("power9-radix FAILED: run --bystanders 1: ") and message in line, line

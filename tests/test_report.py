@@ -21,3 +21,47 @@ def test_per_call_counters(fixtures):
     assert "IPIs/call" in table and "flushes/call" in table
     row = [line for line in table.splitlines() if line.strip().startswith("64K")][0].split()
     assert row[-2] == "0.00" and row[-1] == "1.00"  # 0 IPIs, one flush per call (fixture)
+
+
+def test_expected_flush_on_power_uses_the_local_ceiling_without_bystanders():
+    host = {"page_size": 64 << 10, "tlb_single_page_flush_ceiling": 33, "tlb_local_single_page_flush_ceiling": 256,
+            "mmu": "Radix"}
+    # 4M = 64 pages: above the global ceiling, under the local one
+    assert report.flush_expectation(4 << 20, host, bystanders=1) == "full"
+    assert report.flush_expectation(4 << 20, host, bystanders=0) == "per-page"
+    assert report.flush_expectation(32 << 20, host, bystanders=0) == "full"      # 512 pages > 256
+    assert report.flush_expectation(4 << 20, host) == "full"                     # bystanders unknown: global
+    x86 = {"page_size": 4096, "tlb_single_page_flush_ceiling": 33}
+    assert report.flush_expectation(64 << 12, x86, bystanders=0) == "full"       # x86 has one ceiling
+    # the ceilings are radix's: the hash MMU removes every page's entry
+    assert report.flush_expectation(4 << 20, {**host, "mmu": "Hash"}, bystanders=1) == "per-page"
+
+
+def power_result(fixtures, bystanders, hcalls=False):
+    """before.json as a POWER run: its traced passes carry tlbie columns instead of flushes."""
+    r = atsdbench.load(str(fixtures / "before.json"))
+    data = r.to_dict()
+    data["host"].update({"arch": "ppc64le", "mmu": "Hash" if hcalls else "Radix", "page_size": 65536,
+                         "tlb_single_page_flush_ceiling": 33, "tlb_local_single_page_flush_ceiling": 256})
+    data["config"]["bystanders"] = bystanders
+    for s in data["samples"]:
+        for k in [k for k in s if "flush" in k or k == "ipis"]:
+            del s[k]
+        if s["traced"]:
+            pages = s["stride_bytes"] // 65536
+            s.update({"tlbie": (pages + 2) * s["calls"], "tlbie_global": (pages + 2) * s["calls"] * bystanders,
+                      "tlbie_full": 0, "tlbie_fixup": 2 * s["calls"], "tlbia": 0})
+            if hcalls:
+                s.update({"h_remove": s["calls"], "h_bulk_remove": 0, "h_protect": 0})
+    return type(r)(data["host"], data["config"], data["samples"], data["complete"])
+
+
+def test_power_counter_columns(fixtures):
+    table = report.run_table(power_result(fixtures, 1))
+    head = table.splitlines()[0]
+    assert "tlbie/call" in head and "global/call" in head and "full PID/call" in head and "fixup/call" in head
+    assert "flushes/call" not in head and "tlbia/call" not in head and "H_REMOVE" not in head  # none occurred
+    row = [line for line in table.splitlines() if line.strip().startswith("64K")][0].split()
+    assert row[-5:] == ["3.00", "3.00", "0.00", "2.00", "per-page"]
+    hash_table = report.run_table(power_result(fixtures, 0, hcalls=True))
+    assert "H_REMOVE/call" in hash_table and "H_BULK_REMOVE/call" not in hash_table
