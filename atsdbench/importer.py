@@ -25,7 +25,7 @@ INTS = {
                "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1)},
     "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
                "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
-               "bystanders": (0, MAX_CPUS)},
+               "bystanders": (0, MAX_CPUS), "traced": (0, 1)},
 }
 # bystanders and pages are lists: several values are an axis (cells, see plan.py).
 LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS)}}
@@ -33,6 +33,9 @@ PAGES = ("base", "thp", "hugetlb")
 REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
                        "seed"),
             "sample": ("round", "rep", "stride_bytes", "warmup", "ns", "calls")}
+# the flush counts of a traced pass, named as counters.py names them (tlb:tlb_flush on x86; POWER's
+# tlbie events and hypervisor calls)
+COUNTS = re.compile(r"(flushes|full_flushes|flushes_[a-z0-9_]+|tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)")
 _WHOLE = re.compile(r"-?[0-9]+")
 _CPUS = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
@@ -92,7 +95,7 @@ def _fields(kind, parts, where):
             value = _whole(key, value, ints[key], where)
         elif key in lists:
             value = _list(key, value, lists[key], where)
-        elif kind == "sample" and key.startswith("lat_"):
+        elif kind == "sample" and (key.startswith("lat_") or COUNTS.fullmatch(key)):
             value = _whole(key, value, COUNT, where)
         elif kind == "host" and key == "online_cpus":
             value = cpu_list(value, where)
@@ -151,8 +154,12 @@ def to_result(text, name="<atsd output>"):
            "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0],
            "bystanders": config["bystanders"][0], "cpu": config["cpu"],
            "bystander_cpus": config.get("bystander_cpus", []),
-           "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0", "trace": "off",
+           "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",
+           "trace": "auto" if "trace_scope" in config or "trace_error" in config else "off",
            "label": config.get("label"), "seed": config["seed"], "gpu": None, "source": "atsd"}
+    for key in ("trace_scope", "trace_events", "trace_error"):  # how atsd counted flushes, or why not
+        if key in config:
+            cfg[key] = config[key]
     if "spread" in config:
         cfg["spread"] = _number("spread", config["spread"], f"{name} config")
     if axes:
@@ -163,9 +170,11 @@ def to_result(text, name="<atsd output>"):
         ns = s["ns"]
         sample = {"round": s["round"], "rep": s["rep"], "order": s.get("order"), "stride_bytes": s["stride_bytes"],
                   "warmup": bool(s["warmup"]), "ns": ns, "seconds": ns / 1e9, "calls": s["calls"],
-                  "gbps": size / ns if ns else float("nan"), "us_per_call": ns / 1e3 / s["calls"], "traced": False}
+                  "gbps": size / ns if ns else float("nan"), "us_per_call": ns / 1e3 / s["calls"],
+                  "traced": bool(s.get("traced", 0))}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]
+        sample.update({k: v for k, v in s.items() if COUNTS.fullmatch(k)})
         if axes:
             if "cell" not in s or s["cell"] >= len(cfg["cells"]):
                 raise UsageError(f"{name}: a sample of a run with axes has no cell, or one out of range")

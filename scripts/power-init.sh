@@ -20,14 +20,17 @@ echo "@@ ceiling $(cat $D/tlb_single_page_flush_ceiling 2>/dev/null || echo none
 echo "@@ local_ceiling $(cat $D/tlb_local_single_page_flush_ceiling 2>/dev/null || echo none)"
 echo "@@ thp_size $(cat /sys/kernel/mm/transparent_hugepage/hpage_pmd_size 2>/dev/null || echo none)"
 
-run_atsd() {  # NAME ATTRS -- atsd arguments: the output file between markers, atsd's errors after
+run_atsd() {  # NAME ATTRS -- atsd arguments: the output file and atsd's table between markers, its errors after
 	name=$1 attrs=$2
 	shift 2
-	atsd "$@" -o /tmp/out.txt >/tmp/atsd.log 2>&1
+	atsd "$@" -o /tmp/out.txt >/tmp/atsd.table 2>/tmp/atsd.log
 	rc=$?
 	echo "@@ begin $name $attrs"
 	cat /tmp/out.txt 2>/dev/null
 	echo "@@ end $name rc=$rc"
+	echo "@@ begin table $attrs"
+	cat /tmp/atsd.table
+	echo "@@ end table"
 	[ $rc = 0 ] || sed 's/^/@@ atsd-error /' /tmp/atsd.log
 	rm -f /tmp/out.txt
 }

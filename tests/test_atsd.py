@@ -1,5 +1,7 @@
 """The standalone `atsd` program (csrc/, plain make) and `atsdbench import`."""
 import os
+import re
+import shutil
 import subprocess
 
 import pytest
@@ -93,3 +95,110 @@ def test_axes_same_cells_same_order_as_atsdbench(atsd, tmp_path):
             for _, _, st in plans.round_order(plan, r, cell=c)]
     assert got == want
     assert all(plan.cells[s["cell"]]["pages"] == s["pages"] for s in res._records)
+
+
+def table_rows(text):
+    """{(cell heading or None, stride): [cells]} of atsd's table (or run's) on stdout."""
+    rows, heading, columns = {}, None, None
+    for line in text.splitlines():
+        if line.startswith("cell "):
+            heading = line.rstrip(":").strip()
+        elif line.strip().startswith("Stride"):
+            columns = re.split(r"\s{2,}", line.strip())
+        elif columns and line.strip() and not line.strip().startswith("-") and line.split()[0][0].isdigit():
+            rows[(heading, line.split()[0])] = dict(zip(columns, re.split(r"\s{2,}", line.strip())))
+        elif not line.strip():
+            columns = None
+    return rows
+
+
+def test_without_o_prints_the_table_and_writes_nothing(atsd, tmp_path):
+    p = subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--seed", "3"],
+                       capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0 and p.stderr == "" and os.listdir(tmp_path) == []
+    assert p.stdout.startswith("mprotect(PROT_NONE) rate over 16M, 2 rounds x 2 reps, CPU ")
+    assert "GB/s = 10^9 bytes/s" in p.stdout and "wrote" not in p.stdout
+    rows = table_rows(p.stdout)
+    assert sorted(stride for _, stride in rows) == ["1M", "64K"]
+    assert all(float(r["Median GB/s"]) > 0 and float(r["us/call"]) > 0 for r in rows.values())
+    # no counts here is said, not shown as zeros
+    assert ("flush counts: tlb:tlb_flush" in p.stdout) != ("no flush counts: " in p.stdout)
+
+
+def test_its_table_is_run_s_table_of_the_imported_file(atsd, tmp_path, cli):
+    out = tmp_path / "t.txt"
+    p = subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M,2M", "--rounds", "3", "--reps", "2", "--seed", "4",
+                        "--bystanders", "0,1", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.rstrip().endswith(f"wrote {out} (atsdbench import {out})")
+    mine = table_rows(p.stdout)
+    theirs = table_rows(cli("import", out, "-o", tmp_path / "t.json").stdout)
+    assert len(mine) == 2 * 3 and set(mine) == set(theirs)
+    for key, row in mine.items():
+        for column in ("Median GB/s", "Min", "Max", "us/call", "IPIs/call", "flushes/call", "full flush %"):
+            assert row.get(column) == theirs[key].get(column), (key, column)
+
+
+def test_the_same_filters_and_columns_as_the_python_counters():
+    from atsdbench import counters, tlbie
+
+    src = open(os.path.join(CSRC, "atsd_main.c")).read()
+    for column, expr in tlbie.FILTERS.items():
+        assert f'add_column(k, "{column}", tlbie, {f"{chr(34)}{expr}{chr(34)}" if expr else "NULL"});' in src
+    ops = {int(op): name for op, name in re.findall(r'\{(\d+), "(h_[a-z_]+)"\}', src)}
+    assert ops == tlbie.HCALL_COLUMNS
+    titles = dict(re.findall(r'\{"([a-z_]+)", "([^"]+/call|full flush %)", [01]\}', src))
+    from atsdbench.report import COUNTER_COLUMNS
+
+    py = {key[:-len("_per_call")]: title for key, title, _ in COUNTER_COLUMNS if key.endswith("_per_call")}
+    assert {k: v for k, v in titles.items() if k != "full_flushes"} == {k: v for k, v in py.items() if k in titles}
+    assert counters.reason_column("remote IPI send") == "flushes_remote_ipi_send"  # as reason_column in C
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
+def test_counts_flushes_on_warm_up_passes_only(atsd, tmp_path, cli):
+    # tracefs mounted in a mount namespace of its own (this machine's stays as it is)
+    out = tmp_path / "c.txt"
+    p = subprocess.run(["unshare", "-m", "sh", "-c", 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"', "sh",
+                        atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--seed", "6",
+                        "-o", str(out)], capture_output=True, text=True)
+    if "tlb:tlb_flush tracepoint is not readable" in p.stdout or "perf_event_open" in p.stdout:
+        pytest.skip(f"no tlb:tlb_flush counts here: {p.stdout.splitlines()[-2]}")
+    assert p.returncode == 0, p.stderr
+    assert "flush counts: tlb:tlb_flush (system-wide)" in p.stdout
+    rows = table_rows(p.stdout)
+    assert all(float(r["flushes/call"]) >= 1 for r in rows.values())  # every call flushed at least once
+    res = atsdbench.load(str(tmp_path / "c.json")) if cli("import", out, "-o", tmp_path / "c.json").returncode == 0 \
+        else pytest.fail("import failed")
+    s = res.samples
+    assert res.config["trace_scope"] == "system" and res.config["trace_events"] == "tlb:tlb_flush"
+    traced = s[s["traced"]]
+    assert len(traced) == 2 * 3 and traced["warmup"].all()  # one warm-up pass per stride and round
+    assert (traced["flushes"] >= traced["calls"]).all() and s[~s["traced"]]["flushes"].isna().all()
+    assert "flushes_remote_ipi_send" in s and (traced["full_flushes"] <= traced["flushes"]).all()
+
+
+def test_import_carries_counts_and_checks_them(tmp_path):
+    head = ("atsd-output 1\nhost\tarch=ppc64le\tmmu=Radix\tpage_size=65536\n"
+            "config\tsize=16777216\tstrides=65536\trounds=1\treps=1\twarmup=1\twarmup_rounds=0\tpages=base\t"
+            "bystanders=1\tcpu=0\tseed=1\ttrace_scope=system\ttrace_events=powerpc:tlbie,powerpc:tlbia\n")
+    warm = "sample\tround=0\trep=0\tstride_bytes=65536\twarmup=1\tns=1000\tcalls=256\ttraced=1\t"
+    timed = "sample\tround=0\trep=1\tstride_bytes=65536\twarmup=0\tns=1000\tcalls=256\ttraced=0\n"
+    path = tmp_path / "p.txt"
+    path.write_text(head + warm + "tlbie=768\ttlbie_global=768\ttlbie_full=0\ttlbia=0\n" + timed + "end\tcomplete=1\n")
+    r = importer.load(str(path))
+    s = r.samples
+    assert list(s["traced"]) == [True, False] and s["tlbie_global"][0] == 768 and pd_isna(s["tlbie"][1])
+    assert r.config["trace_events"] == "powerpc:tlbie,powerpc:tlbia" and r.config["trace"] == "auto"
+    path.write_text(head + warm + "tlbie=-1\n" + timed)
+    with pytest.raises(UsageError, match=r"line 4: tlbie='-1' is out of range"):
+        importer.load(str(path))
+    path.write_text(head + warm + "traced=2\n")
+    with pytest.raises(UsageError, match="traced"):
+        importer.load(str(path))
+
+
+def pd_isna(v):
+    import math
+
+    return v is None or (isinstance(v, float) and math.isnan(v))

@@ -36,6 +36,46 @@ def test_radix_guest_passes_with_the_kernel_rule(tmp_path, fixtures):
     assert len(list((tmp_path / "out").glob("atsd-*.json"))) == 4
 
 
+def test_radix_guest_checks_atsd_s_own_counts(tmp_path, fixtures):
+    rc, line = verdict(tmp_path, console(fixtures), "--mmu", "Radix")
+    # atsd's perf counters (kernel filters) on its warm-up passes: tlbie / whole-PID flushes per call;
+    # 1M without a bystander shows the kernel's own trim of the CPU mask (a tlbiel walk, 1 of 64 calls)
+    assert rc == 0 and "atsd's counts tlbie/full PID per call, b0 (ceiling 256): 64K 1/0, 1M 18/0.0156" in line
+    assert "b1 (ceiling 33): 64K 3.12/0.000977, 1M 18/0, 2M 34/0, 4M 3/1" in line
+    assert (tmp_path / "out" / "atsd-64M-b1.table").read_text().startswith("mprotect(PROT_NONE) rate over 64M")
+
+
+def atsd_sample_edit(text, size, bystanders, stride, field, value):
+    """The console with one field of atsd's traced samples of one run and stride set to value."""
+    out, inside = [], False
+    for line in text.split("\n"):
+        if line.startswith("@@ begin atsd "):
+            inside = line.endswith(f"size={size} bystanders={bystanders}")
+        if inside and line.startswith("sample") and "traced=1" in line and f"stride_bytes={stride}\t" in line:
+            line = "\t".join(f"{field}={value}" if part.startswith(f"{field}=") else part for part in line.split("\t"))
+        out.append(line)
+    return "\n".join(out)
+
+
+def test_atsd_s_counts_that_break_the_rule_are_named(tmp_path, fixtures):
+    text = atsd_sample_edit(console(fixtures), "256M", 1, 4 << 20, "tlbie_full", 0)
+    rc, line = verdict(tmp_path, text, "--mmu", "Radix")
+    assert rc == 1 and line == ("power9-radix FAILED: atsd size=256M bystanders=1: tlbie_full 0 per call at 4M "
+                                "(64 pages, ceiling 33), the kernel's rule says 1 (atsd's counts)")
+
+
+def test_hash_guest_counts_hypervisor_calls(tmp_path, fixtures):
+    text = (fixtures / "power" / "power9-hash.console").read_text()
+    rc, line = verdict(tmp_path, text, "--mmu", "Hash")
+    assert rc == 0 and line.startswith("power9-radix ok: MMU Hash, 64K pages;")
+    # atsd's own counts: one H_REMOVE for one page, H_BULK_REMOVE of four entries for more
+    assert "atsd's counts H_REMOVE+H_BULK_REMOVE per call, b0: 64K 1+0, 1M 0+4, 2M 0+8, 4M 0+16" in line
+    rc, line = verdict(tmp_path, atsd_sample_edit(text, "64M", 0, 2 << 20, "h_bulk_remove", 0), "--mmu", "Hash")
+    assert rc == 1 and "atsd size=64M bystanders=0: 2M (32 pages): 0 H_REMOVE, 0 H_BULK_REMOVE" in line
+    rc, line = verdict(tmp_path, atsd_sample_edit(text, "64M", 1, 64 << 10, "tlbie", 1024), "--mmu", "Hash")
+    assert rc == 1 and line.endswith("64K (1 page): 1 H_REMOVE, 0 H_BULK_REMOVE, 1 tlbie per call (atsd's counts)")
+
+
 def test_wrong_mmu_fails_in_one_line(tmp_path, fixtures):
     rc, line = verdict(tmp_path, console(fixtures), "--mmu", "Hash")
     assert rc == 1 and line == "power9-radix FAILED: /proc/cpuinfo says MMU Radix, expected Hash"
