@@ -14,7 +14,7 @@ interleaved in every round (`run --bystanders 0,0`), and each is compared with i
 and between runs, which the cross-run numbers suffer, cancels).  Printed under the cross-run lines.
 
 usage: scripts/aa_false_positive.py [--pairs 10] [--replicates 3] [--within 10] [--size 256M] [--rounds 5]
-                                    [--reps 4]
+                                    [--reps 4] [--spread DURATION] [--processes]
 """
 import argparse
 import os
@@ -33,6 +33,7 @@ def main():
     ap.add_argument("--replicates", type=int, default=3, help="runs per side for the --unit run comparison")
     ap.add_argument("--within", type=int, default=10, help="runs with two identical cells (--bystanders 0,0) "
                     "for the within-run A/A, paired by round (0: none)")
+    ap.add_argument("--spread", default=None, help="run --spread DURATION: pace each run's rounds over this time")
     a = ap.parse_args()
     import atsdbench
 
@@ -41,7 +42,8 @@ def main():
     def run(name, extra=()):
         path = os.path.join(tmp, name)
         subprocess.run([sys.executable, "-m", "atsdbench", "run", "--size", a.size, "--rounds", a.rounds, "--reps",
-                        a.reps, "--no-trace", "-o", path, *extra] + (["--processes"] if a.processes else []),
+                        a.reps, "--no-trace", "-o", path, *extra] + (["--processes"] if a.processes else [])
+                       + (["--spread", a.spread] if a.spread else []),
                        check=True, capture_output=True, cwd=tmp)
         return path
 
