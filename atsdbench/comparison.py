@@ -179,6 +179,36 @@ def _choose_unit(groups, unit, test, asked_test, warnings):
     return effective, test, mixed
 
 
+def _time_order(obs, groups, labels):
+    """Round means are a time series: a single run's rounds are autocorrelated (they share the
+    machine's state).  From timeseries.ROBUST_MIN_ROUNDS rounds on, a side's observations become its
+    batch means of consecutive rounds (valid under autocorrelation); below, a lag-1 that independent
+    rounds would rarely reach is warned about.  Edits obs in place; returns warnings."""
+    from . import timeseries
+
+    batched, high = [], []
+    for key, x in obs.items():
+        i, cell, stride = key
+        if len(groups[i]) != 1 or len(x) < 3:
+            continue  # pooled replicate runs have no single time order
+        place = f"{labels[i]} {where(cell, stride)}"
+        if len(x) >= timeseries.ROBUST_MIN_ROUNDS:
+            obs[key] = timeseries.batch_means(x)
+            batched.append(place)
+        elif timeseries.warn_if_autocorrelated(timeseries.lag1(x), len(x), tests=len(obs)):
+            high.append(f"{place} ({timeseries.lag1(x):+.2f} over {len(x)} rounds)")
+    out = []
+    if batched:
+        out.append(f"{', '.join(batched)}: {timeseries.ROBUST_MIN_ROUNDS} rounds or more, so each side's "
+                   f"observations are {timeseries.BATCHES} batch means of consecutive rounds (valid under "
+                   "autocorrelation)")
+    if high:
+        out.append(f"round means are autocorrelated (lag-1 above what independent rounds reach 5% of the time): "
+                   f"{'; '.join(high)}: the CI is too narrow for what another run will meet; take rounds "
+                   "spread in time (run --spread) or replicate runs")
+    return out
+
+
 def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm", by=None):
     """files: baseline first; each item one run or a group of replicate runs of the same thing.
     With by=AXIS: one file, its cells against each other, paired by round (atsdbench/paired.py).
@@ -222,6 +252,8 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
     obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]])
            for i, g in enumerate(groups) for cell, s in common}
+    if effective == "round":
+        warnings += _time_order(obs, groups, labels)
     rows, notes = [], {}
     for cell, s in common:
         for i in range(1, len(groups)):

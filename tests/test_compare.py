@@ -281,3 +281,29 @@ def test_show_has_counter_and_expected_flush_columns(cli, fixtures, tmp_path):
     out = cli("show", str(tmp_path / "c.json")).stdout
     assert "IPIs/call" in out and "flushes/call" in out and "expected flush" in out
     assert [line.split()[-1] for line in out.splitlines() if line.startswith(("64K", "4M"))] == ["per-page", "full"]
+
+
+def _series_file(tmp_path, name, means, stride=65536):
+    import atsdbench.results as results
+
+    samples = [{"round": r, "rep": 0, "order": 0, "stride_bytes": stride, "warmup": False, "ns": int(1e9 / m),
+                "seconds": 1 / m, "calls": 4, "gbps": float(m), "us_per_call": 1.0, "traced": False}
+               for r, m in enumerate(means)]
+    res = results.Result({"kernel_release": name}, {"size": 1 << 30, "rounds": len(means), "reps": 1,
+                                                    "pages": "base", "strides": [stride], "label": name}, samples)
+    path = tmp_path / f"{name}.json"
+    results.save(res, str(path))
+    return str(path)
+
+
+def test_long_runs_compare_batch_means_and_short_autocorrelated_runs_warn(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    x = np.cumsum(rng.normal(0, 0.3, 40)) + 20  # a random walk: strongly autocorrelated
+    cmp = comparison.compare([_series_file(tmp_path, "a", x), _series_file(tmp_path, "b", x[::-1] + 0.01)])
+    assert any("5 batch means" in w for w in cmp.warnings)
+    assert cmp.frame()["n_base"].iloc[0] == 5
+    short = np.linspace(20, 22, 10)  # a trend: lag-1 high for 10 rounds
+    cmp = comparison.compare([_series_file(tmp_path, "c", short), _series_file(tmp_path, "d", short[::-1])])
+    assert any("autocorrelated" in w and "over 10 rounds" in w for w in cmp.warnings)
