@@ -88,8 +88,10 @@ def check_output(block, args, page_size):
     stem = os.path.join(args.out, f"atsd-{a.get('size')}-b{a.get('bystanders')}")
     with open(stem + ".txt", "w") as f:
         f.write("\n".join(block["lines"]) + "\n")
+    stem = os.path.abspath(stem)
+    # cwd: not the checkout, whose atsdbench/ has no compiled core after a plain `pip install .`
     imp = subprocess.run([sys.executable, "-m", "atsdbench", "import", stem + ".txt", "-o", stem + ".json"],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, cwd=os.path.dirname(stem))
     if imp.returncode:
         raise Bad(f"atsdbench import of atsd {tag}: {imp.stderr.strip().splitlines()[-1:]}")
     r = atsdbench.load(stem + ".json")
