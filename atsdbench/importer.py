@@ -190,14 +190,6 @@ def to_result(text, name="<atsd output>"):
 
 
 def load(path):
-    import sys
+    from .outfile import read_input
 
-    try:
-        if path == "-":
-            return to_result(sys.stdin.buffer.read().decode("utf-8", errors="replace"), "<stdin>")
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return to_result(f.read(), path)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror}") from None
+    return to_result(*read_input(path))

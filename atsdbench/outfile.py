@@ -119,3 +119,22 @@ def write_rescue(text, prefix="atsdbench-rescued-", suffix=".json"):
             except OSError:
                 pass
     return None
+
+
+def read_input(path):
+    """(text, name) of an input file, or of stdin for "-" (bytes that are not UTF-8 replaced, a
+    closed stdin read as empty); a file that cannot be read is one UsageError line."""
+    import sys
+
+    try:
+        if path == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            return (stream.read().decode("utf-8", errors="replace") if stream else ""), "<stdin>"
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(), path
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory") from None
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror}") from None

@@ -164,20 +164,9 @@ def output_paths(output, count, name):
 
 
 def load(path, page_size, size, ceiling=None):
-    import sys
+    from .outfile import read_input
 
-    try:
-        if path == "-":
-            text, name = sys.stdin.read(), "<stdin>"
-        else:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text, name = f.read(), path
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a directory") from None
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror}") from None
+    text, name = read_input(path)
     labels, rows, warnings = parse(text, name)
     return to_results(labels, rows, page_size, size, ceiling, name), warnings
 
