@@ -1,0 +1,108 @@
+"""The README is a front door and docs/ holds the rest: every relative link resolves, every page is reachable."""
+import pathlib
+import re
+
+import pytest
+
+ROOT = pathlib.Path(__file__).parent.parent
+README = ROOT / "README.md"
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+FILES = [README, *PAGES]
+
+LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+
+def _prose(text, spans=False):
+    """The text outside fenced code blocks, line by line, and outside inline code spans unless SPANS."""
+    out, fence = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            out.append("")
+            continue
+        out.append("" if fence else line if spans else re.sub(r"(`+).*?\1", "", line))
+    return out
+
+
+def _slug(heading):
+    """GitHub's anchor for a heading: markup dropped, lower case, punctuation but - and _ removed, spaces to -."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = text.replace("`", "").strip().lower()
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def _anchors(path):
+    seen, out = {}, set()
+    for line in _prose(path.read_text(), spans=True):
+        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        base = _slug(m.group(1))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.add(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def _links(path):
+    """(line number, target) of every relative link in PATH."""
+    for number, line in enumerate(_prose(path.read_text()), 1):
+        for target in LINK.findall(line):
+            if not re.match(r"[a-z][a-z0-9+.-]*:", target, re.I):
+                yield number, target
+
+
+def _resolve(path, target):
+    """The file and anchor a relative link from PATH points to."""
+    file, _, anchor = target.partition("#")
+    return (path.parent / file).resolve() if file else path.resolve(), anchor
+
+
+def test_there_are_pages():
+    assert len(PAGES) >= 10
+
+
+def test_the_slug_is_githubs():
+    assert _slug("Comparing: `atsdbench compare`") == "comparing-atsdbench-compare"
+    assert _slug("A/A: two runs of the same thing") == "aa-two-runs-of-the-same-thing"
+    assert _slug("Adaptive runs: `--until`") == "adaptive-runs---until"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_relative_link_resolves(path):
+    bad = []
+    for number, target in _links(path):
+        file, anchor = _resolve(path, target)
+        where = f"{path.relative_to(ROOT)}:{number}: {target}"
+        if not file.exists():
+            bad.append(f"{where}: no such file")
+        elif ROOT.resolve() not in file.parents and file != ROOT.resolve():
+            bad.append(f"{where}: outside the repository")
+        elif anchor and (file.suffix != ".md" or anchor not in _anchors(file)):
+            bad.append(f"{where}: no heading with anchor #{anchor}")
+    assert not bad, "\n".join(bad)
+
+
+def test_readme_is_a_front_door():
+    lines = README.read_text().splitlines()
+    assert len(lines) <= 300, f"README.md has {len(lines)} lines; move what is not the front door to docs/"
+
+
+def test_readme_keeps_the_two_set_up_commands():
+    """.ci/run runs the README's test command: it must stay findable, exactly."""
+    lines = README.read_text().splitlines()
+    assert "pip install . && atsdbench run" in lines
+    assert "pip install '.[test]' && pytest -q" in lines
+    assert "pip install '.[test]' && pytest -q" in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_every_page_is_linked_from_the_readme():
+    linked = {_resolve(README, target)[0] for _, target in _links(README)}
+    unlinked = [p.relative_to(ROOT).as_posix() for p in PAGES if p.resolve() not in linked]
+    assert not unlinked, f"README.md links none of {unlinked}"
+
+
+def test_the_picture_is_linked():
+    targets = {_resolve(p, t)[0] for p in FILES for _, t in _links(p)}
+    assert (ROOT / "docs" / "sweep.png").resolve() in targets
