@@ -83,9 +83,22 @@ def csqrt(x):
 def _qsort(values):
     """The order glibc's qsort leaves with ministat's comparison (-1, 1, or 0 when neither is less):
     a stable merge sort, so 0 and -0 keep their input order.  With NaN, which compares equal to
-    everything, the order is whatever that merge sort makes of it: replayed here step by step."""
-    if not np.isnan(values).any():
-        return np.sort(values, kind="stable")
+    everything, the order is whatever that merge sort makes of it: replayed here step by step.
+
+    Without NaN only 0 and -0 compare equal and differ, so any sort gives the stable order but for
+    the run of zeros: numpy's quicksort (about half the time of its stable sort), then that run
+    rewritten with the zeros in input order."""
+    out = np.sort(values)
+    if len(out) and np.isnan(out[-1]):  # numpy sorts NaN last: there is one if the last is
+        return _qsort_nan(values)
+    lo, hi = np.searchsorted(out, 0.0, side="left"), np.searchsorted(out, 0.0, side="right")
+    if hi > lo:
+        out[lo:hi] = values[values == 0]
+    return out
+
+
+def _qsort_nan(values):
+    """glibc's merge sort, step by step (values holding NaN)."""
     out = values.tolist()
 
     def msort(lo, n):  # glibc stdlib/msort.c, msort_with_tmp
