@@ -130,9 +130,14 @@ class Dataset:
         self.name = name
         self.n = len(values)
         # cumsum adds left to right, as ministat's loop does; np.sum would pair terms and round differently.
-        with np.errstate(over="ignore", invalid="ignore"):  # C sums overflow to inf without a word
-            self.sy = float(np.cumsum(values)[-1]) if self.n else 0.0
-            self.syy = float(np.cumsum(values * values)[-1]) if self.n else 0.0
+        self.sy = self.syy = 0.0
+        if self.n:
+            with np.errstate(over="ignore", invalid="ignore"):  # C sums overflow to inf without a word
+                # ministat's sums start at 0.0: cumsum starts at the first value, and only a sum of
+                # -0.0 alone tells them apart (0.0 + -0.0 is 0.0), which adding 0.0 settles.
+                run = np.multiply(values, values)  # one scratch array for both running sums
+                self.syy = float(np.cumsum(run, out=run)[-1]) + 0.0
+                self.sy = float(np.cumsum(values, out=run)[-1]) + 0.0
         self.values = _qsort(values)
 
     def min(self):

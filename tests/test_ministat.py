@@ -154,7 +154,9 @@ EDGES = {
     "subnormal": ["1e-320", "2e-320", "3e-320"],
     "quirk_a": ["1", "1", "1", "1", "1", "2"], "quirk_b": ["5", "6", "7"], "quirk_c": ["9", "9", "9", "9", "9", "8"],
     "tall": ["3"] * 9 + ["4"], "nan_data": ["5", "nan", "4", "3", "nan", "2", "1", "0"],
-    "signed_zeros": ["-0.0", "0", "-0", "0.0", "1"], "euro": ["1\u20ac2", "3\u20ac4", "5\u20ac6", "7\u20ac8"],
+    "signed_zeros": ["-0.0", "0", "-0", "0.0", "1"], "negative_zeros": ["-0", "-0.0", "-0"],
+    "zero_runs": ["0", "-0", "2", "-1", "-0", "0.0", "-0", "3", "0"],
+    "euro": ["1\u20ac2", "3\u20ac4", "5\u20ac6", "7\u20ac8"],
 }
 EDGE_CASES = [
     ["zero_mean", "positive"], ["zeros", "ones"], ["subnormal"], ["subnormal", "positive"],
@@ -166,7 +168,7 @@ EDGE_CASES = [
     ["-w", "-4294967290", "positive"], ["-d", "\u20ac", "-C", "2", "euro"], ["-d", "\u20ac", "euro"],
     ["-c", "99", "-c", "", "positive", "zero_mean"], ["-c", "99", "-c", "97", "positive", "zero_mean"],
     ["-c", "97", "-c", "99", "positive"], ["-A", "nan_data"], ["-n", "nan_data", "positive"],
-    ["-A", "signed_zeros"],
+    ["-A", "signed_zeros"], ["-A", "negative_zeros"], ["-A", "zero_runs", "negative_zeros"], ["zero_runs"],
     ["long"], ["long", "positive"], ["long_bad"],
 ]
 
