@@ -284,6 +284,7 @@ def test_short_adaptive_runs_lose_little_coverage():
 
 # --- real runs (tiny) ---------------------------------------------------------------------------
 
+@pytest.mark.live
 def test_real_adaptive_runs_record_their_policy():
     import atsdbench
 
@@ -295,6 +296,7 @@ def test_real_adaptive_runs_record_their_policy():
     assert "6 rounds (adaptive, at least 3) x 1 reps" in report.headline(r)
 
 
+@pytest.mark.live
 def test_cli_run_prints_and_saves_the_outcome(cli, tmp_path):
     out = tmp_path / "a.json"
     p = cli("run", "--size", "16M", "--strides", "64K", "--reps", "1", "--until", "0.001%", "--max-time", "1s",

@@ -357,6 +357,7 @@ def test_plot_draws_a_line_per_cell(tmp_path, fixtures):
 
 # --- a real run --------------------------------------------------------------------------------------
 
+@pytest.mark.live
 def test_real_run_with_two_cells(cli, tmp_path):
     out = tmp_path / "real.json"
     p = cli("run", "--size", "16M", "--strides", "64K,1M", "--rounds", "3", "--reps", "2", "--bystanders", "0,1",

@@ -26,6 +26,7 @@ def test_missing_or_unwritable_is_one_clear_line(tmp_path):
         Ceiling(paths=(str(d / "ceiling"),)).__enter__()
 
 
+@pytest.mark.live  # starts `atsdbench run` (refused before measuring where there is no ceiling)
 def test_cli_ceiling_without_debugfs_stops_before_measuring(cli, tmp_path):
     from atsdbench import ceiling
 

@@ -46,6 +46,7 @@ def test_bad_stride_raises_oserror():
         assert info.value.errno == errno.EINVAL
 
 
+@pytest.mark.live
 def test_pass_counts_and_latency():
     with core.Region(4 << 20, 2 << 20) as region:
         ns, lat = region.timed_pass(64 << 10, latency=True)

@@ -41,6 +41,7 @@ def test_ptx_is_well_formed():
     assert "ld.volatile.global.u64" in gpu.PTX and gpu.PTX.count("{") == gpu.PTX.count("}")
 
 
+@pytest.mark.live  # ptxas
 @pytest.mark.parametrize("arch", ["sm_70", "sm_90"])
 def test_ptx_assembles(tmp_path, arch):
     ptxas = shutil.which("ptxas")
@@ -55,6 +56,7 @@ def test_ptx_assembles(tmp_path, arch):
     assert p.returncode == 0, p.stderr
 
 
+@pytest.mark.live  # fake_cuda compiles; this runs
 def test_run_with_fake_gpu(env):
     r = atsdbench.run(size="16M", strides="64K,1M", rounds=1, reps=1, warmup=0, warmup_rounds=0, gpu=0, trace="off")
     assert r.complete and r.config["gpu"] == 0
@@ -67,6 +69,7 @@ def test_run_with_fake_gpu(env):
     assert calls[-2:] == ["cuModuleUnload", "cuDevicePrimaryCtxRelease_v2"]
 
 
+@pytest.mark.live
 @pytest.mark.parametrize("call", ["cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDriverGetVersion",
                                   "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent",
                                   "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", "cuCtxSynchronize"])
@@ -82,6 +85,7 @@ def test_each_driver_error_is_one_line(env, cli, tmp_path, monkeypatch, call):
         assert "cuDevicePrimaryCtxRelease_v2" in log  # the context is released on the error path too
 
 
+@pytest.mark.live
 def test_launch_failure_after_passes_keeps_them(env, cli, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_CUDA_FAIL", "cuLaunchKernel=700")
     monkeypatch.setenv("FAKE_CUDA_FAIL_AFTER", "2")
@@ -94,17 +98,20 @@ def test_launch_failure_after_passes_keeps_them(env, cli, monkeypatch, tmp_path)
     assert not r.complete and len(r.samples) == 2
 
 
+@pytest.mark.live
 def test_not_pageable_says_neither_ats_nor_hmm(env, cli, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_CUDA_PAGEABLE", "0")
     p = cli("run", "--gpu", "0", "--size", "16M", "-o", tmp_path / "g.json")
     assert p.returncode == 2 and "neither ATS nor HMM" in p.stderr and len(p.stderr.splitlines()) == 1
 
 
+@pytest.mark.live
 def test_no_such_device(env, cli, tmp_path):
     p = cli("run", "--gpu", "3", "--size", "16M", "-o", tmp_path / "g.json")
     assert p.returncode == 2 and "has 1 CUDA device(s)" in p.stderr
 
 
+@pytest.mark.live
 def test_no_driver(cli, tmp_path, monkeypatch):
     monkeypatch.setenv("ATSDBENCH_LIBCUDA", str(tmp_path / "libcuda.so.1"))
     p = cli("run", "--gpu", "--size", "16M", "-o", tmp_path / "g.json")

@@ -1,4 +1,5 @@
 """Parsers of /proc and sysfs, on committed fixtures (x86, POWER9 radix/hash with NPU2, arm64)."""
+import pytest
 
 from atsdbench import counters, host, info, procfs
 
@@ -101,6 +102,7 @@ def test_smaps_huge_share_of_a_range():
     assert procfs.smaps_huge_share(text, 0x1000, 0x2000) is None
 
 
+@pytest.mark.live
 def test_thp_run_records_the_share_it_got():
     import atsdbench
 

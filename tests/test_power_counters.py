@@ -169,6 +169,7 @@ print(os.path.exists(path))
 """
 
 
+@pytest.mark.live  # mprotect under a real trace instance
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
 def test_a_real_trace_instance_records_and_goes_away():
     # a real tracefs, mounted in a mount namespace of its own (this machine's stays as it is); x86's

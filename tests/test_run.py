@@ -10,6 +10,8 @@ import pytest
 
 import atsdbench
 
+pytestmark = pytest.mark.live
+
 
 def test_small_run_holds_every_round_rep_stride_once(small_run):
     r = atsdbench.load(str(small_run))

@@ -1,4 +1,6 @@
 """Repetition: pacing of spread rounds and the per-stride lag-1 of round means."""
+import pytest
+
 import atsdbench
 from atsdbench import runner
 
@@ -32,6 +34,7 @@ def test_round_lag1_per_stride_in_round_order():
     assert row["rounds"] == 6 and row["lag1"] > 0.4 and row["stride_bytes"] == 4096
 
 
+@pytest.mark.live
 def test_spread_run_records_round_times_and_lag1():
     r = atsdbench.run(size="16M", strides="64K", rounds=3, reps=1, warmup_rounds=0, spread="0.6s", trace="off")
     m = r.measured

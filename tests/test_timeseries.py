@@ -257,6 +257,7 @@ def test_drift_bad_input_is_one_line(args):
     assert p.stderr.count("\n") == 1 and p.stderr.startswith("drift: ") and "Traceback" not in p.stderr
 
 
+@pytest.mark.live
 def test_drift_tiny_real_run(tmp_path):
     out = tmp_path / "d.json"
     p = subprocess.run([sys.executable, DRIFT, "--size", "16M", "--rounds", "4", "--passes", "2", "--json",
