@@ -154,18 +154,49 @@ def test_unwritable_at_save_time_rescues_and_prints_the_table(monkeypatch, tmp_p
     assert len(rescued) == 1 and atsdbench.load(str(tmp_path / rescued[0])).complete
 
 
-def test_sigterm_keeps_finished_samples(tmp_path, cli):
+def test_sigterm_keeps_finished_samples(tmp_path):
+    """SIGTERM once passes are done, as the progress bar (stderr on a terminal) counts them: exit 130,
+    and the file holds at least those passes, timed ones among them, with complete false.  Waits on
+    the progress and the exit, each bounded, never on a sleep."""
+    import pty
+    import re
+    import select
+
     out = tmp_path / "t.json"
+    need = 5 + 2  # the warm-up round's 5 passes (1 warm-up + 4 reps), round 1's warm-up pass, a timed one
+    master, slave = pty.openpty()
     p = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "64M", "--strides", "64K",
-                          "--rounds", "200", "--reps", "4", "-o", str(out)], cwd=tmp_path,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and p.poll() is None:
-        time.sleep(1.0)
-        break
-    time.sleep(1.5)
-    p.send_signal(signal.SIGTERM)
-    p.communicate(timeout=120)
-    assert p.returncode == 130
+                          "--rounds", "2000", "--reps", "4", "-o", str(out)], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=slave)
+    os.close(slave)
+    progress, done = b"", 0
+
+    def read_progress(until):
+        nonlocal progress, done
+        while not until() and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                try:
+                    progress += os.read(master, 4096)
+                except OSError:  # EIO: the run has closed its terminal
+                    return
+                counts = re.findall(rb"\] (\d+)/\d+ passes", progress)
+                done = int(counts[-1]) if counts else 0
+
+    try:
+        deadline = time.monotonic() + 120
+        read_progress(lambda: done >= need or p.poll() is not None)
+        assert done >= need and p.poll() is None, \
+            f"{done} passes in 120 s (exit {p.poll()}): {progress[-300:].decode(errors='replace')}"
+        p.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 120
+        read_progress(lambda: p.poll() is not None)  # keeps the terminal drained until the run exits
+        stdout = p.communicate(timeout=max(1.0, deadline - time.monotonic()))[0].decode()
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+    assert p.returncode == 130, (stdout, progress[-300:])
     r = atsdbench.load(str(out))
-    assert not r.complete and len(r.records) > 0
+    assert not r.complete and len(r.records) >= done and len(r.measured) > 0
+    assert "interrupted" in stdout
