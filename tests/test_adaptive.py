@@ -1,9 +1,11 @@
 """Adaptive runs: the precision estimate, the stopping rule (every reason), cells, the time estimate,
 the summary and its line under the table; the rule's coverage by seeded simulation.
 
-`python tests/test_adaptive.py` prints the coverage table of the README (more replicates)."""
+`scripts/adaptive_coverage.py` prints the coverage table of the docs from these helpers (more replicates)."""
 import json
 import math
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -309,25 +311,12 @@ def test_cli_run_prints_and_saves_the_outcome(cli, tmp_path):
     assert shown.returncode == 0 and "target 0.001% not met after" in shown.stdout
 
 
-def coverage_table(reps=4000, seed=12):
-    """The README's table: coverage of the interval an adaptive run stops on, target 1%."""
-    rng = np.random.default_rng(seed)
-    lines = ["| round means | CV | median rounds, this rule | median rounds, 5 fixed batches | covers, this rule | "
-             "covers, 5 fixed batches | fixed plan of as many rounds covers |", "|" + " --- |" * 7]
-    for phi in (0.0, 0.5):
-        for cv in (1.0, 2.0, 3.0, 5.0):
-            x = 1 + cv / 100 * ar1_rows(phi, 400, reps, rng)
-            ours, rounds, capped = sequential(x, 1.0, adaptive.half_width)
-            theirs, their_rounds, _ = sequential(x, 1.0, fixed_batches)
-            n = int(rounds)  # a fixed plan of as many rounds, not stopped on, for reference
-            mean, half, _ = adaptive.half_width(x[:, :n])
-            fixed = float(np.mean(np.abs(mean - 1) <= half))
-            kind = "independent" if phi == 0 else f"AR(1) {phi:g}"
-            cap = f" ({100 * capped:.0f}% reached 400)" if capped else ""
-            lines.append(f"| {kind} | {cv:g}% | {rounds:.0f}{cap} | {their_rounds:.0f} | "
-                         f"{100 * ours:.1f}% | {100 * theirs:.1f}% | {100 * fixed:.1f}% |")
-    return "\n".join(lines)
+# --- the docs' table ------------------------------------------------------------------------------
 
-
-if __name__ == "__main__":
-    print(coverage_table(*(int(a) for a in sys.argv[1:3])))
+def test_the_coverage_script_prints_its_table():
+    """scripts/adaptive_coverage.py prints docs' table from the helpers above (few replicates here)."""
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "adaptive_coverage.py")
+    p = subprocess.run([sys.executable, script, "20"], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert len(lines) == 2 + 8 and all(line.startswith("| ") and line.endswith(" |") for line in lines)

@@ -7,7 +7,7 @@ new side is the base side scaled by a known ratio, so every location (mean, geom
 moves by exactly that ratio: it is the truth each CI must cover.  All experiments of one size run
 at once through the vectorised functions compare itself uses (stats.log_t, stats.hodges_lehmann).
 
-`python tests/test_calibration.py` prints the coverage and power table quoted in the README.
+`scripts/calibration_table.py` prints the coverage and power table quoted in the docs from these helpers.
 """
 import numpy as np
 import pytest
@@ -151,26 +151,14 @@ def test_aa_over_four_strides_is_called_different_about_five_percent_of_the_time
             assert rates[name, "none"] > 0.1, (name, rates)  # what Holm is for
 
 
-def power_table():
-    """Coverage and power (a 10% slowdown, 5% CV between rounds) by N a side, for the README."""
-    lines = ["N a side | mean: coverage | mean: power | median: coverage | median: power"]
-    for n in range(3, 11):
-        row = [str(n)]
-        for method in (lambda a, b: stats.log_t(a, b, "welch", 95), lambda a, b: stats.hodges_lehmann(a, b, 95)):
-            rng = np.random.default_rng(50 + n)
-            base, new = experiment(rng, rounds, n, n, 1.0)
-            r = method(base, new)
-            row.append(f"{100 * np.mean(covered(r, 1.0)):.1f}%" if np.isfinite(r["low"]).all() else "no CI")
-            cv = np.full(EXPERIMENTS, 0.05)
-            r = method(rounds(rng, EXPERIMENTS, n, cv), rounds(rng, EXPERIMENTS, n, cv, 0.9))
-            row.append(f"{100 * np.mean(r['p'] < 0.05):.0f}%")
-        lines.append(" | ".join(row))
-    for shared in (0.0, 0.5):
-        rates = aa_rates(seed=40, shared=shared)
-        lines.append(f"A/A over 4 strides (shared round noise {shared:g}), any called different: " + ", ".join(
-            f"{m} {a} {100 * v:.1f}%" for (m, a), v in rates.items()))
-    return "\n".join(lines)
+def test_the_table_script_prints_its_table():
+    """scripts/calibration_table.py prints docs' coverage and power table from the helpers above."""
+    import os
+    import subprocess
+    import sys
 
-
-if __name__ == "__main__":
-    print(power_table())
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "calibration_table.py")
+    p = subprocess.run([sys.executable, script], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert len(lines) == 1 + 8 + 2 and lines[1].startswith("3 | ") and lines[-1].startswith("A/A over 4 strides")

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""The coverage and power table of docs/compare.md (a simulation, not a test): by N a side, how often
+compare's 95% CIs (mean: Welch on log rates; median: Hodges-Lehmann with its exact CI) cover the truth
+and how often they find a 10% slowdown at 5% CV between rounds; then the A/A rate over four strides
+(any called different), unadjusted and after Holm.
+
+It runs the simulation tests/test_calibration.py checks (its helpers, imported from there).
+
+usage: scripts/calibration_table.py
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+
+from test_calibration import EXPERIMENTS, aa_rates, covered, experiment, rounds, stats  # noqa: E402
+
+
+def power_table():
+    """Coverage and power (a 10% slowdown, 5% CV between rounds) by N a side."""
+    lines = ["N a side | mean: coverage | mean: power | median: coverage | median: power"]
+    for n in range(3, 11):
+        row = [str(n)]
+        for method in (lambda a, b: stats.log_t(a, b, "welch", 95), lambda a, b: stats.hodges_lehmann(a, b, 95)):
+            rng = np.random.default_rng(50 + n)
+            base, new = experiment(rng, rounds, n, n, 1.0)
+            r = method(base, new)
+            row.append(f"{100 * np.mean(covered(r, 1.0)):.1f}%" if np.isfinite(r["low"]).all() else "no CI")
+            cv = np.full(EXPERIMENTS, 0.05)
+            r = method(rounds(rng, EXPERIMENTS, n, cv), rounds(rng, EXPERIMENTS, n, cv, 0.9))
+            row.append(f"{100 * np.mean(r['p'] < 0.05):.0f}%")
+        lines.append(" | ".join(row))
+    for shared in (0.0, 0.5):
+        rates = aa_rates(seed=40, shared=shared)
+        lines.append(f"A/A over 4 strides (shared round noise {shared:g}), any called different: " + ", ".join(
+            f"{m} {a} {100 * v:.1f}%" for (m, a), v in rates.items()))
+    return "\n".join(lines)
+
+
+def main():
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()
+    print(power_table())
+
+
+if __name__ == "__main__":
+    main()
