@@ -1,3 +1,18 @@
-from .cli import entry
+"""The `atsdbench` command and `python -m atsdbench`: signal handling first, then the CLI, so a
+Ctrl-C while the CLI is still being imported exits 130 with one line too."""
+import sys
 
-entry()
+from . import signals
+
+
+def entry():
+    signals.install()
+    from .cli import main
+
+    code = main()
+    signals.ignore()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    entry()

@@ -179,9 +179,8 @@ def main(argv=None):
         text = e.strerror or str(e)
         print(f"atsdbench: {e.filename}: {text}" if e.filename else f"atsdbench: {text}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # before anything was measured: nothing to keep
+    except KeyboardInterrupt:  # before anything was measured (start-up, the plan check): nothing to keep
+        from .signals import say_interrupted
+
+        say_interrupted()
         return 130
-
-
-def entry():
-    sys.exit(main())

@@ -1,6 +1,7 @@
 """One function per subcommand; each reads as its pipeline: options -> plan -> run -> export."""
 import sys
 
+from . import signals
 from .errors import UsageError
 
 
@@ -51,12 +52,12 @@ def cmd_run(args):
     output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
     results.check_writable(output)
     total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round
-    with _sigterm_as_interrupt():
+    with signals.held():
+        # From the first pass to the saved file a signal stops the run between passes (see runner)
+        # and never lands inside the save: the samples are saved before anything optional (pandas,
+        # the table) runs; where the output cannot be written they go to a rescue file.
         result = runner.run(plan, progress=_progress(total))
-    save_error = None
-    with _interrupts_deferred():
-        # The samples are saved before anything optional (pandas, the table) runs; where the output
-        # cannot be written they go to a rescue file, named below the table.
+        save_error = None
         if not result.records:
             print("atsdbench: no pass finished; nothing written", file=sys.stderr)
         else:
@@ -64,6 +65,7 @@ def cmd_run(args):
                 results.save_or_rescue(result, output)
             except UsageError as e:
                 save_error = e
+        interrupted = signals.take()
     if result.records:
         print(report.run_report(result))
         if save_error is None:
@@ -72,43 +74,7 @@ def cmd_run(args):
         raise save_error
     if result.error:
         raise UsageError(result.error)
-    return 0 if result.complete else 130
-
-
-class _sigterm_as_interrupt:
-    """SIGTERM during a run ends it like Ctrl-C: finished samples kept, complete false, exit 130."""
-
-    def __enter__(self):
-        import signal
-
-        def handler(signum, frame):
-            raise KeyboardInterrupt
-
-        self.old = signal.signal(signal.SIGTERM, handler)
-
-    def __exit__(self, *exc):
-        import signal
-
-        signal.signal(signal.SIGTERM, self.old)
-
-
-class _interrupts_deferred:
-    """Ctrl-C or SIGTERM while the samples are being saved waits until they are."""
-
-    def __enter__(self):
-        import signal
-
-        self.pending = []
-        self.old = {s: signal.signal(s, lambda signum, frame: self.pending.append(signum))
-                    for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def __exit__(self, *exc):
-        import signal
-
-        for s, old in self.old.items():
-            signal.signal(s, old)
-        if self.pending and exc[0] is None:
-            raise KeyboardInterrupt
+    return 0 if result.complete and not interrupted else 130
 
 
 def _warn(lines):
@@ -198,11 +164,14 @@ def _import_table(args):
     if not args.page_size:
         raise UsageError("import --table needs --page-size: the base page size of the machine the table was "
                          "measured on (e.g. 64K on POWER9, 4K on x86); the table does not say")
-    if args.ceiling is not None and args.ceiling < 0:
-        raise UsageError(f"--ceiling must not be negative (got {args.ceiling})")
+    # The bounds `run --ceiling` takes: a kernel flushes at least one page singly.
+    if args.ceiling is not None and args.ceiling < 1:
+        raise UsageError(f"--ceiling must be at least 1 (got {str(args.ceiling)[:40]})")
     if args.ceiling is not None and args.ceiling > 1 << 30:
         raise UsageError(f"--ceiling is a page count: at most 2^30 (got {str(args.ceiling)[:40]})")
     page = parse_size(args.page_size, "--page-size")
+    if page & (page - 1):  # else every stride would be blamed for not being a multiple of it
+        raise UsageError(f"--page-size {args.page_size} is not a power of two (a page is 4K, 16K, 64K, ...)")
     size = parse_size(args.size or "1G", "--size")
     found, warnings = table.load(args.file, page, size, args.ceiling)
     paths = table.output_paths(args.output, len(found), args.file)

@@ -3,6 +3,7 @@ import errno
 import os
 
 from .errors import CoreMissing, UsageError
+from .signals import held
 
 try:
     from . import _atsd
@@ -115,13 +116,18 @@ def pin_self(cpu):
     _check(lib.atsd_pin_self(cpu), f"pinning to CPU {cpu}")
 
 
+# Every C object is owned through one slot allocated here (a struct, or a pointer to the object) that
+# the C release clears before it frees: an interrupt between any two bytecodes of a close() leaves
+# either the object with its handle, or nothing to free.  Python never copies the raw pointer.
+
 class Region:
     """A mapped, populated region; a context manager that always unmaps."""
 
     def __init__(self, size, align, pages="base"):
         self._r = ffi.new("struct atsd_region *")
-        _check(lib.atsd_region_map(self._r, size, align, PAGES[pages]), f"mapping {size} bytes ({pages} pages)")
         self.size = size
+        rc = lib.atsd_region_map(self._r, size, align, PAGES[pages])
+        _check(rc, f"mapping {size} bytes ({pages} pages)")
 
     @property
     def address(self):
@@ -148,10 +154,9 @@ class Region:
         return ns[0], lat
 
     def close(self):
-        if self._r is not None:
-            rc = lib.atsd_region_unmap(self._r)
-            self._r = None
-            _check(rc, "munmap")
+        with held():
+            rc = lib.atsd_region_unmap(self._r) if self._r is not None else 0
+        _check(rc, "munmap")
 
     def __enter__(self):
         return self
@@ -165,26 +170,27 @@ class Bystanders:
 
     def __init__(self, cpus):
         self.cpus = list(cpus)
+        self.spins = []
         self._b = ffi.new("struct atsd_bystanders **")
         if self.cpus:
             arr = ffi.new("int32_t[]", self.cpus)
             _check(lib.atsd_bystanders_start(self._b, arr, len(self.cpus)), f"starting bystanders on CPUs {self.cpus}")
-        self.spins = []
 
     def read_spins(self):
         """[(loop count, CPU time ns)] of each bystander so far ([] without bystanders)."""
-        if not self.cpus or self._b is None or self._b[0] == ffi.NULL:
+        if not self.cpus or self._b[0] == ffi.NULL:
             return []
         spins, cpu = ffi.new("uint64_t[]", len(self.cpus)), ffi.new("uint64_t[]", len(self.cpus))
         _check(lib.atsd_bystanders_spins(self._b[0], spins, cpu, len(self.cpus)), "reading bystander spins")
         return list(zip(spins, cpu))
 
     def stop(self):
-        if self._b is not None and self._b[0] != ffi.NULL:
-            spins = ffi.new("uint64_t[]", len(self.cpus))
-            lib.atsd_bystanders_stop(self._b[0], spins)
-            self.spins = list(spins)
-        self._b = None
+        spins = ffi.new("uint64_t[]", max(1, len(self.cpus)))
+        with held():
+            running = self._b[0] != ffi.NULL
+            lib.atsd_bystanders_stop(self._b, spins)
+            if running:
+                self.spins = list(spins[0:len(self.cpus)])
 
     def __enter__(self):
         return self
@@ -197,6 +203,7 @@ class TracepointCounter:
     """A perf tracepoint counter: system-wide on `cpus` when allowed, else this thread only."""
 
     def __init__(self, tracepoint_id, cpus, filter=None):
+        self.system_wide = False
         self._c = ffi.new("struct atsd_counter **")
         scope = ffi.new("int32_t *")
         arr = ffi.new("int32_t[]", list(cpus))
@@ -205,14 +212,15 @@ class TracepointCounter:
         self.system_wide = bool(scope[0])
 
     def read(self):
+        if self._c[0] == ffi.NULL:
+            raise OSError(errno.EBADF, "reading perf counter: it is closed")
         v = ffi.new("uint64_t *")
         _check(lib.atsd_counter_read(self._c[0], v), "reading perf counter")
         return v[0]
 
     def close(self):
-        if self._c is not None:
-            lib.atsd_counter_close(self._c[0])
-            self._c = None
+        with held():
+            lib.atsd_counter_close(self._c)
 
 
 def read_column(data, column=1, delim=" \t"):

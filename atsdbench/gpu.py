@@ -195,16 +195,19 @@ class Toucher:
         return time.perf_counter_ns() - t0
 
     def close(self):
+        from .signals import held
+
         d = self.driver
-        if self._module is not None:
-            d.lib.cuModuleUnload(self._module[0])
-            self._module = None
-        if self._retained:
-            try:
-                d.lib.cuDevicePrimaryCtxRelease_v2(self.device)
-            except AttributeError:
-                pass
-            self._retained = False
+        with held():  # each handle is cleared before it is released: a second close releases nothing
+            module, self._module = self._module, None
+            if module is not None:
+                d.lib.cuModuleUnload(module[0])
+            retained, self._retained = self._retained, False
+            if retained:
+                try:
+                    d.lib.cuDevicePrimaryCtxRelease_v2(self.device)
+                except AttributeError:
+                    pass
 
 
 def open_toucher(ordinal=0):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from . import host
+from . import host, signals
 from .errors import UsageError
 from .plan import round_kinds
 from .session import Session
@@ -54,13 +54,9 @@ class FreshProcess:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         proc = subprocess.Popen([sys.executable, "-m", "atsdbench.worker"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=here)
-        try:
-            stdout, stderr = proc.communicate(request)
-        except KeyboardInterrupt:
-            # The worker got the same SIGINT; it writes what it finished and exits.
-            stdout, stderr = proc.communicate()
-            yield from self._reply(stdout, stderr)["samples"]
-            raise
+        # Signals are held here (see run): a Ctrl-C from the terminal reached the worker too, which
+        # writes what it finished and exits; one sent to this process alone waits for the round.
+        stdout, stderr = proc.communicate(request)
         reply = self._reply(stdout, stderr)
         self.facts.update(reply.get("facts") or {})
         yield from reply["samples"]
@@ -82,7 +78,7 @@ class Pacer:
     """Spreads the measured rounds evenly over at least `spread` seconds (sleeping between rounds,
     never inside one), so consecutive rounds are far enough apart to see the machine's drift."""
 
-    def __init__(self, spread, rounds, clock=time.monotonic, sleep=time.sleep):
+    def __init__(self, spread, rounds, clock=time.monotonic, sleep=signals.sleep):
         self.interval = spread / rounds if spread and rounds else 0.0
         self.clock, self.sleep = clock, sleep
         self.first = None
@@ -113,7 +109,14 @@ def _rounds(plan, policy, records, started):
 
 
 def run(plan, progress=None):
-    """Measure the plan; returns a Result (see the module's docstring)."""
+    """Measure the plan; returns a Result (see the module's docstring).  SIGINT and SIGTERM are held
+    for the whole run and looked for between passes: the run stops there, and a signal that comes
+    while the result is put together marks it incomplete instead of losing it."""
+    with signals.held():
+        return _run(plan, progress)
+
+
+def _run(plan, progress):
     from .results import Result
 
     samples, complete, error, started = [], False, None, time.time()
@@ -128,6 +131,7 @@ def run(plan, progress=None):
     t0 = time.monotonic()
     with strategy:
         try:
+            signals.check()
             for round_index, warmup_round in _rounds(plan, policy, samples, t0):
                 if not warmup_round:
                     pacer.wait(measured, progress)
@@ -138,6 +142,7 @@ def run(plan, progress=None):
                     samples.append(sample)
                     if progress:
                         progress(sample)
+                    signals.check()
                 if policy and progress and not warmup_round:
                     policy.observe(samples, time.monotonic() - t0)
                     progress({"adaptive": policy.progress_text()})
@@ -156,6 +161,8 @@ def run(plan, progress=None):
     config["round_lag1"] = round_lag1(samples)
     if "gpu" in strategy.facts:
         host_facts["gpu"] = strategy.facts["gpu"]
+    if signals.take():  # after the last pass: the samples are all there, but the user asked to stop
+        complete = False
     result = Result(host=host_facts, config=config, samples=samples, complete=complete,
                     started=started, finished=time.time())
     result.error = error

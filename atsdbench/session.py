@@ -70,9 +70,7 @@ class Session:
 
         if self.bystanders is not None and len(self.bystanders.cpus) == n:
             return
-        if self.bystanders is not None:
-            self.bystanders.stop()
-            self.bystanders = None
+        self._close_bystanders()
         self.bystanders = core.Bystanders(self.plan.bystander_cpus[:n])
 
     def _enter_cell(self, cell):
@@ -159,18 +157,42 @@ class Session:
         return out
 
     def close(self):
-        if self.counters:
-            self.counters.close()
-            self.counters = None
-        if self.ceiling:
-            self.ceiling.__exit__(None, None, None)
-            self.ceiling = None
-        if self.bystanders:
-            self.bystanders.stop()
-            self.bystanders = None
-        for g in self.gpus.values():
+        """Every step runs, whatever the one before did (the ceiling is restored even when a counter
+        will not close), with SIGINT/SIGTERM held until the end; the first error is raised."""
+        from .signals import held
+
+        with held():
+            errors = []
+            for step in (self._close_counters, self._close_ceiling, self._close_bystanders, self._close_gpus,
+                         self._restore_affinity):
+                try:
+                    step()
+                except Exception as e:
+                    errors.append(e)
+            if errors:
+                raise errors[0]
+
+    def _close_counters(self):
+        counters, self.counters = self.counters, None
+        if counters:
+            counters.close()
+
+    def _close_ceiling(self):
+        ceiling, self.ceiling = self.ceiling, None
+        if ceiling:
+            ceiling.__exit__(None, None, None)
+
+    def _close_bystanders(self):
+        bystanders, self.bystanders = self.bystanders, None
+        if bystanders:
+            bystanders.stop()
+
+    def _close_gpus(self):
+        gpus, self.gpus = self.gpus, {}
+        for g in gpus.values():
             g.close()
-        self.gpus = {}
-        if self._saved_affinity is not None:
-            os.sched_setaffinity(0, self._saved_affinity)
-            self._saved_affinity = None
+
+    def _restore_affinity(self):
+        saved, self._saved_affinity = self._saved_affinity, None
+        if saved is not None:
+            os.sched_setaffinity(0, saved)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,23 @@
 #endif
 
 #define ATSD_CACHELINE 128  /* POWER lines are 128 bytes; enough for x86 and arm64 */
+
+/* Native cleanup runs with SIGINT and SIGTERM held: a handler (Python's, or atsd's) then runs
+ * after the object is gone and its owner's slot is NULL, never half-way through freeing it. */
+static void hold_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+static void release_signals(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 
 int atsd_abi_version(void)
 {
@@ -157,13 +175,18 @@ int atsd_region_restore(struct atsd_region *r, int32_t retouch)
 
 int atsd_region_unmap(struct atsd_region *r)
 {
+	uint8_t *addr = r->map_addr;
+	uint64_t len = r->map_size;
+	sigset_t old;
 	int err = 0;
 
-	if (r->map_addr && munmap(r->map_addr, r->map_size))
-		err = -errno;
-	r->addr = NULL;
+	hold_signals(&old);
+	r->addr = NULL;  /* before the munmap: a second unmap finds nothing to unmap */
 	r->map_addr = NULL;
 	r->size = r->map_size = 0;
+	if (addr && munmap(addr, len))
+		err = -errno;
+	release_signals(&old);
 	return err;
 }
 
@@ -279,12 +302,17 @@ int atsd_bystanders_spins(struct atsd_bystanders *b, uint64_t *spins, uint64_t *
 	return 0;
 }
 
-int atsd_bystanders_stop(struct atsd_bystanders *b, uint64_t *spins)
+int atsd_bystanders_stop(struct atsd_bystanders **slot, uint64_t *spins)
 {
+	struct atsd_bystanders *b;
+	sigset_t old;
 	int i;
 
-	if (!b)
+	if (!slot || !*slot)
 		return 0;
+	hold_signals(&old);
+	b = *slot;
+	*slot = NULL;  /* before anything is freed: a second stop finds nothing to free */
 	__atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < b->n; i++) {
 		pthread_join(b->slots[i].thread, NULL);
@@ -295,12 +323,14 @@ int atsd_bystanders_stop(struct atsd_bystanders *b, uint64_t *spins)
 	pthread_cond_destroy(&b->cond);
 	free(b->slots);
 	free(b);
+	release_signals(&old);
 	return 0;
 }
 
 int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int32_t n)
 {
 	struct atsd_bystanders *b;
+	sigset_t all, old;
 	int i, err = 0;
 
 	*out = NULL;
@@ -317,6 +347,10 @@ int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int
 		memset(b->slots, 0, sizeof(*b->slots) * (size_t)n);
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
+	/* Bystanders inherit a mask with every signal blocked: a process signal goes to the measuring
+	 * thread, and never interrupts a spinner (which would leave its CPU for the handler). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < n; i++) {
 		b->slots[i].cpu = cpus[i];
 		b->slots[i].owner = b;
@@ -325,6 +359,7 @@ int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int
 			break;
 		b->n = i + 1;
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_lock(&b->lock);
 	while (b->ready < b->n)
 		pthread_cond_wait(&b->cond, &b->lock);
@@ -332,7 +367,7 @@ int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int
 	for (i = 0; !err && i < b->n; i++)
 		err = b->slots[i].err;
 	if (err) {
-		atsd_bystanders_stop(b, NULL);
+		atsd_bystanders_stop(&b, NULL);
 		return err;
 	}
 	*out = b;
@@ -396,7 +431,7 @@ int atsd_counter_open(struct atsd_counter **out, uint64_t tracepoint_id,
 		for (i = 0; i < c->n; i++) {
 			if (ioctl(c->fds[i], PERF_EVENT_IOC_SET_FILTER, filter)) {
 				err = -errno;
-				atsd_counter_close(c);
+				atsd_counter_close(&c);
 				return err;
 			}
 		}
@@ -421,15 +456,21 @@ int atsd_counter_read(struct atsd_counter *c, uint64_t *value)
 	return 0;
 }
 
-int atsd_counter_close(struct atsd_counter *c)
+int atsd_counter_close(struct atsd_counter **slot)
 {
+	struct atsd_counter *c;
+	sigset_t old;
 	int i;
 
-	if (!c)
+	if (!slot || !*slot)
 		return 0;
+	hold_signals(&old);
+	c = *slot;
+	*slot = NULL;  /* before anything is closed: a second close finds nothing (no stray close(n)) */
 	for (i = 0; i < c->n; i++)
 		close(c->fds[i]);
 	free(c);
+	release_signals(&old);
 	return 0;
 }
 

@@ -9,7 +9,8 @@
  * Conventions: every function returns 0 (or a non-negative value) on success
  * and -errno on failure; nothing prints, exits or asserts.  The caller owns
  * every result buffer.  Memory mapped by atsd_region_map() is released by
- * atsd_region_unmap(), also after a failure part-way.
+ * atsd_region_unmap(), also after a failure part-way.  Every release clears its owner's handle
+ * before it frees and runs with SIGINT/SIGTERM held, so releasing twice is harmless.
  */
 #ifndef ATSD_H
 #define ATSD_H
@@ -73,8 +74,9 @@ int atsd_bystanders_start(struct atsd_bystanders **out, const int32_t *cpus, int
  * well below the pass's wall time means the bystander was not running for part of it (its CPU was
  * busy with something else), so the mm was not live there and those flushes needed no IPI. */
 int atsd_bystanders_spins(struct atsd_bystanders *b, uint64_t *spins, uint64_t *cpu_ns, int32_t n);
-/* Stops and joins them; spins[i] (may be NULL) gets thread i's loop count. */
-int atsd_bystanders_stop(struct atsd_bystanders *b, uint64_t *spins);
+/* Stops and joins them; spins[i] (may be NULL) gets thread i's loop count.  Takes the owner's slot
+ * and sets it to NULL before freeing anything, so a second stop (after an interrupt) is a no-op. */
+int atsd_bystanders_stop(struct atsd_bystanders **b, uint64_t *spins);
 
 /* Counters read around each pass, outside the timed region.  A tracepoint
  * counter is opened with perf_event_open: system-wide on every CPU in cpus
@@ -86,7 +88,8 @@ int atsd_counter_open(struct atsd_counter **out, uint64_t tracepoint_id,
 		      const char *filter, const int32_t *cpus, int32_t ncpus,
 		      int32_t *scope);
 int atsd_counter_read(struct atsd_counter *c, uint64_t *value);
-int atsd_counter_close(struct atsd_counter *c);
+/* Like atsd_bystanders_stop: clears the owner's slot first; closing twice closes nothing. */
+int atsd_counter_close(struct atsd_counter **c);
 
 /* `atsdbench stat`: read numbers exactly as FreeBSD ministat's ReadSet reads a file (fgets with
  * BUFSIZ 8192, trailing white space stripped, strtok on delim, '#' starts a comment, the 1-based
@@ -218,6 +221,6 @@ int atsd_option_count(void);
 int atsd_option_get(int32_t i, struct atsd_option *out);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 4
+#define ATSD_ABI_VERSION 5
 
 #endif

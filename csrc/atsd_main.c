@@ -382,10 +382,8 @@ static void counting_close(struct counting *k)
 {
 	int i;
 
-	for (i = 0; i < k->n; i++) {
-		atsd_counter_close(k->col[i].c);
-		k->col[i].c = NULL;
-	}
+	for (i = 0; i < k->n; i++)
+		atsd_counter_close(&k->col[i].c);
 }
 
 static int counting_open(struct counting *k)
@@ -1097,8 +1095,7 @@ int main(int argc, char **argv)
 			struct atsd_cell c;
 			atsd_plan_cell(&p, ncells > 1 ? cells[i] : 0, &c);
 			if (!b || nrunning != c.bystanders) {  /* between cells, never inside a pass */
-				atsd_bystanders_stop(b, NULL);
-				b = NULL;
+				atsd_bystanders_stop(&b, NULL);
 				nrunning = c.bystanders;
 				if ((err = atsd_bystanders_start(&b, p.bystander_cpus, c.bystanders))) {
 					fprintf(stderr, "atsd: starting %d bystanders: %s\n", c.bystanders, strerror(-err));
@@ -1111,7 +1108,7 @@ int main(int argc, char **argv)
 		if (err && err != -EINTR && !interrupted)
 			break;
 	}
-	atsd_bystanders_stop(b, NULL);
+	atsd_bystanders_stop(&b, NULL);
 	fprintf(o.mem, "end\tcomplete=%d\n", !err && !interrupted);
 	print_summary(stdout, &p, &t, &k);
 	summary_free(&t);

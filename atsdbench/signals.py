@@ -1,0 +1,141 @@
+"""SIGINT and SIGTERM: both end a run like Ctrl-C, and neither lands in the middle of anything.
+
+Python runs a signal's handler between bytecodes, so an asynchronous KeyboardInterrupt can arrive
+half-way through releasing a C object or assembling the result of a run.  So a run never takes one:
+inside `held()` a signal is only recorded, and the run looks for it with `check()` at the points
+where stopping is safe (between passes, between rounds, in `sleep`).  The C releases clear their
+owner's handle before they free and block both signals while they run (csrc/atsd.c), so no
+interrupt, even outside `held()`, can make one free twice.
+"""
+import os
+import signal
+import sys
+import time
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_depth = 0
+_pending = []
+_callers = {}  # what a signal does outside held(): the handler that was there before ours
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _handler(signum, frame):
+    if _depth:
+        _pending.append(signum)
+        return
+    _deliver(signum, frame)
+
+
+def _deliver(signum, frame=None):
+    h = _callers.get(signum, signal.SIG_DFL)
+    if callable(h):
+        h(signum, frame)
+    elif h != signal.SIG_IGN:  # the default action (SIGTERM's: end the process by the signal)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+_said = []
+
+
+def say_interrupted():
+    """The CLI's one line for an interrupt, said once however many signals came."""
+    if not _said:
+        _said.append(True)
+        print("atsdbench: interrupted", file=sys.stderr)
+        sys.stderr.flush()
+
+
+def _excepthook(kind, value, tb, _previous=sys.excepthook):
+    # A Ctrl-C while the CLI is still importing (or exiting) reaches no `except`: one line, exit 130.
+    if issubclass(kind, KeyboardInterrupt):
+        say_interrupted()
+        try:
+            sys.stdout.flush()  # what was written stays written (the round worker's reply)
+        except (OSError, ValueError):
+            pass
+        os._exit(130)
+    _previous(kind, value, tb)
+
+
+def ignore():
+    """Once the CLI's work is done and its exit status decided, a signal changes nothing."""
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+
+
+def install():
+    """For the CLI and the round worker, first thing: SIGTERM is Ctrl-C for the whole process, and
+    an interrupt that no `except` catches exits 130 with one line."""
+    for s in SIGNALS:
+        _callers[s] = _raise_interrupt
+        signal.signal(s, _handler)
+    sys.excepthook = _excepthook
+
+
+def check():
+    """Inside `held()`: raises KeyboardInterrupt here if a signal came since the last check."""
+    if _pending:
+        del _pending[:]
+        raise KeyboardInterrupt
+
+
+def take():
+    """Consumes the signals recorded so far; True if there was one."""
+    had = bool(_pending)
+    del _pending[:]
+    return had
+
+
+def sleep(seconds, step=0.05):
+    """time.sleep that a recorded signal ends (check() raises), for waits inside `held()`."""
+    end = time.monotonic() + seconds
+    while True:
+        check()
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(step, left))
+
+
+class held:
+    """`with held():` records SIGINT and SIGTERM instead of acting on them (re-entrant); a signal
+    that no check() took is acted on when the outermost one ends.
+
+    Entering and leaving change one counter, so a signal between any two bytecodes finds a
+    consistent state.  Where install() did not run (the Python API), the handler that was in place
+    is kept as what a signal does outside held() (ours calls it), and ours stays: putting the old
+    one back would open a moment where a signal lands half-way through the restore."""
+
+    def __enter__(self):
+        global _depth
+        if _main_thread():
+            for s in SIGNALS:
+                h = signal.getsignal(s)
+                if h is not _handler:
+                    _callers[s] = h if h is not None else signal.SIG_DFL
+                    signal.signal(s, _handler)
+        _depth += 1
+        return self
+
+    def __exit__(self, kind, value, tb):
+        global _depth
+        _depth -= 1
+        if _depth or not _pending:
+            return False
+        signums = sorted(set(_pending))
+        del _pending[:]
+        if kind is None:  # else an error is on its way out already
+            for s in signums:
+                _deliver(s)
+        return False
+
+
+def _main_thread():
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
