@@ -272,3 +272,37 @@ def test_strtod_prefixes():
     assert ministat.strtod(" 12") == (12.0, True)
     assert ministat.strtod("1_0") == (1.0, False)
     assert ministat.strtod("abc") == (0.0, False)
+
+
+def test_reader_reads_what_strtod_reads():
+    """The reader's shortcut for plain decimals (csrc/atsd.c read_decimal) against strtod itself,
+    bit for bit, on either side of each of its limits: 19 digits, 2^53, exponents of +-22."""
+    import ctypes
+    import random
+    import struct
+
+    from atsdbench import core
+
+    libc = ctypes.CDLL(None)
+    libc.strtod.restype, libc.strtod.argtypes = ctypes.c_double, [ctypes.c_char_p, ctypes.c_void_p]
+    rng = random.Random(22)
+    tokens = ["0", "-0", "+0", "-0.0", "0e0", "-0e-22", "9007199254740992", "9007199254740993", "1e22", "1e23",
+              "9007199254740993e-22", "123456789012345678e-22", "1234567890123456789", "12345678901234567890",
+              "5.", ".5", "-.5e+1", "1e0000", "1e00001", "0.1", "4.9406564584124654e-324",
+              "1.7976931348623157e308", "0x1p3", "inf", "-nan", "1e-22", "1e-23", "99999999999999999999e-22"]
+    for _ in range(20000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 21)))
+        if rng.random() < 0.3:
+            digits = "90071992547409" + digits[:rng.randint(0, 6)]
+        k = rng.randint(0, len(digits))
+        token = digits[:k] + "." + digits[k:] if rng.random() < 0.6 else digits
+        if rng.random() < 0.5:
+            e = rng.randint(-30, 30)
+            token += rng.choice("eE") + ("-" if e < 0 else rng.choice(["", "+"])) + str(abs(e)).zfill(rng.randint(1, 5))
+        tokens.append(rng.choice(["", "-", "+"]) + token)
+    values, bad = core.read_column(("\n".join(tokens) + "\n").encode())
+    assert bad is None and len(values) == len(tokens)
+    bits = struct.Struct("d").pack
+    assert [t for t, v in zip(tokens, values.tolist()) if bits(v) != bits(libc.strtod(t.encode(), None))] == []
+    for token in ["1e", "1e+", "1.2.3", "1x", "--1", "+-1", "1e5x", "1e12345x", ".", "-.", "e5", "0x"]:
+        assert core.read_column(f"1\n{token}\n".encode()) == (None, 2), token
