@@ -14,10 +14,50 @@ import math
 import os
 import re
 import sys
-
-import numpy as np
+import threading
+import warnings
 
 from .errors import UsageError
+
+
+def _zen4():
+    """An AMD Zen 4: family 25 (Zen 3 and 4) with AVX-512, which only Zen 4 has (first CPU's block
+    of /proc/cpuinfo)."""
+    try:
+        with open("/proc/cpuinfo", "rb") as f:
+            head = f.read(16384).split(b"\n\n", 1)[0]
+    except OSError:
+        return False
+    info = dict((k.strip(), v.strip()) for k, _, v in (line.partition(b":") for line in head.splitlines()))
+    return (info.get(b"vendor_id") == b"AuthenticAMD" and info.get(b"cpu family") == b"25"
+            and b"avx512f" in info.get(b"flags", b"").split())
+
+
+def _numpy_load_env():
+    """What stat sets while numpy loads, where numpy is not loaded yet and the user set none of it:
+    one OpenBLAS thread (numpy's OpenBLAS starts one per CPU as it loads, and they spin a while:
+    95 ms of CPU on two cores that stat wants for its readers and sorts; it does no linear algebra);
+    on AMD Zen 4, numpy's AVX2 kernels instead of its AVX-512 ones (numpy's AVX-512 sort stores with
+    a compress instruction that Zen 4 microcodes: 53 ms per 10^6 values there, AVX2's 9 ms;
+    numpy/x86-simd-sort#6).  What stat asks of numpy (products, running sums, sorting) is exact
+    IEEE arithmetic whichever kernels do it."""
+    if "numpy" in sys.modules:
+        return {}
+    env = {"OPENBLAS_NUM_THREADS": "1"}
+    if "NPY_ENABLE_CPU_FEATURES" not in os.environ and _zen4():  # numpy refuses both variables
+        env["NPY_DISABLE_CPU_FEATURES"] = "X86_V4 AVX512_ICL AVX512_SPR"
+    return {k: v for k, v in env.items() if k not in os.environ}
+
+
+_NUMPY_ENV = _numpy_load_env()
+os.environ.update(_NUMPY_ENV)
+try:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ImportWarning)  # a name this numpy does not dispatch: no-op
+        import numpy as np
+finally:
+    for _name in _NUMPY_ENV:  # the environment as it was, for anything stat starts
+        del os.environ[_name]
 
 SYMBOL = " x+*%#@O"
 CONFIDENCES = (80.0, 90.0, 95.0, 98.0, 99.0, 99.5)
