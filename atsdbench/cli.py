@@ -6,6 +6,7 @@ Heavy modules (pandas, scipy, matplotlib, the C core) are imported inside the co
 import argparse
 import codecs
 import os
+import re
 import select
 import sys
 
@@ -17,7 +18,8 @@ CONFIDENCE_CHOICES = "80|90|95|98|99|99.5"
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        raise UsageError(message)
+        # "argument --ceiling: --ceiling 'x' is not ...": a converter's message names its option already
+        raise UsageError(re.sub(r"^argument (\S+): (?=\1 )", "", message))
 
 
 def build_parser():
@@ -108,12 +110,41 @@ def _add_plan_options(parser):
                                 nargs="?" if o["const"] is not None else None, const=o["const"])
 
 
+_NEGATIVE = re.compile(r"-[0-9.]")
+
+
+def _joined_values(argv):
+    """`run --until -1%` as `run --until=-1%`: argparse takes a word starting with '-' for an option
+    (a bare -1 only), so a negative value would get "expected one argument" instead of the plan's
+    range error, which `atsd` (getopt) gives for the same words."""
+    if not argv or argv[0] != "run":
+        return argv
+    from . import core
+
+    # long names only: argparse reads "-o=x" as the value "=x"
+    takes_value = {f"--{o['name']}" for o in core.options() if o["run"] and o["metavar"]}
+    out, i = [argv[0]], 1
+    while i < len(argv):
+        if argv[i] == "--":
+            return out + argv[i:]
+        if argv[i] in takes_value and i + 1 < len(argv) and _NEGATIVE.match(argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def _int(name):
+    """A whole number in ASCII digits, as the C plan's options read them (int() would take '３３' and
+    '1_000')."""
     def conv(text):
-        try:
-            return int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} {text!r} is not a whole number") from None
+        from .schema import cut
+
+        if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) or len(text) > 4000:
+            raise argparse.ArgumentTypeError(f"{name} {cut(text)} is not a whole number")
+        return int(text)
     return conv
 
 
@@ -155,7 +186,7 @@ def main(argv=None):
 
             code = ministat.main(argv[1:], prog="atsdbench stat")
         else:
-            args = build_parser().parse_args(argv)
+            args = build_parser().parse_args(_joined_values(argv))
             if args.command is None:
                 build_parser().print_help()
                 return 2

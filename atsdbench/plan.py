@@ -21,8 +21,9 @@ TRACE = ("auto", "on", "off")
 AXES = ("bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
 
 
-def _axis_text(v):
-    return "none" if v is None else str(v)
+def _axis_text(name, v):
+    """An axis value as the C plan reads it back: None is the word that option takes for it."""
+    return ("kernel" if name == "ceiling" else "none") if v is None else str(v)
 
 
 @dataclasses.dataclass
@@ -83,7 +84,7 @@ class Plan:
         from . import core
 
         p = core.plan_new()
-        values = {**self.config(), **{name: [_axis_text(v) for v in vs] for name, vs in self.axes.items()}}
+        values = {**self.config(), **{name: [_axis_text(name, v) for v in vs] for name, vs in self.axes.items()}}
         values.pop("cells", None)
         values.pop("axes", None)
         for name, value in _option_text(values).items():

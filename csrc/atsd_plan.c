@@ -165,23 +165,30 @@ static int cmp_u64(const void *a, const void *b)
 
 static const char *const page_names[] = {"base", "thp", "hugetlb"};
 
-/* Calls one(p, token, index) for each non-empty comma-separated token; at most `max` of them. */
+/* Calls one(p, token, index) for each comma-separated token; at most `max` of them.  An empty token
+ * ("0,,1", "0,", ",0") is refused rather than skipped: it is a value left out, and running without it
+ * would measure a plan that was not typed. */
 static int each_token(const char *field, const char *value, int max, int *n,
 		      int (*one)(struct atsd_plan *, const char *, int, char *, uint64_t),
 		      struct atsd_plan *p, char *msg, uint64_t msglen)
 {
-	char *copy = strdup(value), *tok, *save = NULL;
-	int err = 0;
+	char *copy = strdup(value), *tok, *next, c1[48];
+	int err = 0, empty = 0;
 
 	if (!copy)
 		return fail(-ENOMEM, msg, msglen, "out of memory");
 	*n = 0;
-	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = copy; tok && !err; tok = next) {
 		const char *t = tok;
+		next = strchr(tok, ',');
+		if (next)
+			*next++ = 0;
 		while (is_space(*t))
 			t++;
-		if (!*t)
+		if (!*t) {
+			empty = 1;
 			continue;
+		}
 		if (*n == max) {
 			err = fail(-E2BIG, msg, msglen, "--%s takes at most %d values", field, max);
 			break;
@@ -191,6 +198,9 @@ static int each_token(const char *field, const char *value, int max, int *n,
 	free(copy);
 	if (!err && *n == 0)
 		err = fail(-EINVAL, msg, msglen, "no %s given", strcmp(field, "strides") ? field : "stride");
+	if (!err && empty)
+		err = fail(-EINVAL, msg, msglen, "--%s '%s' has an empty value (a comma at an end, or two in a row)",
+			   field, cut(value, c1, sizeof(c1)));
 	return err;
 }
 
@@ -414,6 +424,19 @@ void atsd_plan_init(struct atsd_plan *p)
 		if (options[i].field && options[i].default_value)
 			atsd_plan_set(p, options[i].field, options[i].default_value, NULL, 0);
 	p->rounds_given = 0;
+	/* 0 until given: the check refuses a --confidence without --until (it would change nothing), and
+	 * puts the table's default back for every plan it passes. */
+	p->confidence = 0;
+}
+
+static const char *table_default(const char *field)
+{
+	int i;
+
+	for (i = 0; i < NOPTIONS; i++)
+		if (options[i].field && !strcmp(options[i].field, field))
+			return options[i].default_value;
+	return NULL;
 }
 
 static void fmt_cpulist(const int32_t *cpus, int n, char *buf, size_t len)
@@ -563,9 +586,11 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	if (p->trace == ATSD_TRACE_ON && p->warmup < 1)
 		return fail(-EINVAL, msg, msglen, "--trace counts flushes on warm-up passes, so no timed pass is "
 			    "traced: it needs --warmup 1 or more");
-	if (p->until <= 0 && (p->max_time > 0 || p->max_rounds > 0))
+	if (p->until <= 0 && (p->max_time > 0 || p->max_rounds > 0 || p->confidence > 0))
 		return fail(-EINVAL, msg, msglen, "--%s applies to adaptive runs: give --until P%% too",
-			    p->max_time > 0 ? "max-time" : "max-rounds");
+			    p->max_time > 0 ? "max-time" : p->max_rounds > 0 ? "max-rounds" : "confidence");
+	if (p->confidence <= 0)
+		atsd_plan_set(p, "confidence", table_default("confidence"), NULL, 0);
 	if (p->until > 0) {
 		/* --rounds is the minimum, 3 at least (a CI from fewer says nothing), and 3 unless given */
 		if (p->rounds < 3 || !p->rounds_given)

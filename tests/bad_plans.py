@@ -46,6 +46,15 @@ BAD_PLANS = [
     (["--seed", "x"], "is not a whole number"),
     (["--label", "x" * 300], "--label is longer than 255 bytes"),
     (["--bystanders", ",".join(["0"] * 17)], "--bystanders takes at most 16 values"),
+    # an empty list element is a value left out, not one to skip
+    (["--bystanders", "0,,1"], "--bystanders '0,,1' has an empty value (a comma at an end, or two in a row)"),
+    (["--bystanders", "0,"], "--bystanders '0,' has an empty value"),
+    (["--bystanders", ",0"], "--bystanders ',0' has an empty value"),
+    (["--pages", "base,,thp"], "--pages 'base,,thp' has an empty value"),
+    (["--strides", "64K,,1M"], "--strides '64K,,1M' has an empty value"),
+    (["--strides", " ,64K"], "--strides ' ,64K' has an empty value"),
+    # a negative value after a space reaches the range check in both parsers
+    (["--spread", "-1s"], "--spread '-1s' is not a duration"),
     (["-o", "/nonexistent-dir/x.json"], "cannot write output /nonexistent-dir/x.json: no directory"),
     (["-o", "/"], "output / is a directory, not a regular file"),
 ]

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from atsdbench.errors import UsageError
@@ -63,3 +65,58 @@ def test_round_order_is_repetition_major_shuffled_and_seeded():
         assert all(w == (rep == 0) for _, w, _ in chunk)
     assert order == round_order(p, 1)
     assert len({tuple(s for _, _, s in round_order(p, r)) for r in range(6)}) > 1
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(confidence=90), "--confidence applies to adaptive runs: give --until P% too"),
+    (dict(confidence="95"), "--confidence applies to adaptive runs"),  # given, even at the default
+    (dict(max_time="5s"), "--max-time applies to adaptive runs"),
+    (dict(until="-1%"), "--until must be above 0 and below 100 (got -1%)"),
+    (dict(until="2%", max_time="-5s"), "--max-time '-5s' is not a duration"),
+])
+def test_adaptive_options_need_until(kw, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        plan(**kw)
+
+
+def test_confidence_defaults_and_is_kept_with_until():
+    assert plan().confidence == 95.0 and plan(until="2%").confidence == 95.0
+    assert plan(until="2%", confidence=90).confidence == 90.0
+
+
+def test_ceiling_kernel_in_an_axis_reaches_the_c_plan():
+    # "kernel" is None in the plan; its C plan must read it back as "kernel", not "none"
+    p = plan(size="16M", strides="64K", ceiling="kernel,33")
+    assert p.axes == {"ceiling": [None, 33]}
+    c = p.to_c()
+    assert list(c.ceiling[0:c.nceiling]) == [-1, 33]
+    assert [s for _, _, s in round_order(p, 0)] == [65536] * 5
+    p = plan(size="16M", strides="64K", gpu="none,0")
+    c = p.to_c()
+    assert list(c.gpu[0:c.ngpu]) == [-1, 0]
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--until", "-1%"], "--until must be above 0 and below 100 (got -1%)"),
+    (["--max-time", "-5s", "--until", "2%"], "--max-time '-5s' is not a duration"),
+    (["--spread", "-1s"], "--spread '-1s' is not a duration"),
+    (["--rounds", "-3"], "--rounds must be at least 1 (got -3)"),
+    (["--confidence", "90"], "--confidence applies to adaptive runs: give --until P% too"),
+])
+def test_run_gives_the_plan_s_sentence_for_negative_values(tmp_path, capsys, argv, message):
+    from atsdbench import cli
+
+    assert cli.main(["run", "--size", "16M", "-o", str(tmp_path / "x.json"), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"atsdbench: {message}") and err.count("\n") == 1
+    assert "expected one argument" not in err and not list(tmp_path.iterdir())
+
+
+def test_only_values_of_run_options_are_joined():
+    from atsdbench import cli
+
+    assert cli._joined_values(["run", "--until", "-1%", "--label", "-x", "--", "--spread", "-1"]) == \
+        ["run", "--until=-1%", "--label", "-x", "--", "--spread", "-1"]
+    assert cli._joined_values(["show", "--unit", "-1"]) == ["show", "--unit", "-1"]
+    assert cli._joined_values(["run", "-o", "-5.json"]) == ["run", "-o", "-5.json"]  # "-o=x" would be "=x"
+    assert cli._joined_values(["run", "--output", "-5.json"]) == ["run", "--output=-5.json"]
