@@ -8,6 +8,7 @@ import math
 from . import results, stats
 from .cells import labels as cell_labels
 from .errors import UsageError
+from .schema import cut
 from .units import format_size
 
 COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
@@ -74,9 +75,13 @@ def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
 def load_group(item):
     """One side of a comparison: a Result, a path, a list of them, or 'a.json,b.json' (replicate runs)."""
     if isinstance(item, str) and "," in item:
-        names = [p for p in item.split(",") if p]
-        if not names:
+        names = item.split(",")
+        if not any(names):
             raise UsageError(f"{item!r} names no file (a.json,b.json = replicate runs of one side)")
+        if not all(names):
+            # Skipping it would make a side of fewer runs than typed, without a word.
+            raise UsageError(f"{cut(item)} has an empty file name (name {names.index('') + 1} of {len(names)}: "
+                             "a comma at an end, or two in a row; a.json,b.json = replicate runs of one side)")
         item = names
     items = item if isinstance(item, (list, tuple)) else [item]
     return [results.load(x) for x in items]

@@ -248,6 +248,12 @@ def _min_units(frames, unit):
 def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed=SEED):
     """One Model per cell of one side: a file, or replicate files whose rounds are pooled."""
     name = ",".join(r.path or "?" for r in group)
+    with_axes = [r for r in group if "cell" in r.samples]
+    if with_axes and len(with_axes) < len(group):
+        plain = next(r for r in group if "cell" not in r.samples)
+        # Its one configuration would stand beside the cells as one more, neither pooled nor compared.
+        raise UsageError(f"{name}: replicate runs measure the same configurations, but {with_axes[0].path or '?'} "
+                         f"has axes (cells) and {plain.path or '?'} has none")
     by_cell = {}
     for result in group:
         for index, cell_name, settings, frame in cells(result):
@@ -383,11 +389,23 @@ def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED):
     rows = []
     for models in sides[1:]:
         base = {m.cell: m for m in sides[0]}
+        if (None in base) != any(m.cell is None for m in models):
+            with_axes, plain = (models[0].file, sides[0][0].file) if None in base else (sides[0][0].file,
+                                                                                      models[0].file)
+            warns.append(f"{with_axes} has axes (cells) and {plain} has none: no cell compared")
+            continue
         for m in models:
-            if m.cell in base:
-                rows += change(base[m.cell], m, confidence)
-            else:
+            if m.cell not in base:
                 warns.append(f"{m.file}: cell {m.cell} is not in {sides[0][0].file}: not compared")
+            elif m.page_bytes != base[m.cell].page_bytes:
+                # Per-page cost and crossover are counted in pages: across page sizes their change is
+                # a change of unit (x16 from 4K to 64K), not of the kernel.  Replicates refuse it too.
+                where = f" (cell {m.cell})" if m.cell else ""
+                raise UsageError(f"{base[m.cell].file} counts {format_size(base[m.cell].page_bytes)} pages and "
+                                 f"{m.file} {format_size(m.page_bytes)} pages{where}: per-page cost and crossover "
+                                 "cannot be compared across page sizes (model each file alone)")
+            else:
+                rows += change(base[m.cell], m, confidence)
         for cell in set(base) - {m.cell for m in models}:
             warns.append(f"{models[0].file}: has no cell {cell}: not compared")
     if not any(math.isfinite(m.params[p]) for models in sides for m in models for p in PARAMS):

@@ -47,9 +47,9 @@ def _title(m):
 def ci_note(m):
     if m.why_no_ci:
         return m.why_no_ci
-    per = "round" if m.unit == "round" else "pass"
+    per = "rounds" if m.unit == "round" else "passes"
     return (f"{m.confidence:g}% CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
-            f"{m.n_units} {per}s ({RESAMPLES} resamples, seed {SEED})")
+            f"{m.n_units} {per} ({RESAMPLES} resamples, seed {SEED})")
 
 
 def model_text(m):

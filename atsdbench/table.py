@@ -13,14 +13,19 @@ Each rate column becomes one result file with one pass per stride (calls = size 
 """
 import os
 import re
+import unicodedata
 
 from . import __version__
 from .errors import UsageError
 from .results import Result
+from .schema import MAX_INT64, cut
 from .units import format_size, parse_size
 
 _SIZE = re.compile(r"^\d+(?:[KMGT](?:i?B)?)?$", re.IGNORECASE)
-_RATE = re.compile(r"^\d+(?:\.\d+)?$")
+# What a row's rate may look like to be found at all: a sign, an exponent, nan and inf included, and
+# (\d and NFKC below) digits and letters in other scripts.  Such a row is then refused by parse()
+# with the reason, instead of being left out of the table and the rest imported without a word.
+_RATE = re.compile(r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?$|^[+-]?(?:nan|inf|infinity)$", re.IGNORECASE)
 _PCT = re.compile(r"^[+-]?\d+(?:\.\d+)?%$")
 _SEPARATOR = re.compile(r"^[>|:=+-]+$")
 HEADER_WORDS = ("stride", "size")
@@ -31,9 +36,15 @@ def words(text):
     return [w for w in re.split(r"[\s|]+", text) if w and not _SEPARATOR.match(w)]
 
 
+def _loose(word):
+    """The word as compatibility forms read (fullwidth '64Ｋ' as '64K'), for finding rows only."""
+    return unicodedata.normalize("NFKC", word)
+
+
 def _row(ws, i, columns):
     """(stride, rates, percents, next index) for a row at ws[i] with `columns` rates, else None."""
-    if i + columns >= len(ws) or not _SIZE.match(ws[i]) or not all(_RATE.match(w) for w in ws[i + 1:i + 1 + columns]):
+    if (i + columns >= len(ws) or not _SIZE.match(_loose(ws[i]))
+            or not all(_RATE.match(_loose(w)) for w in ws[i + 1:i + 1 + columns])):
         return None
     j = i + 1 + columns
     pcts = []
@@ -78,7 +89,7 @@ def labels_before(ws, start, columns):
     for k in range(start - 1, max(-1, start - 2 - columns - 4), -1):
         if ws[k].lower().rstrip(":") in HEADER_WORDS and k + columns < start:
             names = ws[k + 1:k + 1 + columns]
-            if not any(_RATE.match(n) or _SIZE.match(n) for n in names):
+            if not any(_RATE.match(_loose(n)) or _SIZE.match(_loose(n)) for n in names):
                 return names
     return ["before", "after"][:columns] if columns == 2 else ["table"]
 
@@ -98,6 +109,27 @@ def speedup_mismatch(before, after, pct):
     return value + hp < low or value - hp > high
 
 
+def _not_ascii(name, what, word):
+    return UsageError(f"{name}: {what} {cut(word)} is not plain ASCII (type it as {cut(_loose(word))})")
+
+
+def _rate(text, stride, name):
+    """A rate in GB/s above zero, or UsageError; how large a pass can show is checked in to_results."""
+    where = f"{name}: stride {format_size(stride)}"
+    if not text.isascii():
+        raise _not_ascii(name, f"at {format_size(stride)} the rate", text)
+    if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
+        raise UsageError(f"{where} has a rate of {cut(text)}: not a finite number of GB/s")
+    value = float(text)
+    if value == float("inf"):  # 1e400: beyond a double, so beyond any pass
+        raise UsageError(f"{where} has a rate of {cut(text)} GB/s, more than a pass can measure")
+    if value < 0:
+        raise UsageError(f"{where} has a negative rate ({cut(text)})")
+    if value == 0:
+        raise UsageError(f"{where} has a rate of zero")
+    return value
+
+
 def parse(text, name="<table>"):
     """(labels, [(stride bytes, [GB/s per column])], warnings)."""
     ws = words(text)
@@ -105,13 +137,13 @@ def parse(text, name="<table>"):
     labels = labels_before(ws, start, columns)
     warnings, out, seen = [], [], set()
     for stride_text, rates, pcts in rows:
+        if not stride_text.isascii():
+            raise _not_ascii(name, "stride", stride_text)
         stride = parse_size(stride_text, f"{name}: stride")
         if stride in seen:
             raise UsageError(f"{name}: stride {format_size(stride)} appears twice in the table")
         seen.add(stride)
-        values = [float(r) for r in rates]
-        if any(v <= 0 for v in values):
-            raise UsageError(f"{name}: stride {format_size(stride)} has a rate of zero")
+        values = [_rate(r, stride, name) for r in rates]
         if columns == 2 and pcts and speedup_mismatch(rates[0], rates[1], pcts[0]):
             warnings.append(f"{name}: at {format_size(stride)} the speedup column ({pcts[0]}) does not follow from "
                             f"the rates ({rates[0]} -> {rates[1]}): are the columns GB/s, before then after?")
@@ -128,6 +160,14 @@ def to_results(labels, rows, page_size, size, ceiling=None, name="<table>"):
         if size % stride:
             raise UsageError(f"--size {format_size(size)} is not a multiple of the table's stride "
                              f"{format_size(stride)}")
+    # A pass is a whole number of ns, 1 to MAX_INT64, over `size` bytes: a rate outside that range is
+    # not one a pass could have measured (and would store as 0 ns, or overflow the ns column).
+    for stride, rates in rows:
+        for gbps in rates:
+            if not 1 <= round(size / gbps) <= MAX_INT64:
+                raise UsageError(f"{name}: stride {format_size(stride)} has a rate of {gbps:g} GB/s, "
+                                 f"{'more' if size / gbps < 1 else 'less'} than a pass over --size "
+                                 f"{format_size(size)} can measure ({size / MAX_INT64:.3g} to {size:.3g} GB/s)")
     host = {"hostname": "unknown", "arch": "unknown", "kernel_release": "unknown", "kernel_version": "unknown",
             "cpu_model": "unknown", "mmu": "unknown", "online_cpus": [], "affinity": "unknown",
             "page_size": page_size, "hugepage_size": None, "thp_enabled": "unknown", "thp_defrag": "unknown",

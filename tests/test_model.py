@@ -159,6 +159,60 @@ def test_bad_tables(text, message):
         table.parse(text)
 
 
+@pytest.mark.parametrize("row,message", [
+    ("64K -5.9", "stride 64K has a negative rate ('-5.9')"),
+    ("64K nan", "stride 64K has a rate of 'nan': not a finite number of GB/s"),
+    ("64K inf", "stride 64K has a rate of 'inf': not a finite number"),
+    ("64K -Infinity", "stride 64K has a rate of '-Infinity': not a finite number"),
+    ("64K 1e300", "stride 64K has a rate of 1e+300 GB/s, more than a pass over --size 1G can measure "
+     "(1.16e-10 to 1.07e+09 GB/s)"),
+    ("64K 1e400", "stride 64K has a rate of '1e400' GB/s, more than a pass can measure"),
+    ("64K 0.00000000000000000001", "stride 64K has a rate of 1e-20 GB/s, less than a pass over --size 1G"),
+    ("64K 0.0", "stride 64K has a rate of zero"),
+    ("64\uff2b 5.9", "stride '64\uff2b' is not plain ASCII (type it as '64K')"),
+    ("\uff16\uff14K 5.9", "is not plain ASCII (type it as '64K')"),
+    ("64K \uff15.9", "at 64K the rate '\uff15.9' is not plain ASCII (type it as '5.9')"),
+])
+def test_rows_it_cannot_use_are_refused_not_dropped(tmp_path, capsys, row, message):
+    """Each was left out of the table before, and the other rows imported with exit 0."""
+    from atsdbench import cli
+
+    for text in (f"Stride GB/s\n{row}\n1M 6.0\n2M 7.0\n", f"Stride GB/s\n1M 6.0\n{row}\n2M 7.0\n",
+                 f"Stride GB/s\n1M 6.0\n2M 7.0\n{row}\n"):
+        (tmp_path / "t.txt").write_text(text)
+        assert cli.main(["import", "--table", str(tmp_path / "t.txt"), "--page-size", "4K",
+                         "-o", str(tmp_path / "t.json")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"atsdbench: {tmp_path / 't.txt'}: ") and message in err and err.count("\n") == 1
+        assert not (tmp_path / "t.json").exists()
+
+
+def test_rates_a_pass_can_measure_are_kept():
+    labels, rows, _ = table.parse("64K +5.9\n1M 1.5e1\n2M 7\n")
+    assert rows == [(65536, [5.9]), (M, [15.0]), (2 * M, [7.0])]
+    (r,) = table.to_results(labels, [(65536, [1073741824.0])], 4096, 1 << 30)  # the whole 1G in 1 ns
+    assert r._records[0]["ns"] == 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--ceiling", "0"], "--ceiling must be at least 1 (got 0)"),
+    (["--ceiling", "kernel"], "--ceiling 'kernel' is not a whole number"),
+    (["--ceiling", "\uff13\uff13"], "--ceiling '\uff13\uff13' is not a whole number"),
+    (["--ceiling", "1_0"], "--ceiling '1_0' is not a whole number"),
+    (["--ceiling", str(2 ** 31)], "--ceiling is a page count: at most 2^30"),
+    (["--page-size", "3K"], "--page-size 3K is not a power of two"),
+    (["--page-size", "12288"], "--page-size 12288 is not a power of two"),
+])
+def test_import_table_options_are_blamed_by_name(tmp_path, capsys, fixtures, args, message):
+    from atsdbench import cli
+
+    argv = ["import", "--table", str(fixtures / "npu_table.txt"), "-o", str(tmp_path / "x.json")]
+    argv += args if "--page-size" in args else ["--page-size", "64K", *args]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"atsdbench: {message}") and err.count("\n") == 1 and not list(tmp_path.iterdir())
+
+
 def test_import_table_cli_errors(cli, fixtures, tmp_path):
     p = cli("import", "--table", fixtures / "npu_table.txt", "-o", tmp_path / "x.json")
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "needs --page-size" in p.stderr
@@ -174,7 +228,7 @@ def test_import_table_cli_errors(cli, fixtures, tmp_path):
     p = cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "128K", "-o", tmp_path / "x.json")
     assert p.returncode == 2 and "stride 64K is not a multiple of the page size 128K" in p.stderr
     p = cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "64K", "--ceiling", "-1")
-    assert p.returncode == 2 and "--ceiling must not be negative" in p.stderr
+    assert p.returncode == 2 and "--ceiling must be at least 1 (got -1)" in p.stderr
 
 
 def test_import_table_files(cli, fixtures, tmp_path):
@@ -347,6 +401,42 @@ def test_interrupted_run_keeps_its_finished_passes():
     assert m.n_units == 4 and all(math.isfinite(m.params[k]) for k in ("fixed_us_low", "full_flush_us_high"))
 
 
+def test_one_round_says_passes():
+    from atsdbench import model_formats
+
+    m = fit(make(X86, rounds=1, reps=2, ceiling=33)).sides[0][0]
+    note = model_formats.ci_note(m)
+    assert "bootstrap over 2 passes (" in note and "passs" not in note
+    assert "bootstrap over 5 rounds (" in model_formats.ci_note(fit(make(X86, ceiling=33)).sides[0][0])
+
+
+def test_before_after_across_page_sizes_is_refused():
+    """Per-page cost counted in 4K pages against one in 64K pages printed "+882.9%" before."""
+    a = make(X86, ceiling=33, label="x86")
+    b = make({s * 16: v * 3 for s, v in X86.items()}, page=64 * K, label="power", seed=3)
+    a.path, b.path = "x86.json", "power.json"
+    with pytest.raises(UsageError, match=r"x86.json counts 4K pages and power.json 64K pages: per-page cost and "
+                                         r"crossover cannot be compared across page sizes"):
+        model.analyse([[a], [b]], ["x86", "power"])
+    with pytest.raises(UsageError, match="the replicate files count pages in different sizes"):
+        model.analyse([[a, b]], ["both"])
+    # one page size: compared as before
+    assert model.analyse([[a], [make(X86, ceiling=33, seed=4)]], ["x86", "again"]).changes
+
+
+def test_replicates_with_and_without_axes_are_refused():
+    cells = make(X86, ceiling=33, cells=[({"bystanders": 0}, X86), ({"bystanders": 1}, X86)])
+    plain = make(X86, ceiling=33, seed=2)
+    cells.path, plain.path = "cells.json", "plain.json"
+    with pytest.raises(UsageError, match=r"cells.json,plain.json: replicate runs measure the same configurations, "
+                                         r"but cells.json has axes \(cells\) and plain.json has none"):
+        model.analyse([[cells, plain]], ["a"])
+    # across sides: said once, by name, instead of "cell None is not in ..."
+    a = model.analyse([[cells], [plain]], ["a", "b"])
+    assert a.changes == [] and "cells.json has axes (cells) and plain.json has none: no cell compared" in a.warnings
+    assert not any("None" in w for w in a.warnings)
+
+
 def test_groups_pool_rounds():
     r1, r2 = make(X86, ceiling=33, seed=1, label="a"), make(X86, ceiling=33, seed=2, label="a")
     m = model.analyse([[r1, r2]], ["a"]).sides[0][0]
@@ -393,6 +483,19 @@ def test_cli_bad_options(cli, tmp_path, args, message):
     path = _write(tmp_path, "x.json", make(X86, ceiling=33))
     p = cli("model", path, *args)
     assert p.returncode == 2 and message in p.stderr and p.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("item,which", [(",{a}", "1 of 2"), ("{a},", "2 of 2"), ("{a},,{a}", "2 of 3")])
+def test_cli_empty_file_name_in_a_list(tmp_path, capsys, monkeypatch, item, which):
+    from atsdbench import cli
+
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, "a.json", make(X86, ceiling=33))
+    text = item.format(a="a.json")
+    for argv in (["model", text], ["compare", text, "a.json"], ["compare", "a.json", text]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"atsdbench: {text!r} has an empty file name (name {which}: ") and err.count("\n") == 1
 
 
 def test_cli_bad_files(cli, tmp_path):
