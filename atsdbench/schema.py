@@ -246,6 +246,31 @@ def _sample_problem(samples):
     return None
 
 
+def _placement_problem(config, samples):
+    """(field path, phrase) of the first sample that is not one pass of the plan the config states:
+    a cell the config has not (a "cell" alone makes show/plot/model treat the file as having cells),
+    a stride outside config.strides, or the same pass twice (it would count twice in every mean)."""
+    cells = config.get("cells")
+    strides = set(config["strides"])
+    seen = set()
+    for i, s in enumerate(samples):
+        cell = s.get("cell")
+        if cells is None and cell is not None:
+            return f".samples[{i}].cell", f"is {cell}, but the file has no axes (no config.cells)"
+        if cells is not None and (cell or 0) >= len(cells):
+            return f".samples[{i}].cell", f"is {cell or 0}, beyond config.cells ({len(cells)})"
+        if s["stride_bytes"] not in strides:
+            return f".samples[{i}].stride_bytes", f"is {s['stride_bytes']}, not one of config.strides"
+        key = (cell or 0, s["round"], s["rep"], s["stride_bytes"])
+        if key in seen:
+            first = next(j for j, t in enumerate(samples)
+                         if (t.get("cell") or 0, t["round"], t["rep"], t["stride_bytes"]) == key)
+            return (f".samples[{i}]", f"is the same pass as samples[{first}] (round {s['round']}, rep {s['rep']}, "
+                    f"stride {s['stride_bytes']}{'' if cell is None else f', cell {cell}'})")
+        seen.add(key)
+    return None
+
+
 def check(data, path):
     """Raise UsageError naming the first field that breaks the schema; `data` came from json."""
     where, problem = _where("", TOP.problem(data))
@@ -254,10 +279,8 @@ def check(data, path):
         if found:
             where, problem = _where(f".samples[{found[0]}]", found[1])
     if problem is None:
-        cells = data["config"].get("cells")
-        for i, s in enumerate(data["samples"]) if cells is not None else ():
-            if s.get("cell", 0) >= len(cells):
-                where, problem = f".samples[{i}].cell", f"is {s.get('cell', 0)}, beyond config.cells ({len(cells)})"
-                break
+        found = _placement_problem(data["config"], data["samples"])
+        if found:
+            where, problem = found
     if problem is not None:
         raise UsageError(f"{path}: {shorten(where.lstrip('.')) or 'the file'} {problem}")

@@ -192,7 +192,25 @@ def extreme_results(draw):
             if (which == "column" or s is pick or (which == "stride" and s["stride_bytes"] == pick.get("stride_bytes"))
                     or (which == "round" and s["round"] == pick.get("round"))):
                 s[key] = copy.deepcopy(value)
+    _keep_passes_consistent(data)
     return Case(json.dumps(data), changes)
+
+
+def _keep_passes_consistent(data):
+    """What the schema asks of the samples as a whole, restored after the values were set: each
+    stride in config.strides, a cell only where config.cells has it, no pass twice."""
+    samples = data["samples"]
+    data["config"]["strides"] = sorted(set(data["config"]["strides"]) | {s["stride_bytes"] for s in samples})
+    cells = [s["cell"] for s in samples if "cell" in s]
+    if cells and len(data["config"].get("cells") or []) <= max(cells):
+        data["config"]["cells"] = [{"pages": "base"}] * (max(cells) + 1)
+    seen, kept = set(), []
+    for s in samples:
+        key = (s.get("cell", 0), s["round"], s["rep"], s["stride_bytes"])
+        if key not in seen:
+            seen.add(key)
+            kept.append(s)
+    data["samples"] = kept
 
 
 def _through_show_and_compare(tmp_path, capsysbinary, text, fmt):

@@ -169,6 +169,41 @@ def test_all_zero_rates_and_one_cell_beyond_cells(fixtures, tmp_path):
         atsdbench.load(str(path))
 
 
+def test_stray_cell_unknown_stride_and_repeated_pass(fixtures, tmp_path, capsys):
+    """Each loaded before: a lone "cell" made show print an empty cell table and plot raise; a
+    stride outside config.strides or a pass given twice skewed every mean."""
+    path = tmp_path / "bad.json"
+    cases = [
+        (lambda d: d["samples"][5].update(cell=7), r"samples\[5\].cell is 7, but the file has no axes"),
+        (lambda d: d["samples"][5].update(cell=0), r"samples\[5\].cell is 0, but the file has no axes"),
+        (lambda d: d["samples"][3].update(stride_bytes=3 * 65536), r"samples\[3\].stride_bytes is 196608, not one "
+         r"of config.strides"),
+        (lambda d: d["samples"].append(dict(d["samples"][6])), rf"samples\[{len(_fixture(fixtures)['samples'])}\] is "
+         r"the same pass as samples\[6\] \(round \d+, rep \d+, stride \d+\)"),
+    ]
+    for mutate, message in cases:
+        data = _fixture(fixtures)
+        mutate(data)
+        path.write_text(json.dumps(data))
+        with pytest.raises(UsageError, match=message):
+            atsdbench.load(str(path))
+        for argv in (["show", str(path)], ["model", str(path)]):
+            assert cli.main(argv) == 2
+            err = capsys.readouterr().err
+            assert err.count("\n") == 1 and err.startswith("atsdbench: ")
+    # in a file with cells, the same round, rep and stride in two cells are two passes; in one, one
+    data = _fixture(fixtures)
+    data["config"]["cells"] = [{"bystanders": 0}, {"bystanders": 1}]
+    twin = [dict(s, cell=1) for s in data["samples"]]
+    data["samples"] = [dict(s, cell=0) for s in data["samples"]] + twin
+    path.write_text(json.dumps(data))
+    assert len(atsdbench.load(str(path)).samples) == len(data["samples"])
+    data["samples"][-1]["cell"] = 0
+    path.write_text(json.dumps(data))
+    with pytest.raises(UsageError, match=r"is the same pass as samples\[\d+\] \(.*, cell 0\)"):
+        atsdbench.load(str(path))
+
+
 @pytest.mark.parametrize("content,message", [
     ("{not json", "is not JSON"),
     ("[1, 2]", "is not an atsdbench result"),
@@ -213,7 +248,9 @@ def test_large_file_checks_by_column(fixtures):
     """A 20,000-pass file with histograms: the column check finds the one bad pass near the end."""
     data = _fixture(fixtures)
     one = [dict(s, lat_hist={str(k): 3 for k in range(40, 60)}, lat_p50_us=1.0) for s in data["samples"]]
-    data["samples"] = [copy.deepcopy(s) for s in one * (20000 // len(one))]
+    copies = 20000 // len(one)
+    rounds = max(s["round"] for s in one) + 1
+    data["samples"] = [dict(copy.deepcopy(s), round=s["round"] + k * rounds) for k in range(copies) for s in one]
     schema.check(data, "big")
     data["samples"][-3]["lat_hist"]["45"] = 1.5
     with pytest.raises(UsageError, match=rf"samples\[{len(data['samples']) - 3}\].lat_hist.45 must be a whole"):
