@@ -46,6 +46,11 @@ def _nan(x):
     return isinstance(x, float) and math.isnan(x)
 
 
+def _number(x, spec):
+    """x formatted, or "n/a" where no value exists (a cell with no pass at a stride, no pair)."""
+    return "n/a" if _nan(x) else format(x, spec)
+
+
 def verdict(row):
     if _nan(row["p_value"]):
         return f"n/a ({row['note'] or 'no test'})"
@@ -72,6 +77,8 @@ def adjustment(cmp):
     """What a verdict means: Holm over the family, or each comparison alone."""
     level = f"{stats.alpha(cmp.confidence):g}"
     made = cmp.tests_made
+    if made == 0:
+        return "no verdict: no comparison could be made (the warnings say why)"
     if made <= 1:
         return f"verdict: p < {level} (one comparison: nothing to adjust)"
     if cmp.adjust == "holm":
@@ -115,9 +122,10 @@ def _table(cmp, tablefmt):
         headers += [f"{label} GB/s", "Speedup", f"{cmp.confidence:g}% CI", "Verdict"]
     body = []
     for key, rows in _by_key(cmp).items():
-        line = _lead(cmp, key) + [f"{rows[0]['base_gbps']:.2f}"]
+        line = _lead(cmp, key) + [_number(rows[0]["base_gbps"], ".2f")]
         for r in rows:
-            line += [f"{r['new_gbps']:.2f}", f"{r['speedup_pct']:+.1f}%", _ci(r), verdict(r)]
+            speedup = "n/a" if _nan(r["speedup_pct"]) else f"{r['speedup_pct']:+.1f}%"
+            line += [_number(r["new_gbps"], ".2f"), speedup, _ci(r), verdict(r)]
         body.append(line)
     return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
@@ -154,9 +162,10 @@ def render_commit(cmp):
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
     body = [header]
     for key, rows in _by_key(cmp).items():
-        line = _lead(cmp, key) + [f"{rows[0]['base_gbps']:.1f}"]
+        line = _lead(cmp, key) + [_number(rows[0]["base_gbps"], ".1f")]
         for r in rows:
-            line += [f"{r['new_gbps']:.1f}", f"{r['speedup_pct']:.0f}%" + ("" if r["significant"] else " n.s.")]
+            line += [_number(r["new_gbps"], ".1f"), "n/a" if _nan(r["speedup_pct"]) else
+                     f"{r['speedup_pct']:.0f}%" + ("" if r["significant"] else " n.s.")]
         body.append(line)
     widths = [max(len(row[i]) for row in body) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]
@@ -220,7 +229,8 @@ def _ministat_paired(cmp):
             if len(base):
                 sets.append(ministat.Dataset(f"{r['new_label']} vs {r['base_label']}",
                                              [(n / b - 1) * 100 for b, n in zip(base, new)]))
-            lines.append(f"{r['new_label']} vs {r['base_label']}, paired by round: {r['speedup_pct']:+.1f}% "
+            speedup = "n/a" if _nan(r["speedup_pct"]) else f"{r['speedup_pct']:+.1f}%"
+            lines.append(f"{r['new_label']} vs {r['base_label']}, paired by round: {speedup} "
                          f"{_ci(r)}, p = {_p(r['p_value'])}{_p_adjusted(cmp, r)}: {verdict(r)}")
         head = (f"stride {where(cell, stride)}: per-round difference, % of {rows[0]['base_label']}'s rate in the "
                 "same round, one per round")

@@ -243,6 +243,10 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                 obs[(j, group, stride)] = np.array(list(new.values()))
                 pairs[(j, group, stride)] = (a, b)
                 d = difference(a, b, metric, confidence)
+                if not len(common):  # nothing paired (an interrupted run), but a cell's own passes still show
+                    centre = np.mean if metric == "mean" else np.median
+                    d["base"] = float(centre(list(base.values()))) if base else math.nan
+                    d["new"] = float(centre(list(new.values()))) if new else math.nan
                 if d.get("why"):
                     notes.setdefault((value_labels[j], d["why"]), []).append(comparison.where(group, stride))
                 rows.append({"cell": group, "stride": format_size(stride), "stride_bytes": stride,

@@ -12,6 +12,7 @@ import pytest
 
 import atsdbench
 from atsdbench import comparison, paired, report, results, show, stats
+from atsdbench.units import format_size
 
 FORMATS = ["text", "markdown", "csv", "json", "commit", "ministat"]
 
@@ -289,6 +290,26 @@ def test_interrupted_rounds_are_left_out_of_the_pairs(tmp_path, fixtures):
     cmp = comparison.compare([str(path)], by="bystanders")
     assert all(r["n_base"] == 7 for r in cmp.rows)
     assert any("1 round measured one cell only" in w for w in cmp.warnings)
+
+
+def test_interrupted_in_the_first_round_prints_no_nan(tmp_path, fixtures, cli):
+    """Stopped in round 0 inside the thp cell: its second stride never ran.  The base cell's rate there
+    is still shown, the rest is n/a, and no legend speaks of a p-value test that was not made."""
+    path = write_cells(tmp_path / "cut.json", fixtures, {"pages": ["base", "thp"]}, lambda s: 1.0, rounds=1)
+    data = json.loads(path.read_text())
+    second = data["config"]["strides"][1]
+    data["samples"] = [s for s in data["samples"] if not (s["cell"] == 1 and s["stride_bytes"] == second)]
+    data["complete"] = False
+    path.write_text(json.dumps(data))
+    for fmt in ("text", "markdown", "commit", "ministat"):
+        p = cli("compare", path, "--by", "pages", "--format", fmt)
+        assert p.returncode == 0 and "p < 0.05" not in p.stdout, fmt
+        if fmt != "ministat":  # ministat's own summary prints a one-value Stddev as nan, as FreeBSD's does
+            assert "nan" not in p.stdout.lower(), (fmt, p.stdout)
+    text = cli("compare", path, "--by", "pages").stdout
+    row = [line for line in text.splitlines() if line.startswith(format_size(second))][0].split()
+    assert row[1] != "n/a" and float(row[1]) > 0 and row[2:4] == ["n/a", "n/a"]
+    assert "no verdict: no comparison could be made" in text
 
 
 @pytest.mark.parametrize("args,message", [
