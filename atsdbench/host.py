@@ -174,6 +174,8 @@ def full():
         "loadavg": [float(x) for x in (read("/proc/loadavg") or "0 0 0").split()[:3]],
     })
     facts.update(tracepoint_states(facts["arch"]))
+    if facts["tlb_single_page_flush_ceiling"] == "unknown":
+        facts["tlb_single_page_flush_ceiling_problem"] = ceiling.locate()[1] or "its file does not hold a number"
     return facts
 
 

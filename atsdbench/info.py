@@ -7,6 +7,11 @@ def _list(v):
     return format_cpulist(v) if isinstance(v, list) and v and isinstance(v[0], int) else str(v)
 
 
+def _ceiling(f):
+    value, why = f["tlb_single_page_flush_ceiling"], f.get("tlb_single_page_flush_ceiling_problem")
+    return f"{value} ({why})" if value == "unknown" and why else value
+
+
 def render(facts, warnings):
     f = facts
     pools = ", ".join(f"{format_size(size)}: {p['free']}/{p['total']} free" for size, p in
@@ -19,7 +24,7 @@ def render(facts, warnings):
         ("online CPUs", _list(f["online_cpus"])), ("affinity", _list(f["affinity"])), ("SMT", f["smt"]),
         ("NUMA nodes", _list(f["numa_nodes"])), ("base page size", format_size(f["page_size"])),
         ("THP enabled / defrag", f"{f['thp_enabled']} / {f['thp_defrag']}"), ("hugetlb pools", pools),
-        ("MMU", f["mmu"]), ("TLB single-page flush ceiling", f["tlb_single_page_flush_ceiling"]),
+        ("MMU", f["mmu"]), ("TLB single-page flush ceiling", _ceiling(f)),
         *([("TLB local single-page flush ceiling", f["tlb_local_single_page_flush_ceiling"])]
           if f.get("tlb_local_single_page_flush_ceiling", "unknown") != "unknown" else []),
         ("THP size", format_size(f["thp_size"]) if isinstance(f.get("thp_size"), int) else "unknown"),
