@@ -124,8 +124,13 @@ def _stride_table(frame, host, fmt, bystanders=None):
     return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, stralign="right")
 
 
+# show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.
+RUN_UNIT_NOTE = ("Median, Min, Max: of single passes (as show --unit pass); CV% within: of a round's passes, "
+                 "between: of round means (show's default unit)")
+
+
 def run_report(result):
-    lines = [headline(result), run_table(result)] + adaptive_notes(result.config)
+    lines = [headline(result), run_table(result), RUN_UNIT_NOTE] + adaptive_notes(result.config)
     if not result.complete:
         lines.append("interrupted: only finished passes are shown and saved (complete: false)")
     notes = []

@@ -42,8 +42,12 @@ def render(result, unit="round", fmt="text"):
     all_rows = [r for b in blocks for r in b[3]]
     counter_titles, counters = counter_cells(all_rows)
     expect = any(flush_expectation(r["stride_bytes"], b[5], b[2]["bystanders"]) for b in blocks for r in b[3])
+    per = blocks[0][3][0]["unit"] if blocks[0][3] else unit
+    # run prints Median/Min/Max of single passes, show by default of round means: the same words
+    # for two different numbers, so here they carry their unit (csv keeps plain names).
     headers = ["Stride", "N", "Min", "Max", "Median", "Mean", "Stddev", "CV%", "us/call"]
     headers += counter_titles + (["expected flush"] if expect else [])
+    titles = [f"{h} ({per})" if h in ("Min", "Max", "Median", "Mean") else h for h in headers]
 
     def body(rows, host, bystanders):
         out = []
@@ -66,10 +70,11 @@ def render(result, unit="round", fmt="text"):
         return "\n".join(lines), warnings
     out = []
     for index, heading, spec, rows, _, host in blocks:
-        table = tabulate(body(rows, host, spec["bystanders"]), headers=headers, tablefmt=FORMATS[fmt], disable_numparse=True)
+        table = tabulate(body(rows, host, spec["bystanders"]), headers=titles, tablefmt=FORMATS[fmt], disable_numparse=True)
         if heading is not None:  # markdown: a paragraph of its own, or the table would continue it
             table = f"**{heading}**\n\n{table}" if fmt == "markdown" else f"{heading}\n{table}"
         out.append(table)
-    per = blocks[0][3][0]["unit"] if blocks[0][3] else unit
-    unit_note = f"GB/s per {per} (N = {'rounds' if per == 'round' else 'passes'})"
+    unit_note = (f"GB/s per round (N = rounds): each value is one round's mean rate; run's Median, Min and Max "
+                 f"are of single passes (show --unit pass)" if per == "round" else
+                 "GB/s per pass (N = passes): Median, Min and Max as run prints them")
     return "\n\n".join(out) + "\n" + unit_note, warnings

@@ -1,4 +1,6 @@
 """The run table: per-call counter columns and the expected-flush column."""
+import pytest
+
 import atsdbench
 from atsdbench import report
 
@@ -65,3 +67,45 @@ def test_power_counter_columns(fixtures):
     assert row[-5:] == ["3.00", "3.00", "0.00", "2.00", "per-page"]
     hash_table = report.run_table(power_result(fixtures, 0, hcalls=True))
     assert "H_REMOVE/call" in hash_table and "H_BULK_REMOVE/call" not in hash_table
+
+
+def _columns(text, names):
+    """{stride: {column: cell}} of a table whose header holds `names` (split on 2+ spaces)."""
+    import re
+
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.strip().startswith("Stride"))
+    head = re.split(r"\s{2,}", lines[i].strip())
+    out = {}
+    for line in lines[i + 2:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if len(cells) != len(head) or not cells[0][0].isdigit():
+            break
+        out[cells[0]] = {n: cells[head.index(n)] for n in names}
+    return out
+
+
+def test_run_and_show_say_which_unit_and_agree_on_passes(fixtures):
+    """run printed 64K Min 5.45 and show Min 5.58 under the same name: one is of passes, the other of
+    round means.  Now show names the unit in its columns and with --unit pass prints run's numbers."""
+    from atsdbench import show
+
+    r = atsdbench.load(str(fixtures / "before.json"))
+    run = report.run_report(r)
+    assert "Median, Min, Max: of single passes (as show --unit pass)" in run
+    by_round, _ = show.render(r)
+    assert "Min (round)" in by_round and "Median (round)" in by_round and "\nGB/s per round (N = rounds): " in by_round
+    by_pass, _ = show.render(r, unit="pass")
+    assert "Min (pass)" in by_pass and "Median, Min and Max as run prints them" in by_pass
+    ran = _columns(run, ["Median GB/s", "Min", "Max", "CV% between"])
+    passes = _columns(by_pass, ["Median (pass)", "Min (pass)", "Max (pass)"])
+    rounds = _columns(by_round, ["Min (round)", "CV%"])
+    assert set(ran) == set(passes) == {"64K", "1M", "2M", "4M"}
+    for stride, row in ran.items():
+        for mine, theirs in (("Median GB/s", "Median (pass)"), ("Min", "Min (pass)"), ("Max", "Max (pass)")):
+            # the same number, printed to 2 and 3 decimals
+            assert float(passes[stride][theirs]) == pytest.approx(float(row[mine]), abs=0.0051), (stride, mine)
+        assert row["CV% between"] == rounds[stride]["CV%"]  # the spread of round means, in both
+        assert float(rounds[stride]["Min (round)"]) > float(row["Min"])  # a round mean is above its worst pass
+    csv, _ = show.render(r, fmt="csv")
+    assert csv.splitlines()[0].startswith("stride,n,min,max,median,mean,")  # machine names unchanged
