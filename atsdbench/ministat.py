@@ -60,6 +60,7 @@ finally:
         del os.environ[_name]
 
 SYMBOL = " x+*%#@O"
+_SYMBOLS = SYMBOL.encode("ascii") + bytes(range(8, 256))  # bytes.translate table: byte k to SYMBOL[k]
 CONFIDENCES = (80.0, 90.0, 95.0, 98.0, 99.0, 99.5)
 MAX_DS = 7
 STUDENT_ROWS = 100  # ministat's t table: df 1..100, then infinity
@@ -283,10 +284,53 @@ class _Buffer:
             self.data[self.height * self.width:size] = bytes((m - self.height) * self.width)
         self.height = m
 
-    def mark(self, row, x, val):
-        i = row * self.width + x
-        if 0 <= i < len(self.data):
-            self.data[i] |= val
+    def mark(self, rows, xs, val):
+        """ORs val into (row, x) for each point, as ministat's data[row * width + x] |= val: an x
+        outside the row lands in a neighbouring one; offsets outside the allocation are dropped."""
+        at = rows * self.width + xs
+        at = at[(at >= 0) & (at < len(self.data))]
+        if len(at):
+            view = np.frombuffer(self.data, dtype=np.uint8)
+            view[at] |= val  # points sharing an offset OR the same val: once is the same as twice
+            del view  # the bytearray can grow again
+
+    def rows(self):
+        """Rows height-1 down to 1, as DumpPlot prints them (a byte of 8 or more, which seven sets
+        cannot OR together, as its hex)."""
+        w, shown = self.width, bytes(self.data[:self.height * self.width])
+        if not shown.translate(None, bytes(range(8))):  # every byte is 0-7: a symbol
+            text = shown.translate(_SYMBOLS).decode("ascii")
+            return [text[r * w:(r + 1) * w] for r in range(self.height - 1, 0, -1)]
+        return ["".join(SYMBOL[k] if k < 8 else "[%02x]" % k for k in shown[r * w:(r + 1) * w])
+                for r in range(self.height - 1, 0, -1)]
+
+
+def _columns(points, x0, dx):
+    """Each point's column, _cint(cdiv(p - x0, dx)), for all points at once: numpy's IEEE division
+    differs from cdiv only in a NaN's sign, and _cint makes every NaN INT_MIN."""
+    with np.errstate(all="ignore"):
+        q = (np.asarray(points, dtype=np.float64) - x0) / dx
+        inside = np.isfinite(q) & (q >= INT_MIN) & (q < INT_MAX + 1.0)
+    return np.where(inside, np.trunc(q), INT_MIN).astype(np.int64)
+
+
+def _places(xs):
+    """ministat's two passes over a set's columns in PlotSet: (each point's row, the tallest run m).
+    A point's row is its place in its run of equal columns, from 1; the second pass starts with the
+    first pass's last j and i = -1, so a first run in column -1 (-w 0 draws leftwards) continues
+    from there."""
+    if not len(xs):
+        return xs, 1
+    change = np.empty(len(xs), dtype=bool)
+    change[0] = True
+    np.not_equal(xs[1:], xs[:-1], out=change[1:])
+    at = np.arange(len(xs), dtype=np.int64)
+    place = at - np.maximum.accumulate(np.where(change, at, 0)) + 1
+    m, last = int(place.max()), int(place[-1])
+    if xs[0] == -1:
+        first = np.argmax(change[1:]) + 1 if change[1:].any() else len(xs)
+        place[:first] += last
+    return place, m
 
 
 def _put(bar, x, char):
@@ -316,22 +360,10 @@ def plot_lines(sets, width=74, separate=False):
         bar = val - 1 if separate else 0
         if bars[bar] is None:
             bars[bar] = bytearray(width)
-        xs = [_cint(cdiv(p - x0, dx)) for p in ds.values.tolist()]
-        m, i, j = 1, -1, 0
-        for x in xs:
-            if x == i:
-                j += 1
-                m = max(m, j)
-            else:
-                j, i = 1, x
+        xs = _columns(ds.values, x0, dx)
+        rows, m = _places(xs)
         buf.set_height(m + 1)
-        i = -1
-        for x in xs:
-            if x == i:
-                j += 1
-            else:
-                j, i = 1, x
-            buf.mark(j, x, val)
+        buf.mark(rows, xs, val)
         sd = ds.stddev()
         b = bars[bar]
         if not math.isnan(sd):
@@ -345,10 +377,7 @@ def plot_lines(sets, width=74, separate=False):
         _put(b, _cint(cdiv(ds.median() - x0, dx)), ord("M"))
         _put(b, _cint(cdiv(ds.avg() - x0, dx)), ord("A"))
     edge = "+" + "-" * width + "+"
-    lines = [edge]
-    for i in range(1, buf.height):
-        row = buf.data[(buf.height - i) * width:(buf.height - i + 1) * width]
-        lines.append("|" + "".join(SYMBOL[k] if k < 8 else "[%02x]" % k for k in row) + "|")
+    lines = [edge] + ["|" + row + "|" for row in buf.rows()]
     for b in bars:
         if b is not None:
             lines.append("|" + b.replace(b"\0", b" ").decode() + "|")
