@@ -4,14 +4,14 @@ __version__ = "0.1.0"
 
 def run(**options):
     """Measure from Python; takes the `atsdbench run` options as keywords; returns a Result."""
-    from . import plan, runner
+    from .measure import plan, runner
 
     return runner.run(plan.make_plan(**options))
 
 
 def load(path):
     """Read a result file; returns a Result (.samples DataFrame, .config and .host dicts)."""
-    from . import results
+    from .data import results
 
     return results.load(path)
 
@@ -19,6 +19,6 @@ def load(path):
 def compare(base, *more, **options):
     """Compare results (Result objects or paths) per stride; returns a DataFrame (see `atsdbench compare`).
     compare(path, by="bystanders"): one file's cells against each other, paired by round."""
-    from . import comparison
+    from .analysis import compare as comparison
 
     return comparison.compare_frame([base, *more], **options)

@@ -90,7 +90,7 @@ def build_parser():
 def _add_plan_options(parser):
     """`run`'s options come from the option table in C (csrc/atsd_options.h), which `atsd` is built
     from too.  Defaults stay None here: the C plan applies the table's own."""
-    from . import core
+    from .measure import core
 
     for o in core.options():
         if not o["run"]:
@@ -119,7 +119,7 @@ def _joined_values(argv):
     range error, which `atsd` (getopt) gives for the same words."""
     if not argv or argv[0] != "run":
         return argv
-    from . import core
+    from .measure import core
 
     # long names only: argparse reads "-o=x" as the value "=x"
     takes_value = {f"--{o['name']}" for o in core.options() if o["run"] and o["metavar"]}
@@ -140,7 +140,7 @@ def _int(name):
     """A whole number in ASCII digits, as the C plan's options read them (int() would take '３３' and
     '1_000')."""
     def conv(text):
-        from .schema import cut
+        from .data.schema import cut
 
         if not re.fullmatch(r"\s*[+-]?[0-9]+\s*", text) or len(text) > 4000:
             raise argparse.ArgumentTypeError(f"{name} {cut(text)} is not a whole number")

@@ -36,7 +36,7 @@ def _progress(total):
 
 def plan_options(args):
     """The plan's options as given on the command line (None: the option table's default)."""
-    from . import core
+    from .measure import core
 
     fields = {(o["field"] or o["name"]).replace("-", "_") for o in core.options() if o["run"] and o["field"]}
     return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
@@ -45,7 +45,9 @@ def plan_options(args):
 def cmd_run(args):
     import time
 
-    from . import host, plan as plans, report, results, runner
+    from .measure import host, plan as plans, runner
+    from .render import tables as report
+    from .data import results
 
     plan = plans.make_plan(**plan_options(args))
     # Named and checked before measuring: an unwritable output must not cost a finished run.
@@ -83,7 +85,8 @@ def _warn(lines):
 
 
 def cmd_compare(args):
-    from . import comparison, compare_formats
+    from .analysis import compare as comparison
+    from .render import compare as compare_formats
 
     if args.format not in compare_formats.RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} (got {args.format!r})")
@@ -96,7 +99,8 @@ def cmd_compare(args):
 
 
 def cmd_show(args):
-    from . import report, results, show
+    from .render import tables as report, show
+    from .data import results
 
     result = results.load(args.file)
     if args.format not in show.FORMATS:
@@ -107,10 +111,7 @@ def cmd_show(args):
         print(report.headline(result))
     print(table)
     if args.format == "text":
-        from .runner import round_lag1
-
-        for line in (report.adaptive_notes(result.config) + report.bystander_notes(result.records)
-                     + report.lag1_notes(round_lag1(result.records))):
+        for line in report.notes(result):
             print(line)
     return 0
 
@@ -118,7 +119,8 @@ def cmd_show(args):
 def cmd_info(args):
     import json
 
-    from . import host, info
+    from .measure import host
+    from .render import info
 
     facts = host.full()
     if args.json:
@@ -129,7 +131,9 @@ def cmd_info(args):
 
 
 def cmd_plot(args):
-    from . import comparison, plot, results
+    from .analysis import compare as comparison
+    from .render import plot
+    from .data import results
 
     fmt = plot.output_format(args.output)
     plot.require_matplotlib()
@@ -143,7 +147,8 @@ def cmd_plot(args):
 
 
 def cmd_import(args):
-    from . import importer, report, results
+    from .data import atsd_output as importer, results
+    from .render import tables as report
 
     if args.table:
         return _import_table(args)
@@ -158,7 +163,7 @@ def cmd_import(args):
 
 
 def _import_table(args):
-    from . import results, table
+    from .data import results, published_table as table
     from .units import parse_size
 
     if not args.page_size:
@@ -185,7 +190,8 @@ def _import_table(args):
 
 
 def cmd_model(args):
-    from . import comparison, model, model_formats
+    from .analysis import compare as comparison, model
+    from .render import model as model_formats
 
     if args.format not in model_formats.RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")

@@ -215,7 +215,7 @@ def cfmt(spec, x):
 
 def read_set(data, name, column=1, delim=" \t"):
     """Parse one input (bytes) as ministat's ReadSet does (in C: csrc/atsd.c); a Dataset or StatError."""
-    from . import core
+    from .measure import core
 
     values, bad_line = core.read_column(data, column, delim)
     if values is None:
@@ -235,7 +235,7 @@ def vitals(ds, flag):
 
 
 def relative(ds, rs, confidence):
-    from .stats import ministat_t
+    from .analysis.stats import ministat_t
 
     i = ds.n + rs.n - 2
     t = ministat_t(confidence, i if i > 0 else STUDENT_ROWS + 1)  # row 0 of its table is df = infinity

@@ -1,4 +1,5 @@
-"""Sizes are binary (1G = 2**30 bytes); rates are decimal (GB/s = 10**9 bytes/s)."""
+"""Sizes are binary (1G = 2**30 bytes); rates are decimal (GB/s = 10**9 bytes/s).  Also the kernel's own
+little text formats (CPU lists, a bracketed choice), which result files carry and readers of them parse."""
 import re
 
 from .errors import UsageError
@@ -36,3 +37,36 @@ def format_size(n):
 
 def gbps(nbytes, seconds):
     return nbytes / seconds / 1e9
+
+
+def parse_bracketed(text):
+    """'always [madvise] never' -> 'madvise'."""
+    if not text:
+        return "unknown"
+    for word in text.split():
+        if word.startswith("[") and word.endswith("]"):
+            return word[1:-1]
+    return text.strip() or "unknown"
+
+
+def parse_cpulist(text):
+    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11]."""
+    cpus = []
+    for part in (text or "").strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
+def format_cpulist(cpus):
+    """[0, 1, 2, 5] -> '0-2,5'."""
+    cpus, parts, i = sorted(cpus), [], 0
+    while i < len(cpus):
+        j = i
+        while j + 1 < len(cpus) and cpus[j + 1] == cpus[j] + 1:
+            j += 1
+        parts.append(str(cpus[i]) if i == j else f"{cpus[i]}-{cpus[j]}")
+        i = j + 1
+    return ",".join(parts)

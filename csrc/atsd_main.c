@@ -192,7 +192,7 @@ static int32_t parse_cpulist(const char *text, int32_t *out, int32_t cap)
  * flushes (every reason but the sender's 'remote IPI send' note), full_flushes (pages ==
  * TLB_FLUSH_ALL), flushes_<reason>.  POWER (tlb:tlb_flush never fires there): powerpc:tlbie ->
  * tlbie, tlbie_global (local == 0), tlbie_full (whole-PID flushes of a process, the kernel filter of
- * atsdbench/tlbie.py FILTERS), powerpc:tlbia -> tlbia, and on a hash MMU powerpc:hcall_entry by
+ * atsdbench/measure/tlbie.py FILTERS), powerpc:tlbia -> tlbia, and on a hash MMU powerpc:hcall_entry by
  * opcode -> h_remove, h_bulk_remove, ...  POWER9's errata workarounds (tlbie_fixup) are not counted:
  * "the same page again" is no field test, and atsdbench run reads them from the trace in order. */
 enum { MAX_COLUMNS = 32 };

@@ -7,7 +7,7 @@ adaptive run whose target is the precision the fixed plan of this same repeat re
 stride's half-width): that pair answers "at the fixed plan's own precision, is adaptive slower?".
 Every run has the same options otherwise (size, strides, reps, warm-up); adaptive runs start from
 `--min-rounds` rounds and stop at `--max-time`.  Seconds are wall time around atsdbench.run; the
-half-widths are those the stopping rule uses (atsdbench/adaptive.py: relative half-width of the 95%
+half-widths are those the stopping rule uses (atsdbench/measure/adaptive.py: relative half-width of the 95%
 CI of each stride's round-mean rate), computed the same way for the fixed plan.
 
 Prints one row per plan (medians over repeats), then the two goals of issue 16: adaptive at the
@@ -35,7 +35,7 @@ def measure(options):
 
 def precision(result, confidence=95.0):
     """{stride: relative half-width %} of a result's round means (one cell), as the policy sees it."""
-    from atsdbench import adaptive
+    from atsdbench.measure import adaptive
 
     out = {}
     for (_, stride), means in adaptive.round_means(result.records).items():
@@ -75,7 +75,7 @@ def main(argv=None):
     if a.repeat < 1 or a.min_rounds < 1:
         fail(f"--repeat and --min-rounds must be at least 1 (got {a.repeat} and {a.min_rounds})")
     from atsdbench.errors import UsageError
-    from atsdbench.plan import make_plan
+    from atsdbench.measure.plan import make_plan
     from atsdbench.units import format_size
 
     common = {k: v for k, v in (("size", a.size), ("strides", a.strides), ("reps", a.reps)) if v is not None}

@@ -7,7 +7,7 @@ round) for DURATION or ROUNDS, records each round's mean GB/s with the time it w
 prints: within- and between-round CV, the autocorrelation of round means by lag (in rounds) and by
 time separation (seconds), the block-mean inflation factor (how much more means of 3, 5, 10
 consecutive rounds vary than independent rounds predict), and the mean's CI as the t interval and
-as batch means (atsdbench.timeseries).  The lag at which the ACF falls below --below is the round
+as batch means (atsdbench.analysis.timeseries).  The lag at which the ACF falls below --below is the round
 spacing that makes consecutive rounds nearly independent.
 
 usage: scripts/drift.py [--size 256M] [--stride 64K] [--duration 300s | --rounds N] [--passes 5]
@@ -60,7 +60,7 @@ def measure(size, stride, passes, warmup, cpu, duration, rounds, progress):
     """([{round, t, gbps: [...]}, ...], error): one entry per measured round, t the mid-time of the
     round's timed passes in seconds from the start.  Ctrl-C or an OSError part-way stops it and
     keeps every finished round; error is the OSError's message (None otherwise)."""
-    from atsdbench import core
+    from atsdbench.measure import core
 
     core.pin_self(cpu)
     align = max(2 << 20, stride)
@@ -101,7 +101,7 @@ def analyse(rounds, blocks=(3, 5, 10), below=0.1, confidence=95.0):
     """Everything the report prints, as plain numbers (the --json payload's "analysis")."""
     import numpy as np
 
-    from atsdbench import stats, timeseries as ts
+    from atsdbench.analysis import stats, timeseries as ts
 
     means = np.array([np.mean(r["gbps"]) for r in rounds])
     times = np.array([r["t"] for r in rounds])
@@ -218,7 +218,7 @@ def main(argv=None):
     ap.add_argument("--plot", metavar="FILE")
     ap.add_argument("--json", metavar="FILE")
     a = ap.parse_args(argv)
-    from atsdbench import core, host
+    from atsdbench.measure import core, host
     from atsdbench.errors import UsageError
     from atsdbench.units import format_size, parse_size
 

@@ -18,7 +18,7 @@ from statistics import median
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import atsdbench  # noqa: E402
-from atsdbench import tlbie  # noqa: E402
+from atsdbench.measure import tlbie  # noqa: E402
 from atsdbench.units import format_size, parse_size  # noqa: E402
 
 

@@ -53,7 +53,7 @@ def small_run(tmp_path_factory):
 
     result = atsdbench.run(size="64M", strides="64K,1M", rounds=2, reps=2, seed=1)
     path = tmp_path_factory.mktemp("run") / "small.json"
-    from atsdbench import results
+    from atsdbench.data import results
 
     results.save(result, str(path))
     return path

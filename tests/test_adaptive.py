@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from scipy import signal
 
-from atsdbench import adaptive, report, timeseries as ts
-from atsdbench.stats import t_quantile
+from atsdbench.measure import adaptive
+from atsdbench.render import tables as report
+from atsdbench.analysis import timeseries as ts
+from atsdbench.analysis.stats import t_quantile
 
 
 def records(means, strides=(65536,), cells=(None,), reps=2, round_s=None, warmup_rounds=1, start=0.0):
@@ -175,7 +177,7 @@ def test_summary_has_what_the_result_file_records():
 
 
 def test_from_plan(monkeypatch):
-    from atsdbench import plan
+    from atsdbench.measure import plan
 
     assert adaptive.Policy.from_plan(plan.make_plan(size="16M", strides="64K")) is None
     p = adaptive.Policy.from_plan(plan.make_plan(size="16M", strides="64K", until=1.5, max_rounds=9, rounds=2))

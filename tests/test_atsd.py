@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 import atsdbench
-from atsdbench import importer, plan as plans
+from atsdbench.data import atsd_output as importer
+from atsdbench.measure import plan as plans
 from atsdbench.errors import UsageError
 
 CSRC = os.path.join(os.path.dirname(__file__), "..", "csrc")
@@ -140,7 +141,7 @@ def test_its_table_is_run_s_table_of_the_imported_file(atsd, tmp_path, cli):
 
 
 def test_the_same_filters_and_columns_as_the_python_counters():
-    from atsdbench import counters, tlbie
+    from atsdbench.measure import counters, tlbie
 
     src = open(os.path.join(CSRC, "atsd_main.c")).read()
     for column, expr in tlbie.FILTERS.items():
@@ -148,7 +149,7 @@ def test_the_same_filters_and_columns_as_the_python_counters():
     ops = {int(op): name for op, name in re.findall(r'\{(\d+), "(h_[a-z_]+)"\}', src)}
     assert ops == tlbie.HCALL_COLUMNS
     titles = dict(re.findall(r'\{"([a-z_]+)", "([^"]+/call|full flush %)", [01]\}', src))
-    from atsdbench.report import COUNTER_COLUMNS
+    from atsdbench.render.tables import COUNTER_COLUMNS
 
     py = {key[:-len("_per_call")]: title for key, title, _ in COUNTER_COLUMNS if key.endswith("_per_call")}
     assert {k: v for k, v in titles.items() if k != "full_flushes"} == {k: v for k, v in py.items() if k in titles}

@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import atsdbench
-from atsdbench import comparison, paired, report, results, show, stats
+from atsdbench.analysis import compare as comparison, stats
+from atsdbench.render import tables as report, show
+from atsdbench.data import results
 from atsdbench.units import format_size
 
 FORMATS = ["text", "markdown", "csv", "json", "commit", "ministat"]
@@ -69,7 +71,7 @@ def test_paired_t_is_scipys_ttest_rel_on_log_rates():
     rng = np.random.default_rng(1)
     for n in (2, 3, 7):
         a, b = np.exp(rng.normal(0, 0.1, n)), np.exp(rng.normal(0.05, 0.1, n))
-        r = paired.paired_t(a, b, 90)
+        r = stats.paired_t(a, b, 90)
         ref = sps.ttest_rel(np.log(b), np.log(a))
         ci = ref.confidence_interval(0.90)
         assert float(r["p"]) == pytest.approx(ref.pvalue)
@@ -84,7 +86,7 @@ def test_signed_rank_p_is_scipys_exact_wilcoxon():
     for n in (3, 6, 9, 14):
         for shift in (0.0, 0.03, -0.08):
             a, b = np.exp(rng.normal(0, 0.05, n)), np.exp(rng.normal(shift, 0.05, n))
-            mine = float(paired.signed_rank(a, b, 95)["p"])
+            mine = float(stats.signed_rank(a, b, 95)["p"])
             assert mine == pytest.approx(sps.wilcoxon(np.log(b) - np.log(a), method="exact").pvalue)
 
 
@@ -93,7 +95,7 @@ def test_signed_rank_ci_agrees_with_its_p():
     rng = np.random.default_rng(3)
     a = np.exp(rng.normal(0, 0.05, (3000, 8)))
     b = a * np.exp(rng.normal(0.03, 0.04, (3000, 8)))
-    r = paired.signed_rank(a, b, 95)
+    r = stats.signed_rank(a, b, 95)
     excludes = (r["low"] > 1) | (r["high"] < 1)
     assert np.array_equal(excludes, r["p"] < 0.05) and 0.2 < excludes.mean() < 0.95
 
@@ -102,7 +104,7 @@ def test_signed_rank_ci_agrees_with_its_p():
 def test_smallest_pairs_is_where_scipys_best_p_passes_the_level(confidence):
     from scipy import stats as sps
 
-    n = paired.smallest_pairs(confidence)
+    n = stats.smallest_pairs(confidence)
     best = [sps.wilcoxon(np.arange(1.0, k + 1), method="exact").pvalue for k in (n - 1, n)]
     assert best[0] >= stats.alpha(confidence) > best[1]
 
@@ -140,7 +142,7 @@ def test_paired_t_covers_the_truth_and_is_far_narrower_than_unpaired():
     for ratio in TRUTHS:
         for n in range(3, 11):
             base, new = paired_experiments(rng, n, ratio)
-            r = paired.paired_t(base, new, 95)
+            r = stats.paired_t(base, new, 95)
             hits += int(_covered(r, ratio).sum())
             total += EXPERIMENTS
             w = stats.log_t(base, new, "welch", 95)
@@ -156,8 +158,8 @@ def test_signed_rank_ci_covers_at_least_its_level_exactly_as_theory_says():
     rng = np.random.default_rng(11)
     for n in (6, 8, 10, 13):
         base, new = paired_experiments(rng, n, 1.3)
-        r = paired.signed_rank(base, new, 95)
-        theory = 1 - 2 * paired.signed_rank_null_cdf(n)[r["k"] - 1]
+        r = stats.signed_rank(base, new, 95)
+        theory = 1 - 2 * stats.signed_rank_null_cdf(n)[r["k"] - 1]
         cov = _covered(r, 1.3).mean()
         assert theory >= 0.95 and abs(cov - theory) < 4 * math.sqrt(theory * (1 - theory) / EXPERIMENTS), (n, cov)
 
@@ -182,7 +184,7 @@ def test_within_run_aa_is_called_different_about_five_percent_of_the_time():
     """An A/A inside one run (two cells of the same thing) over 4 strides: each stride's paired t
     calls it different ~5% of the time, and Holm keeps the whole compare at <= 5%."""
     rng = np.random.default_rng(13)
-    p = np.stack([paired.paired_t(*paired_experiments(rng, 5, 1.0, k=4000), 95)["p"] for _ in range(4)], axis=-1)
+    p = np.stack([stats.paired_t(*paired_experiments(rng, 5, 1.0, k=4000), 95)["p"] for _ in range(4)], axis=-1)
     assert 0.04 <= (p < 0.05).mean() <= 0.06
     holm = np.mean([(stats.holm(row) < 0.05).any() for row in p])
     assert 0.03 <= holm <= 0.06, holm
@@ -271,7 +273,7 @@ def test_every_format_says_paired(cli, bystanders_file, fmt):
 
 
 def test_median_is_signed_rank_and_says_when_too_few(cli, tmp_path, fixtures):
-    need = paired.smallest_pairs(95)
+    need = stats.smallest_pairs(95)
     few = write_cells(tmp_path / "few.json", fixtures, {"bystanders": [0, 1]}, lambda s: 0.9, rounds=need - 1)
     p = cli("compare", few, "--by", "bystanders", "--metric", "median")
     assert p.returncode == 0 and "n/a (too few to prove any)" in p.stdout
@@ -365,7 +367,7 @@ def test_files_without_cells_print_as_before(fixtures):
 
 def test_plot_draws_a_line_per_cell(tmp_path, fixtures):
     pytest.importorskip("matplotlib")
-    from atsdbench import plot
+    from atsdbench.render import plot
 
     path = write_cells(tmp_path / "c.json", fixtures, {"bystanders": [0, 1]}, lambda s: 1.0)
     fig = plot.make_figure([str(path)], labels=["x"])

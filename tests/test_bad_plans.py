@@ -8,7 +8,7 @@ from atsdbench import cli
 from bad_plans import BAD_PLANS
 
 
-# What issue 11 named: the README's list of bad input (unparsable or zero sizes, strides that do not
+# What issue 11 named: docs/run-options.md's list of bad input (unparsable or zero sizes, strides that do not
 # fit, a size above MemAvailable, rounds or reps below 1, more bystanders than other CPUs, --cpu
 # outside the mask, an empty hugetlb pool, an unwritable output path), plus overflow, duplicate strides
 # and a hugetlb pool too small.  Each: its row of the table, and a sentence `run` must give for it.
@@ -43,7 +43,7 @@ def test_at_least_the_cases_the_issue_named():
 def test_the_named_cases_are_refused_by_run(case, tmp_path, capsys, monkeypatch):
     """`run` alone, in-process (test_refused_alike holds atsd to the same sentence): exit 2, one line
     with the table's message and the named sentence, nothing written, nothing measured."""
-    from atsdbench import runner
+    from atsdbench.measure import runner
 
     monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail(f"{case}: the plan was accepted and run"))
     args, sentence = NAMED[case]

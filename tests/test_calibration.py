@@ -12,7 +12,7 @@ at once through the vectorised functions compare itself uses (stats.log_t, stats
 import numpy as np
 import pytest
 
-from atsdbench import stats
+from atsdbench.analysis import stats
 
 EXPERIMENTS = 2000  # per sample size: a coverage estimate's standard error is 0.5 points
 PASSES = 4

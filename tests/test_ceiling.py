@@ -1,7 +1,7 @@
 """--ceiling: set for the run, always restored, refused clearly where it cannot be written."""
 import pytest
 
-from atsdbench.ceiling import Ceiling
+from atsdbench.measure.ceiling import Ceiling
 from atsdbench.errors import UsageError
 
 
@@ -28,7 +28,7 @@ def test_missing_or_unwritable_is_one_clear_line(tmp_path):
 
 @pytest.mark.live  # starts `atsdbench run` (refused before measuring where there is no ceiling)
 def test_cli_ceiling_without_debugfs_stops_before_measuring(cli, tmp_path):
-    from atsdbench import ceiling
+    from atsdbench.measure import ceiling
 
     if ceiling.find() is not None:
         pytest.skip("this machine has a writable-looking ceiling; not touching it in a test")
@@ -50,7 +50,8 @@ def _refusing(err):
 def test_lockdown_is_named_not_mount_advice(tmp_path, monkeypatch):
     import errno
 
-    from atsdbench import ceiling, host, info
+    from atsdbench.measure import ceiling, host
+    from atsdbench.render import info
 
     lockdown = tmp_path / "lockdown"
     lockdown.write_text("none [integrity] confidentiality\n")
@@ -76,6 +77,6 @@ def test_lockdown_is_named_not_mount_advice(tmp_path, monkeypatch):
 
 
 def test_a_missing_file_still_says_mount(tmp_path):
-    from atsdbench import ceiling
+    from atsdbench.measure import ceiling
 
     assert ceiling.locate((str(tmp_path / "absent"),))[1] == ceiling.MISSING and "mount" in ceiling.MISSING

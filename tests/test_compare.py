@@ -4,7 +4,7 @@ import json
 import pytest
 
 import atsdbench
-from atsdbench import comparison
+from atsdbench.analysis import compare as comparison
 
 FORMATS = ["text", "markdown", "csv", "json", "commit", "ministat"]
 
@@ -88,7 +88,7 @@ def test_unit_pass_says_so(cli, fixtures):
 
 def test_warmup_samples_are_never_used(fixtures):
     r = atsdbench.load(str(fixtures / "before.json"))
-    from atsdbench import stats
+    from atsdbench.analysis import stats
 
     obs = stats.observations(r.samples, 65536)
     assert len(obs) == 5 and 0 not in set(r.measured["round"])
@@ -112,7 +112,7 @@ def test_bad_input(cli, fixtures, args, message):
 
 def test_newer_schema_and_not_a_result(cli, fixtures, tmp_path):
     data = json.loads((fixtures / "before.json").read_text())
-    from atsdbench.results import SCHEMA_VERSION
+    from atsdbench.data.results import SCHEMA_VERSION
 
     newer = SCHEMA_VERSION + 1
     data["schema_version"] = newer
@@ -169,7 +169,7 @@ def test_mixed_groups_are_student_on_runs_and_say_the_assumption(cli, fixtures):
 def test_holm_by_default_and_adjust_none(fixtures):
     import numpy as np
 
-    from atsdbench import stats
+    from atsdbench.analysis import stats
 
     files = [str(fixtures / f) for f in ("before.json", "after.json", "again.json")]
     holm = atsdbench.compare(*files)
@@ -247,14 +247,14 @@ def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
     assert p.returncode == 0 and p.stdout.splitlines()[1].split()[:2] == ["Cell", "Stride"]
     assert "over the 8 comparisons made" in p.stdout
     p = cli("compare", base, new, "--format", "ministat")
-    assert "stride bystanders=1 64K:" in p.stdout
+    assert "stride 64K bystanders=1:" in p.stdout
     other = _with_cells(fixtures, tmp_path, "again.json", [({"bystanders": 2}, 1.0), ({"bystanders": 0}, 1.0)])
     p = cli("compare", base, other)
     assert p.returncode == 0 and "stride 64K of bystanders=1 is missing from" in p.stderr
 
 
 def test_group_observations_are_run_means(fixtures):
-    from atsdbench import stats
+    from atsdbench.analysis import stats
 
     group = comparison.load_group(f"{fixtures / 'before.json'},{fixtures / 'again.json'}")
     obs = comparison.group_observations(group, 65536, "run", "mean")
@@ -285,7 +285,7 @@ def test_show_has_counter_and_expected_flush_columns(cli, fixtures, tmp_path):
 
 
 def _series_file(tmp_path, name, means, stride=65536):
-    import atsdbench.results as results
+    import atsdbench.data.results as results
 
     samples = [{"round": r, "rep": 0, "order": 0, "stride_bytes": stride, "warmup": False, "ns": int(1e9 / m),
                 "seconds": 1 / m, "calls": 4, "gbps": float(m), "us_per_call": 1.0, "traced": False}

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from atsdbench import core
+from atsdbench.measure import core
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 

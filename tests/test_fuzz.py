@@ -4,7 +4,7 @@ success or exit 2 with one line on stderr (besides warnings), never a traceback;
 print what Debian's ministat prints wherever ministat itself does not crash.
 
 Hypothesis runs derandomized (the same inputs every run) with small example counts, so the file
-takes seconds; INPUTS counts what each property tried (the README quotes the totals).
+takes seconds; INPUTS counts what each property tried (docs/development.md quotes the totals).
 """
 import copy
 import io
@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from atsdbench import cli, ministat, results
+from atsdbench import cli, ministat
+from atsdbench.data import results
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 MINISTAT = shutil.which("ministat")

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 import atsdbench
-from atsdbench import gpu
+from atsdbench.measure import gpu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

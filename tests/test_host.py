@@ -1,7 +1,8 @@
 """Parsers of /proc and sysfs, on committed fixtures (x86, POWER9 radix/hash with NPU2, arm64)."""
 import pytest
 
-from atsdbench import counters, host, info, procfs
+from atsdbench.measure import counters, host, procfs
+from atsdbench.render import info
 
 PROC = "proc"
 
@@ -93,7 +94,7 @@ def test_unknown_stays_unknown():
 
 
 def test_smaps_huge_share_of_a_range():
-    from atsdbench import procfs
+    from atsdbench.measure import procfs
 
     text = ("7f0000000000-7f0000400000 rw-p 00000000 00:00 0\nSize: 4096 kB\nAnonHugePages: 2048 kB\n"
             "7f0000400000-7f0000600000 rw-p 00000000 00:00 0\nAnonHugePages: 2048 kB\n")

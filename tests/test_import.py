@@ -7,7 +7,8 @@ import tempfile
 import pytest
 
 import atsdbench
-from atsdbench import cli, importer
+from atsdbench import cli
+from atsdbench.data import atsd_output as importer
 from atsdbench.errors import UsageError
 
 HOST = ("host\thostname=h\tarch=x86_64\tkernel_release=6.1.0\tkernel_version=#1 SMP\tcpu_model=c\tmmu=unknown"

@@ -9,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from atsdbench import ministat, stats
+from atsdbench import ministat
+from atsdbench.analysis import stats
 from atsdbench.errors import UsageError
 
 MINISTAT = shutil.which("ministat")
@@ -281,7 +282,7 @@ def test_reader_reads_what_strtod_reads():
     import random
     import struct
 
-    from atsdbench import core
+    from atsdbench.measure import core
 
     libc = ctypes.CDLL(None)
     libc.strtod.restype, libc.strtod.argtypes = ctypes.c_double, [ctypes.c_char_p, ctypes.c_void_p]

@@ -11,7 +11,8 @@ import re
 import numpy as np
 import pytest
 
-from atsdbench import model, results, table
+from atsdbench.analysis import model
+from atsdbench.data import results, published_table as table
 from atsdbench.errors import UsageError
 
 SEED_FILE = pathlib.Path(__file__).resolve().parent / "fixtures" / "2018-powerpc-npu-atsd-eieio.txt"
@@ -402,7 +403,7 @@ def test_interrupted_run_keeps_its_finished_passes():
 
 
 def test_one_round_says_passes():
-    from atsdbench import model_formats
+    from atsdbench.render import model as model_formats
 
     m = fit(make(X86, rounds=1, reps=2, ceiling=33)).sides[0][0]
     note = model_formats.ci_note(m)
@@ -513,7 +514,7 @@ def test_cli_bad_files(cli, tmp_path):
 
 def test_plot_model_panel(cli, tmp_path):
     pytest.importorskip("matplotlib")
-    from atsdbench import plot
+    from atsdbench.render import plot
 
     path = _write(tmp_path, "x.json", make(X86, ceiling=33, label="x"))
     fig = plot.make_figure([str(path)], model=True)

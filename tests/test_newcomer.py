@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from atsdbench import procfs
+from atsdbench.measure import procfs
 
 ROOT = pathlib.Path(__file__).parent.parent
 
@@ -63,7 +63,7 @@ def test_tracefs_mount_is_read_from_proc_mounts():
 
 @pytest.mark.live  # starts `atsdbench run`
 def test_info_and_run_give_the_same_reason(cli, tmp_path):
-    from atsdbench import counters
+    from atsdbench.measure import counters
 
     # the tracepoint a run counts flushes from (tlb:tlb_flush never fires on POWER)
     event = "powerpc:tlbie" if counters.is_power() else "tlb:tlb_flush"

@@ -3,7 +3,8 @@ import pathlib
 import re
 import subprocess
 
-from atsdbench import cli, core
+from atsdbench import cli
+from atsdbench.measure import core
 
 DOCS = pathlib.Path(__file__).parent.parent / "docs"
 
@@ -59,7 +60,7 @@ def test_atsd_help_is_built_from_the_table(tmp_path):
 
 
 def test_defaults_come_from_the_table_alone():
-    from atsdbench.plan import make_plan
+    from atsdbench.measure.plan import make_plan
 
     p = make_plan(meminfo={"MemAvailable": 8 << 30}, affinity=[0, 1])
     table = {o["field"]: o["default"] for o in core.options() if o["field"]}

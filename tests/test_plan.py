@@ -3,7 +3,7 @@ import re
 import pytest
 
 from atsdbench.errors import UsageError
-from atsdbench.plan import make_plan, round_order
+from atsdbench.measure.plan import make_plan, round_order
 
 MEM = {"MemAvailable": 8 << 30, "Hugepagesize": 2 << 20, "HugePages_Free": 0}
 HOST = dict(meminfo=MEM, affinity=[0, 1, 2, 3], page_size=4096)

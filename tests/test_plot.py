@@ -3,7 +3,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from atsdbench import plot  # noqa: E402
+from atsdbench.render import plot  # noqa: E402
 
 
 def test_figure_lines_and_labels(fixtures):

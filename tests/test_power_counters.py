@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from atsdbench import counters, procfs, tlbie, tracebuf
+from atsdbench.measure import counters, procfs, tlbie, tracebuf
 
 
 def fake_tracefs(root, events=("powerpc/tlbie", "powerpc/tlbia")):
@@ -147,7 +147,7 @@ def test_stale_instances_of_dead_runs_are_removed(tmp_path):
 REAL = """
 import ctypes, mmap, os, sys
 sys.path.insert(0, sys.argv[1])
-from atsdbench import tracebuf
+from atsdbench.measure import tracebuf
 root = "/sys/kernel/tracing"
 b = tracebuf.TraceBuffer(root, {"tlb/tlb_flush": None}, {0: 1024})
 try:

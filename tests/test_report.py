@@ -2,7 +2,7 @@
 import pytest
 
 import atsdbench
-from atsdbench import report
+from atsdbench.render import tables as report
 
 
 def test_expected_flush_column_where_ceiling_known(fixtures):
@@ -88,7 +88,7 @@ def _columns(text, names):
 def test_run_and_show_say_which_unit_and_agree_on_passes(fixtures):
     """run printed 64K Min 5.45 and show Min 5.58 under the same name: one is of passes, the other of
     round means.  Now show names the unit in its columns and with --unit pass prints run's numbers."""
-    from atsdbench import show
+    from atsdbench.render import show
 
     r = atsdbench.load(str(fixtures / "before.json"))
     run = report.run_report(r)

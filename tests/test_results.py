@@ -9,7 +9,8 @@ import tempfile
 import pytest
 
 import atsdbench
-from atsdbench import cli, outfile, results, schema
+from atsdbench import cli
+from atsdbench.data import files as outfile, results, schema
 from atsdbench.errors import UsageError
 
 CONFIG = {"size": 1 << 20, "strides": [65536], "rounds": 2, "reps": 3, "pages": "base"}
@@ -402,7 +403,7 @@ def test_full_disk(tiny_disk, tmp_path, monkeypatch):
 
 
 def test_plot_never_leaves_a_truncated_picture(tmp_path, monkeypatch):
-    from atsdbench import plot
+    from atsdbench.render import plot
 
     class Figure:
         def savefig(self, f, format, dpi):

@@ -79,7 +79,7 @@ def test_mprotect_failure_is_an_oserror_with_errno_text():
     import ctypes
     import errno
 
-    from atsdbench import core
+    from atsdbench.measure import core
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
@@ -93,7 +93,7 @@ def test_mprotect_failure_is_an_oserror_with_errno_text():
 
 
 def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
-    from atsdbench import core, plan, runner
+    from atsdbench.measure import core, plan, runner
 
     calls = {"n": 0}
     real = core.Region.timed_pass
@@ -112,7 +112,7 @@ def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
 def test_bystander_makes_shootdown_ipis():
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: no bystander possible")
-    from atsdbench import procfs
+    from atsdbench.measure import procfs
 
     if procfs.parse_interrupts(procfs.read("/proc/interrupts")) is None:
         pytest.skip("no TLB row in /proc/interrupts on this architecture")
@@ -132,7 +132,8 @@ def test_bystander_makes_shootdown_ipis():
 
 def test_unwritable_at_save_time_rescues_and_prints_the_table(monkeypatch, tmp_path, capsys):
     """The output was fine when checked, then failed (a full disk): the run is not lost."""
-    from atsdbench import cli, outfile
+    from atsdbench import cli
+    from atsdbench.data import files as outfile
 
     real = outfile.write_atomically
 

@@ -2,7 +2,8 @@
 import pytest
 
 import atsdbench
-from atsdbench import runner
+from atsdbench.measure import runner
+from atsdbench.analysis import timeseries
 
 
 def test_pacer_spreads_rounds_evenly_and_never_sleeps_when_late():
@@ -30,7 +31,7 @@ def test_round_lag1_per_stride_in_round_order():
     recs = [{"round": r, "stride_bytes": 4096, "warmup": False, "gbps": g}
             for r, g in enumerate([1, 2, 3, 4, 5, 6])]
     recs += [{"round": 9, "stride_bytes": 4096, "warmup": True, "gbps": 100}]
-    (row,) = runner.round_lag1(recs)
+    (row,) = timeseries.round_lag1(recs)
     assert row["rounds"] == 6 and row["lag1"] > 0.4 and row["stride_bytes"] == 4096
 
 

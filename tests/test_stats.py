@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from atsdbench import stats
+from atsdbench.analysis import stats
 
 
 def sample_with(mean, sd, n=5):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import signal, stats
 
-from atsdbench import timeseries as ts
+from atsdbench.analysis import timeseries as ts
 
 
 def ar1(phi, n, reps, seed):

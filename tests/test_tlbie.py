@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from atsdbench import tlbie
+from atsdbench.measure import tlbie
 
 K64 = 64 << 10
 

@@ -1,0 +1,1 @@
+"""Statistics over results: stats, time series, compare, model. Pure: never imports measure."""

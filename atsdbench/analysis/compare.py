@@ -1,0 +1,413 @@
+"""Comparing result files: options, what the files have in common, and one row per (cell, stride, new file);
+and `compare FILE --by AXIS`, the cells of one file against each other, paired by round.
+
+Statistics come from stats (pure); rendering is in render/compare (strings).
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from . import stats
+from ..data import cells, results
+from ..data.cells import labels as cell_labels, where
+from ..data.schema import cut
+from ..errors import UsageError
+from ..units import format_size
+
+COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
+           "ci_low_pct", "ci_high_pct", "p_value", "p_adjusted", "adjust", "significant", "test", "confidence",
+           "unit", "n_base", "n_new", "note"]
+# What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:
+# comparing kernels is the point.
+MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "retouch"),
+            ("config", "gpu"), ("host", "page_size"), ("host", "arch")]
+
+
+@dataclasses.dataclass
+class Comparison:
+    rows: list
+    labels: list
+    metric: str
+    test: str
+    confidence: float
+    unit: str
+    warnings: list
+    observations: dict  # (file index, cell name, stride) -> observations used
+    adjust: str = "holm"
+    mixed: bool = False  # replicate runs on some sides only (Student's t with the replicated sides' variance)
+    paired: bool = False  # compare --by: cells of one file, paired by round (compare_by, below)
+    pairs: dict = dataclasses.field(default_factory=dict)  # paired: (value index, cell, stride) -> (base, new)
+    by: str = None  # paired: the axis
+
+    def frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows, columns=COLUMNS)
+
+    @property
+    def tests_made(self):
+        return sum(1 for r in self.rows if not math.isnan(r["p_value"]))
+
+
+UNITS = ("auto", "round", "pass", "run")
+
+
+def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
+    if metric not in (None, "mean", "median"):
+        raise UsageError(f"--metric must be mean or median (got {metric!r})")
+    if test not in (None,) + stats.TESTS:
+        raise UsageError(f"--test must be welch, student or mannwhitney (got {test!r})")
+    if test is None:
+        test = "mannwhitney" if metric == "median" else "welch"
+    if metric is None:
+        metric = "median" if test == "mannwhitney" else "mean"
+    if (metric == "median") != (test == "mannwhitney"):
+        raise UsageError(f"--test {test} does not test the {metric}: use t-tests (welch, student) with --metric mean, "
+                         "mannwhitney with --metric median")
+    try:
+        confidence = float(confidence)
+    except (TypeError, ValueError):
+        raise UsageError(f"--confidence {confidence!r} is not a number") from None
+    if confidence not in stats.CONFIDENCES:
+        raise UsageError(f"--confidence must be one of 80, 90, 95, 98, 99, 99.5 (got {confidence:g})")
+    if unit not in UNITS:
+        raise UsageError(f"--unit must be auto, round, pass or run (got {unit!r})")
+    return metric, test, confidence, unit
+
+
+def load_group(item):
+    """One side of a comparison: a Result, a path, a list of them, or 'a.json,b.json' (replicate runs)."""
+    if isinstance(item, str) and "," in item:
+        names = item.split(",")
+        if not any(names):
+            raise UsageError(f"{item!r} names no file (a.json,b.json = replicate runs of one side)")
+        if not all(names):
+            # Skipping it would make a side of fewer runs than typed, without a word.
+            raise UsageError(f"{cut(item)} has an empty file name (name {names.index('') + 1} of {len(names)}: "
+                             "a comma at an end, or two in a row; a.json,b.json = replicate runs of one side)")
+        item = names
+    items = item if isinstance(item, (list, tuple)) else [item]
+    return [results.load(x) for x in items]
+
+
+def _cell_maps(groups):
+    """Per result, {cell name: cell index}.  When every file is a single cell, the cells are the
+    same thing by construction (measured_differences warns about what differs) and all are named ""."""
+    maps = [[cell_labels(r) for r in g] for g in groups]
+    if all(len(m) == 1 for g in maps for m in g):
+        return [[{"": next(iter(m))} for m in g] for g in maps]
+    return [[{name: index for index, name in m.items()} for m in g] for g in maps]
+
+
+def _keys(result, cells):
+    """The (cell name, stride) pairs a result measured."""
+    m = result.measured
+    out = set()
+    for name, index in cells.items():
+        rows = m if index is None or "cell" not in m else m[m["cell"] == index]
+        out |= {(name, int(s)) for s in rows["stride_bytes"].unique()}
+    return out
+
+
+def group_observations(group, stride, unit, metric, cells=None):
+    """Observations of one stride (and cell: cells[k] is that cell's index in run k) over a group of
+    replicate runs."""
+    import numpy as np
+
+    cells = cells or [None] * len(group)
+    if unit == "run":
+        per_run = [stats.observations(r.samples, stride, "round", metric, c) for r, c in zip(group, cells)]
+        agg = np.mean if metric == "mean" else np.median
+        return np.array([agg(v) for v in per_run if len(v)], dtype=float)
+    return np.concatenate([stats.observations(r.samples, stride, unit, metric, c) for r, c in zip(group, cells)])
+
+
+def _describe(value):
+    return "none" if value is None else format_size(value) if isinstance(value, int) and value >= 4096 else str(value)
+
+
+def measured_differences(files, names):
+    """One warning per setting in which the files differ (not the kernel)."""
+    out = []
+    for section, key in MEASURED:
+        values = [getattr(f, section).get(key) for f in files]
+        if len(set(map(repr, values))) > 1:
+            listing = ", ".join(f"{_describe(v)} in {n}" for v, n in zip(values, names))
+            out.append(f"the files differ in {key}: {listing}")
+    return out
+
+
+def _name(group):
+    return ",".join(r.path or "?" for r in group)
+
+
+def choose_labels(groups, labels=None):
+    """The user's labels, else each side's label (its --label or kernel), else file names when those repeat."""
+    if labels is not None:
+        if len(labels) != len(groups):
+            raise UsageError(f"--labels gives {len(labels)} labels for {len(groups)} files")
+        return list(labels)
+    labels = [g[0].label if isinstance(g, list) else g.label for g in groups]
+    if len(set(labels)) < len(labels):
+        labels = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
+    return labels
+
+
+def _choose_unit(groups, unit, test, asked_test, warnings):
+    """The unit of replication and the test; replicate runs on one side only are a mixed group."""
+    replicated = [len(g) > 1 for g in groups]
+    if unit == "run" and not any(replicated):
+        raise UsageError("--unit run needs replicate runs (a.json,b.json,...) on at least one side")
+    effective = ("run" if any(replicated) else "round") if unit == "auto" else unit
+    mixed = effective == "run" and not all(replicated)
+    if mixed and asked_test == "welch":
+        raise UsageError("--test welch needs replicate runs on every side; with replicates on one side only, "
+                         "use --test student (the replicated side's run-to-run variance) or replicate every side")
+    if mixed and test == "welch":
+        test = "student"
+    if mixed:
+        warnings.append("replicate runs on one side only: a single run is one observation, and the spread between "
+                        "the replicated side's runs is assumed to hold for it too (Student's t, pooled on log rates)"
+                        if test == "student" else
+                        "replicate runs on one side only: a single run is one observation")
+    if effective in ("round", "pass") and any(replicated):
+        warnings.append(f"--unit {effective} pools the {effective}s of replicate runs as one sample: the CI leaves "
+                        "out run-to-run drift")
+    return effective, test, mixed
+
+
+def _time_order(obs, groups, labels):
+    """Round means are a time series: a single run's rounds are autocorrelated (they share the
+    machine's state).  From timeseries.ROBUST_MIN_ROUNDS rounds on, a side's observations become its
+    batch means of consecutive rounds (valid under autocorrelation); below, a lag-1 that independent
+    rounds would rarely reach is warned about.  Edits obs in place; returns warnings."""
+    from . import timeseries
+
+    batched, high = [], []
+    for key, x in obs.items():
+        i, cell, stride = key
+        if len(groups[i]) != 1 or len(x) < 3:
+            continue  # pooled replicate runs have no single time order
+        place = f"{labels[i]} {where(stride, cell)}"
+        if len(x) >= timeseries.ROBUST_MIN_ROUNDS:
+            obs[key] = timeseries.batch_means(x)
+            batched.append(place)
+        elif timeseries.warn_if_autocorrelated(timeseries.lag1(x), len(x), tests=len(obs)):
+            high.append(f"{place} ({timeseries.lag1(x):+.2f} over {len(x)} rounds)")
+    out = []
+    if batched:
+        out.append(f"{', '.join(batched)}: {timeseries.ROBUST_MIN_ROUNDS} rounds or more, so each side's "
+                   f"observations are {timeseries.BATCHES} batch means of consecutive rounds (valid under "
+                   "autocorrelation)")
+    if high:
+        out.append(f"round means are autocorrelated (lag-1 above what independent rounds reach 5% of the time): "
+                   f"{'; '.join(high)}: the CI is too narrow for what another run will meet; take rounds "
+                   "spread in time (run --spread) or replicate runs")
+    return out
+
+
+def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm", by=None):
+    """files: baseline first; each item one run or a group of replicate runs of the same thing.
+    With by=AXIS: one file, its cells against each other, paired by round (compare_by, below).
+
+    Every (cell, stride, new file) is one test; with adjust="holm" the verdicts hold for the whole
+    family at the confidence level (Holm's step-down), and the raw p is kept beside the adjusted one."""
+    if by is not None:
+        return compare_by(files, by, metric, test, confidence, unit, labels, adjust)
+    asked_test = test
+    metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
+    if adjust not in stats.ADJUSTMENTS:
+        raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
+    if len(files) < 2:
+        raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
+    groups = [load_group(f) for f in files]
+    names = [_name(g) for g in groups]
+    labels = choose_labels(groups, labels)
+    warnings = measured_differences([g[0] for g in groups], names)
+    for g in groups:
+        warnings += measured_differences(g, [r.path or "?" for r in g]) if len(g) > 1 else []
+    cells = _cell_maps(groups)
+    key_sets = [set.intersection(*(_keys(r, c) for r, c in zip(g, gc))) for g, gc in zip(groups, cells)]
+    first_cells = list(cells[0][0])
+    order = {name: i for i, name in enumerate(first_cells)}
+    common = sorted(set.intersection(*key_sets), key=lambda k: (order.get(k[0], len(order)), k[1]))
+    for s, name in zip(key_sets, names):
+        for cell, stride in sorted(set.union(*key_sets) - s, key=lambda k: (order.get(k[0], len(order)), k[1])):
+            what = f"stride {format_size(stride)}" + (f" of {cell}" if cell else "")
+            warnings.append(f"{what} is missing from {name}: not compared")
+    if not common:
+        raise UsageError("the files have no stride in common" if all(c == "" for ks in key_sets for c, _ in ks)
+                         else "the files have no (cell, stride) in common")
+    effective, test, mixed = _choose_unit(groups, unit, test, asked_test, warnings)
+    if effective == "round" and any(stats.effective_unit(r.samples, "round") == "pass" for g in groups for r in g):
+        effective = "pass"
+        warnings.append("a file has a single round: passes are the observations, so the CI ignores "
+                        "between-round variance")
+    elif unit == "pass":
+        warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
+    obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]])
+           for i, g in enumerate(groups) for cell, s in common}
+    if effective == "round":
+        warnings += _time_order(obs, groups, labels)
+    rows, notes = [], {}
+    for cell, s in common:
+        for i in range(1, len(groups)):
+            d = stats.difference(obs[(0, cell, s)], obs[(i, cell, s)], test, confidence)
+            if d.get("why"):
+                notes.setdefault((labels[i], d["why"]), []).append(where(s, cell))
+            rows.append({"cell": cell, "stride": format_size(s), "stride_bytes": s, "base_label": labels[0],
+                         "new_label": labels[i], "base_gbps": d["base"], "new_gbps": d["new"],
+                         "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
+                         "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust, "test": test,
+                         "confidence": confidence, "unit": effective, "n_base": d["n_base"], "n_new": d["n_new"],
+                         "note": d.get("why", "")})
+    adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
+    for r, p in zip(rows, adjusted):
+        r["p_adjusted"] = float(p)
+        r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
+    for (label, why), places in notes.items():
+        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
+    return Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed)
+
+
+def compare_frame(files, **options):
+    return compare(files, **options).frame()
+
+
+# ---- compare FILE --by AXIS ----
+# `compare FILE --by AXIS`: the cells of one run against each other, paired by round.
+#
+# The cells of a round ran one after another, interleaved in a shuffled order, each with its own
+# fresh region: whatever moved the machine between rounds, or between runs, moved them alike.  So
+# each round gives one difference per stride (log rate of the new cell minus log rate of the base
+# cell) and the test is on those differences: the drift cancels instead of widening the CI.  Every
+# cell is compared with the cell holding the first value of the axis, the other axes held equal.
+#
+# --metric mean: paired t on the log round means (the ratio of geometric means, CI exponentiated).
+# --metric median: Hodges-Lehmann estimate of the differences of log round medians (the median of
+# their Walsh averages) with the CI that inverts the Wilcoxon signed-rank test, and its p: exact
+# without ties.  A percentile bootstrap of the median difference was tried first and measured short
+# of its level at the usual 6-15 rounds (92-94% for 95%, percentile and BCa; tests/test_axes.py keeps it),
+# and it could disagree with the signed-rank p; the inverted test covers at least its level by
+# construction and never contradicts its own p.
+
+
+def _value_label(axis, values, position):
+    """"bystanders=1"; where the value repeats in the axis (an A/A), its position too: "bystanders=0 #2"."""
+    text = f"{axis}={cells.value_text(values[position])}"
+    return text + f" #{position + 1}" if values.count(values[position]) > 1 else text
+
+
+def _by_check(files, axis, test, unit, adjust):
+    if len(files) != 1:
+        raise UsageError(f"--by compares the cells of one file with each other: give one file (got {len(files)})")
+    item = files[0]
+    if (isinstance(item, str) and "," in item) or (isinstance(item, (list, tuple)) and len(item) != 1):
+        raise UsageError("--by takes one result file, not replicate runs (a.json,b.json)")
+    if test is not None:
+        raise UsageError(f"--test {test} is for files compared with each other; --by pairs rounds: paired t for "
+                         "--metric mean, Wilcoxon signed-rank for --metric median")
+    if unit not in ("auto", "round"):
+        raise UsageError(f"--by pairs rounds: --unit {unit} does not apply (leave it out, or give round)")
+    if adjust not in stats.ADJUSTMENTS:
+        raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
+    return item[0] if isinstance(item, (list, tuple)) else item
+
+
+def _by_axes(result, axis):
+    name = result.path or "the file"
+    axes = result.config.get("axes") or {}
+    if not axes or "cell" not in result.samples:
+        raise UsageError(f"{name} has no axes: it measured one configuration (measure several side by side with "
+                         "e.g. run --bystanders 0,1, then compare --by bystanders)")
+    if axis not in axes:
+        if axis not in cells.AXES:
+            raise UsageError(f"--by {axis!r} is not an axis (axes: {', '.join(cells.AXES)})")
+        raise UsageError(f"{name} has no axis {axis} (its axes: {', '.join(axes)})")
+    return axes
+
+
+def round_values(frame, cell, stride, metric):
+    """{round: the mean (or median) of that round's measured passes} of one cell and stride."""
+    rows = frame[(frame["cell"] == cell) & (frame["stride_bytes"] == stride) & ~frame["warmup"]]
+    grouped = rows.groupby("round")["gbps"]
+    values = grouped.mean() if metric == "mean" else grouped.median()
+    return {int(r): float(v) for r, v in values.items()}
+
+
+def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm"):
+    """Every cell of one file against the cell with the first value of `axis` (the other axes held
+    equal), paired by round.  Returns a Comparison (paired=True) for compare's renderers;
+    one test per (other axes, stride, value), Holm across all of them with adjust="holm"."""
+    item = _by_check(files, axis, test, unit, adjust)
+    metric, _, confidence, _ = resolve_options(metric, None, confidence, "auto")
+    result = item if isinstance(item, results.Result) else results.load(item)
+    axes = _by_axes(result, axis)
+    values = list(axes[axis])
+    value_labels = [_value_label(axis, values, j) for j in range(len(values))]
+    if labels is not None:
+        if len(labels) != len(values):
+            raise UsageError(f"--labels gives {len(labels)} labels for the {len(values)} values of {axis}")
+        value_labels = list(labels)
+    others = [a for a in axes if a != axis]
+    groups = {}  # other axes' positions -> {position on `axis`: cell index}
+    for index, pos in cells.positions(result.config).items():
+        if axis in pos and all(a in pos for a in others):
+            groups.setdefault(tuple(pos[a] for a in others), {})[pos[axis]] = index
+    frame = result.samples
+    measured_cells = set(int(c) for c in stats.measured(frame)["cell"].dropna().unique())
+    strides = sorted(int(s) for s in stats.measured(frame)["stride_bytes"].unique())
+    test_name = stats.PAIRED_TESTS[metric]
+    rows, obs, pairs, notes, unpaired, warnings = [], {}, {}, {}, {}, []
+    for key in sorted(groups):
+        members = groups[key]
+        group = " ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key))
+        of_group = f" of {group}" if group else ""
+        if 0 not in members or members[0] not in measured_cells:
+            warnings.append(f"the {value_labels[0]} cell{of_group} has no measured pass: nothing to compare with")
+            continue
+        for stride in strides:
+            base = round_values(frame, members[0], stride, metric)
+            obs[(0, group, stride)] = np.array(list(base.values()))
+            for j in range(1, len(values)):
+                if j in members and members[j] in measured_cells:
+                    new = round_values(frame, members[j], stride, metric)
+                else:  # a row all the same, so every table keeps one column group per value
+                    new = {}
+                    if stride == strides[0]:
+                        warnings.append(f"the {value_labels[j]} cell{of_group} has no measured pass: not compared")
+                common = sorted(set(base) & set(new))
+                lost = len(set(base) ^ set(new)) if new else 0
+                if lost:
+                    unpaired.setdefault((value_labels[j], lost), []).append(where(stride, group))
+                a, b = np.array([base[r] for r in common]), np.array([new[r] for r in common])
+                obs[(j, group, stride)] = np.array(list(new.values()))
+                pairs[(j, group, stride)] = (a, b)
+                d = stats.paired_difference(a, b, metric, confidence)
+                if not len(common):  # nothing paired (an interrupted run), but a cell's own passes still show
+                    centre = np.mean if metric == "mean" else np.median
+                    d["base"] = float(centre(list(base.values()))) if base else math.nan
+                    d["new"] = float(centre(list(new.values()))) if new else math.nan
+                if d.get("why"):
+                    notes.setdefault((value_labels[j], d["why"]), []).append(where(stride, group))
+                rows.append({"cell": group, "stride": format_size(stride), "stride_bytes": stride,
+                             "base_label": value_labels[0], "new_label": value_labels[j], "base_gbps": d["base"],
+                             "new_gbps": d["new"], "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
+                             "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust,
+                             "test": test_name, "confidence": confidence, "unit": "round", "n_base": d["n_base"],
+                             "n_new": d["n_new"], "note": d.get("why", "")})
+    if not rows:
+        raise UsageError(f"{result.path or 'the file'}: no cell of {axis} beyond the first has a measured pass "
+                         "to compare")
+    adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
+    for r, p in zip(rows, adjusted):
+        r["p_adjusted"] = float(p)
+        r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
+    for (label, lost), places in unpaired.items():
+        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: {lost} "
+                        f"round{'s' if lost > 1 else ''} measured one cell only (interrupted?): left out of the pairs")
+    for (label, why), places in notes.items():
+        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
+    return Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings, obs, adjust,
+                                 paired=True, pairs=pairs, by=axis)

@@ -1,0 +1,413 @@
+"""`atsdbench model`: the per-call cost of mprotect as fixed + per-page x pages, and one whole-flush cost.
+
+Below the kernel's single-page flush ceiling a call invalidates page by page (x86 INVLPG, POWER
+tlbie per page), so its time grows with the pages it covers: fixed_us + per_page_us * pages.  Above
+it the kernel flushes the whole address space (CR3 write / INVPCID, a PID flush) for a cost that no
+longer grows per page: full_flush_us.  crossover_pages is where the two costs meet.
+
+Pure: functions of DataFrames and arrays.  Rendering is in model_formats.
+
+Intervals: a bootstrap over rounds (the unit of replication, see stats) gives each parameter's
+standard error, and the interval is estimate +- t(df) x that error.  Why not the bootstrap's
+percentiles: with the 3-5 rounds runs have, percentile intervals of a mean cover 73-85% instead of
+95% (a bootstrap cannot see the t distribution's tails, and the plug-in variance is (n-1)/n too
+small).  The resampled rounds are therefore spread by sqrt(n/(n-1)) and the critical value is
+Student's t; tests/test_model.py checks the coverage by seeded simulation.
+"""
+import dataclasses
+import math
+import warnings as _warnings
+
+import numpy as np
+
+from ..errors import UsageError
+from ..units import format_size
+
+PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
+RESAMPLES = 2000
+SEED = 0
+# Counters: full flushes per call, on the traced passes.  Per call, not per flush: a big range can
+# take one full flush plus several partial ones (x86 6.x, 4M: 1 full + ~6.7 partial per call), and
+# the tracepoint counts system-wide, so other processes' flushes blur a pure regime by a few percent.
+# A call with bystanders flushes on each of their CPUs too (2 or more full flushes per call).
+# Between the two bounds some calls flushed everything and some did not: the counters do not decide.
+FULL_SHARE = 0.9
+# Data: a whole flush replaces pages x per-page cost by one fixed cost, so a stride past the ceiling
+# runs several times faster than the line predicts (8x in the 2018 POWER9 table), while rounds of one
+# stride differ by a few percent: half the prediction separates the two with room on both sides.
+DATA_DROP = 0.5
+# Whole-flush strides whose cost rises across them by more than half their mean are not one constant.
+GROWTH = 0.5
+PER_PAGE, WHOLE = "per-page", "whole-flush"
+ONE_ROUND = ("{name} has a single round: passes are the observations, so the CI ignores between-round variance")
+
+
+@dataclasses.dataclass
+class Model:
+    file: str
+    label: str
+    cell: object  # None for a file without cells, else the cell's name ("bystanders=1")
+    page_bytes: int
+    stride_bytes: list
+    pages: np.ndarray
+    whole: np.ndarray  # bool per stride
+    sources: list  # what decided each stride's regime: counters, ceiling or data
+    source_notes: list  # the same, with the evidence ("counters (98% full)")
+    us_per_call: np.ndarray  # per stride: the mean of its unit means
+    params: dict  # name, name_low, name_high for each of PARAMS
+    residuals: np.ndarray
+    unit: object  # "round", "pass", or None when there is no CI
+    n_units: int
+    confidence: float
+    why_no_ci: object
+    warnings: list
+    draws: np.ndarray = None  # (resamples, 4) bootstrap draws of PARAMS, for before/after
+
+    def record(self):
+        """The JSON object: exactly the keys the documentation lists."""
+        out = {"file": self.file, "label": self.label, "cell": self.cell}
+        for p in PARAMS:
+            for key in (p, p + "_low", p + "_high"):
+                out[key] = _finite(self.params[key])
+        out["strides"] = [{"stride_bytes": int(s), "pages": _finite(float(p)),
+                           "regime": WHOLE if w else PER_PAGE, "regime_source": src,
+                           "us_per_call": _finite(float(y)), "residual_us": _finite(float(r))}
+                          for s, p, w, src, y, r in zip(self.stride_bytes, self.pages, self.whole, self.sources,
+                                                        self.us_per_call, self.residuals)]
+        return out
+
+
+def _finite(v):
+    return None if v is None or (isinstance(v, float) and not math.isfinite(v)) else v
+
+
+# --- the fit, vectorized over resamples -------------------------------------------------------------
+
+def estimate(y, pages, whole):
+    """The four parameters from stride means.  y: (S,) or (B, S), one row per resample.  Returns (B, 4)
+    in PARAMS order; NaN where a parameter is undefined (too few strides, or no positive slope)."""
+    y = np.atleast_2d(np.asarray(y, dtype=float))
+    pages, whole = np.asarray(pages, dtype=float), np.asarray(whole, dtype=bool)
+    rows = y.shape[0]
+    fixed = slope = np.full(rows, np.nan)
+    line = ~whole
+    if len(np.unique(pages[line])) >= 2:
+        design = np.column_stack([np.ones(line.sum()), pages[line]])
+        fixed, slope = np.linalg.pinv(design) @ y[:, line].T  # ordinary least squares, strides weighted equally
+    full = y[:, whole].mean(axis=1) if whole.any() else np.full(rows, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = np.where(slope > 0, (full - fixed) / slope, np.nan)
+    return np.column_stack([fixed, slope, full, cross])
+
+
+def residuals(y, pages, whole, params):
+    """Per stride: time minus the line (per-page strides) or minus the whole-flush level."""
+    fixed, slope, full, _ = params
+    return np.where(whole, y - full, y - (fixed + slope * pages))
+
+
+def bootstrap(units, pages, whole, rng, resamples=RESAMPLES):
+    """Parameter draws from resampled units (rows of `units`: one unit's mean per stride, NaN where it
+    lacks the stride).  Rows are drawn whole, so a slow allocation stays slow for every stride.  Each
+    column's deviations are spread by sqrt(n/(n-1)) first, so the draws' variance is unbiased."""
+    units = np.asarray(units, dtype=float)
+    n = len(units)
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", RuntimeWarning)  # a stride no resampled unit has: NaN, dropped later
+        centre = np.nanmean(units, axis=0)
+        counts = np.sum(~np.isnan(units), axis=0)
+        spread = np.sqrt(np.where(counts > 1, counts / np.maximum(counts - 1, 1), 1.0))
+        inflated = centre + spread * (units - centre)
+        picks = rng.integers(0, n, size=(resamples, n))
+        means = np.nanmean(inflated[picks], axis=1)
+    return estimate(means, pages, whole)
+
+
+def t_interval(value, draws, df, confidence):
+    """estimate +- t(df) x the draws' standard deviation; NaN bounds when it cannot be had."""
+    from scipy import stats
+
+    draws = np.asarray(draws, dtype=float)
+    draws = draws[np.isfinite(draws)]
+    if not math.isfinite(value) or len(draws) < 2 or not df or df <= 0:
+        return math.nan, math.nan
+    half = float(stats.t.ppf(1 - (1 - confidence / 100) / 2, df)) * float(draws.std(ddof=1))
+    return value - half, value + half
+
+
+# --- regimes -------------------------------------------------------------------------------------
+
+def classify(pages, y, full_per_call, ceiling):
+    """Each stride's regime and what decided it, in this order: the flush counters (full flushes per
+    call on its traced passes), else the kernel's ceiling (pages > ceiling: whole flush), else
+    the data (far faster than the line through the smaller per-page strides predicts).
+
+    Returns (whole: bool array, sources, notes, warnings)."""
+    pages, y = np.asarray(pages, dtype=float), np.asarray(y, dtype=float)
+    n = len(pages)
+    whole, sources, notes, warns = [False] * n, [None] * n, [None] * n, []
+    for i in np.argsort(pages, kind="stable"):
+        full = full_per_call[i]
+        if full is not None and math.isfinite(full):
+            if full >= FULL_SHARE or full <= 1 - FULL_SHARE:
+                whole[i] = full >= FULL_SHARE
+                sources[i], notes[i] = "counters", f"counters ({full:.2f} full/call)"
+                continue
+            warns.append(f"{_pages_text(pages[i])}: {full:.2f} full flushes per call: some calls flushed "
+                         "everything and some did not, so the counters do not decide its regime")
+        if isinstance(ceiling, int) and not isinstance(ceiling, bool):
+            whole[i] = pages[i] > ceiling
+            sources[i], notes[i] = "ceiling", f"ceiling ({ceiling} pages)"
+            continue
+        done = [j for j in range(n) if sources[j] is not None and pages[j] < pages[i]]
+        line = [j for j in done if not whole[j]]
+        if any(whole[j] for j in done):
+            whole[i] = True  # the kernel's choice grows with the range: past one whole flush, all are
+        elif len({pages[j] for j in line}) >= 2:
+            slope, fixed = np.polyfit(pages[line], y[line], 1)
+            whole[i] = y[i] < DATA_DROP * (fixed + slope * pages[i])
+        sources[i], notes[i] = "data", "data"
+    return np.array(whole, dtype=bool), sources, notes, warns
+
+
+def full_per_call(frames, stride):
+    """Full flushes per call over the traced passes of one stride that counted them; None if none did."""
+    full = calls = 0
+    for frame in frames:
+        if "full_flushes" not in frame or "traced" not in frame:
+            continue
+        rows = frame[(frame["stride_bytes"] == stride) & frame["traced"] & frame["full_flushes"].notna()]
+        full += float(rows["full_flushes"].sum())
+        calls += float(rows["calls"].sum())
+    return full / calls if calls else None
+
+
+def _pages_text(p):
+    return f"{p:g} pages"
+
+
+# --- from result files ------------------------------------------------------------------------------
+
+def cells(result):
+    """[(cell index or None, name or None, the cell's settings, its samples)]."""
+    from ..data import cells as cellnames
+
+    frame = result.samples
+    if "cell" not in frame:
+        return [(None, None, {}, frame)]
+    names = cellnames.labels(result)  # the names compare and show use
+    return [(index, names[index], settings, frame[frame["cell"] == index])
+            for index, settings in cellnames.specs(result).items()]
+
+
+def page_bytes(result, settings=None):
+    """The unit pages are counted in: the base page size, or the huge page size for hugetlb runs."""
+    pages = (settings or {}).get("pages", result.config.get("pages"))
+    key = "hugepage_size" if pages == "hugetlb" else "page_size"
+    value = result.host.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise UsageError(f"{result.path or 'a result'} has no {key.replace('_', ' ')} in its host record, "
+                         "so its strides cannot be counted in pages")
+    return value
+
+
+def ceiling_of(result, settings=None):
+    """The ceiling the run set (a cell's `ceiling` axis, else config `ceiling`), else the host's; None
+    if unknown."""
+    for value in ((settings or {}).get("ceiling"), result.config.get("ceiling"),
+                  result.host.get("tlb_single_page_flush_ceiling")):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def unit_matrix(frames, unit):
+    """(strides, matrix): one row per unit (a round of one file, or a pass), one column per stride,
+    each cell the mean us per call of that unit's measured passes."""
+    import pandas as pd
+
+    parts = []
+    for i, frame in enumerate(frames):
+        m = frame[~frame["warmup"]].copy()
+        if "us_per_call" not in m or m["us_per_call"].isna().any():
+            m["us_per_call"] = m["seconds"] * 1e6 / m["calls"]
+        m["file_index"] = i
+        parts.append(m)
+    m = pd.concat(parts, ignore_index=True)
+    keys = ["file_index", "round"] + (["rep"] if unit == "pass" else [])
+    table = m.groupby(keys + ["stride_bytes"])["us_per_call"].mean().unstack("stride_bytes")
+    table = table.reindex(sorted(table.columns), axis=1)
+    return [int(s) for s in table.columns], table.to_numpy(dtype=float)
+
+
+def _min_units(frames, unit):
+    strides, matrix = unit_matrix(frames, unit)
+    return int(np.sum(~np.isnan(matrix), axis=0).min()) if strides else 0
+
+
+def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed=SEED):
+    """One Model per cell of one side: a file, or replicate files whose rounds are pooled."""
+    name = ",".join(r.path or "?" for r in group)
+    with_axes = [r for r in group if "cell" in r.samples]
+    if with_axes and len(with_axes) < len(group):
+        plain = next(r for r in group if "cell" not in r.samples)
+        # Its one configuration would stand beside the cells as one more, neither pooled nor compared.
+        raise UsageError(f"{name}: replicate runs measure the same configurations, but {with_axes[0].path or '?'} "
+                         f"has axes (cells) and {plain.path or '?'} has none")
+    by_cell = {}
+    for result in group:
+        for index, cell_name, settings, frame in cells(result):
+            by_cell.setdefault(cell_name, []).append((result, settings, frame))
+    models = []
+    for position, (cell_name, members) in enumerate(by_cell.items()):
+        units_per_page = {page_bytes(r, s) for r, s, _ in members}
+        if len(units_per_page) > 1:
+            raise UsageError(f"{name}: the replicate files count pages in different sizes "
+                             f"({', '.join(format_size(u) for u in sorted(units_per_page))})")
+        rng = np.random.default_rng([seed, side, position])
+        models.append(_fit(name, label, cell_name, members, units_per_page.pop(), confidence, rng, resamples))
+    return models
+
+
+def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples):
+    frames = [f for _, _, f in members]
+    warns = []
+    if not any(len(f[~f["warmup"]]) for f in frames):
+        raise UsageError(f"{name}{' cell ' + cell_name if cell_name else ''} has no measured pass")
+    unit = "round"
+    if _min_units(frames, "round") < 2:
+        unit = "pass"
+    strides, matrix = unit_matrix(frames, unit)
+    n_units = int(np.sum(~np.isnan(matrix), axis=0).min())
+    why = None
+    if n_units < 2:
+        unit = None
+        table = any(r.config.get("source") == "table" for r, _, _ in members)
+        why = ("imported from a table: one observation per stride, so no CI (point estimates only)" if table
+               else "one observation per stride: no CI (point estimates only)")
+    elif unit == "pass":
+        warns.append(ONE_ROUND.format(name=name))
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", RuntimeWarning)
+        y = np.nanmean(matrix, axis=0)
+    pages = np.array(strides, dtype=float) / unit_bytes
+    result0, settings0, _ = members[0]
+    whole, sources, notes, regime_warns = classify(pages, y, [full_per_call(frames, s) for s in strides],
+                                                   ceiling_of(result0, settings0))
+    warns += [f"{name}{' ' + cell_name if cell_name else ''}, {w}" for w in regime_warns]
+    point = estimate(y, pages, whole)[0]
+    params, draws = {}, None
+    if unit is not None:
+        draws = bootstrap(matrix, pages, whole, rng, resamples)
+    for k, p in enumerate(PARAMS):
+        value = float(point[k])
+        low, high = (t_interval(value, draws[:, k], n_units - 1, confidence) if draws is not None
+                     else (math.nan, math.nan))
+        params.update({p: value, p + "_low": low, p + "_high": high})
+    warns += _fit_warnings(name, cell_name, strides, pages, whole, y, sources)
+    return Model(file=name, label=label, cell=cell_name, page_bytes=unit_bytes, stride_bytes=strides, pages=pages,
+                 whole=whole, sources=sources, source_notes=notes, us_per_call=y, params=params,
+                 residuals=residuals(y, pages, whole, point), unit=unit, n_units=n_units, confidence=confidence,
+                 why_no_ci=why, warnings=warns, draws=draws)
+
+
+def _fit_warnings(name, cell_name, strides, pages, whole, y, sources):
+    where = f"{name}{' ' + cell_name if cell_name else ''}"
+    line = [f"{format_size(s)} ({p:g} pages)" for s, p, w in zip(strides, pages, whole) if not w]
+    out = []
+    if len(set(pages[~whole])) < 2:
+        have = ", ".join(line) or "none"
+        out.append(f"{where}: no per-page line: it needs per-page strides at two or more page counts "
+                   f"(per-page: {have}); measure more strides below the flush ceiling")
+    if not whole.any():
+        why = ("measure strides above the flush ceiling" if set(sources) != {"data"} else
+               "no stride ran far faster than the line predicts, which is all the data can show: where "
+               "mprotect's page-table work dominates (x86, 4K pages) only flush counts (--trace) or the known "
+               "ceiling find the whole flushes")
+        out.append(f"{where}: no stride is a whole flush, so no whole-flush cost or crossover; {why}")
+    if whole.sum() >= 2:
+        # A whole flush costs the same at any range; a rise with pages is the page-table work that
+        # mprotect does either way, and then full_flush_us (a mean) describes none of these strides.
+        order = np.argsort(pages[whole])
+        level = y[whole][order]
+        if level[-1] - level[0] > GROWTH * np.mean(level):
+            out.append(f"{where}: the whole-flush strides' cost rises with pages ({_us(level[0])} -> "
+                       f"{_us(level[-1])} us): per-page work other than invalidation (page-table updates) "
+                       "dominates there, so full_flush_us and the crossover describe them poorly (see the residuals)")
+    return out
+
+
+def _us(v):
+    return f"{v:.3g}"
+
+
+# --- before/after -----------------------------------------------------------------------------------
+
+CHANGE_COLUMNS = ["parameter", "cell", "base_label", "new_label", "base", "new", "change_pct", "ci_low_pct",
+                  "ci_high_pct", "confidence", "n_base", "n_new"]
+
+
+def change(base, new, confidence=95.0):
+    """One row per parameter: new/base - 1 in %, with a CI from both sides' bootstrap draws.
+    Var(change) comes from the draws; its degrees of freedom from Welch-Satterthwaite over the two
+    sides' shares of it (each side's rounds are resampled independently)."""
+    rows = []
+    for k, p in enumerate(PARAMS):
+        a, b = base.params[p], new.params[p]
+        pct = (b / a - 1) * 100 if math.isfinite(a) and math.isfinite(b) and a != 0 else math.nan
+        low = high = math.nan
+        if math.isfinite(pct) and base.draws is not None and new.draws is not None:
+            da, db = base.draws[:, k], new.draws[:, k]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                both, only_a, only_b = db / da - 1, b / da - 1, db / a - 1
+            ok = np.isfinite(both) & np.isfinite(only_a) & np.isfinite(only_b)
+            if ok.sum() > 1:
+                va, vb = only_a[ok].var(ddof=1), only_b[ok].var(ddof=1)
+                na, nb = base.n_units, new.n_units
+                denom = va ** 2 / (na - 1) + vb ** 2 / (nb - 1)
+                df = (va + vb) ** 2 / denom if denom > 0 else na + nb - 2
+                lo, hi = t_interval(pct / 100, both[ok], df, confidence)
+                low, high = lo * 100, hi * 100
+        rows.append({"parameter": p, "cell": new.cell, "base_label": base.label, "new_label": new.label,
+                     "base": a, "new": b, "change_pct": pct, "ci_low_pct": low, "ci_high_pct": high,
+                     "confidence": confidence, "n_base": base.n_units, "n_new": new.n_units})
+    return rows
+
+
+@dataclasses.dataclass
+class Analysis:
+    sides: list  # per side, its Models (one per cell)
+    changes: list  # rows of CHANGE_COLUMNS: every later side against the first, cell by cell
+    confidence: float
+    warnings: list
+
+
+def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED):
+    """groups: per side a list of Results (replicate runs pooled).  The first side is the baseline."""
+    sides = [side_models(g, label, confidence, i, resamples, seed) for i, (g, label) in enumerate(zip(groups, labels))]
+    warns = [w for models in sides for m in models for w in m.warnings]
+    rows = []
+    for models in sides[1:]:
+        base = {m.cell: m for m in sides[0]}
+        if (None in base) != any(m.cell is None for m in models):
+            with_axes, plain = (models[0].file, sides[0][0].file) if None in base else (sides[0][0].file,
+                                                                                      models[0].file)
+            warns.append(f"{with_axes} has axes (cells) and {plain} has none: no cell compared")
+            continue
+        for m in models:
+            if m.cell not in base:
+                warns.append(f"{m.file}: cell {m.cell} is not in {sides[0][0].file}: not compared")
+            elif m.page_bytes != base[m.cell].page_bytes:
+                # Per-page cost and crossover are counted in pages: across page sizes their change is
+                # a change of unit (x16 from 4K to 64K), not of the kernel.  Replicates refuse it too.
+                where = f" (cell {m.cell})" if m.cell else ""
+                raise UsageError(f"{base[m.cell].file} counts {format_size(base[m.cell].page_bytes)} pages and "
+                                 f"{m.file} {format_size(m.page_bytes)} pages{where}: per-page cost and crossover "
+                                 "cannot be compared across page sizes (model each file alone)")
+            else:
+                rows += change(base[m.cell], m, confidence)
+        for cell in set(base) - {m.cell for m in models}:
+            warns.append(f"{models[0].file}: has no cell {cell}: not compared")
+    if not any(math.isfinite(m.params[p]) for models in sides for m in models for p in PARAMS):
+        raise UsageError("nothing to fit: " + "; ".join(w for w in warns if "no per-page line" in w))
+    return Analysis(sides, rows, confidence, list(dict.fromkeys(warns)))

@@ -1,0 +1,196 @@
+"""`atsdbench import`: the standalone `atsd` program's output (csrc/atsd_main.c) as a result file.
+
+Each field is checked as it is read, against the ranges the result schema (schema.py) holds: a bad
+line gets one message naming the line and the field, the bad value cut short.  The result is then
+checked against the schema itself, so what import writes, load reads.
+"""
+import itertools
+import math
+import re
+
+from .. import __version__
+from . import schema
+from ..errors import UsageError
+from ..units import parse_bracketed
+from .results import Result
+from .schema import MAX_BYTES, MAX_INT64, cut
+
+# CONFIG_NR_CPUS is at most 8192 on every architecture Linux supports: a CPU list naming more is
+# not a machine's (and 0-99999999999 must not become a list of 10^11 numbers).
+MAX_CPUS = 8192
+BYTES, COUNT, CPU = (1, MAX_BYTES), (0, MAX_INT64), (0, MAX_CPUS - 1)
+# The whole-number fields of each record atsd writes, with their ranges; lat_*_ns are COUNTs.
+INTS = {
+    "host": {"page_size": BYTES, "hugepage_size": (-MAX_INT64, MAX_BYTES)},  # <= 0: none (-errno)
+    "config": {"size": BYTES, "rounds": (1, MAX_INT64), "reps": (1, MAX_INT64), "warmup": COUNT,
+               "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1)},
+    "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
+               "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
+               "bystanders": (0, MAX_CPUS), "traced": (0, 1)},
+}
+# bystanders and pages are lists: several values are an axis (cells, see plan.py).
+LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS)}}
+PAGES = ("base", "thp", "hugetlb")
+REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
+                       "seed"),
+            "sample": ("round", "rep", "stride_bytes", "warmup", "ns", "calls")}
+# the flush counts of a traced pass, named as counters.py names them (tlb:tlb_flush on x86; POWER's
+# tlbie events and hypervisor calls)
+COUNTS = re.compile(r"(flushes|full_flushes|flushes_[a-z0-9_]+|tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)")
+_WHOLE = re.compile(r"-?[0-9]+")
+_CPUS = re.compile(r"([0-9]+)(?:-([0-9]+))?")
+
+
+def _whole(key, value, bounds, where):
+    # int() would take '+5', ' 5', '5_000' and other scripts' digits; atsd writes none of them.
+    if not _WHOLE.fullmatch(value):
+        raise UsageError(f"{where}: {key}={cut(value)} is not a whole number")
+    lo, hi = bounds
+    n = int(value) if len(value) <= len(str(hi)) + 1 else None  # 400 digits: out of range, not converted
+    if n is None or not lo <= n <= hi:
+        raise UsageError(f"{where}: {key}={cut(value)} is out of range ({lo} to {hi})")
+    return n
+
+
+def _number(key, value, where):
+    try:
+        v = float(value)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v) or v < 0:
+        raise UsageError(f"{where}: {key}={cut(value)} is not a number of seconds")
+    return v
+
+
+def _list(key, value, bounds, where):
+    parts = value.split(",")
+    if value and not all(_WHOLE.fullmatch(p) for p in parts):
+        raise UsageError(f"{where}: {key}={cut(value)} is not a comma-separated list of whole numbers")
+    return [_whole(key, p, bounds, where) for p in parts if p]
+
+
+def cpu_list(text, where, key="online_cpus"):
+    """'0-3,8' -> [0, 1, 2, 3, 8], each CPU below MAX_CPUS."""
+    cpus = set()
+    for part in (text or "").strip().split(","):
+        if not part:
+            continue
+        m = _CPUS.fullmatch(part)
+        if not m or len(m[1]) > len(str(MAX_CPUS)) or len(m[2] or "") > len(str(MAX_CPUS)):
+            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS} (like 0-3,8)")
+        lo, hi = int(m[1]), int(m[2] or m[1])
+        if hi < lo or hi >= MAX_CPUS:
+            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS} (like 0-3,8)")
+        cpus.update(range(lo, hi + 1))
+    return sorted(cpus)
+
+
+def _fields(kind, parts, where):
+    out = {}
+    ints, lists = INTS.get(kind, {}), LISTS.get(kind, {})
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep:
+            raise UsageError(f"{where}: {cut(part)} is not key=value")
+        if key in ints:
+            value = _whole(key, value, ints[key], where)
+        elif key in lists:
+            value = _list(key, value, lists[key], where)
+        elif kind == "sample" and (key.startswith("lat_") or COUNTS.fullmatch(key)):
+            value = _whole(key, value, COUNT, where)
+        elif kind == "host" and key == "online_cpus":
+            value = cpu_list(value, where)
+        out[key] = value
+    missing = [k for k in REQUIRED.get(kind, ()) if k not in out]
+    if missing:
+        raise UsageError(f"{where}: {kind} without {', '.join(missing)}")
+    return out
+
+
+def parse(text, name="<atsd output>"):
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "atsd-output 1":
+        raise UsageError(f"{name} is not atsd output (its first line must be 'atsd-output 1')")
+    host, config, samples, complete = None, None, [], False
+    for number, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        kind, *parts = line.split("\t")
+        where = f"{name} line {number}"
+        if kind not in ("host", "config", "sample", "end"):
+            raise UsageError(f"{where}: unknown record {cut(kind)}")
+        f = _fields(kind, parts, where)
+        if kind == "host":
+            host = f
+        elif kind == "config":
+            config = f
+        elif kind == "sample":
+            samples.append(f)
+        else:
+            complete = f.get("complete") == "1"
+    if host is None or config is None:
+        raise UsageError(f"{name} has no host or config line")
+    return host, config, samples, complete
+
+
+def to_result(text, name="<atsd output>"):
+    host, config, raw, complete = parse(text, name)
+    host = {"hostname": host.get("hostname", "unknown"), "arch": host.get("arch", "unknown"),
+            "kernel_release": host.get("kernel_release", "unknown"),
+            "kernel_version": host.get("kernel_version", "unknown"), "cpu_model": host.get("cpu_model", "unknown"),
+            "mmu": host.get("mmu", "unknown"), "online_cpus": host.get("online_cpus", []),
+            "affinity": "unknown", "page_size": host.get("page_size"),
+            "hugepage_size": host.get("hugepage_size") if (host.get("hugepage_size") or 0) > 0 else None,
+            "thp_enabled": parse_bracketed(host.get("thp_enabled")), "thp_defrag": "unknown",
+            "python": "none (atsd)", "atsdbench": f"atsd, imported by {__version__}"}
+    size = config["size"]
+    pages = config["pages"].split(",")
+    if not config["bystanders"] or not all(p in PAGES for p in pages):
+        raise UsageError(f"{name}: config pages={cut(config['pages'])} or bystanders is not a list of "
+                         "base/thp/hugetlb and whole numbers")
+    lists = {"bystanders": config["bystanders"], "pages": pages}
+    axes = {k: v for k, v in lists.items() if len(v) > 1}
+    cfg = {"size": size, "strides": config["strides"],
+           "rounds": config["rounds"], "reps": config["reps"], "warmup": config["warmup"],
+           "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0],
+           "bystanders": config["bystanders"][0], "cpu": config["cpu"],
+           "bystander_cpus": config.get("bystander_cpus", []),
+           "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",
+           "trace": "auto" if "trace_scope" in config or "trace_error" in config else "off",
+           "label": config.get("label"), "seed": config["seed"], "gpu": None, "source": "atsd"}
+    for key in ("trace_scope", "trace_events", "trace_error"):  # how atsd counted flushes, or why not
+        if key in config:
+            cfg[key] = config[key]
+    if "spread" in config:
+        cfg["spread"] = _number("spread", config["spread"], f"{name} config")
+    if axes:
+        cfg["axes"] = axes
+        cfg["cells"] = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
+    samples = []
+    for s in raw:
+        ns = s["ns"]
+        sample = {"round": s["round"], "rep": s["rep"], "order": s.get("order"), "stride_bytes": s["stride_bytes"],
+                  "warmup": bool(s["warmup"]), "ns": ns, "seconds": ns / 1e9, "calls": s["calls"],
+                  "gbps": size / ns if ns else float("nan"), "us_per_call": ns / 1e3 / s["calls"],
+                  "traced": bool(s.get("traced", 0))}
+        if "ipis" in s:
+            sample["ipis"] = s["ipis"]
+        sample.update({k: v for k, v in s.items() if COUNTS.fullmatch(k)})
+        if axes:
+            if "cell" not in s or s["cell"] >= len(cfg["cells"]):
+                raise UsageError(f"{name}: a sample of a run with axes has no cell, or one out of range")
+            sample["cell"] = s["cell"]
+            sample.update(cfg["cells"][s["cell"]])
+        for q in ("p50", "p90", "p99", "max"):
+            if f"lat_{q}_ns" in s:
+                sample[f"lat_{q}_us"] = s[f"lat_{q}_ns"] / 1e3
+        samples.append(sample)
+    result = Result(host, cfg, samples, complete)
+    schema.check(result.to_dict(), name)  # what is imported loads again
+    return result
+
+
+def load(path):
+    from .files import read_input
+
+    return to_result(*read_input(path))

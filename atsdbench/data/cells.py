@@ -1,0 +1,104 @@
+"""A result's cells: the configurations one run measured interleaved (its axes), named by their values.
+
+A file without a "cell" column is one cell, index None, named "".  Cells may repeat values
+(`--bystanders 0,0` is an A/A inside one run): they are told apart by index, and where a name
+would repeat, `labels` adds the index.
+"""
+from ..units import format_size
+
+AXES = ("bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
+
+
+def value_text(v):
+    return "none" if v is None else str(v)
+
+
+def name(spec):
+    """"bystanders=1 pages=thp" for a cell's {axis: value}."""
+    return " ".join(f"{k}={value_text(v)}" for k, v in spec.items())
+
+
+def specs(result):
+    """{cell index: {axis: value}} of the cells that have samples, in index order; {None: {}} without cells."""
+    frame = result.samples
+    if "cell" not in frame:
+        return {None: {}}
+    declared = result.config.get("cells") or []
+    out = {}
+    for c in sorted(int(c) for c in frame["cell"].dropna().unique()):
+        out[c] = declared[c] if c < len(declared) and isinstance(declared[c], dict) else {}
+    return out
+
+
+def labels(result):
+    """{cell index: label}: the cell's name, with "cell N" added where names repeat or are empty;
+    {None: ""} for a file without cells."""
+    found = specs(result)
+    if None in found:
+        return {None: ""}
+    return labels_of(found)
+
+
+def labels_of(found):
+    """labels() for {cell index: {axis: value}} (a result's cells, or a plan's config["cells"])."""
+    names = {c: name(s) if isinstance(s, dict) else "" for c, s in found.items()}
+    counts = {}
+    for n in names.values():
+        counts[n] = counts.get(n, 0) + 1
+    return {c: (n if n and counts[n] == 1 else f"{n} (cell {c})".strip() if n else f"cell {c}")
+            for c, n in names.items()}
+
+
+def where(stride, label=None):
+    """'64K', or '64K bystanders=1' for a stride of a cell: how every table and message names one."""
+    text = format_size(stride)
+    return f"{text} {label}" if label else text
+
+
+def where_row(row, labels=None):
+    """where() for a row that names its cell by index ({"stride_bytes", "cell"?})."""
+    if "cell" not in row:
+        return where(row["stride_bytes"])
+    return where(row["stride_bytes"], (labels or {}).get(row["cell"]) or f"cell {row['cell']}")
+
+
+def headings(result):
+    """[(cell index, heading, {axis: value}, samples)]: "cell 1: bystanders=1" per cell; one entry,
+    heading None, for a file without cells."""
+    frame = result.samples
+    found = specs(result)
+    if None in found:
+        return [(None, None, {}, frame)]
+    return [(c, f"cell {c}: {name(s)}" if s else f"cell {c}", s, frame[frame["cell"] == c]) for c, s in found.items()]
+
+
+def frame_of(frame, index):
+    return frame if index is None or "cell" not in frame else frame[frame["cell"] == index]
+
+
+def positions(config):
+    """{cell index: {axis: position of its value in that axis's list}}.  Cells are the product of the
+    axes with the last varying fastest; where a file's cells are not (edited, or another tool's),
+    a value's first position is taken."""
+    axes = config.get("axes") or {}
+    cells = config.get("cells") or []
+    names = list(axes)
+    sizes = [len(axes[a]) for a in names]
+    out = {}
+    for index, spec in enumerate(cells):
+        pos, rest = {}, index
+        for a, n in reversed(list(zip(names, sizes))):
+            pos[a], rest = rest % n, rest // n
+        product_ok = len(cells) == _product(sizes) and all(
+            isinstance(spec, dict) and a in spec and axes[a][pos[a]] == spec[a] for a in names)
+        if not product_ok:
+            pos = {a: axes[a].index(spec[a]) for a in names if isinstance(spec, dict) and spec.get(a, ...) in axes[a]}
+        out[index] = {a: pos[a] for a in names if a in pos}
+    return out
+
+
+def _product(sizes):
+    out = 1
+    for n in sizes:
+        out *= n
+    return out

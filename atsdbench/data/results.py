@@ -1,0 +1,184 @@
+"""The result file: schema, save and load, and the samples as a pandas DataFrame.
+
+Schema history (bump SCHEMA_VERSION when a reader of the old version would misread the new):
+  1  first version: host, config, samples (one record per pass), complete flag, started/finished.
+     Sample columns: round, rep, order, stride_bytes, warmup, traced, ns, seconds, calls, gbps,
+     us_per_call; optional lat_p50_us/lat_p90_us/lat_p99_us/lat_max_us/lat_hist (--latency),
+     ipis, tlb_* (vmstat), flushes, full_flushes, flushes_<reason> (counters), gpu_touch_ns (--gpu).
+     An absent optional column means "not measured".
+  2  axes: config `axes` ({axis: [values]}) and `cells` (one dict of axis values per cell, the
+     list position is the cell index); sample columns `cell` plus one column per axis (bystanders,
+     pages, gpu, ceiling), present only in runs with axes.  Also new, optional: `round_t` (seconds
+     from the run's start to its round's), `bystander_share`/`bystander_spins_min`/`bystander_idle`,
+     config `round_lag1`, `spread`, `until`/`adaptive`, `ceiling`.  Version 1 files load unchanged
+     (one cell).
+
+Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
+and ranges every reader relies on; one that does not gets one message naming the field.
+"""
+import json
+import math
+import os
+import socket
+import sys
+import time
+
+from . import files as outfile
+from ..errors import UsageError
+from .files import check_writable  # noqa: F401  (run, import and plot call it before working)
+
+SCHEMA_VERSION = 2
+FORMAT = "atsdbench-result"
+REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
+
+
+class Result:
+    def __init__(self, host, config, samples, complete=True, started=None, finished=None, path=None):
+        self.host = dict(host)
+        self.config = dict(config)
+        self._records = list(samples)
+        self.complete = complete
+        self.started = started
+        self.finished = finished
+        self.path = path
+        self.error = None
+        self._frame = None
+
+    @property
+    def samples(self):
+        """All passes, warm-up ones included (column `warmup`), as a DataFrame."""
+        if self._frame is None:
+            import pandas as pd
+
+            frame = pd.DataFrame.from_records(self._records)
+            for col in REQUIRED_COLUMNS:
+                if col not in frame:
+                    frame[col] = pd.Series(dtype="float64")
+            frame["warmup"] = frame["warmup"].astype(bool)
+            if "traced" not in frame:
+                frame["traced"] = False
+            frame["traced"] = frame["traced"].fillna(False).astype(bool)
+            self._frame = frame
+        return self._frame
+
+    @property
+    def records(self):
+        """The samples as the plain dicts they were measured as (no pandas needed)."""
+        return self._records
+
+    @property
+    def measured(self):
+        """The passes statistics use: no warm-up (rounds or passes)."""
+        frame = self.samples
+        return frame[~frame["warmup"]]
+
+    @property
+    def label(self):
+        return self.config.get("label") or self.host.get("kernel_release") or (os.path.basename(self.path or "") or "?")
+
+    def to_dict(self):
+        return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "complete": self.complete,
+                "started": self.started, "finished": self.finished, "host": _clean(self.host),
+                "config": _clean(self.config), "samples": [_clean(s) for s in self._records]}
+
+
+def _clean(value):
+    # JSON has no NaN; an unmeasurable value is null.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def default_path(host, when=None):
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
+    name = host.get("hostname") or socket.gethostname()
+    return f"atsdbench-{name}-{host.get('kernel_release', 'unknown')}-{stamp}.json"
+
+
+def _text(result):
+    return json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n"
+
+
+def save(result, path):
+    """Write the file atomically (see outfile): never a prefix under `path`, never a device replaced."""
+    text = _text(result)
+    outfile.write_atomically(path, lambda f: f.write(text))
+    result.path = path
+
+
+def save_or_rescue(result, path):
+    """save(); where that fails (full disk, permissions, a path gone bad since the check), the data
+    goes to a rescue file ($TMPDIR, else the current directory), else to stdout, and a UsageError
+    names `path`, why, and where the data went.  Returns `path` when it was written."""
+    try:
+        save(result, path)
+        return path
+    except (OSError, UsageError) as e:
+        why = f"cannot write output {path}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
+    text = _text(result)
+    rescue = outfile.write_rescue(text)
+    if rescue:
+        result.path = rescue
+        raise UsageError(f"{why}; the result was saved to {rescue} instead")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except (OSError, ValueError, AttributeError):
+        raise UsageError(f"{why}; no rescue file in {' or '.join(outfile.rescue_folders())} and no stdout "
+                         "either: the result is lost") from None
+    raise UsageError(f"{why}; no rescue file could be written: the result was written to stdout above")
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]}{'...' if len(text) > 20 else ''} is out of range")
+    return value
+
+
+def from_dict(data, path="<data>"):
+    """A Result from parsed JSON, after the schema check (UsageError naming the field)."""
+    from . import schema
+
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise UsageError(f"{path} is not an atsdbench result file")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UsageError(f"{path} has no schema_version (a whole number from 1)"
+                         if version is None else f"{path}: schema_version {schema.cut(version)} is not a "
+                         "version (a whole number from 1)")
+    if version > SCHEMA_VERSION:
+        raise UsageError(f"{path} has schema_version {schema.cut(version)}; this atsdbench reads up to "
+                         f"{SCHEMA_VERSION} (upgrade it)")
+    schema.check(data, path)
+    return Result(data["host"], data["config"], data["samples"], data["complete"],
+                  data.get("started"), data.get("finished"), path)
+
+
+def load(path):
+    if isinstance(path, Result):
+        return path
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f, parse_constant=_refuse_constant, parse_float=_finite)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a directory") from None
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror}") from None
+    except RecursionError:
+        raise UsageError(f"{path} is not a result file (JSON nested too deeply)") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        from .schema import shorten
+
+        raise UsageError(f"{path} is not JSON ({shorten(str(e))})") from None
+    return from_dict(data, path)

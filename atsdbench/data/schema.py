@@ -1,0 +1,286 @@
+"""The result file's schema, and the check that holds a file to it once, at load.
+
+Every number a reader computes with has a type and a range here, so a file that loads cannot crash
+`show`, `compare` or `plot`; a file that does not load gets one message naming the field.  Unknown
+keys are allowed (newer optional columns), but an unknown sample column must hold plain values
+(a DataFrame cell: null, true/false, a number or text).
+
+Hand-written rather than JSON Schema: jsonschema took 10 s to check a 20,000-pass file with latency
+histograms (fastjsonschema 0.8 s, pydantic 0.25 s); checking the samples column by column, with
+C-level type sets and min/max, takes under a tenth (0.09 s; tests/test_results.py has such a file).
+"""
+import math
+import re
+
+from ..errors import UsageError
+
+# Byte counts (size, strides, page sizes): at most 2^62, beyond any address space (x86-64 5-level
+# paging maps 2^57) and small enough that size x passes stays inside the int64 a DataFrame holds.
+MAX_BYTES = 2 ** 62
+# Counts and nanoseconds: int64, what a DataFrame column holds without turning into objects.
+MAX_INT64 = 2 ** 63 - 1
+# What a pass can measure, from those: a rate is at most MAX_BYTES bytes in 1 ns (GB/s = bytes/ns),
+# a time at most MAX_INT64 ns.  Bounded so, sums over a file cannot overflow to infinity.
+MAX_GBPS, MAX_US, MAX_SECONDS = float(MAX_BYTES), MAX_INT64 / 1e3, MAX_INT64 / 1e9
+# Latency buckets are floor(4 log2 ns) of a 64-bit ns count: 0..255, so at most three digits.
+BUCKET = re.compile(r"[0-9]{1,3}")
+# How much of a bad value a message shows: a 1 MB string must not become a 1 MB message.
+SHOWN = 60
+
+_WORDS = {int: "a whole number", float: "a number", str: "text", bool: "true or false", type(None): "null",
+          dict: "an object", list: "a list"}
+
+
+def shorten(text):
+    """text, cut to at most SHOWN characters."""
+    return text if len(text) <= SHOWN else text[:SHOWN - 3] + "..."
+
+
+def cut(value):
+    """repr(value), at most SHOWN characters of it."""
+    return shorten(repr(value))
+
+
+class Value:
+    """A plain value: one of `types` (exact types: True is not a whole number), numbers within
+    [lo, hi] (lo excluded when `above`), floats finite."""
+
+    def __init__(self, *types, lo=None, hi=None, above=False, null=False):
+        self.types = frozenset(types) | ({type(None)} if null else frozenset())
+        self.lo, self.hi, self.above = lo, hi, above
+
+    def words(self):
+        order = [t for t in (int, float, str, bool, dict, list, type(None)) if t in self.types]
+        if int in self.types and float in self.types:
+            order.remove(int)
+        return " or ".join(_WORDS[t] for t in order)
+
+    def problem(self, v):
+        """What is wrong with one value, or None."""
+        if type(v) not in self.types:
+            return f"must be {self.words()} (got {cut(v)})"
+        if type(v) in (int, float):
+            if isinstance(v, float) and not math.isfinite(v):
+                return f"must be a finite number (got {cut(v)})"
+            if self.lo is not None and (v <= self.lo if self.above else v < self.lo):
+                return f"must be {'more than' if self.above else 'at least'} {self.lo} (got {cut(v)})"
+            if self.hi is not None and v > self.hi:
+                return f"must be at most {self.hi} (got {cut(v)})"
+        return None
+
+    def column_ok(self, values):
+        """True when every value is fine: whole columns are checked in C (type sets, min, max)."""
+        if not set(map(type, values)) <= self.types:
+            return False
+        numbers = [v for v in values if type(v) in (int, float)] if (self.types - {int, float}) else values
+        if not numbers:
+            return True
+        if float in self.types and not all(map(math.isfinite, [v for v in numbers if type(v) is float])):
+            return False
+        low, high = min(numbers), max(numbers)
+        if self.lo is not None and (low <= self.lo if self.above else low < self.lo):
+            return False
+        return self.hi is None or high <= self.hi
+
+
+class List:
+    def __init__(self, item, nonempty=False):
+        self.item, self.nonempty = item, nonempty
+
+    def problem(self, v):
+        if type(v) is not list:
+            return f"must be a list (got {cut(v)})"
+        if self.nonempty and not v:
+            return "must not be empty"
+        for i, x in enumerate(v):
+            p = self.item.problem(x)
+            if p:
+                return (f"[{i}]", p)
+        return None
+
+
+class Mapping:
+    """An object with any keys (matching `key` when given) whose values are all `item`."""
+
+    def __init__(self, item, key=None, null=False):
+        self.item, self.key, self.null = item, key, null
+
+    def problem(self, v):
+        if v is None and self.null:
+            return None
+        if type(v) is not dict:
+            return f"must be an object{' or null' if self.null else ''} (got {cut(v)})"
+        for k, x in v.items():
+            if self.key is not None and not self.key.fullmatch(k):
+                return f"has a key {cut(k)} that is not a latency bucket (0-999)"
+            p = self.item.problem(x)
+            if p:
+                return (f".{k}", p)
+        return None
+
+
+class Record:
+    """An object with known fields, required ones, families of fields by name, and a rule for the rest."""
+
+    def __init__(self, fields, required=(), families=(), other=None, null=False):
+        self.fields, self.required, self.families, self.other = fields, required, families, other
+        self.null = null
+
+    def rule(self, key):
+        if key in self.fields:
+            return self.fields[key]
+        for pattern, rule in self.families:
+            if pattern.match(key):
+                return rule
+        return self.other
+
+    def problem(self, v):
+        if v is None and self.null:
+            return None
+        if type(v) is not dict:
+            return f"must be an object{' or null' if self.null else ''} (got {cut(v)})"
+        missing = [k for k in self.required if k not in v]
+        if missing:
+            return f"has no {', '.join(missing)}"
+        for k, x in v.items():
+            rule = self.rule(k)
+            p = rule.problem(x) if rule else None
+            if p:
+                return (f".{k}", p)
+        return None
+
+
+def _int(lo=0, hi=MAX_INT64, null=False):
+    return Value(int, lo=lo, hi=hi, null=null)
+
+
+SCALAR = Value(type(None), bool, int, float, str)
+TEXT = Value(str, null=True)
+BOOL = Value(bool)
+BYTES = _int(1, MAX_BYTES)
+COUNTER = _int(-MAX_INT64, MAX_INT64, null=True)  # a delta: negative if a CPU went offline mid-pass
+
+SAMPLE = Record({
+    "round": _int(), "rep": _int(), "order": _int(null=True), "stride_bytes": BYTES, "warmup": BOOL, "traced": BOOL,
+    "ns": _int(), "seconds": Value(int, float, lo=0, hi=MAX_SECONDS), "calls": _int(1),
+    # A finished pass moved size >= 1 bytes in finite time: its rate is > 0; null when it took 0 ns.
+    "gbps": Value(int, float, lo=0, hi=MAX_GBPS, above=True, null=True),
+    "us_per_call": Value(int, float, lo=0, hi=MAX_US),
+    # {bucket: calls}; a pass writes only buckets some call fell in
+    "lat_hist": Mapping(_int(1), key=BUCKET, null=True), "gpu_touch_ns": _int(null=True), "cell": _int(),
+    "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "bystander_share": Value(int, float, null=True),
+    "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
+    "thp_share": Value(int, float, lo=0, hi=1, null=True),
+}, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
+    families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
+              (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
+              (re.compile(r"(tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)$"), COUNTER)),  # POWER (tlbie.py)
+    other=SCALAR)
+
+CONFIG = Record({
+    "size": BYTES, "strides": List(BYTES, nonempty=True), "rounds": _int(1), "reps": _int(1), "warmup": _int(),
+    "warmup_rounds": _int(), "pages": Value(str), "bystanders": _int(), "cpu": _int(null=True),
+    "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
+    "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
+    "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
+    "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
+                               "lag1": Value(int, float, null=True)}, required=("stride_bytes", "rounds", "lag1"))),
+    "adaptive": Record({
+        "target": Value(int, float), "confidence": Value(int, float, null=True), "stop_reason": TEXT,
+        "rounds": _int(null=True), "elapsed_s": Value(int, float, lo=0, null=True), "met": BOOL,
+        "half_widths": List(Record({"stride_bytes": BYTES, "cell": _int(), "rounds": _int(), "met": BOOL,
+                                    "half_width_pct": Value(int, float, null=True),
+                                    "mean_gbps": Value(int, float, null=True)}, required=("stride_bytes",))),
+    }, required=("target",), null=True),
+}, required=("size", "strides", "rounds", "reps", "pages"))
+
+HOST = Record({
+    "hostname": TEXT, "arch": TEXT, "kernel_release": TEXT,
+    "page_size": _int(1, MAX_BYTES, null=True), "hugepage_size": _int(1, MAX_BYTES, null=True),
+    # a page count, or "unknown" where debugfs was not readable
+    "tlb_single_page_flush_ceiling": Value(int, str, lo=0, hi=MAX_BYTES, null=True),
+})
+
+TOP = Record({"complete": BOOL, "started": Value(int, float, null=True), "finished": Value(int, float, null=True),
+              "host": HOST, "config": CONFIG, "samples": List(Value(dict))},
+             required=("complete", "host", "config", "samples"))
+
+
+def _where(path, problem):
+    """(field path, phrase) from a possibly nested problem."""
+    while isinstance(problem, tuple):
+        step, problem = problem
+        path += step
+    return path, problem
+
+
+def _sample_problem(samples):
+    """(index, problem) of the first bad sample, or None; columns first, one sample at a time only
+    to find which one is bad."""
+    keys = set()
+    for s in samples:
+        keys.update(s)
+    for k in SAMPLE.required:
+        if any(k not in s for s in samples):
+            i = next(i for i, s in enumerate(samples) if k not in s)
+            return i, f"has no {k}"
+    bad = []
+    for k in keys:
+        rule = SAMPLE.rule(k)
+        values = [s[k] for s in samples if k in s]
+        if isinstance(rule, Value):
+            ok = rule.column_ok(values)
+        else:  # lat_hist: every key and every count of every histogram at once
+            dicts = [v for v in values if type(v) is dict]
+            ok = (len(dicts) == sum(v is not None for v in values)
+                  and all(map(BUCKET.fullmatch, {b for d in dicts for b in d}))
+                  and rule.item.column_ok([c for d in dicts for c in d.values()]))
+        if not ok:
+            bad.append(k)
+    for i, s in enumerate(samples) if bad else ():
+        for k in s:
+            if k in bad:
+                p = SAMPLE.rule(k).problem(s[k])
+                if p:
+                    return i, (f".{k}", p)
+    return None
+
+
+def _placement_problem(config, samples):
+    """(field path, phrase) of the first sample that is not one pass of the plan the config states:
+    a cell the config has not (a "cell" alone makes show/plot/model treat the file as having cells),
+    a stride outside config.strides, or the same pass twice (it would count twice in every mean)."""
+    cells = config.get("cells")
+    strides = set(config["strides"])
+    seen = set()
+    for i, s in enumerate(samples):
+        cell = s.get("cell")
+        if cells is None and cell is not None:
+            return f".samples[{i}].cell", f"is {cell}, but the file has no axes (no config.cells)"
+        if cells is not None and (cell or 0) >= len(cells):
+            return f".samples[{i}].cell", f"is {cell or 0}, beyond config.cells ({len(cells)})"
+        if s["stride_bytes"] not in strides:
+            return f".samples[{i}].stride_bytes", f"is {s['stride_bytes']}, not one of config.strides"
+        key = (cell or 0, s["round"], s["rep"], s["stride_bytes"])
+        if key in seen:
+            first = next(j for j, t in enumerate(samples)
+                         if (t.get("cell") or 0, t["round"], t["rep"], t["stride_bytes"]) == key)
+            return (f".samples[{i}]", f"is the same pass as samples[{first}] (round {s['round']}, rep {s['rep']}, "
+                    f"stride {s['stride_bytes']}{'' if cell is None else f', cell {cell}'})")
+        seen.add(key)
+    return None
+
+
+def check(data, path):
+    """Raise UsageError naming the first field that breaks the schema; `data` came from json."""
+    where, problem = _where("", TOP.problem(data))
+    if problem is None:
+        found = _sample_problem(data["samples"])
+        if found:
+            where, problem = _where(f".samples[{found[0]}]", found[1])
+    if problem is None:
+        found = _placement_problem(data["config"], data["samples"])
+        if found:
+            where, problem = found
+    if problem is not None:
+        raise UsageError(f"{path}: {shorten(where.lstrip('.')) or 'the file'} {problem}")

@@ -1,0 +1,1 @@
+"""What needs the C core or the machine: the plan, the run, its resources, the host's facts."""

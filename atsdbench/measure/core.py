@@ -1,0 +1,240 @@
+"""The only importer of the compiled C core.  Turns -errno into OSError and owns every buffer."""
+import errno
+import os
+
+from ..errors import CoreMissing, UsageError
+from ..signals import held
+
+try:
+    from .. import _atsd
+except ImportError:
+    raise CoreMissing.explain(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) from None
+
+ffi, lib = _atsd.ffi, _atsd.lib
+
+PAGES = {"base": lib.ATSD_PAGES_BASE, "thp": lib.ATSD_PAGES_THP, "hugetlb": lib.ATSD_PAGES_HUGETLB}
+
+
+def _check(rc, what):
+    if rc < 0:
+        raise OSError(-rc, f"{what}: {os.strerror(-rc)}")
+    return rc
+
+
+def abi_version():
+    return lib.atsd_abi_version()
+
+
+def page_size():
+    return _check(lib.atsd_page_size(), "sysconf(_SC_PAGESIZE)")
+
+
+def hugepage_size():
+    """Default hugetlb page size in bytes, or None when the kernel has none."""
+    rc = lib.atsd_hugepage_size()
+    return rc if rc > 0 else None
+
+
+# --- the plan (csrc/atsd_plan.c): parsed, checked and ordered in C for both front ends ---
+
+def _text(ptr):
+    return ffi.string(ptr).decode("utf-8", "replace") if ptr != ffi.NULL else None
+
+
+def options():
+    """The option table (csrc/atsd_options.h) as dicts, in declaration order."""
+    out, o = [], ffi.new("struct atsd_option *")
+    for i in range(lib.atsd_option_count()):
+        lib.atsd_option_get(i, o)
+        out.append({"name": _text(o.name), "short": chr(o.short_name) if o.short_name else None,
+                    "run": bool(o.fronts & lib.ATSD_FRONT_RUN), "atsd": bool(o.fronts & lib.ATSD_FRONT_ATSD),
+                    "field": _text(o.field), "metavar": _text(o.metavar), "const": _text(o.const_value),
+                    "default": _text(o.default_value), "help": _text(o.help)})
+    return out
+
+
+def plan_new():
+    p = ffi.new("struct atsd_plan *")
+    lib.atsd_plan_init(p)
+    return p
+
+
+def _msg_call(fn, *args):
+    msg = ffi.new("char[]", 512)
+    rc = fn(*args, msg, 512)
+    if rc < 0:
+        raise UsageError(_text(msg) or os.strerror(-rc))
+
+
+def plan_set(p, field, value):
+    """Parse one option value (text) into the plan; UsageError with the C message."""
+    _msg_call(lib.atsd_plan_set, p, field.encode(), str(value).encode("utf-8", "surrogateescape"))
+
+
+def plan_check(p, host):
+    _msg_call(lib.atsd_plan_check, p, host)
+
+
+def host_probe():
+    h = ffi.new("struct atsd_host *")
+    _check(lib.atsd_host_probe(h), "reading the host's facts")
+    return h
+
+
+def round_order(p, round_index):
+    """Stride of every pass of one round, in order (warm-up repetitions first)."""
+    cap = (p.warmup + p.reps) * p.nstrides
+    out = ffi.new("uint64_t[]", cap)
+    n = _check(lib.atsd_round_order(p, round_index, out, cap), "ordering the round")
+    return list(out[0:n])
+
+
+def cells(p):
+    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling) tuples."""
+    c = ffi.new("struct atsd_cell *")
+    out = []
+    for i in range(lib.atsd_plan_cells(p)):
+        _check(lib.atsd_plan_cell(p, i, c), "enumerating cells")
+        out.append((c.bystanders, c.pages, c.gpu, c.ceiling))
+    return out
+
+
+def cell_order(p, round_index):
+    n = lib.atsd_plan_cells(p)
+    out = ffi.new("int32_t[]", n)
+    _check(lib.atsd_cell_order(p, round_index, out, n), "ordering the cells")
+    return list(out)
+
+
+def parse_size(text, what="size"):
+    out = ffi.new("uint64_t *")
+    _msg_call(lib.atsd_parse_size, str(text).encode("utf-8", "surrogateescape"), what.encode(), out)
+    return out[0]
+
+
+def pin_self(cpu):
+    _check(lib.atsd_pin_self(cpu), f"pinning to CPU {cpu}")
+
+
+# Every C object is owned through one slot allocated here (a struct, or a pointer to the object) that
+# the C release clears before it frees: an interrupt between any two bytecodes of a close() leaves
+# either the object with its handle, or nothing to free.  Python never copies the raw pointer.
+
+class Region:
+    """A mapped, populated region; a context manager that always unmaps."""
+
+    def __init__(self, size, align, pages="base"):
+        self._r = ffi.new("struct atsd_region *")
+        self.size = size
+        rc = lib.atsd_region_map(self._r, size, align, PAGES[pages])
+        _check(rc, f"mapping {size} bytes ({pages} pages)")
+
+    @property
+    def address(self):
+        return int(ffi.cast("uintptr_t", self._r.addr))
+
+    def restore(self, retouch=True):
+        _check(lib.atsd_region_restore(self._r, 1 if retouch else 0), "mprotect(PROT_READ|PROT_WRITE)")
+
+    def timed_pass(self, stride, latency=False):
+        """Returns (ns, per-call latency ns as a numpy array or None)."""
+        ns = ffi.new("uint64_t *")
+        done = ffi.new("uint64_t *")
+        lat = None
+        buf = ffi.NULL
+        if latency:
+            import numpy as np
+
+            lat = np.zeros(self.size // stride, dtype=np.uint64)
+            buf = ffi.cast("uint64_t *", ffi.from_buffer(lat))
+        rc = lib.atsd_pass(self._r, stride, ns, buf, done)
+        if rc < 0:
+            raise OSError(-rc, f"mprotect(PROT_NONE) failed at call {done[0] + 1} of stride {stride}: "
+                               f"{os.strerror(-rc)}")
+        return ns[0], lat
+
+    def close(self):
+        with held():
+            rc = lib.atsd_region_unmap(self._r) if self._r is not None else 0
+        _check(rc, "munmap")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Bystanders:
+    """Threads pinned to `cpus` that keep this mm live there; a context manager."""
+
+    def __init__(self, cpus):
+        self.cpus = list(cpus)
+        self.spins = []
+        self._b = ffi.new("struct atsd_bystanders **")
+        if self.cpus:
+            arr = ffi.new("int32_t[]", self.cpus)
+            _check(lib.atsd_bystanders_start(self._b, arr, len(self.cpus)), f"starting bystanders on CPUs {self.cpus}")
+
+    def read_spins(self):
+        """[(loop count, CPU time ns)] of each bystander so far ([] without bystanders)."""
+        if not self.cpus or self._b[0] == ffi.NULL:
+            return []
+        spins, cpu = ffi.new("uint64_t[]", len(self.cpus)), ffi.new("uint64_t[]", len(self.cpus))
+        _check(lib.atsd_bystanders_spins(self._b[0], spins, cpu, len(self.cpus)), "reading bystander spins")
+        return list(zip(spins, cpu))
+
+    def stop(self):
+        spins = ffi.new("uint64_t[]", max(1, len(self.cpus)))
+        with held():
+            running = self._b[0] != ffi.NULL
+            lib.atsd_bystanders_stop(self._b, spins)
+            if running:
+                self.spins = list(spins[0:len(self.cpus)])
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class TracepointCounter:
+    """A perf tracepoint counter: system-wide on `cpus` when allowed, else this thread only."""
+
+    def __init__(self, tracepoint_id, cpus, filter=None):
+        self.system_wide = False
+        self._c = ffi.new("struct atsd_counter **")
+        scope = ffi.new("int32_t *")
+        arr = ffi.new("int32_t[]", list(cpus))
+        f = filter.encode() if filter else ffi.NULL
+        _check(lib.atsd_counter_open(self._c, tracepoint_id, f, arr, len(cpus), scope), "perf_event_open(tracepoint)")
+        self.system_wide = bool(scope[0])
+
+    def read(self):
+        if self._c[0] == ffi.NULL:
+            raise OSError(errno.EBADF, "reading perf counter: it is closed")
+        v = ffi.new("uint64_t *")
+        _check(lib.atsd_counter_read(self._c[0], v), "reading perf counter")
+        return v[0]
+
+    def close(self):
+        with held():
+            lib.atsd_counter_close(self._c)
+
+
+def read_column(data, column=1, delim=" \t"):
+    """Numbers from bytes as ministat reads them: (numpy array, None) or (None, bad line number)."""
+    import numpy as np
+
+    # One number per fgets() read at most; a read ends at a newline or after 8191 bytes (ministat's
+    # BUFSIZ buffer), so a long line is several reads, each read as a line.
+    cap = data.count(b"\n") + 2 + len(data) // 8191
+    out = np.empty(cap, dtype=np.float64)
+    bad = ffi.new("int64_t *")
+    n = lib.atsd_read_column(data, len(data), column, delim.encode("latin-1"),
+                             ffi.cast("double *", ffi.from_buffer(out)), cap, bad)
+    if n == -errno.EINVAL:
+        return None, bad[0]
+    _check(n, "reading numbers")
+    return out[:n], None

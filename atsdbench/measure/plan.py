@@ -1,0 +1,175 @@
+"""The plan: what to measure, checked whole before anything runs.
+
+A thin layer over the C plan (csrc/atsd_plan.c), which the standalone `atsd` uses too: options are
+parsed, checked against the host and ordered there, once for both front ends, with the same words
+when a plan is refused.  This module turns Python values into option text and the checked C plan
+into a plain `Plan` that result files record.
+
+A run is made of rounds.  Each round maps a fresh region, populates it, runs every repetition
+(warm-up passes first) and unmaps it; inside a repetition the strides run in an order shuffled by
+the seed, so slow drift of the machine does not bias one stride.  The round is the unit of
+replication: a fresh allocation moves the rate far more than passes within one allocation do.
+"""
+import dataclasses
+import itertools
+
+from ..data.cells import AXES
+from ..errors import UsageError
+
+MIN_ALIGN = 2 << 20
+PAGES = ("base", "thp", "hugetlb")
+TRACE = ("auto", "on", "off")
+
+
+def _axis_text(name, v):
+    """An axis value as the C plan reads it back: None is the word that option takes for it."""
+    return ("kernel" if name == "ceiling" else "none") if v is None else str(v)
+
+
+@dataclasses.dataclass
+class Plan:
+    size: int
+    strides: list
+    rounds: int = 5
+    reps: int = 4
+    warmup: int = 1
+    warmup_rounds: int = 1
+    processes: bool = False
+    pages: str = "base"
+    bystanders: int = 0
+    cpu: int = 0
+    bystander_cpus: list = dataclasses.field(default_factory=list)
+    latency: bool = False
+    retouch: bool = True
+    trace: str = "auto"
+    label: str = None
+    seed: int = 0
+    gpu: int = None
+    ceiling: int = None
+    until: float = None
+    confidence: float = 95.0
+    max_time: float = None
+    max_rounds: int = None
+    spread: float = 0.0
+    axes: dict = dataclasses.field(default_factory=dict)
+    region_align: int = None
+
+    @property
+    def align(self):
+        """The region's alignment, decided by the C check (THP size, hugetlb size, largest stride);
+        plans made before it was stored fall back to 2M or the largest stride."""
+        return self.region_align or max(MIN_ALIGN, max(self.strides))
+
+    @property
+    def passes_per_round(self):
+        return (self.reps + self.warmup) * len(self.strides)
+
+    def config(self):
+        out = dataclasses.asdict(self)
+        if not self.axes:
+            del out["axes"]
+        else:
+            out["cells"] = [{name: cell[name] for name in self.axes} for cell in self.cells]
+        return out
+
+    @property
+    def cells(self):
+        """Every configuration the run measures, in cell order: dicts of bystanders, pages, gpu,
+        ceiling.  One cell when the plan has no axes."""
+        lists = [self.axes.get(name, [getattr(self, name)]) for name in AXES]
+        return [dict(zip(AXES, combo)) for combo in itertools.product(*lists)]
+
+    def to_c(self):
+        """The C plan of these values (already checked), for the round and cell order."""
+        from . import core
+
+        p = core.plan_new()
+        values = {**self.config(), **{name: [_axis_text(name, v) for v in vs] for name, vs in self.axes.items()}}
+        values.pop("cells", None)
+        values.pop("axes", None)
+        for name, value in _option_text(values).items():
+            if name not in ("cpu", "bystander-cpus", "region-align"):
+                core.plan_set(p, name, value)
+        p.cpu = self.cpu
+        p.align = self.align
+        return p
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _option_text(options):
+    """Python keywords (warmup_rounds=1, retouch=False, strides=[65536]) -> C field text; None = default."""
+    return {name.replace("_", "-"): _text(value) for name, value in options.items() if value is not None}
+
+
+def host_facts(meminfo=None, affinity=None, page_size=None):
+    """The C host facts: probed from this system, with any given fact put in its place (tests)."""
+    from . import core
+
+    h = core.host_probe()
+    if page_size is not None:
+        h.page_size = page_size
+        h.thp_size = 0
+    if meminfo is not None:
+        h.hugepage_size = meminfo.get("Hugepagesize") or 0
+        h.mem_available = meminfo.get("MemAvailable", -1)
+        h.hugepages_free = meminfo.get("HugePages_Free", -1)
+    if affinity is not None:
+        cpus = sorted(affinity)
+        h.naffinity = len(cpus)
+        h.affinity[0:len(cpus)] = cpus
+        h.core[0:len(cpus)] = [-1] * len(cpus)
+    return h
+
+
+def make_plan(meminfo=None, affinity=None, page_size=None, **options):
+    """Check every option against this host (or the facts given); UsageError with one sentence."""
+    from . import core
+
+    p = core.plan_new()
+    for field, value in _option_text(options).items():
+        if field == "bystander-cpus":
+            raise UsageError("bystander_cpus is chosen by the plan check; give bystanders=N")
+        core.plan_set(p, field, value)
+    core.plan_check(p, host_facts(meminfo, affinity, page_size))
+    label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
+    lists = {"bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
+             "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],
+             "ceiling": [None if c < 0 else c for c in p.ceiling[0:p.nceiling]]}
+    axes = {name: values for name, values in lists.items() if len(values) > 1}
+    return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
+                warmup=p.warmup, warmup_rounds=p.warmup_rounds, processes=bool(p.processes),
+                pages=PAGES[p.pages[0]], bystanders=p.bystanders[0], cpu=p.cpu,
+                bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),
+                retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
+                gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
+                until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
+                max_rounds=p.max_rounds or None, spread=p.spread, axes=axes, region_align=p.align)
+
+
+def round_order(plan, round_index, c_plan=None, cell=0):
+    """[(rep, warmup, stride), ...] for one round (of one cell): repetition-major, strides shuffled per
+    repetition.  Each cell of a round has its own order; with one cell it is the round's."""
+    from . import core
+
+    strides = core.round_order(c_plan or plan.to_c(), round_index * len(plan.cells) + cell)
+    n = len(plan.strides)
+    return [(i // n, i // n < plan.warmup, s) for i, s in enumerate(strides)]
+
+
+def cell_order(plan, round_index, c_plan=None):
+    """The cells of one round, shuffled by the seed (round-specific)."""
+    from . import core
+
+    return core.cell_order(c_plan or plan.to_c(), round_index)
+
+
+def round_kinds(plan):
+    """(round index, is a warm-up round) for every round of the plan."""
+    return [(i, i < plan.warmup_rounds) for i in range(plan.warmup_rounds + plan.rounds)]

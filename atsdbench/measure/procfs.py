@@ -1,0 +1,119 @@
+"""Readers of /proc, sysfs and tracefs (the pure parsers of the kernel's list formats live in units).
+
+Parsers take text so fixtures can test them; `read` returns a default where a file is missing.
+"""
+import os
+import re
+
+from ..units import format_cpulist, parse_bracketed, parse_cpulist  # noqa: F401 (the kernel's text, parsed where pure)
+
+TRACEFS = ("/sys/kernel/tracing", "/sys/kernel/debug/tracing")
+TRACEFS_MOUNT = "mount -t tracefs nodev /sys/kernel/tracing"
+
+
+def read(path, default=None):
+    try:
+        with open(path) as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return default
+
+
+def parse_meminfo(text):
+    """'/proc/meminfo' -> {key: bytes (kB lines) or count}."""
+    out = {}
+    for line in (text or "").splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            out[key.strip()] = int(parts[0]) * (1024 if len(parts) > 1 and parts[1] == "kB" else 1)
+    return out
+
+
+def online_cpus():
+    return parse_cpulist(read("/sys/devices/system/cpu/online", "")) or list(range(os.cpu_count() or 1))
+
+
+def parse_interrupts(text, row="TLB"):
+    """Sum of one /proc/interrupts row over all CPUs, or None when the row is absent."""
+    lines = (text or "").splitlines()
+    if not lines:
+        return None
+    ncpu = len(lines[0].split())
+    for line in lines[1:]:
+        name, sep, rest = line.partition(":")
+        if sep and name.strip() == row:
+            counts = rest.split()[:ncpu]
+            return sum(int(c) for c in counts if c.isdigit())
+    return None
+
+
+def parse_vmstat_tlb(text):
+    out = {}
+    for line in (text or "").splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].startswith("nr_tlb_"):
+            out[parts[0][3:]] = int(parts[1])
+    return out
+
+
+def parse_tracepoint_format(text):
+    """(id, {reason code: name}) from events/tlb/tlb_flush/format."""
+    m = re.search(r"^ID:\s*(\d+)", text or "", re.MULTILINE)
+    reasons = {int(code): name for code, name in re.findall(r'\{\s*(\d+),\s*"([^"]+)"\s*\}', text or "")}
+    return (int(m.group(1)) if m else None), reasons
+
+
+def find_tracepoint(event="tlb/tlb_flush", root=None):
+    for r in (root,) if root else TRACEFS:
+        text = read(f"{r}/events/{event}/format")
+        if text:
+            return parse_tracepoint_format(text)
+    return None, {}
+
+
+def tracefs_root():
+    """The mounted tracefs whose events are readable, or None."""
+    for root in TRACEFS:
+        if os.path.isdir(f"{root}/events") and os.access(f"{root}/events", os.R_OK | os.X_OK):
+            return root
+    return None
+
+
+def tracefs_mounted(mounts_text=None):
+    text = read("/proc/mounts", "") if mounts_text is None else mounts_text
+    return any(len(f) > 2 and f[2] == "tracefs" for f in (line.split() for line in text.splitlines()))
+
+
+def tracepoint_problem(event="tlb:tlb_flush", euid=None, mounted=None):
+    """Why a tracepoint that could not be read is not readable, in one sentence with the way out.
+
+    The tool never mounts anything itself: it tells root the command."""
+    euid = os.geteuid() if euid is None else euid
+    mounted = tracefs_mounted() if mounted is None else mounted
+    if euid != 0:
+        return f"the {event} tracepoint is not readable: tracefs needs root (run as root for flush counts)"
+    if not mounted:
+        return f"the {event} tracepoint is not readable: tracefs is not mounted (as root: {TRACEFS_MOUNT})"
+    return f"the {event} tracepoint is not readable: this kernel has no such event in tracefs"
+
+
+def smaps_huge_share(text, start, end):
+    """Share of [start, end) backed by transparent huge pages, from /proc/self/smaps' AnonHugePages
+    of the mappings inside it (None when no mapping overlaps)."""
+    huge, size, inside = 0, 0, False
+    for line in (text or "").splitlines():
+        head = line.split(None, 1)[0] if line.strip() else ""
+        if "-" in head and not head.endswith(":"):
+            lo, _, hi = head.partition("-")
+            try:
+                lo, hi = int(lo, 16), int(hi, 16)
+            except ValueError:
+                inside = False
+                continue
+            inside = lo < end and hi > start
+            if inside:
+                size += min(hi, end) - max(lo, start)
+        elif inside and head == "AnonHugePages:":
+            huge += int(line.split()[1]) * 1024
+    return huge / size if size else None

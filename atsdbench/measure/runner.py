@@ -1,0 +1,171 @@
+"""Repetition: runs a checked plan's rounds and keeps every finished sample.
+
+Two strategies give the same samples: in this process (one Session for the whole run), or each
+round in a fresh Python process (`--processes`: address space and allocator renewed), through
+`atsdbench.measure.worker`.  Ctrl-C (and SIGTERM, see commands) or an error part-way keeps every finished
+sample (complete=False, result.error says why); set-up errors raise before any pass.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import host
+from .. import signals
+from ..analysis import timeseries
+from ..errors import UsageError
+from .plan import round_kinds
+from .session import Session
+
+
+class InProcess:
+    def __init__(self, plan):
+        self.session = Session(plan)
+        self.facts = {}
+
+    def __enter__(self):
+        self.session.__enter__()
+        self.facts = self.session.facts()
+        return self
+
+    def __exit__(self, *exc):
+        self.session.close()
+
+    def round(self, round_index, warmup_round):
+        return self.session.round(round_index, warmup_round)
+
+
+class FreshProcess:
+    """One round per fresh `python -m atsdbench.measure.worker`: JSON plan in, JSON samples out."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.facts = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def round(self, round_index, warmup_round):
+        request = json.dumps({"plan": self.plan.config(), "round": round_index, "warmup_round": warmup_round})
+        # cwd: the folder holding this very package, so the worker imports it and not a source tree
+        # that happens to be the current directory.
+        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        proc = subprocess.Popen([sys.executable, "-m", "atsdbench.measure.worker"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=here)
+        # Signals are held here (see run): a Ctrl-C from the terminal reached the worker too, which
+        # writes what it finished and exits; one sent to this process alone waits for the round.
+        stdout, stderr = proc.communicate(request)
+        reply = self._reply(stdout, stderr)
+        self.facts.update(reply.get("facts") or {})
+        yield from reply["samples"]
+        if reply.get("error"):
+            err = reply["error"]
+            raise OSError(err.get("errno") or 0, err["message"])
+        if reply.get("interrupted"):
+            raise KeyboardInterrupt
+
+    @staticmethod
+    def _reply(stdout, stderr):
+        try:
+            return json.loads(stdout)
+        except ValueError:
+            raise OSError(f"round worker failed: {(stderr or 'no output').strip().splitlines()[-1:]}") from None
+
+
+class Pacer:
+    """Spreads the measured rounds evenly over at least `spread` seconds (sleeping between rounds,
+    never inside one), so consecutive rounds are far enough apart to see the machine's drift."""
+
+    def __init__(self, spread, rounds, clock=time.monotonic, sleep=signals.sleep):
+        self.interval = spread / rounds if spread and rounds else 0.0
+        self.clock, self.sleep = clock, sleep
+        self.first = None
+
+    def wait(self, k, progress=None):
+        """Before measured round k (0-based): returns the seconds slept."""
+        if k == 0 or self.first is None:
+            self.first = self.clock()
+            return 0.0
+        delay = self.first + k * self.interval - self.clock()
+        if delay <= 0:
+            return 0.0
+        if progress:
+            progress({"wait": delay, "round": k})
+        self.sleep(delay)
+        return delay
+
+
+def _rounds(plan, policy, records, started):
+    """(round index, warm-up round?) for the whole run: warm-up rounds, the planned rounds, then, for
+    an adaptive run, one more while the policy asks for it."""
+    index = 0
+    for index, warm in round_kinds(plan):
+        yield index, warm
+    while policy is not None and policy.after_round(records, time.monotonic() - started) is None:
+        index += 1
+        yield index, False
+
+
+def run(plan, progress=None):
+    """Measure the plan; returns a Result (see the module's docstring).  SIGINT and SIGTERM are held
+    for the whole run and looked for between passes: the run stops there, and a signal that comes
+    while the result is put together marks it incomplete instead of losing it."""
+    with signals.held():
+        return _run(plan, progress)
+
+
+def _run(plan, progress):
+    from ..data.results import Result
+
+    samples, complete, error, started = [], False, None, time.time()
+    policy = None
+    if plan.until:
+        from . import adaptive
+
+        policy = adaptive.Policy.from_plan(plan)
+    host_facts = host.full()
+    strategy = (FreshProcess if plan.processes else InProcess)(plan)
+    pacer, measured = Pacer(plan.spread, plan.rounds), 0
+    t0 = time.monotonic()
+    with strategy:
+        try:
+            signals.check()
+            for round_index, warmup_round in _rounds(plan, policy, samples, t0):
+                if not warmup_round:
+                    pacer.wait(measured, progress)
+                    measured += 1
+                round_t = time.monotonic() - t0
+                for sample in strategy.round(round_index, warmup_round):
+                    sample["round_t"] = round_t
+                    samples.append(sample)
+                    if progress:
+                        progress(sample)
+                    signals.check()
+                if policy and progress and not warmup_round:
+                    policy.observe(samples, time.monotonic() - t0)
+                    progress({"adaptive": policy.progress_text()})
+            complete = True
+        except KeyboardInterrupt:
+            if policy:
+                policy.interrupted(samples, time.monotonic() - t0)
+        except (OSError, UsageError) as e:
+            if not samples:
+                raise
+            error = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
+    config = plan.config()
+    config.update({k: v for k, v in strategy.facts.items() if k != "gpu"})
+    if policy:
+        config["adaptive"] = policy.summary()
+    config["round_lag1"] = timeseries.round_lag1(samples)
+    if "gpu" in strategy.facts:
+        host_facts["gpu"] = strategy.facts["gpu"]
+    if signals.take():  # after the last pass: the samples are all there, but the user asked to stop
+        complete = False
+    result = Result(host=host_facts, config=config, samples=samples, complete=complete,
+                    started=started, finished=time.time())
+    result.error = error
+    return result

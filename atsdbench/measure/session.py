@@ -1,0 +1,198 @@
+"""The resources of a run in one process: pinning, bystanders, counters, the optional GPU toucher.
+
+`with Session(plan) as s:` sets them up (restoring the CPU affinity on any error) and tears them
+down; `s.round(i, warmup_round)` yields one sample per pass.  It does not keep them: the runner does.
+"""
+import os
+
+from . import procfs
+from .plan import round_order
+
+
+def latency_summary(lat_ns):
+    import numpy as np
+
+    us = lat_ns.astype(np.float64) / 1e3
+    p50, p90, p99 = np.percentile(us, [50, 90, 99])
+    # Quarter-octave histogram of ns: compact enough to keep per pass, fine enough to plot.
+    bins = np.floor(np.log2(np.maximum(lat_ns, 1).astype(np.float64)) * 4).astype(int)
+    keys, counts = np.unique(bins, return_counts=True)
+    return {"lat_p50_us": float(p50), "lat_p90_us": float(p90), "lat_p99_us": float(p99),
+            "lat_max_us": float(us.max()), "lat_hist": {int(k): int(c) for k, c in zip(keys, counts)}}
+
+
+BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to count as "with bystanders"
+
+
+class Session:
+    def __init__(self, plan):
+        self.plan = plan
+        self.gpus = {}
+        self.bystanders = None
+        self.counters = None
+        self.ceiling = None
+        self._c_plan = None
+        self._saved_affinity = None
+
+    def __enter__(self):
+        from . import core
+        from .counters import Counters
+
+        plan = self.plan
+        cells = plan.cells
+        self._saved_affinity = os.sched_getaffinity(0)
+        try:
+            self._c_plan = plan.to_c()
+            core.pin_self(plan.cpu)
+            self.counters = Counters(procfs.online_cpus(), "off" if plan.warmup < 1 else plan.trace, size=plan.size,
+                                     page_size=core.page_size(), cpu=plan.cpu, bystander_cpus=plan.bystander_cpus)
+            for ordinal in sorted({c["gpu"] for c in cells if c["gpu"] is not None}):
+                from . import gpu
+
+                self.gpus[ordinal] = gpu.open_toucher(ordinal)  # every GPU of the plan, before any pass
+            self._use_bystanders(cells[0]["bystanders"])
+            if any(c["ceiling"] is not None for c in cells):
+                from .ceiling import Ceiling
+
+                self.ceiling = Ceiling().__enter__()
+                if len(cells) == 1:
+                    self.ceiling.set(cells[0]["ceiling"])
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _use_bystanders(self, n):
+        from . import core
+
+        if self.bystanders is not None and len(self.bystanders.cpus) == n:
+            return
+        self._close_bystanders()
+        self.bystanders = core.Bystanders(self.plan.bystander_cpus[:n])
+
+    def _enter_cell(self, cell):
+        """Between cells, outside any timed pass: the cell's bystanders and flush ceiling."""
+        self._use_bystanders(cell["bystanders"])
+        if self.ceiling is not None and len(self.plan.cells) > 1:
+            self.ceiling.set(cell["ceiling"] if cell["ceiling"] is not None else self.ceiling.original)
+
+    def round(self, round_index, warmup_round):
+        """One round: every cell in the round's shuffled order, each with a fresh region; yields one
+        sample per pass."""
+        from .plan import cell_order
+
+        cells, plan = self.plan.cells, self.plan
+        order = cell_order(plan, round_index, self._c_plan) if len(cells) > 1 else [0]
+        for position, index in enumerate(order):
+            cell = cells[index]
+            if len(cells) > 1:
+                self._enter_cell(cell)
+            for sample in self._cell_round(round_index, warmup_round, index, cell,
+                                           position * plan.passes_per_round):
+                if plan.axes:
+                    sample["cell"] = index
+                    sample.update({name: cell[name] for name in plan.axes})
+                yield sample
+
+    def _cell_round(self, round_index, warmup_round, index, cell, first_position):
+        from . import core
+
+        plan, counters = self.plan, self.counters
+        gpu = self.gpus.get(cell["gpu"])
+        with core.Region(plan.size, plan.align, cell["pages"]) as region:
+            thp_share = None
+            if cell["pages"] == "thp":  # MADV_HUGEPAGE is advice: say how much of it was taken
+                thp_share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
+                                                    region.address + plan.size)
+            dirty = False
+            for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
+                if dirty:
+                    region.restore(plan.retouch)
+                gpu_ns = gpu.touch(region) if gpu else None
+                traced = warm and counters.can_trace
+                if traced:
+                    counters.open_trace()
+                try:
+                    spins0 = self.bystanders.read_spins()
+                    before = counters.read(traced)
+                    ns, lat = region.timed_pass(stride, plan.latency)
+                    after = counters.read(traced)
+                    spins1 = self.bystanders.read_spins()
+                finally:
+                    if traced:
+                        counters.close_trace()
+                dirty = True
+                calls = plan.size // stride
+                sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
+                          "warmup": bool(warm or warmup_round), "ns": int(ns), "seconds": ns / 1e9,
+                          "calls": calls, "gbps": plan.size / ns if ns else float("nan"),
+                          "us_per_call": ns / 1e3 / calls, "traced": bool(traced)}
+                if gpu_ns is not None:
+                    sample["gpu_touch_ns"] = int(gpu_ns)
+                if thp_share is not None:
+                    sample["thp_share"] = round(thp_share, 4)
+                if spins0:
+                    # A bystander that was not running had no live mm on its CPU: those flushes took
+                    # no IPI.  Its CPU time over the pass's wall time says for how much of the pass.
+                    sample["bystander_spins_min"] = min(b[0] - a[0] for a, b in zip(spins0, spins1))
+                    sample["bystander_share"] = min((b[1] - a[1]) / ns if ns else 0.0
+                                                    for a, b in zip(spins0, spins1))
+                    sample["bystander_idle"] = sample["bystander_share"] < BYSTANDER_BUSY
+                sample.update(counters.delta(before, after))
+                if lat is not None:
+                    sample.update(latency_summary(lat))
+                yield sample
+
+    def facts(self):
+        """What this session learned that belongs in the result file."""
+        out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error}
+        if self.counters.trace_events:
+            out["trace_events"] = self.counters.trace_events
+        if self.gpus:
+            facts = [g.facts for _, g in sorted(self.gpus.items())]
+            out["gpu"] = facts[0] if len(facts) == 1 else facts
+        return out
+
+    def close(self):
+        """Every step runs, whatever the one before did (the ceiling is restored even when a counter
+        will not close), with SIGINT/SIGTERM held until the end; the first error is raised."""
+        from ..signals import held
+
+        with held():
+            errors = []
+            for step in (self._close_counters, self._close_ceiling, self._close_bystanders, self._close_gpus,
+                         self._restore_affinity):
+                try:
+                    step()
+                except Exception as e:
+                    errors.append(e)
+            if errors:
+                raise errors[0]
+
+    def _close_counters(self):
+        counters, self.counters = self.counters, None
+        if counters:
+            counters.close()
+
+    def _close_ceiling(self):
+        ceiling, self.ceiling = self.ceiling, None
+        if ceiling:
+            ceiling.__exit__(None, None, None)
+
+    def _close_bystanders(self):
+        bystanders, self.bystanders = self.bystanders, None
+        if bystanders:
+            bystanders.stop()
+
+    def _close_gpus(self):
+        gpus, self.gpus = self.gpus, {}
+        for g in gpus.values():
+            g.close()
+
+    def _restore_affinity(self):
+        saved, self._saved_affinity = self._saved_affinity, None
+        if saved is not None:
+            os.sched_setaffinity(0, saved)

@@ -1,0 +1,1 @@
+"""Every table and picture. Pure: never imports measure."""

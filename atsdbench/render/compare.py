@@ -1,0 +1,252 @@
+"""Renderers for `atsdbench compare`: one function per --format, each returns a string."""
+import csv
+import io
+import json
+import math
+
+from tabulate import tabulate
+
+from ..analysis import stats
+from ..data.cells import where
+from ..units import format_size
+
+TEST_NAMES = {"welch": "Welch's t-test on log rates (speedup = ratio of geometric means, CI exponentiated)",
+              "student": "Student's t-test (pooled s) on log rates (speedup = ratio of geometric means, "
+                         "CI exponentiated)",
+              "mannwhitney": "Hodges-Lehmann shift of log rates (speedup = median of the pairwise ratios), "
+                             "exact Mann-Whitney CI and p",
+              "paired-t": "Paired t on log rates, paired by round (speedup = ratio of geometric means, "
+                          "CI exponentiated)",
+              "wilcoxon": "Hodges-Lehmann median of the per-round log differences, paired by round, Wilcoxon "
+                          "signed-rank CI and p"}
+SHORT_NAMES = {"welch": "Welch's t on log rates", "student": "Student's t on log rates",
+               "mannwhitney": "Hodges-Lehmann/Mann-Whitney on log rates",
+               "paired-t": "Paired t on log rates, paired by round",
+               "wilcoxon": "Wilcoxon signed-rank on log rates, paired by round"}
+CENTRES = {"mean": "geometric mean", "median": "median"}
+
+
+def _keys(cmp):
+    seen = []
+    for r in cmp.rows:
+        if (r["cell"], r["stride_bytes"]) not in seen:
+            seen.append((r["cell"], r["stride_bytes"]))
+    return seen
+
+
+def _by_key(cmp):
+    return {k: [r for r in cmp.rows if (r["cell"], r["stride_bytes"]) == k] for k in _keys(cmp)}
+
+
+def _has_cells(cmp):
+    return any(r["cell"] for r in cmp.rows)
+
+
+def _nan(x):
+    return isinstance(x, float) and math.isnan(x)
+
+
+def _number(x, spec):
+    """x formatted, or "n/a" where no value exists (a cell with no pass at a stride, no pair)."""
+    return "n/a" if _nan(x) else format(x, spec)
+
+
+def verdict(row):
+    if _nan(row["p_value"]):
+        return f"n/a ({row['note'] or 'no test'})"
+    if _nan(row["ci_low_pct"]):
+        return "n/a (too few to prove any)"
+    if not row["significant"]:
+        # The CI alone would exclude 0: say which rule decided, or the row reads as a contradiction.
+        return "no difference proven (Holm)" if row["p_value"] < stats.alpha(row["confidence"]) else \
+            "no difference proven"
+    return "faster" if row["speedup_pct"] > 0 else "slower"
+
+
+def _ci(row):
+    if _nan(row["ci_low_pct"]):
+        return "n/a"
+    return f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]%"
+
+
+def _sizes(cmp):
+    return ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.rows}))
+
+
+def adjustment(cmp):
+    """What a verdict means: Holm over the family, or each comparison alone."""
+    level = f"{stats.alpha(cmp.confidence):g}"
+    made = cmp.tests_made
+    if made == 0:
+        return "no verdict: no comparison could be made (the warnings say why)"
+    if made <= 1:
+        return f"verdict: p < {level} (one comparison: nothing to adjust)"
+    if cmp.adjust == "holm":
+        return (f"verdicts: Holm-adjusted p < {level} over the {made} comparisons made (the CIs are each "
+                "comparison's own)")
+    return f"verdicts: p < {level} for each comparison alone, not adjusted for the {made} made (--adjust none)"
+
+
+def legend(cmp):
+    agg = "mean" if cmp.metric == "mean" else "median"
+    if cmp.paired:
+        n = ", ".join(sorted({str(r["n_base"]) for r in cmp.rows}, key=int))
+        return (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one round's difference "
+                f"between two cells of one run (each the {agg} of its passes in that round); N (rounds paired) = "
+                f"{n}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}\n"
+                f"paired by round: the cells of a round ran interleaved, so drift between rounds (and runs) moves "
+                f"both alike and cancels; the CI covers the cells' own noise inside this run")
+    unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
+            "run": f"run (the {agg} of a run's round {agg}s)"}[cmp.unit]
+    text = (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
+            f"N (base/new) = {_sizes(cmp)}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}")
+    if cmp.mixed:
+        text += "\nreplicate runs on one side only: a single run is one observation"
+        if cmp.test == "student":
+            text += ", assumed to vary from run to run as the replicated side does"
+    elif cmp.unit != "run":
+        # Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
+        text += ("\nsingle runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
+                 "to cover run-to-run drift too")
+    return text
+
+
+def _lead(cmp, key):
+    cell, stride = key
+    return ([cell] if _has_cells(cmp) else []) + [format_size(stride)]
+
+
+def _table(cmp, tablefmt):
+    headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} GB/s"]
+    for label in cmp.labels[1:]:
+        headers += [f"{label} GB/s", "Speedup", f"{cmp.confidence:g}% CI", "Verdict"]
+    body = []
+    for key, rows in _by_key(cmp).items():
+        line = _lead(cmp, key) + [_number(rows[0]["base_gbps"], ".2f")]
+        for r in rows:
+            speedup = "n/a" if _nan(r["speedup_pct"]) else f"{r['speedup_pct']:+.1f}%"
+            line += [_number(r["new_gbps"], ".2f"), speedup, _ci(r), verdict(r)]
+        body.append(line)
+    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def render_text(cmp):
+    return f"mprotect rate (GB/s), {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+
+
+def render_markdown(cmp):
+    return f"{_table(cmp, 'github')}\n\n{legend(cmp)}"
+
+
+def _commit_footer(cmp):
+    sizes = {(r["n_base"], r["n_new"]) for r in cmp.rows}
+    if len(sizes) == 1 and len({n for pair in sizes for n in pair}) == 1:
+        n = f"N = {next(iter(sizes))[0]} per side"
+    else:
+        n = f"N (base/new) = {_sizes(cmp)}"
+    adjusted = "Holm-adjusted" if cmp.adjust == "holm" and cmp.tests_made > 1 else "unadjusted"
+    if cmp.paired:
+        n = n.replace("per side", "rounds paired").replace("N (base/new)", "N (rounds paired)")
+    unit = "one difference per round" if cmp.paired else f"one observation per {cmp.unit}"
+    return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}; "
+            f"{cmp.confidence:g}% confidence; n.s. = no difference proven")
+
+
+def render_commit(cmp):
+    """The layout kernel commit messages use (POWER9 NPU ATSD patch, 2018), plus what pasting needs:
+    "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
+    confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
+    labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired else ["Before", "After"]
+    header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
+    for label in labels[1:]:
+        header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
+    body = [header]
+    for key, rows in _by_key(cmp).items():
+        line = _lead(cmp, key) + [_number(rows[0]["base_gbps"], ".1f")]
+        for r in rows:
+            line += [_number(r["new_gbps"], ".1f"), "n/a" if _nan(r["speedup_pct"]) else
+                     f"{r['speedup_pct']:.0f}%" + ("" if r["significant"] else " n.s.")]
+        body.append(line)
+    widths = [max(len(row[i]) for row in body) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]
+    return "mprotect rate (GB/s)\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
+
+
+def _records(cmp):
+    out = []
+    for r in cmp.rows:
+        rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+        out.append(rec)
+    return out
+
+
+def render_csv(cmp):
+    from ..analysis.compare import COLUMNS
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for rec in _records(cmp):
+        w.writerow({k: ("true" if v is True else "false" if v is False else "" if v is None else v)
+                    for k, v in rec.items()})
+    return buf.getvalue().rstrip("\n")
+
+
+def render_json(cmp):
+    return json.dumps(_records(cmp), indent=1)
+
+
+def render_ministat(cmp):
+    """FreeBSD ministat's block per stride, for the same observations, with ministat's own numbers:
+    Student's t on the rates, the difference and the difference / baseline mean."""
+    from .. import ministat
+
+    if cmp.paired:
+        return _ministat_paired(cmp)
+    blocks = []
+    for cell, stride in _keys(cmp):
+        sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))]
+        blocks.append(f"stride {where(stride, cell)}: GB/s, one observation per {cmp.unit}\n"
+                      + ministat.render(sets, confidence=cmp.confidence, width=74,
+                                        plot=all(len(d.values) for d in sets)))
+    return "\n".join(blocks).rstrip("\n")
+
+
+def _ministat_paired(cmp):
+    """compare --by: ministat's summary of the per-round differences (% of the base cell's rate in the
+    same round), one data set per value against the first, and the paired result under it.  Two
+    ministat data sets of the cells' own rates would print ministat's unpaired Student's t, which
+    the round-to-round drift the pairing cancels would swamp."""
+    from .. import ministat
+
+    blocks = []
+    for key, rows in _by_key(cmp).items():
+        cell, stride = key
+        sets, lines = [], []
+        for r in rows:
+            j = cmp.labels.index(r["new_label"])
+            base, new = cmp.pairs.get((j, cell, stride), ((), ()))
+            if len(base):
+                sets.append(ministat.Dataset(f"{r['new_label']} vs {r['base_label']}",
+                                             [(n / b - 1) * 100 for b, n in zip(base, new)]))
+            speedup = "n/a" if _nan(r["speedup_pct"]) else f"{r['speedup_pct']:+.1f}%"
+            lines.append(f"{r['new_label']} vs {r['base_label']}, paired by round: {speedup} "
+                         f"{_ci(r)}, p = {_p(r['p_value'])}{_p_adjusted(cmp, r)}: {verdict(r)}")
+        head = (f"stride {where(stride, cell)}: per-round difference, % of {rows[0]['base_label']}'s rate in the "
+                "same round, one per round")
+        body = ministat.render(sets, confidence=cmp.confidence, width=74, plot=True, stats_only=True) if sets \
+            else ""
+        blocks.append(f"{head}\n{body}" + "\n".join(lines) + "\n")
+    return "\n".join(blocks) + legend(cmp)
+
+
+def _p(p):
+    return "n/a" if _nan(p) else f"{p:.3g}"
+
+
+def _p_adjusted(cmp, row):
+    return f" (Holm: {_p(row['p_adjusted'])})" if cmp.adjust == "holm" and cmp.tests_made > 1 else ""
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
+             "commit": render_commit, "ministat": render_ministat}

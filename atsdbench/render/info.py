@@ -1,0 +1,44 @@
+"""`atsdbench info` as text: one fact a line, warnings last."""
+from ..units import format_cpulist
+from ..units import format_size
+
+
+def _list(v):
+    return format_cpulist(v) if isinstance(v, list) and v and isinstance(v[0], int) else str(v)
+
+
+def _ceiling(f):
+    value, why = f["tlb_single_page_flush_ceiling"], f.get("tlb_single_page_flush_ceiling_problem")
+    return f"{value} ({why})" if value == "unknown" and why else value
+
+
+def render(facts, warnings):
+    f = facts
+    pools = ", ".join(f"{format_size(size)}: {p['free']}/{p['total']} free" for size, p in
+                      sorted(f.get("hugepage_pools", {}).items(), key=lambda kv: int(kv[0]))) or "none"
+    accel = "; ".join(f"{a['address']} {a['vendor']} {a['kind']} ({a['device_id']}), driver {a['driver'] or 'none'}"
+                      for a in f.get("accelerators", [])) or "none found in PCI sysfs"
+    mit = f.get("mitigations", {})
+    lines = [
+        ("arch", f["arch"]), ("kernel", f"{f['kernel_release']} {f['kernel_version']}"), ("CPU model", f["cpu_model"]),
+        ("online CPUs", _list(f["online_cpus"])), ("affinity", _list(f["affinity"])), ("SMT", f["smt"]),
+        ("NUMA nodes", _list(f["numa_nodes"])), ("base page size", format_size(f["page_size"])),
+        ("THP enabled / defrag", f"{f['thp_enabled']} / {f['thp_defrag']}"), ("hugetlb pools", pools),
+        ("MMU", f["mmu"]), ("TLB single-page flush ceiling", _ceiling(f)),
+        *([("TLB local single-page flush ceiling", f["tlb_local_single_page_flush_ceiling"])]
+          if f.get("tlb_local_single_page_flush_ceiling", "unknown") != "unknown" else []),
+        ("THP size", format_size(f["thp_size"]) if isinstance(f.get("thp_size"), int) else "unknown"),
+        ("TLB CPU flags", " ".join(f["tlb_cpu_flags"]) if isinstance(f["tlb_cpu_flags"], list) else f["tlb_cpu_flags"]),
+        ("page-table isolation", mit.get("meltdown", "unknown")),
+        ("mitigations", ", ".join(f"{k}: {v}" for k, v in mit.items() if k != "meltdown" and v != "Not affected")
+         or ("none needed" if mit else "unknown")),
+        ("cpufreq governor", f["cpufreq_governor"]), ("boost", f["boost"]), ("hypervisor", f["hypervisor"]),
+        ("accelerators", accel), ("nvidia_uvm loaded", "yes" if f["nvidia_uvm_loaded"] else "no"),
+        ("tlb:tlb_flush tracepoint", f.get("tlb_flush_tracepoint", "unknown")),
+        *([("powerpc:tlbie tracepoint", f["tlbie_tracepoint"])] if "tlbie_tracepoint" in f else []),
+        ("load average", " ".join(f"{x:.2f}" for x in f["loadavg"])),
+    ]
+    width = max(len(k) for k, _ in lines)
+    out = [f"{k + ':':<{width + 1}} {v}" for k, v in lines]
+    out += [f"warning: {w}" for w in warnings]
+    return "\n".join(out)

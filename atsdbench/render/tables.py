@@ -1,0 +1,221 @@
+"""Tables for `run` and `show`: functions that return strings."""
+import math
+
+from tabulate import tabulate
+
+from ..units import format_size
+
+UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
+# Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
+COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/call", 1),
+                   ("flushes_per_call", "flushes/call", 1), ("full_flush_share", "full flush %", 100),
+                   # POWER (counted from its trace events, see tlbie.py)
+                   ("tlbie_per_call", "tlbie/call", 1), ("tlbie_global_per_call", "global/call", 1),
+                   ("tlbie_full_per_call", "full PID/call", 1), ("tlbie_fixup_per_call", "fixup/call", 1),
+                   ("tlbia_per_call", "tlbia/call", 1), ("h_remove_per_call", "H_REMOVE/call", 1),
+                   ("h_bulk_remove_per_call", "H_BULK_REMOVE/call", 1), ("h_protect_per_call", "H_PROTECT/call", 1),
+                   ("h_enter_per_call", "H_ENTER/call", 1), ("h_clear_mod_per_call", "H_CLEAR_MOD/call", 1),
+                   ("h_clear_ref_per_call", "H_CLEAR_REF/call", 1))
+# measured but shown only where some stride has one: POWER9 radix never issues tlbia, and most of
+# the hypervisor calls do not occur in mprotect
+QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("h_")}
+
+
+def counter_cells(rows):
+    """(titles, a function row -> cells) for the counter columns any row has."""
+    present = [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)
+               and (c[0] not in QUIET or any(r.get(c[0]) for r in rows))]
+    return ([title for _, title, _ in present],
+            lambda r: [_num(r[key] * scale if r.get(key) is not None else None) for key, _, scale in present])
+
+
+def _num(v, fmt="{:.2f}"):
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+
+
+def flush_expectation(stride, host, bystanders=None):
+    """'per-page' or 'full' where the kernel's single-page flush ceiling is known, else None.  POWER
+    has a second, higher ceiling for flushes local to one CPU (tlbiel): it applies without bystanders.
+    The ceilings are radix's: POWER's hash MMU removes every page's entry whatever the stride."""
+    if host.get("mmu") == "Hash":
+        return "per-page"
+    ceiling = host.get("tlb_single_page_flush_ceiling")
+    if bystanders == 0 and isinstance(host.get("tlb_local_single_page_flush_ceiling"), int):
+        ceiling = host["tlb_local_single_page_flush_ceiling"]
+    page = host.get("page_size")
+    if not isinstance(ceiling, int) or not page:
+        return None
+    return "per-page" if stride // page <= ceiling else "full"
+
+
+def headline(result):
+    c = result.config
+    axes = c.get("axes") or {}
+    extras = [] if "pages" in axes else [f"{c['pages']} pages"]
+    if c.get("bystanders") and "bystanders" not in axes:
+        extras.append(f"{c['bystanders']} bystander(s) on CPU {','.join(map(str, c.get('bystander_cpus', [])))}")
+    if not c.get("retouch", True):
+        extras.append("no retouch")
+    if c.get("gpu") is not None and "gpu" not in axes:
+        extras.append(f"GPU {c['gpu']}")
+    if axes:
+        extras.append(axes_text(c))
+    h = result.host
+    rounds = f"{c['rounds']} rounds"
+    if c.get("adaptive"):  # config rounds is then the minimum
+        rounds = f"{c['adaptive'].get('rounds', 0)} rounds (adaptive, at least {c['rounds']})"
+    line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
+             f"{rounds} x {c['reps']} reps{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
+             f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
+    return f"{line1}\n{UNITS_NOTE}"
+
+
+def axes_text(config):
+    """"4 cells interleaved in every round: bystanders 0,1 on CPU 1 x pages base,thp"."""
+    from ..data.cells import value_text
+
+    axes = config["axes"]
+    cells = config.get("cells") or []
+    cpus = config.get("bystander_cpus") or []
+    parts = []
+    for a, vs in axes.items():
+        parts.append(f"{a} {','.join(value_text(v) for v in vs)}")
+        if a == "bystanders" and cpus:
+            parts[-1] += f" on CPU {','.join(map(str, cpus))}"
+    return f"{len(cells)} cells interleaved in every round: {' x '.join(parts)}"
+
+
+def run_table(result, fmt="simple"):
+    """The per-stride table printed after a run: one block per cell, headed by its axis values."""
+    from ..data.cells import headings
+
+    blocks = []
+    for _, heading, spec, frame in headings(result):
+        host = result.host
+        if spec.get("ceiling") is not None:  # this cell ran under its own flush ceiling
+            host = {**host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
+        table = _stride_table(frame, host, fmt, spec.get("bystanders", result.config.get("bystanders")))
+        blocks.append(table if heading is None else f"{heading}\n{table}")
+    return "\n\n".join(blocks)
+
+
+def _stride_table(frame, host, fmt, bystanders=None):
+    from ..analysis import stats
+
+    summary = stats.stride_summary(frame)
+    has = {k for row in summary for k in row}
+    headers = ["Stride", "Median GB/s", "Min", "Max", "CV% within", "CV% between", "us/call"]
+    lat = [k for k in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us") if k in has]
+    headers += [f"{k.split('_')[1]} us" for k in lat]
+    counter_titles, counters = counter_cells(summary)
+    headers += counter_titles
+    expect = any(flush_expectation(r["stride_bytes"], host, bystanders) for r in summary)
+    if expect:
+        headers.append("expected flush")
+    rows = []
+    for r in summary:
+        row = [format_size(r["stride_bytes"]), _num(r["median"]), _num(r["min"]), _num(r["max"]),
+               _num(r["within_cv"], "{:.1f}"), _num(r["between_cv"], "{:.1f}"), _num(r["us_per_call"], "{:.3f}")]
+        row += [_num(r.get(k), "{:.3f}") for k in lat]
+        row += counters(r)
+        if expect:
+            row.append(flush_expectation(r["stride_bytes"], host, bystanders) or "")
+        rows.append(row)
+    return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, stralign="right")
+
+
+# show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.
+RUN_UNIT_NOTE = ("Median, Min, Max: of single passes (as show --unit pass); CV% within: of a round's passes, "
+                 "between: of round means (show's default unit)")
+
+
+def run_report(result):
+    return "\n".join([headline(result), run_table(result), RUN_UNIT_NOTE] + notes(result))
+
+
+def notes(result):
+    """The lines under a result's table, the same for `run` and `show`: how an adaptive run ended,
+    an interrupted run, where the flush counts came from, idle bystanders, THP share, lag-1."""
+    lines = adaptive_notes(result.config)
+    if not result.complete:
+        lines.append("interrupted: only finished passes are shown and saved (complete: false)")
+    notes = []
+    if result.config.get("trace_scope"):
+        events = result.config.get("trace_events") or "tlb:tlb_flush"
+        how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
+        notes.append(f"flush counts: {events} {how} ({result.config['trace_scope']}-wide), "
+                     "counted on warm-up passes so no timed pass is traced")
+    elif result.config.get("trace_error") and result.config.get("trace") != "off":
+        notes.append(f"no flush counts: {result.config['trace_error']}")
+    notes += bystander_notes(result.records) + thp_notes(result.records)
+    lag1 = result.config.get("round_lag1")
+    if lag1 is None:  # files from before lag-1 was recorded
+        from ..analysis.timeseries import round_lag1
+
+        lag1 = round_lag1(result.records)
+    notes += lag1_notes(lag1)
+    return lines + notes
+
+
+def adaptive_notes(config):
+    """An adaptive run's outcome under its table: whether every stride met the target and, where
+    not, how far off, e.g. "target 0.5% not met after 40 rounds (598 s): 64K at 0.8% (stopped: time)"."""
+    a = config.get("adaptive")
+    if not a:
+        return []
+    from ..data.cells import labels_of, where_row
+
+    labels = labels_of(dict(enumerate(config.get("cells") or [])))
+    target = f"target {a['target']:g}%" + ("" if a.get("confidence", 95) == 95 else f" ({a['confidence']:g}% CI)")
+    seconds = a.get("elapsed_s") or 0
+    after = f"after {a.get('rounds', 0)} rounds ({seconds:.{0 if seconds >= 10 else 1}f} s)"
+    stopped = a.get("stop_reason") or "error"
+    missed = [r for r in a.get("half_widths") or [] if not r.get("met")]
+    if a.get("half_widths") and not missed:
+        scope = "every stride and cell" if any("cell" in r for r in a["half_widths"]) else "every stride"
+        return [f"{target} met at {scope} {after}" + ("" if stopped == "target" else f" (stopped: {stopped})")]
+    off = ", ".join(f"{where_row(r, labels)} at " + ("n/a" if r.get("half_width_pct") is None else
+                                                  f"{r['half_width_pct']:.3g}%") for r in missed)
+    return [f"{target} not met {after}: {off or 'nothing measured'} (stopped: {stopped})"]
+
+
+def bystander_notes(records):
+    """Passes during which a bystander did not run (its CPU busy elsewhere) measured fewer remote
+    flushes than the plan asked for: say how many."""
+    flagged = [s for s in records if not s.get("warmup") and "bystander_idle" in s]
+    idle = sum(1 for s in flagged if s["bystander_idle"])
+    if not idle:
+        return []
+    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than 90% of the pass "
+            "(its CPU was busy with other work): those passes had fewer remote flushes than asked for "
+            "(column bystander_share in the result file)"]
+
+
+def thp_notes(records):
+    """--pages thp is advice (MADV_HUGEPAGE): warn where the kernel backed less of the region with
+    huge pages (share read from /proc/self/smaps after populating)."""
+    shares = [s["thp_share"] for s in records if not s.get("warmup") and s.get("thp_share") is not None]
+    if not shares or min(shares) >= 0.9:
+        return []
+    return [f"warning: --pages thp: transparent huge pages backed {100 * min(shares):.0f}% to "
+            f"{100 * max(shares):.0f}% of the region (not all: fragmentation, or THP disabled); "
+            "column thp_share in the result file"]
+
+
+def lag1_notes(rows):
+    """The lag-1 autocorrelation of each stride's round means, and a warning where it is high."""
+    from ..analysis import timeseries
+    from ..units import format_size
+
+    rows = [r for r in rows or [] if r.get("lag1") is not None]
+    if not rows:
+        return []
+    cells = {r.get("cell", 0) for r in rows}
+    text = ", ".join((f"cell {r['cell']} " if len(cells) > 1 else "") + f"{format_size(r['stride_bytes'])} "
+                     f"{r['lag1']:+.2f}" for r in rows)
+    out = [f"lag-1 autocorrelation of round means: {text}"]
+    for r in rows:
+        w = timeseries.warn_if_autocorrelated(r["lag1"], r["rounds"], tests=len(rows))
+        if w:
+            out.append(f"warning: {format_size(r['stride_bytes'])}: {w}")
+    return out
