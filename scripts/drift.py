@@ -129,9 +129,9 @@ def analyse(rounds, blocks=(3, 5, 10), below=0.1, confidence=95.0):
     out["warning"] = ts.warn_if_autocorrelated(out["lag1"], n)
     ci = {}
     if n >= 2:
-        ci["t"] = ts.t_interval(means, confidence)
+        ci["t"] = stats.t_interval(means, confidence)[1:3]
     if n >= ts.BATCHES * 2:  # shown from 2 rounds a batch, so short runs show what it would give
-        ci["batch-means"] = ts.t_interval(ts.batch_means(means), confidence, float(means.mean()))
+        ci["batch-means"] = stats.t_interval(ts.batch_means(means), confidence, float(means.mean()))[1:3]
     out["ci"] = {k: {"low": lo, "high": hi} for k, (lo, hi) in ci.items()}
     out["confidence"] = confidence
     return out

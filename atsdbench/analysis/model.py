@@ -125,14 +125,13 @@ def bootstrap(units, pages, whole, rng, resamples=RESAMPLES):
 
 def t_interval(value, draws, df, confidence):
     """estimate +- t(df) x the draws' standard deviation; NaN bounds when it cannot be had."""
-    from scipy import stats
+    from .stats import t_bounds
 
     draws = np.asarray(draws, dtype=float)
     draws = draws[np.isfinite(draws)]
     if not math.isfinite(value) or len(draws) < 2 or not df or df <= 0:
         return math.nan, math.nan
-    half = float(stats.t.ppf(1 - (1 - confidence / 100) / 2, df)) * float(draws.std(ddof=1))
-    return value - half, value + half
+    return t_bounds(value, float(draws.std(ddof=1)), df, confidence)[:2]
 
 
 # --- regimes -------------------------------------------------------------------------------------

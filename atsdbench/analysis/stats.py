@@ -105,9 +105,37 @@ def describe(values):
 
 
 def t_quantile(confidence, df):
+    """The two-sided critical value t(1 - alpha/2, df); df may be an array (Welch's df per comparison)."""
     from scipy import special  # scipy.special, not scipy.stats: a tenth of the import time
 
-    return float(special.stdtrit(df, 1 - (1 - confidence / 100) / 2))
+    q = special.stdtrit(df, 1 - alpha(confidence) / 2)
+    return float(q) if np.ndim(q) == 0 else q
+
+
+def t_bounds(centre, se, df, confidence=95.0):
+    """(low, high, half_width) of centre +- t(df) x se: every t interval here (one sample, Welch,
+    paired, batch means, a bootstrap's standard error) is this with its own se and df.  Arrays broadcast."""
+    half = t_quantile(confidence, df) * se
+    return centre - half, centre + half, half
+
+
+def t_interval(values, confidence=95.0, centre=None):
+    """(mean, low, high, half_width) of the t interval of the mean of `values` (the last axis; leading
+    axes are independent samples), around `centre` where given (default: the mean) with the spread of
+    `values`; low, high and half_width are NaN with fewer than two values, the mean with none."""
+    v = np.asarray(values, dtype=float)
+    n = v.shape[-1]
+    mean = v.mean(axis=-1) if n else np.full(v.shape[:-1], math.nan)
+    if v.ndim == 1:
+        mean = float(mean)
+    if centre is None:
+        centre = mean
+    if n < 2:
+        nan = math.nan if np.ndim(mean) == 0 else np.full(np.shape(mean), math.nan)
+        return mean, nan, nan, nan
+    sd = v.std(axis=-1, ddof=1)
+    low, high, half = t_bounds(centre, (float(sd) if v.ndim == 1 else sd) / math.sqrt(n), n - 1, confidence)
+    return mean, low, high, half
 
 
 # ministat's table was typed from a printed one: seven entries of its "99.5" column differ from the
@@ -168,8 +196,8 @@ def log_t(base, new, test="welch", confidence=95.0):
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, np.abs(d) / se, np.where(d == 0, 0.0, np.inf))
     p = 2 * special.stdtr(df, -t)
-    half = special.stdtrit(df, 1 - alpha(confidence) / 2) * se
-    return {"ratio": np.exp(d), "low": np.exp(d - half), "high": np.exp(d + half), "p": p, "df": df,
+    low, high, _ = t_bounds(d, se, df, confidence)
+    return {"ratio": np.exp(d), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df,
             "base": np.exp(mx), "new": np.exp(my)}
 
 
@@ -328,8 +356,7 @@ def interval(values, metric="mean", confidence=95.0, seed=0):
     if len(v) < 2 or np.all(v == v[0]):
         return centre, (math.nan if len(v) < 2 else centre), (math.nan if len(v) < 2 else centre)
     if metric == "mean":
-        half = t_quantile(confidence, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v))
-        return centre, centre - half, centre + half
+        return t_interval(v, confidence)[:3]
     res = stats.bootstrap((v,), np.median, confidence_level=confidence / 100, n_resamples=4999,
                           method="percentile", **_bootstrap_rng(seed))
     return centre, float(res.confidence_interval.low), float(res.confidence_interval.high)
@@ -361,8 +388,8 @@ def paired_t(base, new, confidence=95.0):
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, np.abs(mean) / se, np.where(mean == 0, 0.0, np.inf))
     p = 2 * special.stdtr(df, -t)
-    half = special.stdtrit(df, 1 - alpha(confidence) / 2) * se
-    return {"ratio": np.exp(mean), "low": np.exp(mean - half), "high": np.exp(mean + half), "p": p, "df": df,
+    low, high, _ = t_bounds(mean, se, df, confidence)
+    return {"ratio": np.exp(mean), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df,
             "base": np.exp(x.mean(axis=-1)), "new": np.exp(y.mean(axis=-1))}
 
 
@@ -467,3 +494,10 @@ def paired_difference(base, new, metric="mean", confidence=95.0):
     if why:
         out["why"] = why
     return out
+
+
+def disturbed(records):
+    """(disturbed, recorded): timed passes whose measuring thread was preempted, ran less than 90% of
+    the pass or lost time to steal, of those that recorded it (files from before issue 25: 0, 0)."""
+    flagged = [s for s in records if not s.get("warmup") and "disturbed" in s]
+    return sum(1 for s in flagged if s["disturbed"]), len(flagged)

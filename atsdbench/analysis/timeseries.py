@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from .stats import t_quantile
+from .stats import t_interval
 
 BATCHES = 5
 ROBUST_MIN_ROUNDS = 20
@@ -131,18 +131,6 @@ def batch_means(x, times=None, batches=BATCHES):
     return np.array([b.mean() for b in np.array_split(x, batches)])
 
 
-def t_interval(values, confidence=95.0, centre=None):
-    """(low, high) of the t interval around `centre` (default: the mean of values) with the
-    spread of `values`; NaN with fewer than two values."""
-    values = np.asarray(values, dtype=float)
-    centre = float(values.mean()) if centre is None else centre
-    n = len(values)
-    if n < 2:
-        return math.nan, math.nan
-    half = t_quantile(confidence, n - 1) * float(np.std(values, ddof=1)) / math.sqrt(n)
-    return centre - half, centre + half
-
-
 def mean_ci(x, confidence=95.0, times=None):
     """(mean, low, high, method) of a series taken in time order (`times` sorts it when given).
     method is "t" below ROBUST_MIN_ROUNDS values (t interval over the values; NaN bounds with
@@ -152,8 +140,8 @@ def mean_ci(x, confidence=95.0, times=None):
         return math.nan, math.nan, math.nan, "t"
     centre = float(x.mean())
     if len(x) < ROBUST_MIN_ROUNDS:
-        return (centre, *t_interval(x, confidence), "t")
-    return (centre, *t_interval(batch_means(x), confidence, centre), "batch-means")
+        return (centre, *t_interval(x, confidence)[1:3], "t")
+    return (centre, *t_interval(batch_means(x), confidence, centre)[1:3], "batch-means")
 
 
 def t_ci_note(n):

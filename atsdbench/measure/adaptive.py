@@ -42,23 +42,20 @@ def half_width(x, confidence=95.0):
     NaN half-width with fewer than two rounds."""
     import numpy as np
 
-    from ..analysis.stats import t_quantile
+    from ..analysis.stats import t_bounds, t_interval
 
     x = np.asarray(x, dtype=float)
     n = x.shape[-1]
-    mean = x.mean(axis=-1) if n else np.full(x.shape[:-1], math.nan)
-    if n < 2:
-        return mean, np.full(np.shape(mean), math.nan), "t"
     if n < ROBUST_MIN_ROUNDS:
-        half = t_quantile(confidence, n - 1) * x.std(axis=-1, ddof=1) / math.sqrt(n)
+        mean, _, _, half = t_interval(x, confidence)
         return mean, half, "t"
+    mean = x.mean(axis=-1)
     m = math.isqrt(n)
     csum = np.concatenate([np.zeros(x.shape[:-1] + (1,)), np.cumsum(x, axis=-1)], axis=-1)
     batch = (csum[..., m:] - csum[..., :-m]) / m  # the n - m + 1 overlapping batch means
     # Meketon-Schmeiser: an estimate of n * var(mean) with about 1.5 (n/m - 1) degrees of freedom.
     var = n * m / ((n - m + 1) * (n - m)) * ((batch - mean[..., None]) ** 2).sum(axis=-1)
-    half = t_quantile(confidence, 1.5 * (n / m - 1)) * np.sqrt(var / n)
-    return mean, half, "obm"
+    return mean, t_bounds(mean, np.sqrt(var / n), 1.5 * (n / m - 1), confidence)[2], "obm"
 
 
 class RoundMeans:
