@@ -50,6 +50,8 @@ def build_parser():
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
     c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
                    "with the axis's first value (other axes equal), paired by round (bystanders, pages, gpu, ceiling)")
+    c.add_argument("--counts", action="store_true", help="the kernel's invalidation counts per call only (flushes, "
+                   "IPIs, tlbie, hcalls): each side and the change, beyond their pass-to-pass spread")
 
     sub.add_parser("stat", help="ministat: FreeBSD's ministat, output for output (atsdbench stat -h for options)",
                    add_help=False)
@@ -76,6 +78,19 @@ def build_parser():
     im.add_argument("--ceiling", default=None, type=_int("--ceiling"),
                     help="with --table: that kernel's single-page flush ceiling in pages, where known")
     im.add_argument("--size", default=None, help="with --table: the region the table's benchmark swept (default 1G)")
+
+    g = sub.add_parser("guest", help="boot kernel images under qemu, run atsd inside, one result file per image "
+                       "(atsdbench guest --kernel IMAGE ... [-- RUN-OPTIONS])")
+    g.add_argument("--kernel", action="append", default=[], metavar="IMAGE",
+                   help="vmlinux (ppc64le), bzImage (x86_64) or Image (arm64); repeat for several")
+    g.add_argument("--machine", default=None, help="power9 (radix), power9-hash, power8, x86_64 or aarch64 "
+                   "(default: from the image)")
+    g.add_argument("--append", default="", help="more kernel arguments")
+    g.add_argument("--smp", type=_int("--smp"), default=2)
+    g.add_argument("--mem", default="2G")
+    g.add_argument("--accel", default="tcg", help="tcg (default: emulation) or kvm (same arch only)")
+    g.add_argument("--timeout", type=_int("--timeout"), default=900, help="seconds per guest (default 900)")
+    g.add_argument("-o", "--output", default=".", metavar="DIR", help="directory of the result files")
 
     mo = sub.add_parser("model", help="fit per-call cost = fixed + per-page x pages and a whole-flush cost, with "
                         "CIs; before/after changes")
@@ -136,6 +151,14 @@ def _joined_values(argv):
     return out
 
 
+def _guest_split(argv):
+    """`guest ... -- RUN-OPTIONS`: the words after `--` are atsd's, checked by guest itself."""
+    if argv and argv[0] == "guest" and "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
 def _int(name):
     """A whole number in ASCII digits, as the C plan's options read them (int() would take '３３' and
     '1_000')."""
@@ -186,7 +209,10 @@ def main(argv=None):
 
             code = ministat.main(argv[1:], prog="atsdbench stat")
         else:
+            argv, run_options = _guest_split(argv)
             args = build_parser().parse_args(_joined_values(argv))
+            if args.command == "guest":
+                args.run_options = run_options
             if args.command is None:
                 build_parser().print_help()
                 return 2

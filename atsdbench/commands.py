@@ -203,3 +203,73 @@ def cmd_model(args):
     print(model_formats.RENDERERS[args.format](analysis))
     return 0
 
+
+
+def cmd_guest(args):
+    """Boot each kernel image under qemu, run the static atsd inside, import its output: one result
+    file per image (measure/guest.py has the pieces)."""
+    import os
+
+    from .data import atsd_output as importer, results
+    from .measure import core, guest
+
+    if not args.kernel:
+        raise UsageError("guest needs --kernel IMAGE (one per kernel to boot)")
+    machines = []
+    for image in args.kernel:  # every image and option checked before anything boots
+        arch, _ = guest.detect_image(image)
+        machines.append(guest.choose_machine(arch, args.machine, image))
+    checked = guest.check_run_options(args.run_options, core.options())
+    plan = core.plan_new()
+    for o, value in checked:
+        core.plan_set(plan, o["field"], value if value is not None else o["const"])
+    words = guest.atsd_words(checked)
+    if args.accel not in ("tcg", "kvm"):
+        raise UsageError(f"--accel must be tcg or kvm (got {args.accel!r})")
+    need = guest.missing_tools(machines)
+    if need:
+        raise guest.Missing(f"guest needs {' '.join(need)} (apt-get install {' '.join(need)})")
+    if args.accel == "kvm" and not all(guest.kvm_usable(guest.MACHINES[m]["arch"]) for m in machines):
+        raise UsageError("--accel kvm needs /dev/kvm and a guest of this machine's own arch")
+    bases = {a: guest.initramfs(a) for a in {guest.MACHINES[m]["arch"] for m in machines}}
+    os.makedirs(args.output, exist_ok=True)
+    failed, written = 0, set()
+    for image, machine in zip(args.kernel, machines):
+        arch = guest.MACHINES[machine]["arch"]
+        with tempfile_dir() as tmp:
+            log = os.path.join(tmp, "console.log")
+            initrd = guest.run_initramfs(bases[arch], words, tmp)
+            cmd = guest.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem, append=args.append,
+                                     accel=args.accel)
+            label = f"{os.path.basename(image)} ({machine})"
+            rc, seconds, messages = guest.boot(cmd, log, args.timeout, guest.tty_progress(label))
+            if sys.stderr.isatty():
+                sys.stderr.write("\n")
+            with open(log, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            try:
+                values, output, _ = guest.atsd_output(text, rc, args.timeout, messages)
+                result = importer.to_result(output, f"{image}'s atsd output")
+            except UsageError as e:
+                print(f"atsdbench: guest {label}: {e}", file=sys.stderr)
+                failed += 1
+                continue
+            release = values.get("release") or result.host.get("kernel_release", "unknown")
+            result.host.update({"virtualized": guest.accel_name(args.accel), "qemu_machine": machine,
+                                "kernel_image": os.path.abspath(image)})
+            name = guest.result_name(release, machine, arch)
+            path = os.path.join(args.output, name)
+            k = 2
+            while path in written:
+                path = os.path.join(args.output, f"{name[:-5]}-{k}.json")
+                k += 1
+            written.add(path)
+            results.save_or_rescue(result, path)
+            print(f"wrote {path} ({release}, {machine}, {guest.accel_name(args.accel)}, {seconds:.0f} s)")
+    return 1 if failed else 0
+
+
+def tempfile_dir():
+    import tempfile
+
+    return tempfile.TemporaryDirectory(prefix="atsdbench-guest-")
