@@ -577,3 +577,82 @@ int64_t atsd_read_column(const char *buf, uint64_t len, int32_t column, const ch
 	}
 	return (int64_t)n;
 }
+
+struct atsd_canary {
+	uint64_t n;             /* slots */
+	uint64_t *next;         /* next[i * 8]: the slot after slot i (one slot per 64-byte line) */
+	uint64_t sink;          /* what the loops computed: kept so the compiler cannot drop them */
+};
+
+int atsd_canary_new(struct atsd_canary **out, uint64_t bytes, uint64_t seed)
+{
+	struct atsd_canary *c;
+	uint64_t i, x = seed | 1, *order;
+
+	*out = NULL;
+	if (bytes < 128)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->n = bytes / 64;
+	c->next = aligned_alloc(64, c->n * 64);
+	order = malloc(c->n * sizeof(*order));
+	if (!c->next || !order) {
+		free(c->next);
+		free(order);
+		free(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->n; i++)
+		order[i] = i;
+	for (i = c->n - 1; i > 0; i--) {  /* Sattolo: one cycle through every slot */
+		uint64_t j, t;
+		x = x * 6364136223846793005u + 1442695040888963407u;
+		j = (x >> 33) % i;
+		t = order[i];
+		order[i] = order[j];
+		order[j] = t;
+	}
+	for (i = 0; i < c->n; i++)
+		c->next[order[i] * 8] = order[(i + 1) % c->n];
+	free(order);
+	*out = c;
+	return 0;
+}
+
+int atsd_canary_run(struct atsd_canary *c, uint64_t compute, uint64_t chase, uint64_t *compute_ns,
+		    uint64_t *chase_ns)
+{
+	uint64_t t0, t1, t2, x = c ? c->sink | 1 : 1, p = 0, i;
+
+	if (!c)
+		return -EINVAL;
+	t0 = now_ns();
+	for (i = 0; i < compute; i++)
+		x = x * 6364136223846793005u + 1442695040888963407u;
+	t1 = now_ns();
+	for (i = 0; i < chase; i++)
+		p = c->next[p * 8];
+	t2 = now_ns();
+	c->sink = x ^ p;
+	*compute_ns = t1 - t0;
+	*chase_ns = t2 - t1;
+	return 0;
+}
+
+int atsd_canary_free(struct atsd_canary **slot)
+{
+	struct atsd_canary *c;
+	sigset_t old;
+
+	if (!slot || !*slot)
+		return 0;
+	hold_signals(&old);
+	c = *slot;
+	*slot = NULL;
+	free(c->next);
+	free(c);
+	release_signals(&old);
+	return 0;
+}

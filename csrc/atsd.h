@@ -91,6 +91,18 @@ int atsd_counter_read(struct atsd_counter *c, uint64_t *value);
 /* Like atsd_bystanders_stop: clears the owner's slot first; closing twice closes nothing. */
 int atsd_counter_close(struct atsd_counter **c);
 
+/* The host-drift canary: user-space work that no kernel patch can change (a compute loop of LCG
+ * steps, and a random pointer chase over its own buffer: no system call in either), timed before each
+ * round outside every timed pass.  The machine's slow drift (the host's frequency, cache and memory
+ * state) moves it and the mprotect rates alike, so it can be measured and cancelled.  new() builds
+ * a single random cycle (Sattolo) over `bytes` of 64-byte slots; run() times `compute` LCG steps and
+ * `chase` hops; free() clears the owner's slot first, like the other releases. */
+struct atsd_canary;
+int atsd_canary_new(struct atsd_canary **out, uint64_t bytes, uint64_t seed);
+int atsd_canary_run(struct atsd_canary *c, uint64_t compute, uint64_t chase, uint64_t *compute_ns,
+		    uint64_t *chase_ns);
+int atsd_canary_free(struct atsd_canary **c);
+
 /* `atsdbench stat`: read numbers exactly as FreeBSD ministat's ReadSet reads a file (fgets with
  * BUFSIZ 8192, trailing white space stripped, strtok on delim, '#' starts a comment, the 1-based
  * column, strtod on the whole token).  out must hold cap doubles: one per line at most, so

@@ -140,6 +140,20 @@ def measured_differences(files, names):
 
 def _name(group):
     return ",".join(r.path or "?" for r in group)
+def disturbance_differences(groups, names):
+    """A side whose passes were disturbed much more often than the baseline's measured something else
+    as well (issue 25): say so, with both shares."""
+    shares = []
+    for g in groups:
+        n, of = map(sum, zip(*(stats.disturbed(r.records) for r in g)))
+        shares.append(n / of if of else None)
+    if shares[0] is None:
+        return []
+    return [f"{names[i]}: {s:.0%} of its timed passes were disturbed, {names[0]}: {shares[0]:.0%} (preempted, "
+            "short of CPU or stolen from): the rates may differ for that reason" for i, s in enumerate(shares)
+            if i and s is not None and s - shares[0] > 0.1 and s > 2 * shares[0]]
+
+
 
 
 def choose_labels(groups, labels=None):
@@ -227,6 +241,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     warnings = measured_differences([g[0] for g in groups], names)
     for g in groups:
         warnings += measured_differences(g, [r.path or "?" for r in g]) if len(g) > 1 else []
+    warnings += disturbance_differences(groups, names)
     cells = _cell_maps(groups)
     key_sets = [set.intersection(*(_keys(r, c) for r, c in zip(g, gc))) for g, gc in zip(groups, cells)]
     first_cells = list(cells[0][0])

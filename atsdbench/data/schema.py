@@ -171,6 +171,9 @@ SAMPLE = Record({
     "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "bystander_share": Value(int, float, null=True),
     "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
     "thp_share": Value(int, float, lo=0, hi=1, null=True),
+    # issue 25: the host-drift canary of the pass's round, and the pass's self-disturbance
+    "canary_compute_ns": _int(), "canary_chase_ns": _int(), "preempted": _int(), "steal_ticks": _int(),
+    "cpu_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "disturbed": BOOL,
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
@@ -195,7 +198,7 @@ CONFIG = Record({
 }, required=("size", "strides", "rounds", "reps", "pages"))
 
 HOST = Record({
-    "hostname": TEXT, "arch": TEXT, "kernel_release": TEXT,
+    "hostname": TEXT, "arch": TEXT, "kernel_release": TEXT, "boot_id": TEXT,
     "page_size": _int(1, MAX_BYTES, null=True), "hugepage_size": _int(1, MAX_BYTES, null=True),
     # a page count, or "unknown" where debugfs was not readable
     "tlb_single_page_flush_ceiling": Value(int, str, lo=0, hi=MAX_BYTES, null=True),

@@ -56,6 +56,8 @@ def probe(cpuinfo_text=None):
         "hugepage_size": meminfo.get("Hugepagesize"),
         "thp_enabled": parse_bracketed(read("/sys/kernel/mm/transparent_hugepage/enabled")),
         "thp_defrag": parse_bracketed(read("/sys/kernel/mm/transparent_hugepage/defrag")),
+        # replicate files from different boots are a level of replication above runs
+        "boot_id": (read("/proc/sys/kernel/random/boot_id") or "").strip() or None,
         "python": platform.python_version(),
         "atsdbench": __version__,
     }

@@ -22,6 +22,12 @@ def latency_summary(lat_ns):
 
 
 BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to count as "with bystanders"
+CPU_BUSY = 0.9        # share of a pass the measuring thread must have run for it to count as undisturbed
+
+# The host-drift canary, timed before every round (outside the timed passes): 20M LCG steps (~20 ms
+# here) and a 250K-hop random chase over 16 MB (~40 ms).  Sizes as measured for issue 25, the chase
+# shortened from 2M hops (300 ms a round).
+CANARY_BYTES, CANARY_COMPUTE, CANARY_CHASE = 16 << 20, 20_000_000, 250_000
 
 
 class Session:
@@ -31,6 +37,7 @@ class Session:
         self.bystanders = None
         self.counters = None
         self.ceiling = None
+        self.canary = None
         self._c_plan = None
         self._saved_affinity = None
 
@@ -50,6 +57,7 @@ class Session:
                 from . import gpu
 
                 self.gpus[ordinal] = gpu.open_toucher(ordinal)  # every GPU of the plan, before any pass
+            self.canary = core.Canary(CANARY_BYTES, plan.seed)
             self._use_bystanders(cells[0]["bystanders"])
             if any(c["ceiling"] is not None for c in cells):
                 from .ceiling import Ceiling
@@ -86,6 +94,7 @@ class Session:
 
         cells, plan = self.plan.cells, self.plan
         order = cell_order(plan, round_index, self._c_plan) if len(cells) > 1 else [0]
+        compute_ns, chase_ns = self.canary.run(CANARY_COMPUTE, CANARY_CHASE)
         for position, index in enumerate(order):
             cell = cells[index]
             if len(cells) > 1:
@@ -95,6 +104,7 @@ class Session:
                 if plan.axes:
                     sample["cell"] = index
                     sample.update({name: cell[name] for name in plan.axes})
+                sample["canary_compute_ns"], sample["canary_chase_ns"] = int(compute_ns), int(chase_ns)
                 yield sample
 
     def _cell_round(self, round_index, warmup_round, index, cell, first_position):
@@ -118,7 +128,9 @@ class Session:
                 try:
                     spins0 = self.bystanders.read_spins()
                     before = counters.read(traced)
+                    self0 = _self_state(plan.cpu)
                     ns, lat = region.timed_pass(stride, plan.latency)
+                    self1 = _self_state(plan.cpu)
                     after = counters.read(traced)
                     spins1 = self.bystanders.read_spins()
                 finally:
@@ -141,6 +153,7 @@ class Session:
                     sample["bystander_share"] = min((b[1] - a[1]) / ns if ns else 0.0
                                                     for a, b in zip(spins0, spins1))
                     sample["bystander_idle"] = sample["bystander_share"] < BYSTANDER_BUSY
+                sample.update(_disturbance(self0, self1, ns))
                 sample.update(counters.delta(before, after))
                 if lat is not None:
                     sample.update(latency_summary(lat))
@@ -163,7 +176,7 @@ class Session:
 
         with held():
             errors = []
-            for step in (self._close_counters, self._close_ceiling, self._close_bystanders, self._close_gpus,
+            for step in (self._close_counters, self._close_canary, self._close_ceiling, self._close_bystanders, self._close_gpus,
                          self._restore_affinity):
                 try:
                     step()
@@ -176,6 +189,11 @@ class Session:
         counters, self.counters = self.counters, None
         if counters:
             counters.close()
+
+    def _close_canary(self):
+        canary, self.canary = self.canary, None
+        if canary:
+            canary.close()
 
     def _close_ceiling(self):
         ceiling, self.ceiling = self.ceiling, None
@@ -196,3 +214,25 @@ class Session:
         saved, self._saved_affinity = self._saved_affinity, None
         if saved is not None:
             os.sched_setaffinity(0, saved)
+
+
+def _self_state(cpu):
+    """What disturbs the measuring thread, read around a pass: its involuntary context switches, its
+    CPU time, and the steal time of its CPU (a hypervisor running something else there)."""
+    import resource
+    import time
+
+    return (resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw, time.thread_time_ns(),
+            procfs.cpu_steal_ticks(procfs.read("/proc/stat"), cpu))
+
+
+def _disturbance(before, after, ns):
+    """A pass's self-disturbance: `preempted` (involuntary switches), `cpu_share` (the thread's CPU
+    time over the pass's wall time, the few reads around it included), `steal_ticks`; `disturbed`
+    when any of them says the pass did not have its CPU to itself."""
+    out = {"preempted": after[0] - before[0], "cpu_share": round((after[1] - before[1]) / ns, 4) if ns else None}
+    if before[2] is not None and after[2] is not None:
+        out["steal_ticks"] = after[2] - before[2]
+    out["disturbed"] = bool(out["preempted"] > 0 or (out["cpu_share"] is not None and out["cpu_share"] < CPU_BUSY)
+                            or out.get("steal_ticks", 0) > 0)
+    return out

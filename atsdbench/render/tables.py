@@ -147,7 +147,7 @@ def notes(result):
                      "counted on warm-up passes so no timed pass is traced")
     elif result.config.get("trace_error") and result.config.get("trace") != "off":
         notes.append(f"no flush counts: {result.config['trace_error']}")
-    notes += bystander_notes(result.records) + thp_notes(result.records)
+    notes += bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
         from ..analysis.timeseries import round_lag1
@@ -189,6 +189,17 @@ def bystander_notes(records):
     return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than 90% of the pass "
             "(its CPU was busy with other work): those passes had fewer remote flushes than asked for "
             "(column bystander_share in the result file)"]
+
+
+def disturbance_notes(records):
+    """Passes that did not have their CPU to themselves (measured around each pass, issue 25)."""
+    from ..analysis.stats import disturbed
+
+    n, of = disturbed(records)
+    if not n:
+        return []
+    return [f"warning: {n} of {of} timed passes were disturbed (the measuring thread was preempted, ran less "
+            "than 90% of the pass, or its CPU had steal time): columns preempted, cpu_share, steal_ticks"]
 
 
 def thp_notes(records):
