@@ -164,6 +164,8 @@ struct atsd_plan {
 	int32_t max_rounds;     /* adaptive: at most this many measured rounds, 0 = no limit */
 	double spread;          /* seconds the measured rounds are paced over, 0 = back to back */
 	int32_t rounds_given;   /* --rounds was given (an adaptive run's minimum is 3 otherwise) */
+	int32_t runs;           /* sub-runs, each in a fresh process (atsdbench run --runs) */
+	double gap;             /* seconds at least between the starts of two sub-runs */
 	uint64_t align;         /* set by the check: the region's alignment, a THP (and hugetlb) page at
 				 * least, and the largest stride, so every stride's calls are aligned alike */
 };
@@ -231,8 +233,58 @@ struct atsd_option {
 
 int atsd_option_count(void);
 int atsd_option_get(int32_t i, struct atsd_option *out);
+
+/* ---- tracefs (csrc/atsd_trace.c): finding and naming the flush tracepoints ----
+ *
+ * The one copy of these rules for both front ends (atsd's counting, atsdbench's counters.py), so a
+ * column or a sentence cannot differ between them.  Every function takes the tree it looks in, so
+ * tests run them on a fixture tracefs. */
+enum atsd_trace_limits {
+	ATSD_MAX_REASONS = 32,
+	ATSD_REASON_NAME = 64,
+	ATSD_COLUMN_NAME = 48,
+	ATSD_FILTER_MAX = 256
+};
+
+struct atsd_reason {
+	int64_t code;
+	char name[64];          /* ATSD_REASON_NAME */
+};
+
+/* A tracepoint as its format file describes it. */
+struct atsd_tracepoint {
+	uint64_t id;            /* the "ID:" line; 0 when absent */
+	int32_t nreasons;
+	int32_t reserved;
+	struct atsd_reason reasons[32];  /* the { code, "name" } pairs of its print fmt, first seen first */
+};
+
+/* A perf counter on a tracepoint: the result-file column and its kernel filter ("" for none). */
+struct atsd_count_column {
+	char name[48];          /* ATSD_COLUMN_NAME */
+	char filter[256];       /* ATSD_FILTER_MAX */
+};
+
+/* The first of /sys/kernel/tracing and /sys/kernel/debug/tracing (under sysroot; NULL or "" is /)
+ * whose events/ directory can be listed, into out; -ENOENT when neither can. */
+int atsd_tracefs_root(const char *sysroot, char *out, uint64_t len);
+/* A format file's text -> *t (its id 0 when the text has no ID line). */
+int atsd_tracepoint_parse(const char *text, struct atsd_tracepoint *t);
+/* ROOT/events/EVENT/format, EVENT as "tlb/tlb_flush"; -errno (and t->id 0) where it cannot be read. */
+int atsd_tracepoint_find(const char *root, const char *event, struct atsd_tracepoint *t);
+/* "remote IPI send" -> "flushes_remote_ipi_send"; returns out. */
+const char *atsd_reason_column(const char *reason, char *out, uint64_t len);
+/* What is counted from tlb:tlb_flush: flushes (every reason but the sender's note), full_flushes
+ * (of those, pages == TLB_FLUSH_ALL), then flushes_<reason> per reason.  Returns the count (at most
+ * cap; ATSD_MAX_REASONS + 2 holds them all). */
+int atsd_tlb_flush_columns(const struct atsd_tracepoint *t, struct atsd_count_column *out, int32_t cap);
+/* 1 when /proc/mounts text (NULL: this system's) lists a tracefs, else 0. */
+int atsd_tracefs_mounted(const char *mounts);
+/* Why EVENT ("tlb:tlb_flush") cannot be read, in one sentence with the way out.  euid -1: this
+ * process's; mounted -1: atsd_tracefs_mounted(NULL).  Returns out. */
+const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 5
+#define ATSD_ABI_VERSION 6
 
 #endif

@@ -14,15 +14,12 @@ A column that is absent was not measured; it is never 0 for unknown.
 """
 import re
 
-from .procfs import (find_tracepoint, parse_interrupts, parse_vmstat_tlb, read, tracefs_root, tracepoint_problem)
+# Which tracepoints, their columns and filters, and why one cannot be read: csrc/atsd_trace.c's, which the
+# standalone atsd uses too, so a result file's columns do not depend on which of the two wrote it.
+from .core import find_tracepoint, reason_column, tlb_flush_columns, tracefs_root, tracepoint_problem  # noqa: F401
+from .procfs import parse_interrupts, parse_vmstat_tlb, read
 
 POWER_EVENTS = ("powerpc/tlbie", "powerpc/tlbia")
-
-TLB_FLUSH_ALL = (1 << 64) - 1  # 'pages' is an unsigned long; -1 means the whole mm
-
-
-def reason_column(name):
-    return "flushes_" + re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 def _allow_fds(needed):
@@ -98,12 +95,7 @@ class Counters:
         if tp_id is None:
             self.trace_error = tracepoint_problem()
         else:
-            # x86 also traces the sender of a shootdown ('remote IPI send'): a note, not a flush.
-            sends = [code for code, name in reasons.items() if "send" in name.lower()]
-            not_send = " && ".join(f"reason != {code}" for code in sends)
-            filters = {"flushes": not_send or None,
-                       "full_flushes": f"pages == {TLB_FLUSH_ALL}" + (f" && {not_send}" if not_send else "")}
-            filters.update({reason_column(name): f"reason == {code}" for code, name in reasons.items()})
+            filters = tlb_flush_columns(tp_id, reasons)
             self._tp = (tp_id, filters)
             _allow_fds(len(filters) * len(self.cpus) + 64)
             try:

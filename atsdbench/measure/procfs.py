@@ -3,7 +3,6 @@
 Parsers take text so fixtures can test them; `read` returns a default where a file is missing.
 """
 import os
-import re
 
 from ..units import format_cpulist, parse_bracketed, parse_cpulist  # noqa: F401 (the kernel's text, parsed where pure)
 
@@ -63,45 +62,35 @@ def parse_vmstat_tlb(text):
     return out
 
 
+# tracefs: the rules are csrc/atsd_trace.c's, shared with the standalone atsd; these names reach them
+# (lazily: reading /proc needs no compiled core).
+
 def parse_tracepoint_format(text):
     """(id, {reason code: name}) from events/tlb/tlb_flush/format."""
-    m = re.search(r"^ID:\s*(\d+)", text or "", re.MULTILINE)
-    reasons = {int(code): name for code, name in re.findall(r'\{\s*(\d+),\s*"([^"]+)"\s*\}', text or "")}
-    return (int(m.group(1)) if m else None), reasons
+    from . import core
+    return core.parse_tracepoint_format(text)
 
 
 def find_tracepoint(event="tlb/tlb_flush", root=None):
-    for r in (root,) if root else TRACEFS:
-        text = read(f"{r}/events/{event}/format")
-        if text:
-            return parse_tracepoint_format(text)
-    return None, {}
+    from . import core
+    return core.find_tracepoint(event, root)
 
 
 def tracefs_root():
     """The mounted tracefs whose events are readable, or None."""
-    for root in TRACEFS:
-        if os.path.isdir(f"{root}/events") and os.access(f"{root}/events", os.R_OK | os.X_OK):
-            return root
-    return None
+    from . import core
+    return core.tracefs_root()
 
 
 def tracefs_mounted(mounts_text=None):
-    text = read("/proc/mounts", "") if mounts_text is None else mounts_text
-    return any(len(f) > 2 and f[2] == "tracefs" for f in (line.split() for line in text.splitlines()))
+    from . import core
+    return core.tracefs_mounted(mounts_text)
 
 
 def tracepoint_problem(event="tlb:tlb_flush", euid=None, mounted=None):
-    """Why a tracepoint that could not be read is not readable, in one sentence with the way out.
-
-    The tool never mounts anything itself: it tells root the command."""
-    euid = os.geteuid() if euid is None else euid
-    mounted = tracefs_mounted() if mounted is None else mounted
-    if euid != 0:
-        return f"the {event} tracepoint is not readable: tracefs needs root (run as root for flush counts)"
-    if not mounted:
-        return f"the {event} tracepoint is not readable: tracefs is not mounted (as root: {TRACEFS_MOUNT})"
-    return f"the {event} tracepoint is not readable: this kernel has no such event in tracefs"
+    """Why a tracepoint that could not be read is not readable, in one sentence with the way out."""
+    from . import core
+    return core.tracepoint_problem(event, euid, mounted)
 
 
 def smaps_huge_share(text, start, end):
