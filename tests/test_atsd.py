@@ -143,7 +143,7 @@ def test_its_table_is_run_s_table_of_the_imported_file(atsd, tmp_path, cli):
 def test_the_same_filters_and_columns_as_the_python_counters():
     from atsdbench.measure import counters, tlbie
 
-    src = open(os.path.join(CSRC, "atsd_main.c")).read()
+    src = "".join(open(os.path.join(CSRC, f)).read() for f in ("atsd_count.c", "atsd_summary.c"))
     for column, expr in tlbie.FILTERS.items():
         assert f'add_column(k, "{column}", tlbie, {f"{chr(34)}{expr}{chr(34)}" if expr else "NULL"});' in src
     ops = {int(op): name for op, name in re.findall(r'\{(\d+), "(h_[a-z_]+)"\}', src)}

@@ -1,0 +1,92 @@
+/*
+ * atsd_main.h - what the parts of the standalone atsd share; not part of the core's API (atsd.h).
+ *
+ * atsd_main.c: options and the round loop.  atsd_count.c: IPI and flush counts around a pass.
+ * atsd_output.c: the file for `atsdbench import`.  atsd_summary.c: the table printed after the run.
+ */
+#ifndef ATSD_MAIN_H
+#define ATSD_MAIN_H
+
+#include "atsd.h"
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Set by SIGINT and SIGTERM: the pass under way finishes, what is finished is written. */
+extern volatile sig_atomic_t interrupted;
+
+/* "atsd: " and the message on stderr, then exit 2. */
+void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* The first line of a file (without its newline), "unknown" where it cannot be read. */
+void read_line_of(const char *path, char *buf, size_t len);
+/* A /proc/cpuinfo field's value, "unknown" where absent. */
+void cpuinfo_field(const char *key, char *buf, size_t len);
+
+/* ---- atsd_count.c ---- */
+enum { MAX_COLUMNS = 32 };
+
+struct column {
+	char name[ATSD_COLUMN_NAME];
+	uint64_t id;
+	char filter[ATSD_FILTER_MAX];
+	struct atsd_counter *c;
+	uint64_t before;
+};
+
+struct counting {
+	int n;                      /* columns; 0 when nothing can be counted */
+	struct column col[MAX_COLUMNS];
+	int32_t ncpus;
+	int32_t cpus[ATSD_MAX_CPUS];
+	int32_t scope;              /* 1: every CPU, 0: this thread */
+	char events[128];           /* "tlb:tlb_flush" or "powerpc:tlbie,powerpc:tlbia" */
+	char error[256];            /* why there are no counts */
+};
+
+int64_t tlb_ipis(void);
+void counting_probe(struct counting *k, const struct atsd_host *h);
+int counting_open(struct counting *k);
+void counting_close(struct counting *k);
+void counting_read(struct counting *k, FILE *out, uint64_t *sums);
+
+/* ---- atsd_output.c ---- */
+extern const char *const page_names[3];
+
+struct output {
+	const char *path;
+	char *buf;
+	size_t len;
+	FILE *mem;
+};
+
+void output_open(struct output *o, const char *path);
+int output_close(struct output *o);
+void write_host(FILE *out);
+void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k);
+void write_latency(FILE *out, uint64_t *lat, uint64_t calls);
+
+/* ---- atsd_summary.c ---- */
+/* What the table after the run shows, per cell and stride: the measured passes' rates and times,
+ * the traced passes' counts and calls, the timed passes' IPIs. */
+struct stride_stats {
+	double *gbps, *us;
+	int n;
+	uint64_t traced_calls, sums[MAX_COLUMNS];
+	int64_t ipis;
+	uint64_t ipi_calls;
+};
+
+struct summary {
+	int ncells, nstrides, cap;
+	struct stride_stats *s;
+};
+
+int summary_init(struct summary *t, const struct atsd_plan *p);
+struct stride_stats *summary_at(struct summary *t, const struct atsd_plan *p, int32_t cell, uint64_t stride);
+void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const struct counting *k);
+void summary_free(struct summary *t);
+
+#endif

@@ -1,0 +1,237 @@
+/*
+ * atsd_output.c - the file atsd writes for `atsdbench import`: "atsd-output 1", then "host",
+ * "config", "sample" lines and one "end" line; each line is a keyword and tab-separated key=value
+ * fields.
+ */
+#define _GNU_SOURCE
+#include "atsd_main.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+const char *const page_names[3] = {"base", "thp", "hugetlb"};
+
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\t' || *s == '\n')
+			*s = ' ';
+}
+
+void read_line_of(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	snprintf(buf, len, "unknown");
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+void cpuinfo_field(const char *key, char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[1024];
+	size_t n = strlen(key);
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, n) && (line[n] == ' ' || line[n] == '\t' || line[n] == ':')) {
+			char *v = strchr(line, ':');
+			if (v) {
+				v++;
+				while (*v == ' ' || *v == '\t')
+					v++;
+				v[strcspn(v, "\n")] = 0;
+				snprintf(buf, len, "%s", v);
+				break;
+			}
+		}
+	}
+	fclose(f);
+}
+
+void write_host(FILE *out)
+{
+	struct utsname u;
+	char model[256], mmu[64], online[256], thp[128];
+
+	uname(&u);
+	cpuinfo_field("model name", model, sizeof(model));
+	if (!strcmp(model, "unknown"))
+		cpuinfo_field("cpu", model, sizeof(model));
+	cpuinfo_field("MMU", mmu, sizeof(mmu));
+	read_line_of("/sys/devices/system/cpu/online", online, sizeof(online));
+	read_line_of("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
+	clean(u.version);
+	clean(model);
+	fprintf(out, "host\thostname=%s\tarch=%s\tkernel_release=%s\tkernel_version=%s\tcpu_model=%s\tmmu=%s"
+		"\tonline_cpus=%s\tpage_size=%" PRId64 "\thugepage_size=%" PRId64 "\tthp_enabled=%s\n",
+		u.nodename, u.machine, u.release, u.version, model, mmu, online, atsd_page_size(),
+		atsd_hugepage_size(), thp);
+}
+
+void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k)
+{
+	int i;
+
+	fprintf(out, "config\tsize=%" PRIu64 "\tstrides=", p->size);
+	for (i = 0; i < p->nstrides; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", p->strides[i]);
+	fprintf(out, "\trounds=%d\treps=%d\twarmup=%d\twarmup_rounds=%d\tpages=", p->rounds, p->reps, p->warmup,
+		p->warmup_rounds);
+	for (i = 0; i < p->npages; i++)  /* a list: an axis */
+		fprintf(out, "%s%s", i ? "," : "", page_names[p->pages[i]]);
+	fputs("\tbystanders=", out);
+	for (i = 0; i < p->nbystanders; i++)
+		fprintf(out, "%s%d", i ? "," : "", p->bystanders[i]);
+	fprintf(out, "\tcpu=%d\tbystander_cpus=", p->cpu);
+	for (i = 0; i < p->nbystander_cpus; i++)
+		fprintf(out, "%s%d", i ? "," : "", p->bystander_cpus[i]);
+	fprintf(out, "\tlatency=%d\tretouch=%d\tseed=%" PRIu64 "\tspread=%g", p->latency, p->retouch, p->seed,
+		p->spread);
+	if (p->label_set) {
+		char label[sizeof(p->label)];
+		memcpy(label, p->label, sizeof(label));
+		clean(label);
+		fprintf(out, "\tlabel=%s", label);
+	}
+	if (k->n) {
+		fprintf(out, "\ttrace_scope=%s\ttrace_events=%s", k->scope ? "system" : "thread", k->events);
+	} else if (k->error[0]) {
+		char error[sizeof(k->error)];
+		memcpy(error, k->error, sizeof(error));
+		clean(error);
+		fprintf(out, "\ttrace_error=%s", error);
+	}
+	fputc('\n', out);
+}
+
+/* The output is built in memory and written once at the end: two atsd writing one path cannot
+ * interleave (a regular file is replaced by rename), and when writing fails the finished samples
+ * go to stdout instead of being lost. */
+static int regular_or_absent(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) ? errno == ENOENT : S_ISREG(st.st_mode);
+}
+
+/* The same checks, in the same words, as atsdbench's outfile.check_writable, except that a
+ * character device or FIFO (a console, a pipe in an initramfs) is written through, not refused. */
+void output_open(struct output *o, const char *path)
+{
+	struct stat st;
+	char *dir = strdup(path), *slash;
+	const char *folder;
+
+	o->path = path;
+	if (!dir)
+		die("out of memory");
+	slash = strrchr(dir, '/');
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = 0;
+	folder = slash ? dir : ".";
+	if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+		int fd;
+		if (!S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+			die("output %s is %s, not a regular file: refusing to replace it", path,
+			    S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ? "a symbolic link" :
+			    S_ISBLK(st.st_mode) ? "a block device" : "a socket");
+		fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			die("cannot write output %s: %s", path, strerror(errno));
+		close(fd);
+	} else if (stat(folder, &st) || !S_ISDIR(st.st_mode)) {
+		die("cannot write output %s: no directory %s", path, folder);
+	} else if (access(folder, W_OK | X_OK) || (!access(path, F_OK) && access(path, W_OK))) {
+		struct statvfs vfs;
+		int rdonly = !statvfs(folder, &vfs) && (vfs.f_flag & ST_RDONLY);
+		die("cannot write output %s: %s", path, strerror(rdonly ? EROFS : EACCES));
+	}
+	free(dir);
+	o->mem = open_memstream(&o->buf, &o->len);
+	if (!o->mem)
+		die("open_memstream: %s", strerror(errno));
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* 0, or -errno with the output dumped to stdout. */
+int output_close(struct output *o)
+{
+	char tmp[4096];
+	int fd, err = 0, regular = regular_or_absent(o->path);
+
+	if (fclose(o->mem))
+		return -errno;
+	if (regular) {
+		snprintf(tmp, sizeof(tmp), "%s.tmp%ld", o->path, (long)getpid());
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	} else {
+		fd = open(o->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		err = -errno;
+	if (!err)
+		err = write_all(fd, o->buf, o->len);
+	if (!err && regular && fsync(fd))
+		err = -errno;
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (!err && regular && rename(tmp, o->path))
+		err = -errno;
+	if (err && regular && fd >= 0)
+		unlink(tmp);
+	if (err) {
+		fprintf(stderr, "atsd: cannot write %s: %s; the output follows on stdout\n", o->path, strerror(-err));
+		fwrite(o->buf, 1, o->len, stdout);
+		fflush(stdout);
+	}
+	free(o->buf);
+	return err;
+}
+
+static int cmp_lat(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t pct(const uint64_t *sorted, uint64_t n, double q)
+{
+	/* nearest rank */
+	uint64_t k = (uint64_t)(q * (double)n + 0.999999);
+	return sorted[(k ? k : 1) - 1];
+}
+
+/* Sorts lat: the latency percentiles of one pass's calls. */
+void write_latency(FILE *out, uint64_t *lat, uint64_t calls)
+{
+	qsort(lat, calls, sizeof(*lat), cmp_lat);
+	fprintf(out, "\tlat_p50_ns=%" PRIu64 "\tlat_p90_ns=%" PRIu64 "\tlat_p99_ns=%" PRIu64 "\tlat_max_ns=%" PRIu64,
+		pct(lat, calls, .50), pct(lat, calls, .90), pct(lat, calls, .99), lat[calls - 1]);
+}
