@@ -1,4 +1,4 @@
-"""`atsdbench import`: the standalone `atsd` program's output (csrc/atsd_main.c) as a result file.
+"""`atsdbench import`: the standalone `atsd` program's output (csrc/atsd_output.c) as a result file.
 
 Each field is checked as it is read, against the ranges the result schema (schema.py) holds: a bad
 line gets one message naming the line and the field, the bad value cut short.  The result is then

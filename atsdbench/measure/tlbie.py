@@ -44,7 +44,7 @@ HPTE_INVALIDATE = {"H_REMOVE": 1, "H_BULK_REMOVE": 4}   # page table entries one
 COLUMNS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia")
 HCALL_COLUMNS = {op: name.lower() for op, name in HCALLS.items() if name != "H_READ"}
 # The columns a kernel filter on one event can count exactly (atsd counts them with perf counters; the
-# workarounds need the order of events: "the same page again").  Also in csrc/atsd_main.c.
+# workarounds need the order of events: "the same page again").  Also in csrc/atsd_count.c (tests/test_atsd.py holds the two alike).
 FILTERS = {"tlbie": None, "tlbie_global": "local == 0", "tlbie_full": "rb == 1024 && prs == 1 && rs >= 4294967296"}
 
 _LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+\S+\s+[\d.]+:\s+"
