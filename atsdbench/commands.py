@@ -18,7 +18,7 @@ def _progress(total):
             sys.stderr.flush()
             return
         if "wait" in event:
-            sys.stderr.write(f"\r{'':40}\rwaiting {event['wait']:.1f} s before round {event['round'] + 1} (--spread)")
+            sys.stderr.write(f"\r{'':40}\rwaiting {event['wait']:.1f} s before {event['before']}")
             sys.stderr.flush()
             return
         done[0] += 1
@@ -53,7 +53,7 @@ def cmd_run(args):
     # Named and checked before measuring: an unwritable output must not cost a finished run.
     output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
     results.check_writable(output)
-    total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round
+    total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
     with signals.held():
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
@@ -94,7 +94,20 @@ def cmd_compare(args):
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
                              unit=args.unit, labels=labels, adjust=args.adjust, by=args.by)
     _warn(cmp.warnings)
+    from .render import counts as count_formats
+
+    if getattr(args, "counts", False):
+        if args.by is not None:
+            raise UsageError("--counts compares files with each other; it does not go with --by")
+        if not cmp.counts:
+            raise UsageError("the files have no invalidation counts (flushes, IPIs, tlbie, hcalls): they were measured "
+                             "without tracing")
+        print(count_formats.RENDERERS[args.format](cmp))
+        return 0
     print(compare_formats.RENDERERS[args.format](cmp))
+    extra = count_formats.appendix(cmp, args.format)
+    if extra:
+        print(f"\n{extra}")
     return 0
 
 
@@ -251,7 +264,10 @@ def cmd_guest(args):
                 values, output, _ = guest.atsd_output(text, rc, args.timeout, messages)
                 result = importer.to_result(output, f"{image}'s atsd output")
             except UsageError as e:
-                print(f"atsdbench: guest {label}: {e}", file=sys.stderr)
+                kept = os.path.join(args.output, f"{os.path.basename(image)}-{machine}.failed.console")
+                with open(kept, "w") as f:
+                    f.write(text)
+                print(f"atsdbench: guest {label}: {e}\n(the whole console: {kept})", file=sys.stderr)
                 failed += 1
                 continue
             release = values.get("release") or result.host.get("kernel_release", "unknown")
@@ -265,6 +281,8 @@ def cmd_guest(args):
                 k += 1
             written.add(path)
             results.save_or_rescue(result, path)
+            with open(path[:-5] + ".console", "w") as f:  # the evidence: kernel messages, atsd's own table
+                f.write(text)
             print(f"wrote {path} ({release}, {machine}, {guest.accel_name(args.accel)}, {seconds:.0f} s)")
     return 1 if failed else 0
 

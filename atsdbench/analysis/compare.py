@@ -39,6 +39,8 @@ class Comparison:
     paired: bool = False  # compare --by: cells of one file, paired by round (compare_by, below)
     pairs: dict = dataclasses.field(default_factory=dict)  # paired: (value index, cell, stride) -> (base, new)
     by: str = None  # paired: the axis
+    counts: list = dataclasses.field(default_factory=list)  # counts.compare_counts rows (the kernel's events)
+    emulated: list = dataclasses.field(default_factory=list)  # labels of sides from emulated guests (qemu-tcg)
 
     def frame(self):
         import pandas as pd
@@ -277,13 +279,16 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
                          "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust, "test": test,
                          "confidence": confidence, "unit": effective, "n_base": d["n_base"], "n_new": d["n_new"],
                          "note": d.get("why", "")})
+    from . import counts as count_changes
+    count_changes.mark_emulated(rows, groups, labels)  # rates shown, no verdict
     adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
     for r, p in zip(rows, adjusted):
         r["p_adjusted"] = float(p)
         r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
-    return Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed)
+    return count_changes.attach(Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust,
+                                           mixed), groups, cells, common)
 
 
 def compare_frame(files, **options):

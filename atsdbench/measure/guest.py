@@ -224,9 +224,9 @@ def host_arch():
 
 
 def source_dir():
-    """csrc/ of this checkout (atsd's sources), or of the working directory."""
+    """csrc/ of this checkout (atsd's sources; $ATSDBENCH_CSRC names another), or of the working directory."""
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for d in (os.path.join(here, "csrc"), os.path.join(os.getcwd(), "csrc")):
+    for d in (os.environ.get("ATSDBENCH_CSRC") or os.path.join(here, "csrc"), os.path.join(os.getcwd(), "csrc")):
         if os.path.isfile(os.path.join(d, "atsd_main.c")):
             return d
     return None
@@ -287,7 +287,8 @@ def static_atsd(arch):
             p = subprocess.run(["make", "-s", "-C", src, f"CC={cc}", "LDFLAGS=-static", f"OUT={out}"],
                                capture_output=True, text=True)
             if p.returncode:
-                last = (p.stderr.strip().splitlines() or ["?"])[-1]
+                lines = p.stderr.strip().splitlines() or ["?"]
+                last = next((line for line in lines if "error" in line), lines[-1])
                 raise UsageError(f"building the static {arch} atsd with {cc} failed: {last}")
             shutil.copy(out, path + ".tmp")
             os.replace(path + ".tmp", path)

@@ -165,7 +165,8 @@ def render_commit(cmp):
         line = _lead(cmp, key) + [_number(rows[0]["base_gbps"], ".1f")]
         for r in rows:
             line += [_number(r["new_gbps"], ".1f"), "n/a" if _nan(r["speedup_pct"]) else
-                     f"{r['speedup_pct']:.0f}%" + ("" if r["significant"] else " n.s.")]
+                     f"{r['speedup_pct']:.0f}%" + ("" if r["significant"] else
+                     " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s.")]
         body.append(line)
     widths = [max(len(row[i]) for row in body) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]

@@ -1,0 +1,129 @@
+"""compare's counts: the kernel's own invalidation events per mprotect call, each side and the change.
+
+Per (cell, stride, counter): every pass that counted gives one per-call value (count / calls); a side
+is the mean of its passes and their range (min..max, replicate runs pooled).  A count is marked
+changed only where the two sides' ranges do not overlap: beyond the counts' own pass-to-pass spread
+(a kernel's occasional extra flush, a CPU-mask trim, moves a pass, not every pass).  Tracepoint
+counts (flushes, tlbie, hcalls) come from the traced warm-up passes, IPIs from the timed ones, as
+stats.per_call_counters reads them.
+
+Counts are the kernel's under emulation too; rates are not: result files from emulated guests
+(host.virtualized "qemu-tcg", see `atsdbench guest`) never get a rate verdict (mark_emulated).
+Pure: reads results only.
+"""
+import math
+import re
+
+import numpy as np
+
+from ..units import format_size
+
+# in the order shown; h_* (hypervisor calls by opcode) follow, sorted
+COUNTERS = ("flushes", "full_flushes", "ipis", "tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia")
+HCALL = re.compile(r"h_[a-z_]+")
+NAMES = {"flushes": "flushes", "full_flushes": "full flushes", "ipis": "IPIs", "tlbie": "tlbie",
+         "tlbie_global": "tlbie global", "tlbie_full": "tlbie full PID", "tlbie_fixup": "tlbie fixup",
+         "tlbia": "tlbia"}
+EMULATED = ("qemu-tcg",)
+COLUMNS = ["cell", "stride", "stride_bytes", "counter", "base_label", "new_label", "base_per_call", "new_per_call",
+           "change", "change_pct", "base_min", "base_max", "new_min", "new_max", "n_base", "n_new", "changed"]
+
+
+def name(counter):
+    return NAMES.get(counter, counter.upper() if HCALL.fullmatch(counter) else counter)
+
+
+def counter_columns(frame):
+    """The counter columns a result's samples hold values in, in display order."""
+    found = [c for c in COUNTERS if c in frame and frame[c].notna().any()]
+    return found + sorted(c for c in frame.columns if HCALL.fullmatch(c) and frame[c].notna().any())
+
+
+def per_pass(frame, stride, column, cell=None):
+    """One per-call value per pass that counted column at stride (in cell)."""
+    if column not in frame:
+        return np.array([])
+    rows = frame[frame["stride_bytes"] == stride]
+    if cell is not None and "cell" in rows:
+        rows = rows[rows["cell"] == cell]
+    if "traced" in rows:
+        rows = rows[~rows["traced"].astype(bool)] if column == "ipis" else rows[rows["traced"].astype(bool)]
+    elif column != "ipis":
+        rows = rows.iloc[0:0]
+    rows = rows[rows[column].notna()]
+    return (rows[column].astype(float) / rows["calls"].astype(float)).to_numpy(dtype=float)
+
+
+def _side(group, cell_maps, cell, stride, column):
+    values = [per_pass(r.samples, stride, column, m.get(cell)) for r, m in zip(group, cell_maps)]
+    return np.concatenate(values) if values else np.array([])
+
+
+def changed(base, new, tolerance=1e-9):
+    """Outside each other's pass-to-pass range; None where a side has no pass."""
+    if not len(base) or not len(new):
+        return None
+    return bool(new.min() > base.max() + tolerance or new.max() < base.min() - tolerance)
+
+
+def compare_counts(groups, labels, cells, common):
+    """Rows (COLUMNS) for every (cell, stride) in common and every counter either side counted.
+    cells[i][k]: {cell name: cell index} of run k of side i (compare._cell_maps)."""
+    columns = []
+    for g in groups:
+        for r in g:
+            columns += [c for c in counter_columns(r.samples) if c not in columns]
+    order = {c: i for i, c in enumerate(COUNTERS)}
+    columns.sort(key=lambda c: (order.get(c, len(order)), c))
+    rows = []
+    for cell, stride in common:
+        for column in columns:
+            base = _side(groups[0], cells[0], cell, stride, column)
+            for i in range(1, len(groups)):
+                new = _side(groups[i], cells[i], cell, stride, column)
+                if not (base != 0).any() and not (new != 0).any():
+                    continue  # zero on every pass of both sides (or not counted): nothing to say
+                b = float(base.mean()) if len(base) else math.nan
+                n = float(new.mean()) if len(new) else math.nan
+                rows.append({"cell": cell, "stride": format_size(stride), "stride_bytes": stride, "counter": column,
+                             "base_label": labels[0], "new_label": labels[i], "base_per_call": b,
+                             "new_per_call": n, "change": n - b,
+                             "change_pct": (n - b) / b * 100 if b else math.nan,
+                             "base_min": float(base.min()) if len(base) else math.nan,
+                             "base_max": float(base.max()) if len(base) else math.nan,
+                             "new_min": float(new.min()) if len(new) else math.nan,
+                             "new_max": float(new.max()) if len(new) else math.nan,
+                             "n_base": int(len(base)), "n_new": int(len(new)), "changed": changed(base, new)})
+    return rows
+
+
+def emulation(result):
+    """"qemu-tcg" for a result from an emulated guest, else None (kvm and bare metal: real rates)."""
+    v = (result.host or {}).get("virtualized")
+    return v if v in EMULATED else None
+
+
+def emulated_labels(groups, labels):
+    return [label for g, label in zip(groups, labels) if any(emulation(r) for r in g)]
+
+
+def mark_emulated(rows, groups, labels):
+    """Rate rows where either side was emulated: the rates stay, the test goes (p = NaN, so no verdict and
+    no place in Holm's family), and the note says why."""
+    emulated = set(emulated_labels(groups, labels))
+    if not emulated:
+        return
+    for r in rows:
+        if r["base_label"] in emulated or r["new_label"] in emulated:
+            r["p_value"] = math.nan
+            r["note"] = "emulated (qemu-tcg)"
+
+
+def attach(cmp, groups, cells, common):
+    """The counts and which sides were emulated, on a Comparison (compare.compare's hook)."""
+    cmp.counts = compare_counts(groups, cmp.labels, cells, common)
+    cmp.emulated = emulated_labels(groups, cmp.labels)
+    if cmp.emulated:
+        cmp.warnings.append(f"{', '.join(cmp.emulated)} ran in an emulated guest (qemu-tcg): its rates are shown but "
+                            "are not the hardware's, so no rate gets a verdict; the counts are the kernel's own")
+    return cmp

@@ -1,0 +1,160 @@
+"""compare's counts (analysis/counts.py) in every --format: with --counts alone (RENDERERS), and as a
+section after the rates (appendix: text, markdown, commit) when the files have counts."""
+import csv
+import io
+import json
+import math
+
+from tabulate import tabulate
+
+from ..analysis import counts as analysis
+
+RULE = ("changed = the per-call counts of the two sides' passes do not overlap (beyond the counts' own "
+        "pass-to-pass spread); {n} = passes counted (base/new); n/a = not counted on that side; counters at 0 on "
+        "every pass of both sides are left out")
+
+
+def _nan(x):
+    return isinstance(x, float) and math.isnan(x)
+
+
+def _value(x):
+    return "n/a" if _nan(x) else f"{x:.3g}"
+
+
+def _change(r):
+    if _nan(r["change"]):
+        return "n/a"
+    pct = "" if _nan(r["change_pct"]) else f" ({r['change_pct']:+.0f}%)"
+    return f"{r['change']:+.3g}{pct}"
+
+
+def mark(r):
+    return "n/a" if r["changed"] is None else "changed" if r["changed"] else "same"
+
+
+def _has_cells(rows):
+    return any(r["cell"] for r in rows)
+
+
+def _grouped(rows):
+    out = {}
+    for r in rows:
+        out.setdefault((r["cell"], r["stride_bytes"], r["counter"]), []).append(r)
+    return out
+
+
+def _table(cmp, tablefmt):
+    rows = cmp.counts
+    labels = cmp.labels
+    headers = (["Cell"] if _has_cells(rows) else []) + ["Stride", "Counter", f"{labels[0]}"]
+    for label in labels[1:]:
+        headers += [f"{label}", "Change", ""]
+    body = []
+    for (cell, _, counter), rs in _grouped(rows).items():
+        line = ([cell] if _has_cells(rows) else []) + [rs[0]["stride"], analysis.name(counter),
+                                                       _value(rs[0]["base_per_call"])]
+        for r in rs:
+            line += [_value(r["new_per_call"]), _change(r), mark(r)]
+        body.append(line)
+    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def _sizes(cmp):
+    return ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.counts}))
+
+
+def legend(cmp):
+    text = RULE.format(n=f"N = {_sizes(cmp)}")
+    return text + "\n" + emulated_line(cmp) if cmp.emulated else text
+
+
+def emulated_line(cmp):
+    return (f"emulated (qemu-tcg): {', '.join(cmp.emulated)}: the counts are the kernel's own, the rates are not the "
+            "hardware's, so no rate gets a verdict")
+
+
+def summary(cmp):
+    n = sum(1 for r in cmp.counts if r["changed"])
+    return f"{n} of {len(cmp.counts)} counts changed" if cmp.counts else "no counts"
+
+
+def render_text(cmp):
+    return (f"kernel invalidation events per mprotect call (traced passes; IPIs from timed passes); {summary(cmp)}\n"
+            f"{_table(cmp, 'simple')}\n{legend(cmp)}")
+
+
+def render_markdown(cmp):
+    return f"{_table(cmp, 'github')}\n\n{summary(cmp)}; {legend(cmp)}"
+
+
+def render_commit(cmp):
+    """Left-aligned, two spaces apart, no trailing spaces: the commit message layout of render/compare."""
+    labels = cmp.labels if len(cmp.labels) > 2 else ["Before", "After"]
+    rows = cmp.counts
+    header = (["Cell"] if _has_cells(rows) else []) + ["Stride", "Per call", labels[0]]
+    for label in labels[1:]:
+        header += [label, "Change" if len(labels) == 2 else f"Change {label}"]
+    body = [header]
+    for (cell, _, counter), rs in _grouped(rows).items():
+        line = ([cell] if _has_cells(rows) else []) + [rs[0]["stride"], analysis.name(counter),
+                                                       _value(rs[0]["base_per_call"])]
+        for r in rs:
+            line += [_value(r["new_per_call"]), (_change(r) if r["changed"] else "same") if r["changed"] is not None
+                     else "n/a"]
+        body.append(line)
+    widths = [max(len(row[i]) for row in body) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
+    foot = (f"Counts per mprotect call, mean of the passes; same = within the passes' own spread; "
+            f"N (base/new) = {_sizes(cmp)} passes")
+    if cmp.emulated:
+        foot += "; emulated (qemu-tcg): counts only, rates have no verdict"
+    return "Kernel invalidations\n" + "\n".join(lines) + "\n" + foot
+
+
+def _records(cmp):
+    return [{k: (None if _nan(v) else v) for k, v in r.items()} for r in cmp.counts]
+
+
+def render_csv(cmp):
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=analysis.COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for rec in _records(cmp):
+        w.writerow({k: ("true" if v is True else "false" if v is False else "" if v is None else v)
+                    for k, v in rec.items()})
+    return buf.getvalue().rstrip("\n")
+
+
+def render_json(cmp):
+    return json.dumps(_records(cmp), indent=1)
+
+
+def render_ministat(cmp):
+    """ministat has no counts: the text table, whose changed rule is the passes' own range."""
+    return render_text(cmp)
+
+
+RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,
+             "commit": render_commit, "ministat": render_ministat}
+
+
+def appendix(cmp, fmt):
+    """What follows the rate table in a plain compare of files with counts (text, markdown, commit): one
+    line saying how many counts changed, and the changed ones in the format's table; the emulated note.
+    Machine formats (csv, json) keep their shape: --counts gives the counts in them."""
+    if fmt not in ("text", "markdown", "commit", "ministat"):
+        return None
+    parts = []
+    changed = [r for r in cmp.counts if r["changed"]]
+    if cmp.counts and fmt != "ministat" and (changed or fmt != "commit"):  # a commit message: changes only
+        parts.append(f"invalidation counts per call: {summary(cmp)} (compare --counts shows every count)")
+        if changed:
+            import copy
+
+            only = copy.copy(cmp)
+            only.counts = changed
+            parts.append(RENDERERS[fmt](only))
+    if cmp.emulated:
+        parts.append(emulated_line(cmp))
+    return "\n".join(parts) if parts else None

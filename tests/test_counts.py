@@ -1,0 +1,108 @@
+"""compare --counts (analysis/counts.py, render/counts.py) on real guest results (tests/fixtures/guest: Debian's
+ppc64el 6.1 kernel as POWER9 radix and hash, Debian's amd64 6.1 and 6.12, all under qemu-tcg)."""
+import json
+import math
+
+import numpy as np
+import pytest
+
+import atsdbench
+from atsdbench.analysis import compare as comparison, counts
+
+RADIX, HASH = "guest/6.1.0-57-powerpc64le.json", "guest/6.1.0-57-powerpc64le-power9-hash.json"
+X61, X612 = "guest/6.1.0-50-amd64.json", "guest/6.12.107+deb12-amd64.json"
+
+
+def cmp_of(fixtures, *names, **kw):
+    return comparison.compare([str(fixtures / n) for n in names], **kw)
+
+
+def row(cmp, cell, stride, counter):
+    [r] = [r for r in cmp.counts if (r["cell"], r["stride"], r["counter"]) == (cell, stride, counter)]
+    return r
+
+
+def test_changed_only_beyond_the_pass_to_pass_spread():
+    same, moved = np.array([1.0, 1.02, 1.0]), np.array([1.01, 1.0])
+    assert counts.changed(same, moved) is False
+    assert counts.changed(np.array([16.0, 16.0]), np.array([17.0, 17.0])) is True
+    assert counts.changed(np.array([3.0]), np.array([3.0])) is False
+    assert counts.changed(np.array([]), np.array([1.0])) is None
+
+
+def test_radix_against_hash_shows_the_flush_change(fixtures):
+    cmp = cmp_of(fixtures, RADIX, HASH, labels=["radix", "hash"])
+    r = row(cmp, "bystanders=0", "4M", "tlbie")
+    assert (r["base_per_call"], r["new_per_call"], r["changed"]) == (64.0, 0.0, True)  # 64 pages, each a tlbiel
+    r = row(cmp, "bystanders=1", "4M", "tlbie_full")
+    assert (r["base_per_call"], r["new_per_call"], r["changed"]) == (1.0, 0.0, True)  # above the ceiling: whole PID
+    # the kernel's occasional whole-PID flush (a CPU-mask trim) is within the spread: not a change
+    r = row(cmp, "bystanders=0", "1M", "tlbie_full")
+    assert r["base_per_call"] > 0 and r["changed"] is False and r["base_min"] == 0
+    # hash's hypervisor calls, which radix does not count: shown, n/a
+    r = row(cmp, "bystanders=0", "2M", "h_bulk_remove")
+    assert r["new_per_call"] == 8.0 and math.isnan(r["base_per_call"]) and r["changed"] is None
+    assert not [r for r in cmp.counts if r["counter"] == "tlbia"]  # zero on every pass of both: left out
+
+
+def test_x86_kernels_counts_are_the_same(fixtures):
+    cmp = cmp_of(fixtures, X61, X612)
+    assert cmp.counts and not any(r["changed"] for r in cmp.counts)
+    assert {r["counter"] for r in cmp.counts} == {"flushes", "full_flushes", "ipis"}
+    assert row(cmp, "bystanders=1", "64K", "flushes")["base_per_call"] == pytest.approx(2, abs=0.01)
+
+
+def test_emulated_sides_get_no_rate_verdict(fixtures):
+    cmp = cmp_of(fixtures, X61, X612)
+    assert cmp.emulated == ["6.1.0-50-amd64", "6.12.107+deb12-amd64"]
+    assert all(math.isnan(r["p_value"]) and not r["significant"] and r["note"] == "emulated (qemu-tcg)"
+               for r in cmp.rows)
+    assert all(r["new_gbps"] > 0 for r in cmp.rows)  # the rates are still shown
+    assert any("emulated guest (qemu-tcg)" in w for w in cmp.warnings)
+
+
+def test_bare_metal_files_are_not_emulated(fixtures):
+    cmp = cmp_of(fixtures, "before.json", "after.json")
+    assert cmp.emulated == [] and any(r["significant"] for r in cmp.rows)
+
+
+def test_counts_in_every_format(cli, fixtures):
+    args = ["compare", "--counts", RADIX, HASH, "--labels", "radix,hash"]
+    text = cli(*args, cwd=fixtures)
+    assert text.returncode == 0
+    lines = text.stdout.splitlines()
+    assert lines[0].startswith("kernel invalidation events per mprotect call") and "13 of 26 counts changed" in lines[0]
+    assert any(line.split() == ["bystanders=0", "4M", "tlbie", "64", "0", "-64", "(-100%)", "changed"]
+               for line in lines)
+    assert "emulated (qemu-tcg): radix, hash" in text.stdout
+    commit = cli(*args, "--format", "commit", cwd=fixtures).stdout.splitlines()
+    assert commit[0] == "Kernel invalidations" and commit[1].split() == ["Cell", "Stride", "Per", "call", "Before",
+                                                                         "After", "Change"]
+    assert all(line == line.rstrip() for line in commit) and commit[-1].startswith("Counts per mprotect call")
+    data = json.loads(cli(*args, "--format", "json", cwd=fixtures).stdout)
+    assert {d["counter"] for d in data} >= {"tlbie", "tlbie_global", "tlbie_full", "h_remove", "h_bulk_remove"}
+    csv = cli(*args, "--format", "csv", cwd=fixtures).stdout.splitlines()
+    assert csv[0] == ",".join(counts.COLUMNS) and len(csv) == 1 + len(data)
+    md = cli(*args, "--format", "markdown", cwd=fixtures).stdout
+    assert md.startswith("| Cell") and "| changed |" in md
+
+
+def test_a_plain_compare_adds_the_changed_counts(cli, fixtures):
+    p = cli("compare", RADIX, HASH, "--labels", "radix,hash", cwd=fixtures)
+    assert p.returncode == 0 and "no verdict" in p.stdout and "n/a (emulated (qemu-tcg))" in p.stdout
+    assert "invalidation counts per call: 13 of 26 counts changed (compare --counts shows every count)" in p.stdout
+    commit = cli("compare", RADIX, HASH, "--format", "commit", cwd=fixtures).stdout
+    assert "% emulated" in commit and "Kernel invalidations" in commit and " n.s." not in commit.split("\n")[2]
+    # machine formats keep their shape
+    assert isinstance(json.loads(cli("compare", RADIX, HASH, "--format", "json", cwd=fixtures).stdout), list)
+
+
+def test_counts_need_counts(cli, fixtures, tmp_path):
+    r = atsdbench.load(str(fixtures / "before.json"))
+    data = r.to_dict()
+    for s in data["samples"]:
+        for k in ("flushes", "full_flushes", "ipis"):
+            s.pop(k, None)
+    (tmp_path / "a.json").write_text(json.dumps(data))
+    p = cli("compare", "--counts", tmp_path / "a.json", tmp_path / "a.json", "--labels", "a,b")
+    assert p.returncode == 2 and "have no invalidation counts" in p.stderr
