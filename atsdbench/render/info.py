@@ -1,6 +1,7 @@
 """`atsdbench info` as text: one fact a line, warnings last."""
 from ..units import format_cpulist
 from ..units import format_size
+from .numbers import fixed
 
 
 def _list(v):
@@ -36,7 +37,7 @@ def render(facts, warnings):
         ("accelerators", accel), ("nvidia_uvm loaded", "yes" if f["nvidia_uvm_loaded"] else "no"),
         ("tlb:tlb_flush tracepoint", f.get("tlb_flush_tracepoint", "unknown")),
         *([("powerpc:tlbie tracepoint", f["tlbie_tracepoint"])] if "tlbie_tracepoint" in f else []),
-        ("load average", " ".join(f"{x:.2f}" for x in f["loadavg"])),
+        ("load average", " ".join(fixed(x, 2) for x in f["loadavg"])),
     ]
     width = max(len(k) for k, _ in lines)
     out = [f"{k + ':':<{width + 1}} {v}" for k, v in lines]

@@ -8,6 +8,7 @@ from tabulate import tabulate
 
 from ..analysis.model import CHANGE_COLUMNS, PARAMS, RESAMPLES, SEED, WHOLE
 from ..units import format_size
+from .numbers import interval, level, pct, pct_interval, sig3
 
 NAMES = {"fixed_us": ("fixed cost", "us"), "per_page_us": ("per-page cost", "us"),
          "full_flush_us": ("whole flush", "us"), "crossover_pages": ("crossover", "pages")}
@@ -15,27 +16,9 @@ STRIDE_COLUMNS = ["file", "label", "cell", *[k for p in PARAMS for k in (p, p + 
                   "stride_bytes", "pages", "regime", "regime_source", "us_per_call", "residual_us"]
 
 
-def num(v):
-    """Three significant figures, never in e-notation; n/a for what could not be estimated."""
-    if v is None or not math.isfinite(v):
-        return "n/a"
-    if v == 0:
-        return "0"
-    return f"{v:.{max(0, 2 - math.floor(math.log10(abs(v))))}f}"
-
-
 def _with_unit(v, unit):
-    text = num(v)
+    text = sig3(v)
     return text if text == "n/a" else f"{text} {unit}"
-
-
-def _signed(v):
-    text = num(v)
-    return text if text in ("n/a", "0") or text.startswith("-") else "+" + text
-
-
-def _ci(low, high, fmt=num, suffix=""):
-    return "n/a" if not math.isfinite(low) else f"[{fmt(low)}, {fmt(high)}]{suffix}"
 
 
 def _title(m):
@@ -48,19 +31,19 @@ def ci_note(m):
     if m.why_no_ci:
         return m.why_no_ci
     per = "rounds" if m.unit == "round" else "passes"
-    return (f"{m.confidence:g}% CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
+    return (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
             f"{m.n_units} {per} ({RESAMPLES} resamples, seed {SEED})")
 
 
 def model_text(m):
-    params = [[NAMES[p][0], _with_unit(m.params[p], NAMES[p][1]), _ci(m.params[p + '_low'], m.params[p + '_high'])]
+    params = [[NAMES[p][0], _with_unit(m.params[p], NAMES[p][1]), interval(m.params[p + '_low'], m.params[p + '_high'])]
               for p in PARAMS]
-    strides = [[format_size(s), f"{p:g}", WHOLE if w else "per-page", note, num(y), _signed(r)]
+    strides = [[format_size(s), f"{p:g}", WHOLE if w else "per-page", note, sig3(y), sig3(r, sign=True)]
                 for s, p, w, note, y, r in zip(m.stride_bytes, m.pages, m.whole, m.source_notes, m.us_per_call,
                                                m.residuals)]
     return "\n".join([
         _title(m),
-        tabulate(params, headers=["parameter", "estimate", f"{m.confidence:g}% CI"], tablefmt="simple",
+        tabulate(params, headers=["parameter", "estimate", f"{level(m.confidence)} CI"], tablefmt="simple",
                  disable_numparse=True),
         "",
         tabulate(strides, headers=["Stride", "Pages", "Regime", "Decided by", "us/call", "Residual us"],
@@ -78,25 +61,17 @@ def change_text(analysis):
         rows = [r for r in analysis.changes if (r["new_label"], r["cell"]) == (new_label, cell)]
         base_label = rows[0]["base_label"]
         body = [[NAMES[r["parameter"]][0], _with_unit(r["base"], NAMES[r["parameter"]][1]),
-                 _with_unit(r["new"], NAMES[r["parameter"]][1]), _pct(r["change_pct"]),
-                 _ci(r["ci_low_pct"], r["ci_high_pct"], _pct1, "%")] for r in rows]
+                 _with_unit(r["new"], NAMES[r["parameter"]][1]), pct(r["change_pct"]),
+                 pct_interval(r["ci_low_pct"], r["ci_high_pct"])] for r in rows]
         blocks.append(f"{new_label} against {base_label}{f' [{cell}]' if cell else ''}\n"
                       + tabulate(body, headers=["parameter", base_label, new_label, "change",
-                                                f"{analysis.confidence:g}% CI"], tablefmt="simple",
+                                                f"{level(analysis.confidence)} CI"], tablefmt="simple",
                                  disable_numparse=True))
     if blocks:
         blocks.append("change = new/base - 1; its CI resamples both sides' rounds independently (estimate +- "
                       "t(Welch df) x bootstrap standard error), one parameter at a time: not adjusted for reading "
                       "four at once")
     return "\n".join(blocks)
-
-
-def _pct(v):
-    return "n/a" if not math.isfinite(v) else f"{v:+.1f}%"
-
-
-def _pct1(v):
-    return f"{v:+.1f}"
 
 
 def render_text(analysis):
@@ -148,7 +123,7 @@ def render_commit(analysis):
             for m in models:
                 head = f"{m.label}{f' [{m.cell}]' if m.cell else ''}"
                 lines = [f"{NAMES[p][0].ljust(width)}  {_with_unit(m.params[p], NAMES[p][1])}"
-                         + (f" ({m.confidence:g}% CI {num(m.params[p + '_low'])} to {num(m.params[p + '_high'])})"
+                         + (f" ({level(m.confidence)} CI {sig3(m.params[p + '_low'])} to {sig3(m.params[p + '_high'])})"
                             if math.isfinite(m.params[p + "_low"]) else "") for p in PARAMS
                          if math.isfinite(m.params[p])]
                 title = f"mprotect cost per call, {format_size(m.page_bytes)} pages ({head})"
@@ -166,10 +141,10 @@ def render_commit(analysis):
             name, unit = NAMES[r["parameter"]]
             if not (math.isfinite(r["base"]) or math.isfinite(r["new"])):
                 continue  # nothing to paste
-            ci = (f", {r['confidence']:g}% CI {r['ci_low_pct']:+.1f}% to {r['ci_high_pct']:+.1f}%"
+            ci = (f", {level(r['confidence'])} CI {pct(r['ci_low_pct'])} to {pct(r['ci_high_pct'])}"
                   if math.isfinite(r["ci_low_pct"]) else "")
-            pct = f" ({r['change_pct']:+.1f}%{ci})" if math.isfinite(r["change_pct"]) else ""
-            lines.append(f"{name.ljust(width)}  {num(r['base'])} -> {num(r['new'])} {unit}{pct}")
+            change = f" ({pct(r['change_pct'])}{ci})" if math.isfinite(r["change_pct"]) else ""
+            lines.append(f"{name.ljust(width)}  {sig3(r['base'])} -> {sig3(r['new'])} {unit}{change}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

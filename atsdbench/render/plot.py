@@ -6,6 +6,7 @@ from ..data import cells, files as outfile, results
 from ..analysis import compare as comparison, stats
 from ..errors import UsageError
 from ..units import format_size
+from .numbers import general, level
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -116,7 +117,7 @@ def _rate_panel(ax, files, labels, metric, confidence, ticks):
         ax.axvline(stride, color="grey", linestyle="--", label=text)
     per = "round" if units == {"round"} else "pass where a file has one round"
     _finish(ax, "stride", "GB/s (10^9 bytes/s)",
-            f"mprotect(PROT_NONE) rate, {metric} with {confidence:g}% CI (one observation per {per})", ticks)
+            f"mprotect(PROT_NONE) rate, {metric} with {level(confidence)} CI (one observation per {per})", ticks)
 
 
 def _latency_panel(ax, files, labels):
@@ -140,7 +141,7 @@ def _speedup_panel(ax, files, labels, metric, confidence, ticks):
             ax.fill_between(rows["stride_bytes"], rows["ci_low_pct"], rows["ci_high_pct"], alpha=0.2,
                             color=line.get_color())
     ax.axhline(0, color="black", linewidth=0.8)
-    _finish(ax, "stride", "speedup %", f"speedup vs {labels[0]}, {confidence:g}% CI ({cmp.test}, per {cmp.unit})",
+    _finish(ax, "stride", "speedup %", f"speedup vs {labels[0]}, {level(confidence)} CI ({cmp.test}, per {cmp.unit})",
             ticks)
 
 
@@ -160,13 +161,13 @@ def _model_panel(ax, files, labels, confidence):
             if math.isfinite(p["per_page_us"]):
                 xs = [0, max(m.pages)]
                 ax.plot(xs, [p["fixed_us"] + p["per_page_us"] * x for x in xs], "-", color=color,
-                        label=f"{name}: {p['fixed_us']:.3g} + {p['per_page_us']:.3g} us/page")
+                        label=f"{name}: {general(p['fixed_us'])} + {general(p['per_page_us'])} us/page")
             if math.isfinite(p["full_flush_us"]):
                 ax.axhline(p["full_flush_us"], color=color, linestyle=":",
-                           label=f"{name}: whole flush {p['full_flush_us']:.3g} us")
+                           label=f"{name}: whole flush {general(p['full_flush_us'])} us")
             if math.isfinite(p["crossover_pages"]) and p["crossover_pages"] > 0:
                 ax.axvline(p["crossover_pages"], color=color, linestyle="--", alpha=0.6,
-                           label=f"{name}: crossover {p['crossover_pages']:.3g} pages")
+                           label=f"{name}: crossover {general(p['crossover_pages'])} pages")
     units = sorted({format_size(m.page_bytes) for models in analysis.sides for m in models})
     _finish(ax, f"pages per call ({', '.join(units)} pages)", "us per mprotect call",
             "cost model: fixed + per-page x pages, whole flush past the ceiling")

@@ -1,9 +1,15 @@
-"""Tables for `run` and `show`: functions that return strings."""
-import math
+"""Tables for `run` and `show`: functions that return strings.
 
+One per-stride table builder serves both (stride_table): one block per cell, headed by its axis
+values and judged under its own flush ceiling; the rates of one unit (single passes, or round
+means); then us/call, latency, counter and expected-flush columns where a row has them.  The two
+views differ only in which rate columns they print: run's (atsd prints the same table, so its
+titles stay) Median, Min, Max of single passes to 2 decimals and the two spreads; show's N, Min,
+Max, Median, Mean, Stddev and CV% of its unit to 3 decimals, the unit in the titles."""
 from tabulate import tabulate
 
 from ..units import format_size
+from . import numbers
 
 UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
@@ -23,14 +29,15 @@ QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("
 
 def counter_cells(rows):
     """(titles, a function row -> cells) for the counter columns any row has."""
-    present = [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)
-               and (c[0] not in QUIET or any(r.get(c[0]) for r in rows))]
+    present = _counters_present(rows)
     return ([title for _, title, _ in present],
-            lambda r: [_num(r[key] * scale if r.get(key) is not None else None) for key, _, scale in present])
+            lambda r: [numbers.fixed(r[key] * scale if r.get(key) is not None else None)
+                       for key, _, scale in present])
 
 
-def _num(v, fmt="{:.2f}"):
-    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+def _counters_present(rows):
+    return [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)
+            and (c[0] not in QUIET or any(r.get(c[0]) for r in rows))]
 
 
 def flush_expectation(stride, host, bystanders=None):
@@ -85,43 +92,130 @@ def axes_text(config):
     return f"{len(cells)} cells interleaved in every round: {' x '.join(parts)}"
 
 
-def run_table(result, fmt="simple"):
-    """The per-stride table printed after a run: one block per cell, headed by its axis values."""
-    from ..data.cells import headings
-
-    blocks = []
-    for _, heading, spec, frame in headings(result):
-        host = result.host
-        if spec.get("ceiling") is not None:  # this cell ran under its own flush ceiling
-            host = {**host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
-        table = _stride_table(frame, host, fmt, spec.get("bystanders", result.config.get("bystanders")))
-        blocks.append(table if heading is None else f"{heading}\n{table}")
-    return "\n\n".join(blocks)
+FORMATS = {"text": "simple", "markdown": "github", "csv": None}
+LATENCY = ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us")
 
 
-def _stride_table(frame, host, fmt, bystanders=None):
+def stride_rows(frame, unit):
+    """Per stride of one cell's samples (a whole file without cells): run's summary (spreads within
+    and between rounds, us/call, latency, GPU, counters) with N, Min, Max, Median, Mean, Stddev and
+    CV% of the observations of `unit` (a pass without a rate left out, as run always did)."""
+    import numpy as np
+
     from ..analysis import stats
 
-    summary = stats.stride_summary(frame)
-    has = {k for row in summary for k in row}
-    headers = ["Stride", "Median GB/s", "Min", "Max", "CV% within", "CV% between", "us/call"]
-    lat = [k for k in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us") if k in has]
-    headers += [f"{k.split('_')[1]} us" for k in lat]
-    counter_titles, counters = counter_cells(summary)
-    headers += counter_titles
-    expect = any(flush_expectation(r["stride_bytes"], host, bystanders) for r in summary)
-    if expect:
-        headers.append("expected flush")
     rows = []
-    for r in summary:
-        row = [format_size(r["stride_bytes"]), _num(r["median"]), _num(r["min"]), _num(r["max"]),
-               _num(r["within_cv"], "{:.1f}"), _num(r["between_cv"], "{:.1f}"), _num(r["us_per_call"], "{:.3f}")]
-        row += [_num(r.get(k), "{:.3f}") for k in lat]
-        row += counters(r)
-        if expect:
-            row.append(flush_expectation(r["stride_bytes"], host, bystanders) or "")
-        rows.append(row)
-    return tabulate(rows, headers=headers, tablefmt=fmt, disable_numparse=True, stralign="right")
+    for row in stats.stride_summary(frame):
+        obs = stats.observations(frame, row["stride_bytes"], unit)
+        obs = obs[~np.isnan(obs)]
+        d = stats.describe(obs) if len(obs) else {"n": 0, **dict.fromkeys(("min", "max", "median", "mean",
+                                                                            "stddev", "cv"), None)}
+        rows.append({**row, **d, "unit": unit})
+    return rows
+
+
+def _cell_host(result, spec):
+    """The host facts a cell is judged under: its own flush ceiling where it ran under one."""
+    if spec.get("ceiling") is None:
+        return result.host
+    return {**result.host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
+
+
+def _rate_columns(view, unit):
+    """[(title, csv name, row -> text)]: the columns that tell the two views apart."""
+    def col(title, name, key, fmt):
+        return title, name, lambda r: fmt(r.get(key))
+
+    def rate3(v):
+        return numbers.rate(v, 3)
+
+    def cv(v):
+        return numbers.fixed(v, 1)
+
+    if view == "run":
+        return [col("Median GB/s", "median", "median", numbers.rate), col("Min", "min", "min", numbers.rate),
+                col("Max", "max", "max", numbers.rate), col("CV% within", "cv_within_pct", "within_cv", cv),
+                col("CV% between", "cv_between_pct", "between_cv", cv)]
+    # run prints Median/Min/Max of single passes, show by default of round means: the same words
+    # for two different numbers, so here they carry their unit (csv keeps plain names).
+    return [("N", "n", lambda r: str(r["n"]))] + [
+        col(f"{title} ({unit})", title.lower(), title.lower(), rate3) for title in ("Min", "Max", "Median", "Mean")] + [
+        col("Stddev", "stddev", "stddev", rate3), col("CV%", "cv_pct", "cv", cv)]
+
+
+def stride_table(result, unit="pass", fmt="text", view="run"):
+    """(table, warnings, unit shown): the per-stride table of `view` ("run" or "show") over `unit`
+    ("pass" or "round"; rounds fall back to passes where a stride has a single round, and say so),
+    as text, markdown or csv (one table, the cell and its axis values leading each row)."""
+    from ..analysis import stats
+    from ..data.cells import headings, value_text
+
+    bystanders = result.config.get("bystanders")
+    blocks = []
+    for index, heading, spec, frame in headings(result):
+        effective = stats.effective_unit(frame, unit)
+        blocks.append((index, heading, spec, stride_rows(frame, effective), _cell_host(result, spec),
+                       spec.get("bystanders", bystanders), effective))
+    warnings = []
+    if any(b[6] != unit for b in blocks):
+        warnings.append("a stride has a single round: showing passes, so the spread ignores between-round variance")
+    rows = [r for b in blocks for r in b[3]]
+    shown = blocks[0][3][0]["unit"] if blocks[0][3] else unit
+
+    columns = [("Stride", "stride", lambda r: format_size(r["stride_bytes"]))] + _rate_columns(view, shown)
+    columns.append(("us/call", "us_per_call", lambda r: numbers.fixed(r.get("us_per_call"), 3)))
+    for key in (k for k in LATENCY if any(k in r for r in rows)):
+        columns.append((f"{key.split('_')[1]} us", key[4:], lambda r, key=key: numbers.fixed(r.get(key), 3)))
+    for key, title, scale in _counters_present(rows):
+        columns.append((title, "full_flush_pct" if key == "full_flush_share" else key,
+                        lambda r, key=key, scale=scale: numbers.fixed(
+                            r[key] * scale if r.get(key) is not None else None)))
+    expect = any(flush_expectation(r["stride_bytes"], b[4], b[5]) for b in blocks for r in b[3])
+
+    def body(block):
+        out = []
+        for r in block[3]:
+            line = [text(r) for _, _, text in columns]
+            if expect:
+                line.append(flush_expectation(r["stride_bytes"], block[4], block[5]) or "")
+            out.append(line)
+        return out
+
+    if fmt == "csv":
+        axes = list(result.config.get("axes") or {}) if blocks[0][0] is not None else []
+        lead = ["cell"] + axes if blocks[0][0] is not None else []
+        lines = [",".join(lead + [name for _, name, _ in columns] + (["expected_flush"] if expect else []))]
+        for block in blocks:
+            index, spec = block[0], block[2]
+            first = [] if index is None else [str(index)] + [value_text(spec.get(a)) for a in axes]
+            lines += [",".join(first + row) for row in body(block)]
+        return "\n".join(lines), warnings, shown
+    titles = [title for title, _, _ in columns] + (["expected flush"] if expect else [])
+    align = {"stralign": "right"} if view == "run" else {}
+    out = []
+    for block in blocks:
+        heading = block[1]
+        table = tabulate(body(block), headers=titles, tablefmt=FORMATS[fmt], disable_numparse=True, **align)
+        if heading is not None:  # markdown: a paragraph of its own, or the table would continue it
+            table = f"**{heading}**\n\n{table}" if fmt == "markdown" else f"{heading}\n{table}"
+        out.append(table)
+    return "\n\n".join(out), warnings, shown
+
+
+def run_table(result, fmt="text"):
+    """The per-stride table printed after a run: Median, Min, Max of single passes."""
+    return stride_table(result, "pass", fmt, view="run")[0]
+
+
+def show_table(result, unit="round", fmt="text"):
+    """`atsdbench show`'s table, over rounds (default) or passes, and what its numbers are: (text, warnings)."""
+    table, warnings, shown = stride_table(result, unit, fmt, view="show")
+    if fmt == "csv":
+        return table, warnings
+    unit_note = (f"GB/s per round (N = rounds): each value is one round's mean rate; run's Median, Min and Max "
+                 f"are of single passes (show --unit pass)" if shown == "round" else
+                 "GB/s per pass (N = passes): Median, Min and Max as run prints them")
+    return f"{table}\n{unit_note}", warnings
 
 
 # show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.
