@@ -84,6 +84,11 @@ def check():
         raise KeyboardInterrupt
 
 
+def pending():
+    """Inside `held()`: has a signal come since the last check (without consuming it)?"""
+    return bool(_pending)
+
+
 def take():
     """Consumes the signals recorded so far; True if there was one."""
     had = bool(_pending)

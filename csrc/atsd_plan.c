@@ -391,6 +391,13 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 		return parse_real("until", value, "%", 0, 100, 1, &p->until, msg, msglen);
 	if (!strcmp(field, "confidence"))
 		return parse_real("confidence", value, "%", 50, 100, 0, &p->confidence, msg, msglen);
+	if (!strcmp(field, "runs")) {
+		err = parse_count("runs", value, 1, 1000, &v, msg, msglen);
+		p->runs = err ? p->runs : (int32_t)v;
+		return err;
+	}
+	if (!strcmp(field, "gap"))
+		return atsd_parse_duration(value, field, &p->gap, msg, msglen);
 	if (!strcmp(field, "max-time") || !strcmp(field, "spread")) {
 		int is_spread = field[0] == 's';
 		err = atsd_parse_duration(value, field, is_spread ? &p->spread : &p->max_time, msg, msglen);
@@ -591,6 +598,15 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 			    p->max_time > 0 ? "max-time" : p->max_rounds > 0 ? "max-rounds" : "confidence");
 	if (p->confidence <= 0)
 		atsd_plan_set(p, "confidence", table_default("confidence"), NULL, 0);
+	if (p->runs > 1 && p->processes)
+		return fail(-EINVAL, msg, msglen, "--runs %d already runs each sub-run in a fresh process; --processes "
+			    "makes every round one: give one of them", p->runs);
+	if (p->runs > 1 && p->spread > 0)
+		return fail(-EINVAL, msg, msglen, "--spread paces the rounds of one process; with --runs each sub-run "
+			    "runs its rounds back to back and --gap spaces the sub-runs: give one of them");
+	if (p->runs > 1 && p->until > 0)
+		return fail(-EINVAL, msg, msglen, "--until with --runs is not supported yet: the adaptive rule stops on "
+			    "rounds, not on sub-runs; give one of them");
 	if (p->until > 0) {
 		/* --rounds is the minimum, 3 at least (a CI from fewer says nothing), and 3 unless given */
 		if (p->rounds < 3 || !p->rounds_given)

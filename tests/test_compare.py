@@ -308,3 +308,55 @@ def test_long_runs_compare_batch_means_and_short_autocorrelated_runs_warn(tmp_pa
     short = np.linspace(20, 22, 10)  # a trend: lag-1 high for 10 rounds
     cmp = comparison.compare([_series_file(tmp_path, "c", short), _series_file(tmp_path, "d", short[::-1])])
     assert any("autocorrelated" in w and "over 10 rounds" in w for w in cmp.warnings)
+
+
+def _with_sub_runs(fixtures, tmp_path, name, source="before.json"):
+    """A fixture's rounds as the sub-runs of one --runs file: rounds 0-1 run 0, 2-3 run 1, 4 run 2."""
+    data = json.loads((fixtures / source).read_text())
+    for s in data["samples"]:
+        s["run"] = s["round"] // 2
+    data["config"].update(runs=3, gap=20.0)
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_runs_file_is_its_sub_runs(fixtures, tmp_path):
+    from atsdbench.data import results
+
+    r = results.load(str(_with_sub_runs(fixtures, tmp_path, "a.json")))
+    parts = r.sub_runs()
+    assert [p.sub_run for p in parts] == [0, 1, 2]
+    assert sum(len(p.records) for p in parts) == len(r.records) and all(p.config is not r.config for p in parts)
+    assert results.load(str(fixtures / "before.json")).sub_runs()[0].path.endswith("before.json")
+
+
+def test_compare_of_runs_files_uses_the_sub_run_as_the_unit(cli, fixtures, tmp_path):
+    a = _with_sub_runs(fixtures, tmp_path, "a.json")
+    b = _with_sub_runs(fixtures, tmp_path, "b.json", "after.json")
+    cmp = comparison.compare([str(a), str(b)])
+    assert cmp.unit == "run" and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(3, 3)}
+    assert cmp.boots == [1, 1]
+    p = cli("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    assert "observation = one run (a replicate file or a --runs sub-run" in p.stdout
+    assert "N (base/new) = 3/3" in p.stdout and "boot-to-boot not measured: one boot a side" in p.stdout
+    assert "a.json,a.json" not in p.stdout + p.stderr  # a --runs file is named once
+    p = cli("compare", a, b, "--format", "commit")
+    assert "one observation per run; N = 3 per side; one boot a side (boot-to-boot not measured)" in p.stdout
+
+
+def test_replicates_from_two_boots_are_said_to_cover_it(fixtures, tmp_path):
+    from atsdbench.data import results
+
+    sides = []
+    for name, boot in (("x1.json", "b1"), ("x2.json", "b2"), ("y1.json", "b1"), ("y2.json", "b2")):
+        data = json.loads((fixtures / ("before.json" if name[0] == "x" else "after.json")).read_text())
+        data["host"]["boot_id"] = boot
+        (tmp_path / name).write_text(json.dumps(data))
+        sides.append(results.load(str(tmp_path / name)))
+    cmp = comparison.compare([sides[:2], sides[2:]])
+    assert cmp.boots == [2, 2]
+    from atsdbench.render import compare as render
+
+    assert "boot-to-boot not measured" not in render.legend(cmp)

@@ -3,6 +3,7 @@ import re
 import pytest
 
 from atsdbench.errors import UsageError
+from atsdbench.measure import plan as plans
 from atsdbench.measure.plan import make_plan, round_order
 
 MEM = {"MemAvailable": 8 << 30, "Hugepagesize": 2 << 20, "HugePages_Free": 0}
@@ -120,3 +121,21 @@ def test_only_values_of_run_options_are_joined():
     assert cli._joined_values(["show", "--unit", "-1"]) == ["show", "--unit", "-1"]
     assert cli._joined_values(["run", "-o", "-5.json"]) == ["run", "-o", "-5.json"]  # "-o=x" would be "=x"
     assert cli._joined_values(["run", "--output", "-5.json"]) == ["run", "--output=-5.json"]
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"runs": "0"}, "--runs must be at least 1 (got 0)"),
+    ({"runs": "2", "gap": "soon"}, "--gap 'soon' is not a duration"),
+    ({"runs": "2", "processes": True}, "--runs 2 already runs each sub-run in a fresh process"),
+    ({"runs": "2", "spread": "10s"}, "--spread paces the rounds of one process"),
+    ({"runs": "2", "until": "5%"}, "--until with --runs is not supported yet"),
+])
+def test_runs_refused_with_one_sentence(options, message):
+    with pytest.raises(UsageError, match=re.escape(message)):
+        plans.make_plan(size="16M", **options)
+
+
+def test_runs_and_gap_reach_the_plan():
+    p = plans.make_plan(size="16M", runs="4", gap="1m")
+    assert (p.runs, p.gap) == (4, 60.0) and p.config()["runs"] == 4
+    assert plans.round_kinds(p, 1)[0] == (p.warmup_rounds + p.rounds, True)

@@ -201,3 +201,22 @@ def test_sigterm_keeps_finished_samples(tmp_path):
     r = atsdbench.load(str(out))
     assert not r.complete and len(r.records) >= done and len(r.measured) > 0
     assert "interrupted" in stdout
+
+
+def test_runs_are_sub_runs_in_fresh_processes_spaced_by_the_gap(tmp_path):
+    import time as _time
+
+    t0 = _time.monotonic()
+    r = atsdbench.run(size="16M", strides="1M", rounds=2, reps=1, warmup=0, warmup_rounds=1, runs=3, gap="0.5s",
+                      trace="off", seed=5)
+    assert r.complete and r.config["runs"] == 3 and r.config["gap"] == 0.5
+    assert sorted({s["run"] for s in r.records}) == [0, 1, 2]
+    rounds = {s["run"]: set() for s in r.records}
+    for s in r.records:
+        rounds[s["run"]].add((s["round"], s["warmup"]))
+    # each sub-run has its own warm-up round, and every round of the file its own index
+    assert all(sorted(v) == [(3 * k, True), (3 * k + 1, False), (3 * k + 2, False)] for k, v in rounds.items())
+    firsts = [min(s["round_t"] for s in r.records if s["run"] == k) for k in range(3)]
+    assert firsts[1] >= 0.5 and firsts[2] >= 1.0  # sub-run k starts k gaps after the run: a schedule, not timing
+    assert _time.monotonic() - t0 >= 1.0
+    assert len(r.sub_runs()) == 3

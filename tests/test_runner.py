@@ -23,7 +23,7 @@ def test_pacer_spreads_rounds_evenly_and_never_sleeps_when_late():
     now[0] += 20  # round 1 overran its slot
     assert pacer.wait(2) == 0
     now[0] += 1
-    assert pacer.wait(3) == 9 and events == [{"wait": 10, "round": 1}]
+    assert pacer.wait(3) == 9 and events == [{"wait": 10, "before": "round 2 (--spread)"}]
     assert runner.Pacer(0, 4).interval == 0
 
 

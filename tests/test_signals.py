@@ -306,6 +306,7 @@ RUNS = {
     "until": ["--strides", "64K,1M", "--until", "0.01%", "--max-time", "20s"],
     "processes": ["--strides", "1M", "--rounds", "20", "--processes"],
     "spread": ["--strides", "1M", "--rounds", "4", "--spread", "20s"],
+    "runs": ["--strides", "64K,1M", "--rounds", "10", "--runs", "3", "--gap", "0.3s"],
 }
 
 
@@ -332,7 +333,7 @@ def _check_outcome(kind, proc, out, stdout, stderr, sent):
 
 def _planned(r):
     c = r.config
-    return (c["rounds"] + c.get("warmup_rounds", 0)) * (c["warmup"] + c["reps"]) * len(c["strides"]) * \
+    return c.get("runs", 1) * (c["rounds"] + c.get("warmup_rounds", 0)) * (c["warmup"] + c["reps"]) * len(c["strides"]) * \
         max(1, len(c.get("cells") or [1]))
 
 

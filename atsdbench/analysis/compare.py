@@ -41,6 +41,7 @@ class Comparison:
     by: str = None  # paired: the axis
     counts: list = dataclasses.field(default_factory=list)  # counts.compare_counts rows (the kernel's events)
     emulated: list = dataclasses.field(default_factory=list)  # labels of sides from emulated guests (qemu-tcg)
+    boots: list = dataclasses.field(default_factory=list)  # boots each side's runs come from (host.boot_id)
 
     def frame(self):
         import pandas as pd
@@ -90,7 +91,8 @@ def load_group(item):
                              "a comma at an end, or two in a row; a.json,b.json = replicate runs of one side)")
         item = names
     items = item if isinstance(item, (list, tuple)) else [item]
-    return [results.load(x) for x in items]
+    loaded = [x if isinstance(x, results.Result) else results.load(x) for x in items]
+    return [part for r in loaded for part in r.sub_runs()]  # a --runs file: its sub-runs are the replicates
 
 
 def _cell_maps(groups):
@@ -140,8 +142,6 @@ def measured_differences(files, names):
     return out
 
 
-def _name(group):
-    return ",".join(r.path or "?" for r in group)
 def disturbance_differences(groups, names):
     """A side whose passes were disturbed much more often than the baseline's measured something else
     as well (issue 25): say so, with both shares."""
@@ -156,6 +156,13 @@ def disturbance_differences(groups, names):
             if i and s is not None and s - shares[0] > 0.1 and s > 2 * shares[0]]
 
 
+def _name(group):
+    return ",".join(dict.fromkeys(r.path or "?" for r in group))  # a --runs file once, not once per sub-run
+
+
+def boots(group):
+    """Boots a side's runs come from (host.boot_id); files from before it was recorded count as one."""
+    return len({r.host.get("boot_id") for r in group})
 
 
 def choose_labels(groups, labels=None):
@@ -241,9 +248,11 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     names = [_name(g) for g in groups]
     labels = choose_labels(groups, labels)
     warnings = measured_differences([g[0] for g in groups], names)
-    for g in groups:
-        warnings += measured_differences(g, [r.path or "?" for r in g]) if len(g) > 1 else []
     warnings += disturbance_differences(groups, names)
+    for g in groups:
+        files = list(dict.fromkeys(r.path for r in g))
+        if len(files) > 1:
+            warnings += measured_differences([next(r for r in g if r.path == f) for f in files], files)
     cells = _cell_maps(groups)
     key_sets = [set.intersection(*(_keys(r, c) for r, c in zip(g, gc))) for g, gc in zip(groups, cells)]
     first_cells = list(cells[0][0])
@@ -287,8 +296,9 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
-    return count_changes.attach(Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust,
-                                           mixed), groups, cells, common)
+    cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
+                     boots=[boots(g) for g in groups])
+    return count_changes.attach(cmp, groups, cells, common)
 
 
 def compare_frame(files, **options):

@@ -61,6 +61,20 @@ class Result:
             self._frame = frame
         return self._frame
 
+    def sub_runs(self):
+        """A file of `run --runs M` is M replicate runs, each of its own process: one Result per
+        sub-run (the same host and config), or [self] where it has one."""
+        runs = sorted({s["run"] for s in self._records if "run" in s})
+        if len(runs) < 2:
+            return [self]
+        out = []
+        for k in runs:
+            part = Result(self.host, self.config, [s for s in self._records if s.get("run") == k], self.complete,
+                          self.started, self.finished, self.path)
+            part.sub_run = k
+            out.append(part)
+        return out
+
     @property
     def records(self):
         """The samples as the plain dicts they were measured as (no pandas needed)."""

@@ -174,6 +174,7 @@ SAMPLE = Record({
     # issue 25: the host-drift canary of the pass's round, and the pass's self-disturbance
     "canary_compute_ns": _int(), "canary_chase_ns": _int(), "preempted": _int(), "steal_ticks": _int(),
     "cpu_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "disturbed": BOOL,
+    "run": _int(),  # run --runs: the sub-run (its own process) the pass belongs to
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
@@ -185,6 +186,7 @@ CONFIG = Record({
     "warmup_rounds": _int(), "pages": Value(str), "bystanders": _int(), "cpu": _int(null=True),
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
+    "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
                                "lag1": Value(int, float, null=True)}, required=("stride_bytes", "rounds", "lag1"))),

@@ -51,6 +51,8 @@ class Plan:
     max_time: float = None
     max_rounds: int = None
     spread: float = 0.0
+    runs: int = 1
+    gap: float = 20.0
     axes: dict = dataclasses.field(default_factory=dict)
     region_align: int = None
 
@@ -150,7 +152,8 @@ def make_plan(meminfo=None, affinity=None, page_size=None, **options):
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
                 gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
                 until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
-                max_rounds=p.max_rounds or None, spread=p.spread, axes=axes, region_align=p.align)
+                max_rounds=p.max_rounds or None, spread=p.spread, runs=p.runs, gap=p.gap, axes=axes,
+                region_align=p.align)
 
 
 def round_order(plan, round_index, c_plan=None, cell=0):
@@ -170,6 +173,9 @@ def cell_order(plan, round_index, c_plan=None):
     return core.cell_order(c_plan or plan.to_c(), round_index)
 
 
-def round_kinds(plan):
-    """(round index, is a warm-up round) for every round of the plan."""
-    return [(i, i < plan.warmup_rounds) for i in range(plan.warmup_rounds + plan.rounds)]
+def round_kinds(plan, run=0):
+    """(round index, is a warm-up round) for every round of one sub-run (--runs): each has its own
+    warm-up rounds, and its rounds are numbered after the previous sub-run's, so every round of the
+    file has its own index (and stride order)."""
+    per_run = plan.warmup_rounds + plan.rounds
+    return [(run * per_run + i, i < plan.warmup_rounds) for i in range(per_run)]

@@ -7,6 +7,7 @@ sample (complete=False, result.error says why); set-up errors raise before any p
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -36,8 +37,70 @@ class InProcess:
         return self.session.round(round_index, warmup_round)
 
 
+def _worker(plan, rounds, t, facts):
+    """Runs `rounds` ([(index, warm-up?)]) of the plan in a fresh `python -m atsdbench.measure.worker`
+    and yields each pass as the worker finishes it.  Signals are held here (see run): one recorded
+    while the worker runs is passed on to it (a Ctrl-C from the terminal reached it already), and
+    the worker stops between passes and reports; then KeyboardInterrupt, with every pass kept."""
+    request = json.dumps({"plan": plan.config(), "rounds": [list(r) for r in rounds], "t": t})
+    # cwd: the folder holding this very package, so the worker imports it and not a source tree
+    # that happens to be the current directory.
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.Popen([sys.executable, "-m", "atsdbench.measure.worker"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=here)
+    end, passed_on = None, False
+    try:
+        proc.stdin.write(request)
+        proc.stdin.close()
+        for line in proc.stdout:
+            if signals.pending() and not passed_on:
+                proc.send_signal(signal.SIGINT)
+                passed_on = True
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if "sample" in message:
+                yield message["sample"]
+            elif "end" in message:
+                end = message["end"]
+    finally:
+        if end is None and proc.poll() is None:  # the caller stopped reading: stop the worker too
+            proc.send_signal(signal.SIGINT)
+        stderr = proc.stderr.read()
+        proc.wait()
+    if end is None:
+        raise OSError(f"round worker failed: {(stderr or 'no output').strip().splitlines()[-1:]}")
+    facts.update(end.get("facts") or {})
+    if end.get("error"):
+        raise OSError(end["error"].get("errno") or 0, end["error"]["message"])
+    if end.get("interrupted") or passed_on:
+        signals.take()
+        raise KeyboardInterrupt
+
+
 class FreshProcess:
-    """One round per fresh `python -m atsdbench.measure.worker`: JSON plan in, JSON samples out."""
+    """`--processes`: each round in a fresh worker process."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self.facts = {}
+        self.t0 = time.monotonic()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def round(self, round_index, warmup_round):
+        return _worker(self.plan, [(round_index, warmup_round)], time.monotonic() - self.t0, self.facts)
+
+
+class SubRuns:
+    """`--runs M`: M sub-runs, each in a fresh worker process (its own allocations, address space and
+    bystanders), their starts at least `--gap` apart: the wait is a sleep, never left to chance.
+    Every pass carries `run`, its sub-run's index."""
 
     def __init__(self, plan):
         self.plan = plan
@@ -49,31 +112,16 @@ class FreshProcess:
     def __exit__(self, *exc):
         pass
 
-    def round(self, round_index, warmup_round):
-        request = json.dumps({"plan": self.plan.config(), "round": round_index, "warmup_round": warmup_round})
-        # cwd: the folder holding this very package, so the worker imports it and not a source tree
-        # that happens to be the current directory.
-        here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        proc = subprocess.Popen([sys.executable, "-m", "atsdbench.measure.worker"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=here)
-        # Signals are held here (see run): a Ctrl-C from the terminal reached the worker too, which
-        # writes what it finished and exits; one sent to this process alone waits for the round.
-        stdout, stderr = proc.communicate(request)
-        reply = self._reply(stdout, stderr)
-        self.facts.update(reply.get("facts") or {})
-        yield from reply["samples"]
-        if reply.get("error"):
-            err = reply["error"]
-            raise OSError(err.get("errno") or 0, err["message"])
-        if reply.get("interrupted"):
-            raise KeyboardInterrupt
-
-    @staticmethod
-    def _reply(stdout, stderr):
-        try:
-            return json.loads(stdout)
-        except ValueError:
-            raise OSError(f"round worker failed: {(stderr or 'no output').strip().splitlines()[-1:]}") from None
+    def passes(self, t0, progress=None):
+        for r in range(self.plan.runs):
+            wait = t0 + r * self.plan.gap - time.monotonic()
+            if r and wait > 0:
+                if progress:
+                    progress({"wait": wait, "before": f"sub-run {r + 1} of {self.plan.runs} (--gap)"})
+                signals.sleep(wait)
+            for sample in _worker(self.plan, round_kinds(self.plan, r), time.monotonic() - t0, self.facts):
+                sample["run"] = r
+                yield sample
 
 
 class Pacer:
@@ -94,7 +142,7 @@ class Pacer:
         if delay <= 0:
             return 0.0
         if progress:
-            progress({"wait": delay, "round": k})
+            progress({"wait": delay, "before": f"round {k + 1} (--spread)"})
         self.sleep(delay)
         return delay
 
@@ -128,13 +176,17 @@ def _run(plan, progress):
 
         policy = adaptive.Policy.from_plan(plan)
     host_facts = host.full()
-    strategy = (FreshProcess if plan.processes else InProcess)(plan)
+    strategy = (SubRuns if plan.runs > 1 else FreshProcess if plan.processes else InProcess)(plan)
     pacer, measured = Pacer(plan.spread, plan.rounds), 0
     t0 = time.monotonic()
     with strategy:
         try:
             signals.check()
-            for round_index, warmup_round in _rounds(plan, policy, samples, t0):
+            for sample in strategy.passes(t0, progress) if plan.runs > 1 else ():
+                samples.append(sample)
+                if progress:
+                    progress(sample)
+            for round_index, warmup_round in _rounds(plan, policy, samples, t0) if plan.runs == 1 else ():
                 if not warmup_round:
                     pacer.wait(measured, progress)
                     measured += 1
@@ -144,7 +196,8 @@ def _run(plan, progress):
                     samples.append(sample)
                     if progress:
                         progress(sample)
-                    signals.check()
+                    if isinstance(strategy, InProcess):  # a worker stops itself (see _worker)
+                        signals.check()
                 if policy and progress and not warmup_round:
                     policy.observe(samples, time.monotonic() - t0)
                     progress({"adaptive": policy.progress_text()})

@@ -1,7 +1,10 @@
-"""Runs one round in a fresh process for `run --processes`; JSON in on stdin, JSON out on stdout."""
+"""Runs rounds in a fresh process, for `run --processes` (one round each) and `run --runs` (a whole
+sub-run each).  JSON request on stdin; one JSON line per finished pass on stdout as it finishes, then
+one closing line, so a parent that is stopped keeps every pass its worker finished."""
 import dataclasses
 import json
 import sys
+import time
 
 from .. import signals
 from ..errors import UsageError
@@ -10,27 +13,30 @@ from .session import Session
 
 
 def main():
-    with signals.held():  # as in runner.run: stop between passes, reply with what was finished
+    with signals.held():  # as in runner.run: stop between passes, report what was finished
         request = json.load(sys.stdin)
         fields = {f.name for f in dataclasses.fields(Plan)}
         plan = Plan(**{k: v for k, v in request["plan"].items() if k in fields})  # "cells" is derived
-        samples, reply = [], {"interrupted": False, "error": None}
+        end = {"interrupted": False, "error": None}
+        started = time.monotonic() - request.get("t", 0.0)  # round_t counts from the parent's start
         try:
             signals.check()
             with Session(plan) as session:
-                reply["facts"] = session.facts()
-                for sample in session.round(request["round"], request["warmup_round"]):
-                    samples.append(sample)
-                    signals.check()
+                end["facts"] = session.facts()
+                for index, warm in request["rounds"]:
+                    round_t = time.monotonic() - started
+                    for sample in session.round(index, warm):
+                        sample["round_t"] = round_t
+                        print(json.dumps({"sample": sample}), flush=True)
+                        signals.check()
         except KeyboardInterrupt:
-            reply["interrupted"] = True
+            end["interrupted"] = True
         except OSError as e:
-            reply["error"] = {"errno": e.errno, "message": str(e.strerror or e)}
+            end["error"] = {"errno": e.errno, "message": str(e.strerror or e)}
         except UsageError as e:
-            reply["error"] = {"errno": None, "message": str(e)}
-        reply["interrupted"] = signals.take() or reply["interrupted"]
-        reply["samples"] = samples
-        json.dump(reply, sys.stdout)
+            end["error"] = {"errno": None, "message": str(e)}
+        end["interrupted"] = signals.take() or end["interrupted"]
+        print(json.dumps({"end": end}), flush=True)
 
 
 if __name__ == "__main__":

@@ -97,7 +97,8 @@ def legend(cmp):
                 f"paired by round: the cells of a round ran interleaved, so drift between rounds (and runs) moves "
                 f"both alike and cancels; the CI covers the cells' own noise inside this run")
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
-            "run": f"run (the {agg} of a run's round {agg}s)"}[cmp.unit]
+            "run": f"run (a replicate file or a --runs sub-run, each its own process; the {agg} of its round "
+                   f"{agg}s)"}[cmp.unit]
     text = (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
             f"N (base/new) = {_sizes(cmp)}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}")
     if cmp.mixed:
@@ -108,6 +109,9 @@ def legend(cmp):
         # Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
         text += ("\nsingle runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
                  "to cover run-to-run drift too")
+    if not cmp.paired and cmp.boots and max(cmp.boots) < 2:
+        text += ("\nboot-to-boot not measured: one boot a side (replicate files from separate boots of each kernel "
+                 "would cover it)")
     return text
 
 
@@ -148,7 +152,8 @@ def _commit_footer(cmp):
     if cmp.paired:
         n = n.replace("per side", "rounds paired").replace("N (base/new)", "N (rounds paired)")
     unit = "one difference per round" if cmp.paired else f"one observation per {cmp.unit}"
-    return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}; "
+    boot = "; one boot a side (boot-to-boot not measured)" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
+    return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
             f"{cmp.confidence:g}% confidence; n.s. = no difference proven")
 
 
