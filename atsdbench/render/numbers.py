@@ -30,9 +30,10 @@ def rate(v, decimals=2):
     return fixed(v, decimals)
 
 
-def general(v, digits=3):
-    """%g to `digits` significant figures: "0.0123", "1.5e+03" (p values, half-widths, plot labels)."""
-    return NA if missing(v) else f"{v:.{digits}g}"
+def general(v, digits=3, suffix=""):
+    """%g to `digits` significant figures, then `suffix`: "0.0123", "1.5e+03", "0.8%" (p values,
+    half-widths, plot labels); n/a (no suffix) where missing."""
+    return NA if missing(v) else f"{v:.{digits}g}{suffix}"
 
 
 def signed(v, decimals=2):

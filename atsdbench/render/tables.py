@@ -260,16 +260,17 @@ def adaptive_notes(config):
     from ..data.cells import labels_of, where_row
 
     labels = labels_of(dict(enumerate(config.get("cells") or [])))
-    target = f"target {a['target']:g}%" + ("" if a.get("confidence", 95) == 95 else f" ({a['confidence']:g}% CI)")
+    target = f"target {numbers.level(a['target'])}" + ("" if a.get("confidence", 95) == 95 else
+                                                        f" ({numbers.level(a['confidence'])} CI)")
     seconds = a.get("elapsed_s") or 0
-    after = f"after {a.get('rounds', 0)} rounds ({seconds:.{0 if seconds >= 10 else 1}f} s)"
+    after = f"after {a.get('rounds', 0)} rounds ({numbers.fixed(seconds, 0 if seconds >= 10 else 1)} s)"
     stopped = a.get("stop_reason") or "error"
     missed = [r for r in a.get("half_widths") or [] if not r.get("met")]
     if a.get("half_widths") and not missed:
         scope = "every stride and cell" if any("cell" in r for r in a["half_widths"]) else "every stride"
         return [f"{target} met at {scope} {after}" + ("" if stopped == "target" else f" (stopped: {stopped})")]
-    off = ", ".join(f"{where_row(r, labels)} at " + ("n/a" if r.get("half_width_pct") is None else
-                                                  f"{r['half_width_pct']:.3g}%") for r in missed)
+    off = ", ".join(f"{where_row(r, labels)} at {numbers.general(r.get('half_width_pct'), suffix='%')}"
+                    for r in missed)
     return [f"{target} not met {after}: {off or 'nothing measured'} (stopped: {stopped})"]
 
 
@@ -302,9 +303,9 @@ def thp_notes(records):
     shares = [s["thp_share"] for s in records if not s.get("warmup") and s.get("thp_share") is not None]
     if not shares or min(shares) >= 0.9:
         return []
-    return [f"warning: --pages thp: transparent huge pages backed {100 * min(shares):.0f}% to "
-            f"{100 * max(shares):.0f}% of the region (not all: fragmentation, or THP disabled); "
-            "column thp_share in the result file"]
+    low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
+    return [f"warning: --pages thp: transparent huge pages backed {low} to {high} of the region (not all: "
+            "fragmentation, or THP disabled); column thp_share in the result file"]
 
 
 def lag1_notes(rows):
@@ -317,7 +318,7 @@ def lag1_notes(rows):
         return []
     cells = {r.get("cell", 0) for r in rows}
     text = ", ".join((f"cell {r['cell']} " if len(cells) > 1 else "") + f"{format_size(r['stride_bytes'])} "
-                     f"{r['lag1']:+.2f}" for r in rows)
+                     f"{numbers.signed(r['lag1'])}" for r in rows)
     out = [f"lag-1 autocorrelation of round means: {text}"]
     for r in rows:
         w = timeseries.warn_if_autocorrelated(r["lag1"], r["rounds"], tests=len(rows))
