@@ -168,3 +168,22 @@ def test_summary_separates_within_and_between_round_spread():
     assert s["between_cv"] > 30 and s["within_cv"] < 2
     obs = stats.observations(pd.DataFrame(rows), 65536)
     assert sorted(obs) == [10.0, 10.0, 20.0, 20.0]
+
+
+@pytest.mark.parametrize("n", [5, 8])
+def test_smallest_detectable_change_is_detected_80_percent_of_the_time(n):
+    """Seeded simulation: a true change of exactly mde_pct (from the population's standard error) is
+    found significant in about 80% of Student's t tests, and a table of 4 (Holm) asks for more."""
+    import math
+
+    rng = np.random.default_rng(25 + n)
+    sigma = 0.05
+    se, df = sigma * math.sqrt(2 / n), 2 * n - 2
+    mde = stats.mde_pct(se, df, 95)
+    delta = math.log1p(mde / 100)
+    a = np.exp(rng.normal(0, sigma, (20000, n)))
+    b = np.exp(rng.normal(delta, sigma, (20000, n)))
+    power = (stats.log_t(a, b, "student", 95)["p"] < 0.05).mean()
+    assert 0.78 <= power <= 0.82
+    assert stats.mde_pct(se, df, 95, tests=4) > mde and stats.mde_pct(se, df, 95, rank=True) > mde
+    assert math.isnan(stats.mde_pct(0.0, df)) and math.isnan(stats.mde_pct(se, 0))

@@ -17,7 +17,7 @@ from ..units import format_size
 
 COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
            "ci_low_pct", "ci_high_pct", "p_value", "p_adjusted", "adjust", "significant", "test", "confidence",
-           "unit", "n_base", "n_new", "note"]
+           "unit", "n_base", "n_new", "note", "mde_pct"]
 # What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:
 # comparing kernels is the point.
 MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "retouch"),
@@ -287,18 +287,30 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
                          "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
                          "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust, "test": test,
                          "confidence": confidence, "unit": effective, "n_base": d["n_base"], "n_new": d["n_new"],
-                         "note": d.get("why", "")})
+                         "note": d.get("why", ""), "_se": d.get("se", math.nan),
+                         "_df": d.get("df", d["n_base"] + d["n_new"] - 2)})
     from . import counts as count_changes
     count_changes.mark_emulated(rows, groups, labels)  # rates shown, no verdict
     adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
     for r, p in zip(rows, adjusted):
         r["p_adjusted"] = float(p)
         r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
+    _add_mde(rows, adjust, confidence, rank=test == "mannwhitney")
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups])
     return count_changes.attach(cmp, groups, cells, common)
+
+
+def _add_mde(rows, adjust, confidence, rank=False):
+    """Each row's smallest detectable speedup (80% power), from its own variance and N; the tests of a
+    Holm-adjusted table share its first step's level.  Rows without a test or a variance: nan."""
+    tests = sum(1 for r in rows if not math.isnan(r["p_value"])) if adjust == "holm" else 1
+    for r in rows:
+        se, df = r.pop("_se", math.nan), r.pop("_df", math.nan)
+        r["mde_pct"] = stats.mde_pct(se, df, confidence, tests, rank=rank) if not math.isnan(r["p_value"]) \
+            else math.nan
 
 
 def compare_frame(files, **options):
@@ -426,7 +438,8 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                              "new_gbps": d["new"], "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
                              "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust,
                              "test": test_name, "confidence": confidence, "unit": "round", "n_base": d["n_base"],
-                             "n_new": d["n_new"], "note": d.get("why", "")})
+                             "n_new": d["n_new"], "note": d.get("why", ""), "_se": d.get("se", math.nan),
+                             "_df": d.get("df", math.nan)})
     if not rows:
         raise UsageError(f"{result.path or 'the file'}: no cell of {axis} beyond the first has a measured pass "
                          "to compare")
@@ -434,6 +447,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     for r, p in zip(rows, adjusted):
         r["p_adjusted"] = float(p)
         r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
+    _add_mde(rows, adjust, confidence, rank=metric == "median")
     for (label, lost), places in unpaired.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: {lost} "
                         f"round{'s' if lost > 1 else ''} measured one cell only (interrupted?): left out of the pairs")

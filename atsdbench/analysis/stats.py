@@ -198,7 +198,7 @@ def log_t(base, new, test="welch", confidence=95.0):
     p = 2 * special.stdtr(df, -t)
     low, high, _ = t_bounds(d, se, df, confidence)
     return {"ratio": np.exp(d), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df,
-            "base": np.exp(mx), "new": np.exp(my)}
+            "base": np.exp(mx), "new": np.exp(my), "se": se}
 
 
 @functools.lru_cache(maxsize=256)
@@ -317,6 +317,8 @@ def difference(base, new, test="welch", confidence=95.0):
         out.update(speedup_pct=(out["new"] / out["base"] - 1) * 100, ci_low_pct=math.nan, ci_high_pct=math.nan,
                    p_value=math.nan, significant=False, why=why)
         return out
+    if len(a) > 1 or len(b) > 1:  # the t design's standard error, for the smallest detectable change
+        out["se"] = float(log_t(a, b, "student" if test == "mannwhitney" else test, confidence)["se"])
     if test == "mannwhitney":
         r = hodges_lehmann(a, b, confidence)
         if not r["k"]:
@@ -327,6 +329,7 @@ def difference(base, new, test="welch", confidence=95.0):
     else:
         r = log_t(a, b, test, confidence)
         out["df"] = float(r["df"])
+        out["se"] = float(r["se"])
     p = float(r["p"])
     out.update(base=float(r["base"]), new=float(r["new"]), speedup_pct=(float(r["ratio"]) - 1) * 100,
                ci_low_pct=(float(r["low"]) - 1) * 100, ci_high_pct=(float(r["high"]) - 1) * 100, p_value=p,
@@ -389,7 +392,7 @@ def paired_t(base, new, confidence=95.0):
         t = np.where(se > 0, np.abs(mean) / se, np.where(mean == 0, 0.0, np.inf))
     p = 2 * special.stdtr(df, -t)
     low, high, _ = t_bounds(mean, se, df, confidence)
-    return {"ratio": np.exp(mean), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df,
+    return {"ratio": np.exp(mean), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df, "se": se,
             "base": np.exp(x.mean(axis=-1)), "new": np.exp(y.mean(axis=-1))}
 
 
@@ -488,6 +491,8 @@ def paired_difference(base, new, metric="mean", confidence=95.0):
                    f"{smallest_pairs(confidence)} could")
     else:
         r = paired_t(a, b, confidence)
+    t = paired_t(a, b, confidence) if metric == "median" else r
+    out.update(se=float(t["se"]), df=float(t["df"]))  # the paired design's, for the smallest detectable change
     out.update(base=float(r["base"]), new=float(r["new"]), speedup_pct=(float(r["ratio"]) - 1) * 100,
                ci_low_pct=(float(r["low"]) - 1) * 100, ci_high_pct=(float(r["high"]) - 1) * 100,
                p_value=float(r["p"]))
@@ -501,3 +506,23 @@ def disturbed(records):
     the pass or lost time to steal, of those that recorded it (files from before issue 25: 0, 0)."""
     flagged = [s for s in records if not s.get("warmup") and "disturbed" in s]
     return sum(1 for s in flagged if s["disturbed"]), len(flagged)
+
+
+POWER = 80.0  # the power every "smallest detectable change" is quoted at
+RANK_EFFICIENCY = 3 / math.pi  # Mann-Whitney's and Wilcoxon's efficiency against t on normal data
+
+
+def mde_pct(se, df, confidence=95.0, tests=1, power=POWER, rank=False):
+    """The smallest speedup (percent) a two-sided test of this design detects with `power`% power:
+    (t at 1 - alpha/2 + t at power) x se on the log scale, exponentiated; alpha is split over `tests`
+    (Holm's first step, so the figure holds for every comparison of the table).  A rank test needs
+    1/efficiency times the observations of t (normal theory); nan without a variance."""
+    from scipy import special
+
+    if not (se > 0 and df > 0 and math.isfinite(se)):
+        return math.nan
+    a = alpha(confidence) / max(1, tests)
+    delta = (float(special.stdtrit(df, 1 - a / 2)) + float(special.stdtrit(df, power / 100))) * se
+    if rank:
+        delta /= math.sqrt(RANK_EFFICIENCY)
+    return (math.exp(delta) - 1) * 100
