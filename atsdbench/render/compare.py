@@ -7,6 +7,7 @@ import math
 from tabulate import tabulate
 
 from ..analysis import stats
+from . import numbers
 from ..data.cells import where
 from ..units import format_size
 
@@ -46,11 +47,6 @@ def _nan(x):
     return isinstance(x, float) and math.isnan(x)
 
 
-def _number(x, spec):
-    """x formatted, or "n/a" where no value exists (a cell with no pass at a stride, no pair)."""
-    return "n/a" if _nan(x) else format(x, spec)
-
-
 def verdict(row):
     if _nan(row["p_value"]):
         return f"n/a ({row['note'] or 'no test'})"
@@ -64,9 +60,7 @@ def verdict(row):
 
 
 def _ci(row):
-    if _nan(row["ci_low_pct"]):
-        return "n/a"
-    return f"[{row['ci_low_pct']:+.1f}, {row['ci_high_pct']:+.1f}]%"
+    return numbers.pct_interval(row["ci_low_pct"], row["ci_high_pct"])
 
 
 def _sizes(cmp):
@@ -91,15 +85,15 @@ def legend(cmp):
     agg = "mean" if cmp.metric == "mean" else "median"
     if cmp.paired:
         n = ", ".join(sorted({str(r["n_base"]) for r in cmp.rows}, key=int))
-        return (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one round's difference "
-                f"between two cells of one run (each the {agg} of its passes in that round); N (rounds paired) = "
-                f"{n}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}\n"
+        return (f"{TEST_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; observation = one round's "
+                f"difference between two cells of one run (each the {agg} of its passes in that round); "
+                f"N (rounds paired) = {n}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}\n"
                 f"paired by round: the cells of a round ran interleaved, so drift between rounds (and runs) moves "
                 f"both alike and cancels; the CI covers the cells' own noise inside this run")
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
             "run": f"run (a replicate file or a --runs sub-run, each its own process; the {agg} of its round "
                    f"{agg}s)"}[cmp.unit]
-    text = (f"{TEST_NAMES[cmp.test]}, {cmp.confidence:g}% confidence; observation = one {unit}; "
+    text = (f"{TEST_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; observation = one {unit}; "
             f"N (base/new) = {_sizes(cmp)}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}")
     if cmp.mixed:
         text += "\nreplicate runs on one side only: a single run is one observation"
@@ -123,13 +117,12 @@ def _lead(cmp, key):
 def _table(cmp, tablefmt):
     headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} GB/s"]
     for label in cmp.labels[1:]:
-        headers += [f"{label} GB/s", "Speedup", f"{cmp.confidence:g}% CI", "Verdict"]
+        headers += [f"{label} GB/s", "Speedup", f"{numbers.level(cmp.confidence)} CI", "Verdict"]
     body = []
     for key, rows in _by_key(cmp).items():
-        line = _lead(cmp, key) + [_number(rows[0]["base_gbps"], ".2f")]
+        line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"])]
         for r in rows:
-            speedup = "n/a" if _nan(r["speedup_pct"]) else f"{r['speedup_pct']:+.1f}%"
-            line += [_number(r["new_gbps"], ".2f"), speedup, _ci(r), verdict(r)]
+            line += [numbers.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r), verdict(r)]
         body.append(line)
     return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
@@ -154,7 +147,7 @@ def _commit_footer(cmp):
     unit = "one difference per round" if cmp.paired else f"one observation per {cmp.unit}"
     boot = "; one boot a side (boot-to-boot not measured)" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
     return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
-            f"{cmp.confidence:g}% confidence; n.s. = no difference proven")
+            f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
 
 
 def render_commit(cmp):
@@ -167,11 +160,11 @@ def render_commit(cmp):
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
     body = [header]
     for key, rows in _by_key(cmp).items():
-        line = _lead(cmp, key) + [_number(rows[0]["base_gbps"], ".1f")]
+        line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"], 1)]
         for r in rows:
-            line += [_number(r["new_gbps"], ".1f"), "n/a" if _nan(r["speedup_pct"]) else
-                     f"{r['speedup_pct']:.0f}%" + ("" if r["significant"] else
-                     " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s.")]
+            line += [numbers.rate(r["new_gbps"], 1), numbers.pct(r["speedup_pct"], 0, sign=False)
+                     + ("" if r["significant"] or numbers.missing(r["speedup_pct"]) else
+                        " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s.")]
         body.append(line)
     widths = [max(len(row[i]) for row in body) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]
@@ -235,8 +228,7 @@ def _ministat_paired(cmp):
             if len(base):
                 sets.append(ministat.Dataset(f"{r['new_label']} vs {r['base_label']}",
                                              [(n / b - 1) * 100 for b, n in zip(base, new)]))
-            speedup = "n/a" if _nan(r["speedup_pct"]) else f"{r['speedup_pct']:+.1f}%"
-            lines.append(f"{r['new_label']} vs {r['base_label']}, paired by round: {speedup} "
+            lines.append(f"{r['new_label']} vs {r['base_label']}, paired by round: {numbers.pct(r['speedup_pct'])} "
                          f"{_ci(r)}, p = {_p(r['p_value'])}{_p_adjusted(cmp, r)}: {verdict(r)}")
         head = (f"stride {where(stride, cell)}: per-round difference, % of {rows[0]['base_label']}'s rate in the "
                 "same round, one per round")
@@ -247,7 +239,7 @@ def _ministat_paired(cmp):
 
 
 def _p(p):
-    return "n/a" if _nan(p) else f"{p:.3g}"
+    return numbers.general(p)
 
 
 def _p_adjusted(cmp, row):
