@@ -273,6 +273,12 @@ def cmd_guest(args):
             release = values.get("release") or result.host.get("kernel_release", "unknown")
             result.host.update({"virtualized": guest.accel_name(args.accel), "qemu_machine": machine,
                                 "kernel_image": os.path.abspath(image)})
+            for key, field in (("ceiling", "tlb_single_page_flush_ceiling"),
+                               ("local_ceiling", "tlb_local_single_page_flush_ceiling")):
+                if values.get(key, "").isdigit():  # debugfs in the guest
+                    result.host[field] = int(values[key])
+            if values.get("MMU") and result.host.get("mmu") in (None, "unknown"):
+                result.host["mmu"] = values["MMU"]
             name = guest.result_name(release, machine, arch)
             path = os.path.join(args.output, name)
             k = 2

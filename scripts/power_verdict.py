@@ -373,6 +373,48 @@ def flush_columns(r, bystanders, ceiling, page_size, tag=None):
     return f"b{bystanders} (ceiling {ceiling}): " + ", ".join(parts)
 
 
+def result_verdict(args):
+    """A result file from `atsdbench guest` (one run with bystanders 0,1 as cells): complete, emulated, the MMU
+    and CPU booted, 64K pages, a positive rate per stride, and atsd's counts per cell against the flush rule
+    (the ceilings are the guest's debugfs, recorded in the result)."""
+    from types import SimpleNamespace
+
+    try:
+        r = atsdbench.load(args.result)
+    except (OSError, ValueError) as e:
+        raise Bad(f"no result from atsdbench guest: {e}") from None
+    h = r.host
+    if not r.complete:
+        raise Bad("atsdbench guest's result is not complete")
+    if h.get("virtualized") != "qemu-tcg":
+        raise Bad(f"host.virtualized is {h.get('virtualized')!r}, expected qemu-tcg")
+    if h.get("mmu") != args.mmu or args.cpu not in h.get("cpu_model", ""):
+        raise Bad(f"the guest booted MMU {h.get('mmu')}, CPU {h.get('cpu_model')!r}; expected {args.mmu}, {args.cpu}")
+    page_size = h["page_size"]
+    if page_size != 65536:
+        raise Bad(f"page size {page_size}, expected 65536")
+    s = r.samples
+    m = r.measured
+    for stride in r.config["strides"]:
+        if not (m[m["stride_bytes"] == stride]["gbps"] > 0).all():
+            raise Bad(f"no positive rate at stride {format_size(stride)}")
+    parts = []
+    for b in sorted(int(x) for x in s["bystanders"].unique()) if "bystanders" in s else [r.config["bystanders"]]:
+        cell = SimpleNamespace(samples=s[s["bystanders"] == b] if "bystanders" in s else s, config=r.config)
+        tag = f"guest bystanders={b}"
+        if args.mmu == "Radix":
+            limit = h.get("tlb_local_single_page_flush_ceiling" if b == 0 else "tlb_single_page_flush_ceiling")
+            if not isinstance(limit, int):
+                raise Bad("the result has no flush ceilings (debugfs in the guest)")
+            parts.append(flush_columns(cell, b, limit, page_size, tag=tag))
+        else:
+            parts.append(hash_columns(cell, b, page_size, tag=tag))
+    return (f"atsdbench guest: {h['kernel_release']} MMU {args.mmu}, 64K pages, rate > 0 at "
+            f"{','.join(format_size(x) for x in r.config['strides'])}; "
+            + ("tlbie/full PID per call, " if args.mmu == "Radix" else "H_REMOVE+H_BULK_REMOVE per call, ")
+            + "; ".join(parts))
+
+
 def last_line(text):
     lines = [line.strip() for line in text.replace("\r", "").split("\n") if line.strip()]
     return lines[-1][:120] if lines else ""
@@ -380,7 +422,7 @@ def last_line(text):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("log")
+    p.add_argument("log", nargs="?", default="", help="the console log (not with --result)")
     p.add_argument("--guest", required=True)
     p.add_argument("--mmu", required=True, choices=("Radix", "Hash"))
     p.add_argument("--cpu", required=True)
@@ -389,7 +431,15 @@ def main():
     p.add_argument("--qemu-log")
     p.add_argument("--out", required=True)
     p.add_argument("--python", action="store_true", help="the guest ran the Python CLI (power-init-python.sh)")
+    p.add_argument("--result", help="check a result file of `atsdbench guest` instead of a console")
     args = p.parse_args()
+    if args.result:
+        try:
+            print(f"{args.guest} ok: {result_verdict(args)}")
+        except Bad as e:
+            print(f"{args.guest} FAILED: {e}")
+            return 1
+        return 0
     try:
         with open(args.log, encoding="utf-8", errors="replace") as f:
             text = f.read()

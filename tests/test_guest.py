@@ -211,3 +211,24 @@ def test_guest_boots_and_imports(cli, tmp_path):
     data = json.loads(path.read_text())
     assert data["host"]["virtualized"] == "qemu-tcg" and data["complete"]
     assert path.name == data["host"]["kernel_release"] + ".json" or "-power" in path.name
+
+
+def test_power_check_s_verdict_on_guest_results(fixtures):
+    """scripts/power_verdict.py --result: atsdbench guest's result files against the flush rule, with the
+    ceilings the guest's debugfs gave (recorded in host)."""
+    import subprocess
+    import sys
+
+    script = fixtures.parent.parent / "scripts" / "power_verdict.py"
+
+    def verdict(name, mmu, path):
+        p = subprocess.run([sys.executable, str(script), "--guest", name, "--mmu", mmu, "--cpu", "POWER9", "--out",
+                            "/nonexistent", "--result", str(path)], capture_output=True, text=True)
+        return p.returncode, p.stdout.strip()
+
+    rc, line = verdict("power9", "Radix", fixtures / "guest" / "6.1.0-57-powerpc64le.json")
+    assert rc == 0 and "b0 (ceiling 256):" in line and "2M 32/0, 4M 64/0" in line and "4M 3/1" in line, line
+    rc, line = verdict("power9-hash", "Hash", fixtures / "guest" / "6.1.0-57-powerpc64le-power9-hash.json")
+    assert rc == 0 and "b0: 64K 1+0, 1M 0+4, 2M 0+8, 4M 0+16" in line, line
+    rc, line = verdict("power9", "Hash", fixtures / "guest" / "6.1.0-57-powerpc64le.json")
+    assert rc == 1 and line.startswith("power9 FAILED: the guest booted MMU Radix"), line

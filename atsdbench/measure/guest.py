@@ -54,6 +54,11 @@ echo "@@ guest"
 echo "@@ release $(uname -r)"
 echo "@@ uname_m $(uname -m)"
 grep -E '^(cpu|MMU|platform|model name)[[:space:]]*:' /proc/cpuinfo | sort -u | sed 's/^/@@ cpuinfo /'
+for d in /sys/kernel/debug/powerpc /sys/kernel/debug/x86 /sys/kernel/debug; do
+	[ -r $d/tlb_single_page_flush_ceiling ] && echo "@@ ceiling $(cat $d/tlb_single_page_flush_ceiling)" && break
+done
+[ -r /sys/kernel/debug/powerpc/tlb_local_single_page_flush_ceiling ] &&
+	echo "@@ local_ceiling $(cat /sys/kernel/debug/powerpc/tlb_local_single_page_flush_ceiling)"
 echo "@@ running"
 atsd $(cat /etc/atsd.args) -o /tmp/out.txt >/tmp/atsd.table 2>/tmp/atsd.log
 rc=$?
