@@ -8,6 +8,7 @@ import math
 from tabulate import tabulate
 
 from ..analysis import counts as analysis
+from . import numbers
 
 RULE = ("changed = the per-call counts of the two sides' passes do not overlap (beyond the counts' own "
         "pass-to-pass spread); {n} = passes counted (base/new); n/a = not counted on that side; counters at 0 on "
@@ -19,14 +20,14 @@ def _nan(x):
 
 
 def _value(x):
-    return "n/a" if _nan(x) else f"{x:.3g}"
+    return numbers.general(x)
 
 
 def _change(r):
-    if _nan(r["change"]):
-        return "n/a"
-    pct = "" if _nan(r["change_pct"]) else f" ({r['change_pct']:+.0f}%)"
-    return f"{r['change']:+.3g}{pct}"
+    if numbers.missing(r["change"]):
+        return numbers.NA
+    pct = "" if numbers.missing(r["change_pct"]) else f" ({numbers.pct(r['change_pct'], 0)})"
+    return numbers.general(r["change"], sign=True) + pct
 
 
 def mark(r):

@@ -30,10 +30,12 @@ def rate(v, decimals=2):
     return fixed(v, decimals)
 
 
-def general(v, digits=3, suffix=""):
+def general(v, digits=3, suffix="", sign=False):
     """%g to `digits` significant figures, then `suffix`: "0.0123", "1.5e+03", "0.8%" (p values,
-    half-widths, plot labels); n/a (no suffix) where missing."""
-    return NA if missing(v) else f"{v:.{digits}g}{suffix}"
+    half-widths, plot labels, counts per call; sign=True: "+0.5", a change); n/a (no suffix) where missing."""
+    if missing(v):
+        return NA
+    return f"{v:+.{digits}g}{suffix}" if sign else f"{v:.{digits}g}{suffix}"
 
 
 def signed(v, decimals=2):
