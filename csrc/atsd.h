@@ -168,6 +168,7 @@ struct atsd_plan {
 	double gap;             /* seconds at least between the starts of two sub-runs */
 	uint64_t align;         /* set by the check: the region's alignment, a THP (and hugetlb) page at
 				 * least, and the largest stride, so every stride's calls are aligned alike */
+	char cpu_reason[64];    /* set by the check: why the measuring CPU is the one it is */
 };
 
 /* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */
@@ -180,6 +181,8 @@ struct atsd_host {
 	int32_t naffinity;
 	int32_t affinity[1024];   /* CPUs this process may run on, ascending */
 	int32_t core[1024];       /* core id of affinity[i] (package << 16 | core_id), -1 unknown */
+	int32_t quiet[1024];      /* affinity[i] is isolated (isolcpus) or nohz_full: no housekeeping there */
+	int32_t cpu0_core;        /* core id of CPU 0 (IRQs, timers, RCU: the housekeeping CPU), -1 unknown */
 };
 
 int atsd_host_probe(struct atsd_host *h);
@@ -285,6 +288,6 @@ int atsd_tracefs_mounted(const char *mounts);
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 6
+#define ATSD_ABI_VERSION 7
 
 #endif

@@ -35,8 +35,8 @@
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
 	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \
 	  "threads keeping this mm live on other CPUs") \
-	X("cpu", 0, BOTH, "cpu", "N", NULL, NULL, \
-	  "CPU the measuring thread is pinned to (default: first allowed)") \
+	X("cpu", 0, BOTH, "cpu", "N|auto", NULL, "auto", \
+	  "CPU the measuring thread is pinned to; auto: an isolated or nohz_full CPU, else not CPU 0 nor its SMT siblings") \
 	X("latency", 0, BOTH, "latency", NULL, "1", "0", \
 	  "record every call's latency (p50/p90/p99/max)") \
 	X("no-retouch", 0, BOTH, "retouch", NULL, "0", "1", \

@@ -96,7 +96,7 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 	fputs("\tbystanders=", out);
 	for (i = 0; i < p->nbystanders; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystanders[i]);
-	fprintf(out, "\tcpu=%d\tbystander_cpus=", p->cpu);
+	fprintf(out, "\tcpu=%d\tcpu_reason=%s\tbystander_cpus=", p->cpu, p->cpu_reason);
 	for (i = 0; i < p->nbystander_cpus; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystander_cpus[i]);
 	fprintf(out, "\tlatency=%d\tretouch=%d\tseed=%" PRIu64 "\tspread=%g", p->latency, p->retouch, p->seed,

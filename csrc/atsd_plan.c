@@ -349,6 +349,10 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nceiling, one_ceiling, p, msg, msglen);
 	if (!strcmp(field, "rounds") || !strcmp(field, "reps") || !strcmp(field, "warmup") ||
 	    !strcmp(field, "warmup-rounds") || !strcmp(field, "cpu")) {
+		if (!strcmp(field, "cpu") && !strcmp(value, "auto")) {
+			p->cpu = -1;
+			return 0;
+		}
 		int lo = !strcmp(field, "rounds") || !strcmp(field, "reps");
 		err = parse_count(field, value, lo, !strcmp(field, "cpu") ? 1 << 20 : 1000000, &v, msg, msglen);
 		if (err)
@@ -444,6 +448,31 @@ static const char *table_default(const char *field)
 		if (options[i].field && !strcmp(options[i].field, field))
 			return options[i].default_value;
 	return NULL;
+}
+
+/* --cpu auto: a CPU with no housekeeping first (isolated, nohz_full); else one that is neither CPU 0
+ * nor its SMT siblings (CPU 0 takes IRQs, timers and RCU work, which land inside passes); else the
+ * first allowed. */
+static void choose_cpu(struct atsd_plan *p, const struct atsd_host *h)
+{
+	int i;
+
+	for (i = 0; i < h->naffinity; i++) {
+		if (h->quiet[i]) {
+			p->cpu = h->affinity[i];
+			snprintf(p->cpu_reason, sizeof(p->cpu_reason), "auto: isolated or nohz_full");
+			return;
+		}
+	}
+	for (i = 0; i < h->naffinity; i++) {
+		if (h->affinity[i] != 0 && (h->cpu0_core < 0 || h->core[i] != h->cpu0_core)) {
+			p->cpu = h->affinity[i];
+			snprintf(p->cpu_reason, sizeof(p->cpu_reason), "auto: not CPU 0 nor its SMT siblings");
+			return;
+		}
+	}
+	p->cpu = h->affinity[0];
+	snprintf(p->cpu_reason, sizeof(p->cpu_reason), "auto: no CPU allowed but CPU 0 and its siblings");
 }
 
 static void fmt_cpulist(const int32_t *cpus, int n, char *buf, size_t len)
@@ -576,8 +605,9 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		return fail(-EINVAL, msg, msglen, "this process may run on no CPU");
 	fmt_cpulist(h->affinity, h->naffinity, list, sizeof(list));
 	if (p->cpu < 0) {
-		p->cpu = h->affinity[0];
+		choose_cpu(p, h);
 	} else {
+		snprintf(p->cpu_reason, sizeof(p->cpu_reason), "given");
 		int found = 0;
 		for (i = 0; i < h->naffinity; i++)
 			found |= h->affinity[i] == p->cpu;
@@ -695,6 +725,33 @@ static int read_int(const char *path, int fallback)
 	return v;
 }
 
+/* Is cpu in the kernel's CPU list file ("1-3,8"; empty or missing: no)? */
+static int in_cpulist(const char *path, int cpu)
+{
+	char buf[4096], *s, *end;
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (s = buf; *s && *s != '\n';) {
+		long lo = strtol(s, &end, 10), hi = lo;
+		if (end == s)
+			return 0;
+		if (*end == '-')
+			hi = strtol(end + 1, &end, 10);
+		if (cpu >= lo && cpu <= hi)
+			return 1;
+		s = *end == ',' ? end + 1 : end;
+		if (*s && *s != '\n' && (*s < '0' || *s > '9'))
+			return 0;
+	}
+	return 0;
+}
+
 int atsd_host_probe(struct atsd_host *h)
 {
 	cpu_set_t mask;
@@ -702,6 +759,7 @@ int atsd_host_probe(struct atsd_host *h)
 	int i;
 
 	memset(h, 0, sizeof(*h));
+	h->cpu0_core = -1;
 	if (ps < 0)
 		return (int)ps;
 	h->page_size = (uint64_t)ps;
@@ -731,7 +789,14 @@ int atsd_host_probe(struct atsd_host *h)
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/topology/physical_package_id", i);
 		pkg = read_int(path, 0);
 		h->affinity[h->naffinity] = i;
+		h->quiet[h->naffinity] = in_cpulist("/sys/devices/system/cpu/isolated", i) ||
+					 in_cpulist("/sys/devices/system/cpu/nohz_full", i);
 		h->core[h->naffinity++] = core < 0 ? -1 : (pkg & 0x7fff) << 16 | (core & 0xffff);
+	}
+	{
+		int core = read_int("/sys/devices/system/cpu/cpu0/topology/core_id", -1);
+		int pkg = read_int("/sys/devices/system/cpu/cpu0/topology/physical_package_id", 0);
+		h->cpu0_core = core < 0 ? -1 : (pkg & 0x7fff) << 16 | (core & 0xffff);
 	}
 	return 0;
 }

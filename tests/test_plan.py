@@ -17,7 +17,8 @@ def plan(**kw):
 def test_defaults():
     p = plan()
     assert p.size == 1 << 30 and p.strides == [64 << 10, 1 << 20, 2 << 20, 4 << 20]
-    assert (p.rounds, p.reps, p.warmup, p.warmup_rounds, p.cpu) == (5, 4, 1, 1, 0)
+    assert (p.rounds, p.reps, p.warmup, p.warmup_rounds, p.cpu) == (5, 4, 1, 1, 1)  # --cpu auto: not CPU 0
+    assert p.cpu_reason == "auto: not CPU 0 nor its SMT siblings"
     assert p.align == 4 << 20
 
 
@@ -139,3 +140,22 @@ def test_runs_and_gap_reach_the_plan():
     p = plans.make_plan(size="16M", runs="4", gap="1m")
     assert (p.runs, p.gap) == (4, 60.0) and p.config()["runs"] == 4
     assert plans.round_kinds(p, 1)[0] == (p.warmup_rounds + p.rounds, True)
+
+
+
+@pytest.mark.parametrize("facts,cpu,reason", [
+    ({"affinity": {0, 1, 2, 3}, "quiet": {3}}, 3, "auto: isolated or nohz_full"),
+    ({"affinity": {0, 1, 2, 3}, "cores": {0: 0, 1: 0, 2: 1, 3: 1}}, 2, "auto: not CPU 0 nor its SMT siblings"),
+    ({"affinity": {0, 1}, "cores": {0: 0, 1: 0}}, 0, "auto: no CPU allowed but CPU 0 and its siblings"),
+    ({"affinity": {2, 3}}, 2, "auto: not CPU 0 nor its SMT siblings"),
+])
+def test_cpu_auto_avoids_housekeeping(facts, cpu, reason):
+    p = make_plan(size="16M", **facts)
+    assert (p.cpu, p.cpu_reason) == (cpu, reason)
+    p = make_plan(size="16M", cpu="1", affinity={0, 1}, quiet={0})
+    assert (p.cpu, p.cpu_reason) == (1, "given")
+
+
+def test_bystanders_go_elsewhere_than_the_auto_cpu():
+    p = make_plan(size="16M", bystanders="2", affinity={0, 1, 2, 3}, cores={0: 0, 1: 1, 2: 2, 3: 3})
+    assert p.cpu == 1 and 1 not in p.bystander_cpus and len(p.bystander_cpus) == 2

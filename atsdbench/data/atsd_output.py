@@ -158,7 +158,7 @@ def to_result(text, name="<atsd output>"):
            "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",
            "trace": "auto" if "trace_scope" in config or "trace_error" in config else "off",
            "label": config.get("label"), "seed": config["seed"], "gpu": None, "source": "atsd"}
-    for key in ("trace_scope", "trace_events", "trace_error"):  # how atsd counted flushes, or why not
+    for key in ("cpu_reason", "trace_scope", "trace_events", "trace_error"):  # how atsd chose and counted
         if key in config:
             cfg[key] = config[key]
     if "spread" in config:

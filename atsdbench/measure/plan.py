@@ -38,6 +38,7 @@ class Plan:
     pages: str = "base"
     bystanders: int = 0
     cpu: int = 0
+    cpu_reason: str = None
     bystander_cpus: list = dataclasses.field(default_factory=list)
     latency: bool = False
     retouch: bool = True
@@ -90,7 +91,7 @@ class Plan:
         values.pop("cells", None)
         values.pop("axes", None)
         for name, value in _option_text(values).items():
-            if name not in ("cpu", "bystander-cpus", "region-align"):
+            if name not in ("cpu", "cpu-reason", "bystander-cpus", "region-align"):
                 core.plan_set(p, name, value)
         p.cpu = self.cpu
         p.align = self.align
@@ -110,8 +111,9 @@ def _option_text(options):
     return {name.replace("_", "-"): _text(value) for name, value in options.items() if value is not None}
 
 
-def host_facts(meminfo=None, affinity=None, page_size=None):
-    """The C host facts: probed from this system, with any given fact put in its place (tests)."""
+def host_facts(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None):
+    """The C host facts: probed from this system, with any given fact put in its place (tests):
+    affinity a set of CPUs, quiet the isolated/nohz_full ones among them, cores {cpu: core id}."""
     from . import core
 
     h = core.host_probe()
@@ -127,10 +129,15 @@ def host_facts(meminfo=None, affinity=None, page_size=None):
         h.naffinity = len(cpus)
         h.affinity[0:len(cpus)] = cpus
         h.core[0:len(cpus)] = [-1] * len(cpus)
+        h.quiet[0:len(cpus)] = [int(c in quiet) for c in cpus]
+        h.cpu0_core = -1
+        if cores is not None:
+            h.core[0:len(cpus)] = [cores.get(c, -1) for c in cpus]
+            h.cpu0_core = cores.get(0, -1)
     return h
 
 
-def make_plan(meminfo=None, affinity=None, page_size=None, **options):
+def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None, **options):
     """Check every option against this host (or the facts given); UsageError with one sentence."""
     from . import core
 
@@ -139,7 +146,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, **options):
         if field == "bystander-cpus":
             raise UsageError("bystander_cpus is chosen by the plan check; give bystanders=N")
         core.plan_set(p, field, value)
-    core.plan_check(p, host_facts(meminfo, affinity, page_size))
+    core.plan_check(p, host_facts(meminfo, affinity, page_size, quiet, cores))
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
     lists = {"bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
              "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],
@@ -148,6 +155,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, **options):
     return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
                 warmup=p.warmup, warmup_rounds=p.warmup_rounds, processes=bool(p.processes),
                 pages=PAGES[p.pages[0]], bystanders=p.bystanders[0], cpu=p.cpu,
+                cpu_reason=core.ffi.string(p.cpu_reason).decode() or None,
                 bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
                 gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
