@@ -1,6 +1,4 @@
 """Renderers for `atsdbench compare`: one function per --format, each returns a string."""
-import csv
-import io
 import json
 import math
 
@@ -171,28 +169,14 @@ def render_commit(cmp):
     return "mprotect rate (GB/s)\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
 
 
-def _records(cmp):
-    out = []
-    for r in cmp.rows:
-        rec = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
-        out.append(rec)
-    return out
-
-
 def render_csv(cmp):
     from ..analysis.compare import COLUMNS
 
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for rec in _records(cmp):
-        w.writerow({k: ("true" if v is True else "false" if v is False else "" if v is None else v)
-                    for k, v in rec.items()})
-    return buf.getvalue().rstrip("\n")
+    return numbers.csv_text(COLUMNS, cmp.rows)
 
 
 def render_json(cmp):
-    return json.dumps(_records(cmp), indent=1)
+    return json.dumps(numbers.records(cmp.rows), indent=1)
 
 
 def render_ministat(cmp):

@@ -1,9 +1,6 @@
 """compare's counts (analysis/counts.py) in every --format: with --counts alone (RENDERERS), and as a
 section after the rates (appendix: text, markdown, commit) when the files have counts."""
-import csv
-import io
 import json
-import math
 
 from tabulate import tabulate
 
@@ -13,10 +10,6 @@ from . import numbers
 RULE = ("changed = the per-call counts of the two sides' passes do not overlap (beyond the counts' own "
         "pass-to-pass spread); {n} = passes counted (base/new); n/a = not counted on that side; counters at 0 on "
         "every pass of both sides are left out")
-
-
-def _nan(x):
-    return isinstance(x, float) and math.isnan(x)
 
 
 def _value(x):
@@ -113,22 +106,12 @@ def render_commit(cmp):
     return "Kernel invalidations\n" + "\n".join(lines) + "\n" + foot
 
 
-def _records(cmp):
-    return [{k: (None if _nan(v) else v) for k, v in r.items()} for r in cmp.counts]
-
-
 def render_csv(cmp):
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=analysis.COLUMNS, lineterminator="\n")
-    w.writeheader()
-    for rec in _records(cmp):
-        w.writerow({k: ("true" if v is True else "false" if v is False else "" if v is None else v)
-                    for k, v in rec.items()})
-    return buf.getvalue().rstrip("\n")
+    return numbers.csv_text(analysis.COLUMNS, cmp.counts)
 
 
 def render_json(cmp):
-    return json.dumps(_records(cmp), indent=1)
+    return json.dumps(numbers.records(cmp.counts), indent=1)
 
 
 def render_ministat(cmp):

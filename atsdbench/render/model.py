@@ -1,6 +1,4 @@
 """Renderers for `atsdbench model`: one function per --format, each returns a string."""
-import csv
-import io
 import json
 import math
 
@@ -8,7 +6,7 @@ from tabulate import tabulate
 
 from ..analysis.model import CHANGE_COLUMNS, PARAMS, RESAMPLES, SEED, WHOLE
 from ..units import format_size
-from .numbers import interval, level, pct, pct_interval, sig3
+from .numbers import csv_text, interval, level, pct, pct_interval, records, sig3
 
 NAMES = {"fixed_us": ("fixed cost", "us"), "per_page_us": ("per-page cost", "us"),
          "full_flush_us": ("whole flush", "us"), "crossover_pages": ("crossover", "pages")}
@@ -82,36 +80,23 @@ def render_text(analysis):
 
 
 def render_json(analysis):
-    records = [m.record() for models in analysis.sides for m in models]
-    changes = [{k: _clean(r[k]) for k in CHANGE_COLUMNS} for r in analysis.changes]
-    return json.dumps({"models": records, "changes": changes}, indent=1)
-
-
-def _clean(v):
-    return None if isinstance(v, float) and not math.isfinite(v) else v
-
-
-def _csv(columns, rows):
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
-    w.writeheader()
-    for row in rows:
-        w.writerow({k: "" if row.get(k) is None else row[k] for k in columns})
-    return buf.getvalue().rstrip("\n")
+    fits = [m.record() for models in analysis.sides for m in models]
+    changes = records([{k: r[k] for k in CHANGE_COLUMNS} for r in analysis.changes])
+    return json.dumps({"models": fits, "changes": changes}, indent=1)
 
 
 def render_csv(analysis):
     """Two or more sides: one row per (parameter, new side, cell).  One side: one row per stride, the
     file's parameters repeated on each."""
     if analysis.changes:
-        return _csv(CHANGE_COLUMNS, [{k: _clean(r[k]) for k in CHANGE_COLUMNS} for r in analysis.changes])
+        return csv_text(CHANGE_COLUMNS, analysis.changes)
     rows = []
     for models in analysis.sides:
         for m in models:
             rec = m.record()
             for s in rec.pop("strides"):
                 rows.append({**rec, **s})
-    return _csv(STRIDE_COLUMNS, rows)
+    return csv_text(STRIDE_COLUMNS, rows)
 
 
 def render_commit(analysis):

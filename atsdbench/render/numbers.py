@@ -74,3 +74,33 @@ def interval(low, high, number=sig3):
 def pct_interval(low, high, decimals=1):
     """A CI of a change in percent: "[+1.2, +3.4]%"; n/a where a bound is missing."""
     return NA if missing(low) or missing(high) else f"[{low:+.{decimals}f}, {high:+.{decimals}f}]%"
+
+
+# --- csv and json: the same rule, a missing number is no value (null, an empty field) -------------
+
+def clean(v):
+    """A record's value as csv and json carry it: a missing number (NaN, inf) as None."""
+    return None if isinstance(v, float) and missing(v) else v
+
+
+def records(rows):
+    """rows (dicts) with every missing number as None: what --format json dumps."""
+    return [{k: clean(v) for k, v in r.items()} for r in rows]
+
+
+def csv_text(columns, rows):
+    """rows under the header `columns`: true/false for booleans, an empty field for None or a missing
+    number, no trailing newline."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: _field(clean(row.get(k))) for k in columns})
+    return buf.getvalue().rstrip("\n")
+
+
+def _field(v):
+    return "true" if v is True else "false" if v is False else "" if v is None else v
