@@ -58,6 +58,8 @@ def build_parser():
 
     i = sub.add_parser("info", help="what on this host shapes TLB-invalidation cost")
     i.add_argument("--json", action="store_true")
+    i.add_argument("--cpus", action="store_true", help="also measure each allowed CPU briefly (rate, CV, interrupts, "
+                   "steal) and say which one --cpu auto takes")
 
     pl = sub.add_parser("plot", help="GB/s against stride (and latency, speedup) as PNG/SVG/PDF")
     pl.add_argument("files", nargs="+", metavar="FILE")

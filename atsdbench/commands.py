@@ -136,10 +136,23 @@ def cmd_info(args):
     from .render import info
 
     facts = host.full()
+    cpus = auto = None
+    if args.cpus:
+        from .measure import plan as plans, survey
+
+        chosen = plans.make_plan(size="16M", strides=str(facts["page_size"]))  # only its CPU is used
+        auto = (chosen.cpu, chosen.cpu_reason)
+        cpus = survey.survey()
     if args.json:
-        print(json.dumps({"host": facts, "warnings": host.warnings(facts)}, indent=1))
+        out = {"host": facts, "warnings": host.warnings(facts)}
+        if cpus is not None:
+            out.update(cpus=cpus, cpu_auto={"cpu": auto[0], "reason": auto[1]})
+        print(json.dumps(out, indent=1))
     else:
         print(info.render(facts, host.warnings(facts)))
+        if cpus is not None:
+            print()
+            print(info.render_cpus(cpus, auto))
     return 0
 
 

@@ -53,6 +53,23 @@ def parse_interrupts(text, row="TLB"):
     return None
 
 
+def interrupts_of_cpu(text, cpu):
+    """Every interrupt /proc/interrupts has counted on one CPU (its column summed over the rows)."""
+    lines = (text or "").splitlines()
+    if not lines:
+        return None
+    header = lines[0].split()
+    if f"CPU{cpu}" not in header:
+        return None
+    col, total = header.index(f"CPU{cpu}"), 0
+    for line in lines[1:]:
+        name, sep, rest = line.partition(":")
+        counts = rest.split()
+        if sep and len(counts) > col and counts[col].isdigit():
+            total += int(counts[col])
+    return total
+
+
 def parse_vmstat_tlb(text):
     out = {}
     for line in (text or "").splitlines():
