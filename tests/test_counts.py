@@ -106,3 +106,10 @@ def test_counts_need_counts(cli, fixtures, tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(data))
     p = cli("compare", "--counts", tmp_path / "a.json", tmp_path / "a.json", "--labels", "a,b")
     assert p.returncode == 2 and "have no invalidation counts" in p.stderr
+
+
+def test_compare_by_of_an_emulated_file_gives_no_verdict(fixtures):
+    cmp = comparison.compare([str(fixtures / X61)], by="bystanders")
+    assert cmp.rows and all(math.isnan(r["p_value"]) and not r["significant"] for r in cmp.rows)
+    assert all(r["note"] == "emulated (qemu-tcg)" and r["base_gbps"] > 0 for r in cmp.rows)
+    assert any("emulated guest" in w for w in cmp.warnings)

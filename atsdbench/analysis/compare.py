@@ -443,6 +443,8 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     if not rows:
         raise UsageError(f"{result.path or 'the file'}: no cell of {axis} beyond the first has a measured pass "
                          "to compare")
+    from . import counts as count_changes
+    count_changes.mark_emulated_file(rows, result, warnings)  # rates shown, no verdict
     adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
     for r, p in zip(rows, adjusted):
         r["p_adjusted"] = float(p)

@@ -119,6 +119,17 @@ def mark_emulated(rows, groups, labels):
             r["note"] = "emulated (qemu-tcg)"
 
 
+def mark_emulated_file(rows, result, warnings):
+    """compare FILE --by AXIS of a file from an emulated guest: its cells' rates get no verdict either."""
+    if not emulation(result):
+        return
+    for r in rows:
+        r["p_value"] = math.nan
+        r["note"] = "emulated (qemu-tcg)"
+    warnings.append(f"{result.path or 'the file'} ran in an emulated guest (qemu-tcg): its rates are shown but are "
+                    "not the hardware's, so no rate gets a verdict")
+
+
 def attach(cmp, groups, cells, common):
     """The counts and which sides were emulated, on a Comparison (compare.compare's hook)."""
     cmp.counts = compare_counts(groups, cmp.labels, cells, common)
