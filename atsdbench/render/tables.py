@@ -27,15 +27,8 @@ COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/
 QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("h_")}
 
 
-def counter_cells(rows):
-    """(titles, a function row -> cells) for the counter columns any row has."""
-    present = _counters_present(rows)
-    return ([title for _, title, _ in present],
-            lambda r: [numbers.fixed(r[key] * scale if r.get(key) is not None else None)
-                       for key, _, scale in present])
-
-
 def _counters_present(rows):
+    """The counter columns (COUNTER_COLUMNS entries) that some row has."""
     return [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)
             and (c[0] not in QUIET or any(r.get(c[0]) for r in rows))]
 
