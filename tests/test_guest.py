@@ -232,3 +232,12 @@ def test_power_check_s_verdict_on_guest_results(fixtures):
     assert rc == 0 and "b0: 64K 1+0, 1M 0+4, 2M 0+8, 4M 0+16" in line, line
     rc, line = verdict("power9", "Hash", fixtures / "guest" / "6.1.0-57-powerpc64le.json")
     assert rc == 1 and line.startswith("power9 FAILED: the guest booted MMU Radix"), line
+
+
+@pytest.mark.live
+@pytest.mark.skipif(not LIVE_KERNEL, reason="ATSD_GUEST_KERNEL names no kernel image to boot")
+def test_a_hung_guest_is_killed_and_reported(cli, tmp_path):
+    p = cli("guest", "--kernel", LIVE_KERNEL, "-o", tmp_path, "--timeout", "2", "--", "--size", "16M",
+            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert p.returncode == 1 and "the guest hung: killed after 2 s; console tail:" in p.stderr
+    assert list(tmp_path.glob("*.failed.console")) and not list(tmp_path.glob("*.json"))
