@@ -250,6 +250,11 @@ def cmd_guest(args):
     for o, value in checked:
         core.plan_set(plan, o["field"], value if value is not None else o["const"])
     words = guest.atsd_words(checked)
+    import re
+
+    if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
+        raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "
+                         f"--smp {args.smp})")
     if args.accel not in ("tcg", "kvm"):
         raise UsageError(f"--accel must be tcg or kvm (got {args.accel!r})")
     need = guest.missing_tools(machines)

@@ -178,6 +178,9 @@ def test_bad_input_is_one_line_before_anything_boots(cli, tmp_path):
         (["--kernel", kernel, "--", "--gpu", "0"], "the standalone atsd has no --gpu"),
         (["--kernel", kernel, "--", "--size", "lots"], "size 'lots' is not a size"),
         ([], "guest needs --kernel IMAGE"),
+        (["--kernel", kernel, "--mem", "lots"], "--mem must be a size such as 2G"),
+        (["--kernel", kernel, "--smp", "0"], "--smp at least 1"),
+        (["--kernel", kernel, "--accel", "hvf"], "--accel must be tcg or kvm"),
     ]:
         p = cli("guest", "-o", tmp_path / "out", *args)
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, (args, p.stderr)
