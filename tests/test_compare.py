@@ -360,3 +360,26 @@ def test_replicates_from_two_boots_are_said_to_cover_it(fixtures, tmp_path):
     from atsdbench.render import compare as render
 
     assert "boot-to-boot not measured" not in render.legend(cmp)
+
+
+def test_batch_means_are_named_as_the_observation(fixtures, tmp_path):
+    """From 20 rounds a single run's observations are 5 batch means: the legend says so, not "one round"."""
+    from atsdbench.render import compare as render
+
+    paths = []
+    for name in ("before.json", "after.json"):
+        data = json.loads((fixtures / name).read_text())
+        measured = [s for s in data["samples"] if not s["warmup"]]
+        first = min(s["round"] for s in measured)
+        # 5 copies of the 5 measured rounds, numbered on: 25 rounds
+        data["samples"] = [{**s, "round": s["round"] - first + 5 * k} for k in range(5) for s in measured]
+        data["config"]["rounds"] = 25
+        path = tmp_path / name
+        path.write_text(json.dumps(data))
+        paths.append(str(path))
+    cmp = comparison.compare(paths)
+    assert cmp.batched == {0: [25], 1: [25]} and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(5, 5)}
+    text = render.legend(cmp)
+    assert "observation = one batch mean of consecutive rounds (5 a side, from 25 rounds" in text
+    assert "one observation per batch of consecutive rounds (5 a side)" in render.render_commit(cmp)
+    assert any("not drift slower than the run" in w for w in cmp.warnings)

@@ -4,7 +4,7 @@ import math
 
 from tabulate import tabulate
 
-from ..analysis import stats
+from ..analysis import stats, timeseries
 from . import numbers
 from ..data.cells import where
 from ..units import format_size
@@ -91,6 +91,10 @@ def legend(cmp):
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
             "run": f"run (a replicate file or a --runs sub-run, each its own process; the {agg} of its round "
                    f"{agg}s)"}[cmp.unit]
+    if cmp.unit == "round" and cmp.batched:
+        made = sorted({n for ns in cmp.batched.values() for n in ns})
+        unit = (f"batch mean of consecutive rounds ({timeseries.BATCHES} a side, from {'/'.join(map(str, made))} "
+                f"rounds; each round the {agg} of its passes)")
     text = (f"{TEST_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; observation = one {unit}; "
             f"N (base/new) = {_sizes(cmp)}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}")
     if cmp.mixed:
@@ -143,6 +147,8 @@ def _commit_footer(cmp):
     if cmp.paired:
         n = n.replace("per side", "rounds paired").replace("N (base/new)", "N (rounds paired)")
     unit = "one difference per round" if cmp.paired else f"one observation per {cmp.unit}"
+    if not cmp.paired and cmp.unit == "round" and cmp.batched:
+        unit = f"one observation per batch of consecutive rounds ({timeseries.BATCHES} a side)"
     boot = "; one boot a side (boot-to-boot not measured)" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
     return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
             f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
