@@ -1,0 +1,54 @@
+"""render/tables: run's and show's per-stride tables come from one builder (stride_table)."""
+import json
+
+from atsdbench.data import results
+from atsdbench.render import show, tables
+
+
+def _with_latency_and_a_lost_rate(tmp_path, fixtures):
+    d = json.loads((fixtures / "before.json").read_text())
+    d["host"]["tlb_single_page_flush_ceiling"] = 33
+    for s in d["samples"]:
+        if not s["warmup"]:
+            s.update(lat_p50_us=s["us_per_call"], lat_p90_us=s["us_per_call"] * 1.1,
+                     lat_p99_us=s["us_per_call"] * 1.5, lat_max_us=s["us_per_call"] * 3, gpu_touch_ns=1234567)
+            if (s["round"], s["rep"]) == (2, 1):
+                s["gbps"] = None  # a pass without a rate
+        if s["traced"]:
+            s["full_flushes"] = s["flushes"] // 3
+    path = tmp_path / "lat.json"
+    path.write_text(json.dumps(d))
+    return results.load(str(path))
+
+
+def _row(table, stride, titles):
+    lines = table.splitlines()
+    head = next(line for line in lines if line.lstrip().startswith("Stride"))
+    cols = [c.strip() for c in head.split("  ") if c.strip()]
+    row = next(line.split() for line in lines if line.split()[:1] == [stride])
+    return {c: v for c, v in zip(cols, row) if c in titles}
+
+
+def test_show_has_run_s_columns_and_numbers(tmp_path, fixtures):
+    r = _with_latency_and_a_lost_rate(tmp_path, fixtures)
+    run = tables.run_table(r)
+    by_pass, _ = show.render(r, unit="pass")
+    shared = ["us/call", "p50 us", "p90 us", "p99 us", "max us", "GPU touch ms", "IPIs/call", "flushes/call",
+              "full flush %", "expected flush"]
+    for title in shared:
+        assert title in run and title in by_pass, title
+    for stride in ("64K", "1M", "2M", "4M"):
+        mine, theirs = _row(run, stride, shared), _row(by_pass, stride, shared)
+        assert mine == theirs and len(mine) == len(shared), stride
+        ran = _row(run, stride, ["Median GB/s", "Min", "Max"])
+        passes = _row(by_pass, stride, ["Median (pass)", "Min (pass)", "Max (pass)", "N"])
+        assert passes["N"] == "19"  # the pass without a rate is left out, as run leaves it out
+        for a, b in (("Median GB/s", "Median (pass)"), ("Min", "Min (pass)"), ("Max", "Max (pass)")):
+            assert abs(float(ran[a]) - float(passes[b])) <= 0.0051, (stride, a)
+
+
+def test_csv_names_are_one_word_each(tmp_path, fixtures):
+    r = _with_latency_and_a_lost_rate(tmp_path, fixtures)
+    head = show.render(r, fmt="csv")[0].splitlines()[0]
+    assert head == ("stride,n,min,max,median,mean,stddev,cv_pct,us_per_call,p50_us,p90_us,p99_us,max_us,"
+                    "gpu_touch_ms,ipis_per_call,flushes_per_call,full_flush_pct,expected_flush")
