@@ -52,9 +52,17 @@ def verdict(row):
         return "n/a (too few to prove any)"
     if not row["significant"]:
         # The CI alone would exclude 0: say which rule decided, or the row reads as a contradiction.
-        return "no difference proven (Holm)" if row["p_value"] < stats.alpha(row["confidence"]) else \
-            "no difference proven"
+        holm = " (Holm)" if row["p_value"] < stats.alpha(row["confidence"]) else ""
+        mde = row.get("mde_pct", math.nan)
+        return f"no difference proven{holm}" if _nan(mde) else \
+            f"n.s.{holm}: no change >= {numbers.pct(mde, 1, sign=False)} (80% power)"
     return "faster" if row["speedup_pct"] > 0 else "slower"
+
+
+def detects(row):
+    """The smallest speedup this row's design finds with 80% power: '>= 11.7%'."""
+    mde = row.get("mde_pct", math.nan)
+    return numbers.NA if _nan(mde) else f">= {numbers.pct(mde, 1, sign=False)}"
 
 
 def _ci(row):
@@ -119,12 +127,12 @@ def _lead(cmp, key):
 def _table(cmp, tablefmt):
     headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} GB/s"]
     for label in cmp.labels[1:]:
-        headers += [f"{label} GB/s", "Speedup", f"{numbers.level(cmp.confidence)} CI", "Verdict"]
+        headers += [f"{label} GB/s", "Speedup", f"{numbers.level(cmp.confidence)} CI", "Detects (80%)", "Verdict"]
     body = []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"])]
         for r in rows:
-            line += [numbers.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r), verdict(r)]
+            line += [numbers.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r), detects(r), verdict(r)]
         body.append(line)
     return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
@@ -150,6 +158,10 @@ def _commit_footer(cmp):
     if not cmp.paired and cmp.unit == "round" and cmp.batched:
         unit = f"one observation per batch of consecutive rounds ({timeseries.BATCHES} a side)"
     boot = "; one boot a side (boot-to-boot not measured)" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
+    mdes = [r["mde_pct"] for r in cmp.rows if not _nan(r.get("mde_pct", math.nan))]
+    if mdes:
+        low, high = numbers.pct(min(mdes), 0, sign=False), numbers.pct(max(mdes), 0, sign=False)
+        boot += f"; detects >= {low if low == high else low[:-1] + '-' + high} (80% power)"
     return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
             f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
 

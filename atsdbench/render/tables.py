@@ -241,7 +241,31 @@ def notes(result):
 
         lag1 = round_lag1(result.records)
     notes += lag1_notes(lag1)
+    notes += detect_notes(result)
     return lines + notes
+
+
+def detect_notes(result):
+    """What a compare of two files like this one could see: each stride's smallest detectable speedup
+    (80% power), from this file's own variance, as `compare` would compute it (issue 25)."""
+    import math
+
+    from ..analysis.compare import compare
+    from ..data.cells import where
+    from ..errors import UsageError
+
+    try:
+        cmp = compare([result, result])  # the same design on both sides: the A/A of this file
+    except UsageError:
+        return []
+    found = [(r, r["mde_pct"]) for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
+    if not found:
+        return []
+    each = ", ".join(f"{numbers.pct(m, 1, sign=False)} at {where(r['stride_bytes'], r['cell'])}" for r, m in found)
+    scope = ("run-to-run drift included, its runs the unit; boot-to-boot not" if cmp.unit == "run" else
+             "within-run noise only: run-to-run drift, which a reboot-apart compare meets, is not in it (--runs)")
+    return [f"a compare of two runs like this detects >= {each} (80% power, {cmp.confidence:g}%, "
+            f"N = {found[0][0]['n_base']} {cmp.unit}s a side; {scope})"]
 
 
 def adaptive_notes(config):
