@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Verdicts across runs and boots (issue 25.7): what each run design costs a side and what its compare says.
+
+Simulation (the default): a seeded model of the noise measured on this VM (shared/notes/noise-levels.md),
+on the log scale, for 4 strides:
+
+  - pass noise 3.4% (4 timed passes a round, each stride its own passes: independent);
+  - a white round effect 2.8%;
+  - a drift component 4.6% with exp(-dt/8 s) correlation (an Ornstein-Uhlenbeck process over the side's
+    clock: rounds every 1.5 s, sub-runs starting `gap` apart; two sides are independent, as a reboot
+    >= 60 s apart makes them);
+  - a per-process (sub-run) effect sP;
+  - optionally a per-boot effect (one boot a side);
+  - every effect but the pass noise correlated 0.7 across strides (one shared factor).
+
+Each simulated side is an atsdbench.data.results.Result with the real sample schema (round, rep, order,
+stride_bytes, warmup, ns, seconds, calls, gbps, us_per_call, round_t and, with sub-runs, `run`; rounds
+numbered across sub-runs, one warm-up round and one warm-up pass a round; config runs/gap, host boot_id),
+and the REAL atsdbench.analysis.compare.compare is run on A/A pairs and on pairs whose new side is truly
+10% faster at every stride (independent draws).  Per design, sP and boot effect it reports:
+
+  wall s      a side, from the schedule: (runs - 1) x max(gap, one sub-run) + one sub-run, a sub-run being
+              its rounds plus a warm-up round, 1.5 s each;
+  A/A         compares in which any stride is significant after Holm (95%);
+  no CI       rows without a CI (compare gave no verdict), A/A and +10% pairs;
+  coverage    rows whose CI holds the true ratio (1 or 1.1), of those with a CI, both kinds of pair;
+  power       rows of the +10% pairs significant and positive (per stride);
+  MDE         the median mde_pct of the rows (compare's smallest change detectable with 80% power).
+
+Every cell of the table has its own seeds (SeedSequence of --seed and the cell), so a number does not
+depend on --jobs nor on which cells were asked for.
+
+  scripts/bench_verdict.py                       # defaults: ~2-3 min on a 2-core VM
+  scripts/bench_verdict.py --reps 400 --jobs 2   # tighter numbers
+  scripts/bench_verdict.py --reps 4 --designs 1x5 --sp 3 --boot 0   # seconds (tests)
+
+Real mode (`--real`, measures this machine; never run by the tests): for one design, K A/A pairs of
+`python -m atsdbench run --size 256M --strides 64K,1M,2M,4M --rounds R --runs M --gap G -o FILE`, the two
+sides of a pair and consecutive pairs at least --spacing seconds apart (default 60: a reboot would space
+them at least that), each pair compared with `python -m atsdbench compare A B --format json`; prints the
+measured wall time a side, the A/A rate (any stride after Holm) and the median mde_pct.
+
+  scripts/bench_verdict.py --real --design 5x5@20 --pairs 10 --spacing 60
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from statistics import median
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+ROUND_S = 1.5  # one round of 256M x 4 strides on this VM, warm-up pass included
+STRIDES = [65536, 1048576, 2097152, 4194304]
+BASE_GBPS = {65536: 12.0, 1048576: 20.0, 2097152: 25.0, 4194304: 28.0}  # levels only; tests are on log ratios
+SIZE = 256 << 20
+REPS = 4  # timed passes a round
+PASS_SD, ROUND_SD, DRIFT_SD, DRIFT_TAU, RHO = 0.034, 0.028, 0.046, 8.0, 0.7
+TRUE_CHANGE = 0.10
+# key: (label, runs, rounds, gap in s; 0 = back to back)
+DESIGNS = {
+    "1x5": ("1 process x 5 rounds (default)", 1, 5, 0.0),
+    "5x5@20": ("5 sub-runs x 5 rounds, 20 s apart", 5, 5, 20.0),
+    "8x3@20": ("8 x 3, 20 s apart", 8, 3, 20.0),
+    "5x5@0": ("5 x 5 back to back", 5, 5, 0.0),
+    "3x5@20": ("3 x 5, 20 s apart", 3, 5, 20.0),
+}
+COLUMNS = ["design", "sP %", "boot %", "wall s", "A/A %", "no CI %", "coverage %", "power %", "MDE %"]
+
+
+def sub_run_seconds(rounds, warmup_rounds=1):
+    return (rounds + warmup_rounds) * ROUND_S
+
+
+def schedule(runs, rounds, gap):
+    """Start times of a side's sub-runs and its wall time: starts at least `gap` apart, never overlapping."""
+    step = max(gap, sub_run_seconds(rounds))
+    starts = [k * step for k in range(runs)]
+    return starts, starts[-1] + sub_run_seconds(rounds)
+
+
+def _factor(rng, shape):
+    """Standard normals over the last axis (strides), correlated RHO between strides."""
+    common = rng.standard_normal(shape[:-1] + (1,))
+    return math.sqrt(RHO) * common + math.sqrt(1 - RHO) * rng.standard_normal(shape)
+
+
+def simulate_side(rng, runs, rounds, gap, sp, boot, change=0.0, label="A", boot_id="boot-a"):
+    """One side: a Result of `runs` sub-runs (no `run` column for one), log-normal noise as above."""
+    import numpy as np
+
+    from atsdbench.data.results import Result
+
+    ns = len(STRIDES)
+    starts, _ = schedule(runs, rounds, gap)
+    per_run = rounds + 1  # one warm-up round
+    times = np.array([s + i * ROUND_S for s in starts for i in range(per_run)])
+    # drift: stationary OU sampled at each round's time, correlated across strides
+    drift = np.empty((len(times), ns))
+    drift[0] = DRIFT_SD * _factor(rng, (ns,))
+    for k in range(1, len(times)):
+        phi = math.exp(-(times[k] - times[k - 1]) / DRIFT_TAU)
+        drift[k] = phi * drift[k - 1] + DRIFT_SD * math.sqrt(1 - phi * phi) * _factor(rng, (ns,))
+    round_eff = ROUND_SD * _factor(rng, (len(times), ns))
+    process = sp * _factor(rng, (runs, ns))
+    boot_eff = boot * _factor(rng, (ns,))
+    passes = PASS_SD * rng.standard_normal((len(times), REPS + 1, ns))  # rep 0: the warm-up pass
+    base = np.log([BASE_GBPS[s] for s in STRIDES])
+    records = []
+    for k, t in enumerate(times):
+        run, i = divmod(k, per_run)
+        level = base + math.log1p(change) + boot_eff + process[run] + drift[k] + round_eff[k]
+        for rep in range(REPS + 1):
+            for order, stride in enumerate(STRIDES):
+                gbps = float(math.exp(level[order] + passes[k, rep, order]))
+                seconds = SIZE / (gbps * 1e9)
+                calls = SIZE // stride
+                s = {"round": k, "rep": rep, "order": order, "stride_bytes": stride, "warmup": i == 0 or rep == 0,
+                     "ns": int(round(seconds * 1e9)), "seconds": seconds, "calls": calls, "gbps": gbps,
+                     "us_per_call": seconds * 1e6 / calls, "round_t": float(t - starts[0])}
+                if runs > 1:
+                    s["run"] = run
+                records.append(s)
+    host = {"hostname": "sim", "arch": "x86_64", "kernel_release": f"sim-{label}", "page_size": 4096,
+            "boot_id": boot_id}
+    config = {"size": SIZE, "strides": list(STRIDES), "rounds": rounds, "reps": REPS, "warmup": 1,
+              "warmup_rounds": 1, "pages": "base", "bystanders": 0, "retouch": True, "gpu": None, "label": label,
+              "runs": runs, "gap": gap, "seed": 0}
+    return Result(host, config, records, started=0.0, finished=float(times[-1] + ROUND_S))
+
+
+def _cell(task):
+    """One cell of the table: `reps` A/A pairs and `reps` +10% pairs through compare."""
+    import warnings
+
+    import numpy as np
+
+    from atsdbench.analysis.compare import compare
+
+    seed, key, sp_pct, boot_pct, reps = task
+    _, runs, rounds, gap = DESIGNS[key]
+    ident = [seed, list(DESIGNS).index(key), int(round(sp_pct * 10)), int(round(boot_pct * 10))]
+    rng = np.random.default_rng(np.random.SeedSequence(ident))
+    sp, boot = sp_pct / 100, boot_pct / 100
+    aa_any = rows_ci = covered = no_ci = rows = power_hits = power_rows = 0
+    mdes = []
+    for kind, change in (("aa", 0.0), ("change", TRUE_CHANGE)):
+        for _ in range(reps):
+            a = simulate_side(rng, runs, rounds, gap, sp, boot, 0.0, "A", "boot-a")
+            b = simulate_side(rng, runs, rounds, gap, sp, boot, change, "B", "boot-b")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                cmp = compare([a, b])
+            truth = change * 100
+            for r in cmp.rows:
+                rows += 1
+                if math.isfinite(r["ci_low_pct"]) and math.isfinite(r["ci_high_pct"]):
+                    rows_ci += 1
+                    covered += r["ci_low_pct"] <= truth <= r["ci_high_pct"]
+                else:
+                    no_ci += 1
+                if math.isfinite(r.get("mde_pct", math.nan)):
+                    mdes.append(r["mde_pct"])
+                if kind == "change":
+                    power_rows += 1
+                    power_hits += bool(r["significant"]) and r["speedup_pct"] > 0
+            if kind == "aa":
+                aa_any += any(bool(r["significant"]) for r in cmp.rows)
+    label = DESIGNS[key][0]
+    return {"design": label, "sP %": sp_pct, "boot %": boot_pct, "wall s": schedule(runs, rounds, gap)[1],
+            "A/A %": 100 * aa_any / reps, "no CI %": 100 * no_ci / rows if rows else math.nan,
+            "coverage %": 100 * covered / rows_ci if rows_ci else math.nan,
+            "power %": 100 * power_hits / power_rows if power_rows else math.nan,
+            "MDE %": float(median(mdes)) if mdes else math.nan}
+
+
+def simulate(designs, sps, boots, reps, seed, jobs=1):
+    tasks = [(seed, d, sp, b, reps) for d in designs for sp in sps for b in boots]
+    if jobs > 1:
+        from multiprocessing import Pool
+
+        with Pool(jobs) as pool:
+            return pool.map(_cell, tasks, chunksize=1)
+    return [_cell(t) for t in tasks]
+
+
+def table(rows):
+    from tabulate import tabulate
+
+    return tabulate([[r[c] for c in COLUMNS] for r in rows], headers=COLUMNS, tablefmt="github",
+                    floatfmt=("", ".0f", ".0f", ".0f", ".1f", ".1f", ".1f", ".1f", ".1f"))
+
+
+# ---- --real: A/A pairs measured on this machine ----
+
+def real(key, pairs, spacing, size, strides, out_dir=None):
+    _, runs, rounds, gap = DESIGNS[key]
+    tmp = out_dir or tempfile.mkdtemp(prefix="bench_verdict-")
+    walls, any_sig, mdes, last_end = [], 0, [], None
+
+    def side(name):
+        nonlocal last_end
+        if last_end is not None:
+            wait = last_end + spacing - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+        path = os.path.join(tmp, name)
+        cmd = [sys.executable, "-m", "atsdbench", "run", "--size", size, "--strides", strides, "--rounds",
+               str(rounds), "--runs", str(runs), "--gap", f"{gap if gap else 0:g}s", "--no-trace", "-o", path]
+        t0 = time.monotonic()
+        subprocess.run(cmd, check=True, capture_output=True)
+        last_end = time.monotonic()
+        walls.append(last_end - t0)
+        return path
+
+    for k in range(pairs):
+        a, b = side(f"pair{k}-a.json"), side(f"pair{k}-b.json")
+        p = subprocess.run([sys.executable, "-m", "atsdbench", "compare", a, b, "--format", "json"], check=True,
+                           capture_output=True, text=True)
+        rows = json.loads(p.stdout)
+        hit = [r["stride"] for r in rows if r.get("significant")]
+        any_sig += bool(hit)
+        mdes += [r["mde_pct"] for r in rows if r.get("mde_pct") is not None]
+        print(f"pair {k + 1}/{pairs}: {'different at ' + ', '.join(hit) if hit else 'no difference'}; "
+              f"walls {walls[-2]:.0f} s, {walls[-1]:.0f} s", flush=True)
+    print(f"\n{DESIGNS[key][0]} (--rounds {rounds} --runs {runs} --gap {gap:g}s), {pairs} A/A pairs, sides >= "
+          f"{spacing:g} s apart; files in {tmp}")
+    print(f"wall a side: median {median(walls):.0f} s (min {min(walls):.0f}, max {max(walls):.0f})")
+    print(f"A/A, any stride significant after Holm: {any_sig}/{pairs} = {100 * any_sig / pairs:.0f}%")
+    print(f"median mde_pct: {median(mdes):.1f}%" if mdes else "median mde_pct: none (no row had one)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reps", type=int, default=60, help="simulated A/A pairs, and as many +10%% pairs, a cell")
+    ap.add_argument("--seed", type=int, default=25)
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes for the simulation")
+    ap.add_argument("--designs", default=",".join(DESIGNS), help=f"designs ({', '.join(DESIGNS)})")
+    ap.add_argument("--sp", default="0,3,5", help="per-process effects, %% (comma list)")
+    ap.add_argument("--boot", default="0,2", help="per-boot effects, %% (comma list)")
+    ap.add_argument("--real", action="store_true", help="measure real A/A pairs here instead of simulating")
+    ap.add_argument("--design", default="1x5", help="--real: the design to measure")
+    ap.add_argument("--pairs", type=int, default=10, help="--real: A/A pairs")
+    ap.add_argument("--spacing", type=float, default=60.0, help="--real: seconds between consecutive runs")
+    ap.add_argument("--size", default="256M", help="--real: run --size")
+    ap.add_argument("--strides", default="64K,1M,2M,4M", help="--real: run --strides")
+    a = ap.parse_args(argv)
+    designs = [d for d in a.designs.split(",") if d]
+    for d in designs + [a.design]:
+        if d not in DESIGNS:
+            ap.error(f"unknown design {d!r} (designs: {', '.join(DESIGNS)})")
+    if a.real:
+        real(a.design, a.pairs, a.spacing, a.size, a.strides)
+        return 0
+    sps = [float(x) for x in a.sp.split(",") if x]
+    boots = [float(x) for x in a.boot.split(",") if x]
+    t0 = time.monotonic()
+    rows = simulate(designs, sps, boots, a.reps, a.seed, a.jobs)
+    print(table(rows))
+    print(f"\n{a.reps} A/A + {a.reps} +10% pairs a cell, seed {a.seed}, 4 strides, Holm, 95%; "
+          f"{time.monotonic() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""scripts/bench_verdict.py's simulation (not live: nothing is measured): its table and its seed."""
+import importlib.util
+import pathlib
+
+import pytest
+
+SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "bench_verdict.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_verdict", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_schedule_gives_each_design_its_wall_time(bench):
+    assert bench.schedule(1, 5, 0)[1] == 9.0  # 5 rounds + a warm-up round, 1.5 s each
+    assert bench.schedule(5, 5, 20)[1] == 89.0
+    assert bench.schedule(8, 3, 20)[1] == 146.0
+    assert bench.schedule(5, 5, 0) == ([0.0, 9.0, 18.0, 27.0, 36.0], 45.0)  # back to back
+
+
+def test_a_simulated_side_has_the_real_schema_and_compare_takes_it(bench):
+    import numpy as np
+
+    from atsdbench.analysis.compare import compare
+    from atsdbench.data import results
+
+    rng = np.random.default_rng(1)
+    a = bench.simulate_side(rng, 3, 2, 20.0, 0.03, 0.0, label="A", boot_id="x")
+    b = bench.simulate_side(rng, 3, 2, 20.0, 0.03, 0.0, change=0.1, label="B", boot_id="y")
+    again = results.from_dict(a.to_dict())  # the schema check of a file on disk
+    assert [p.sub_run for p in again.sub_runs()] == [0, 1, 2]
+    s = a.records[0]
+    assert set(s) >= {"round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call",
+                      "round_t", "run"}
+    assert a.config["runs"] == 3 and a.config["gap"] == 20.0 and a.host["boot_id"] == "x"
+    assert sorted({r["round"] for r in a.records if r["run"] == 1}) == [3, 4, 5]  # numbered across sub-runs
+    cmp = compare([a, b])
+    assert cmp.unit == "run" and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(3, 3)}
+    assert "run" not in bench.simulate_side(rng, 1, 5, 0.0, 0.0, 0.0).records[0]
+
+
+def test_the_simulation_table_and_its_seed(bench, capsys):
+    args = ["--reps", "3", "--designs", "1x5,3x5@20", "--sp", "3", "--boot", "0,2", "--jobs", "1"]
+    assert bench.main(args) == 0
+    first = capsys.readouterr().out
+    header = first.splitlines()[0]
+    for column in bench.COLUMNS:
+        assert column in header
+    assert "1 process x 5 rounds (default)" in first and "3 x 5, 20 s apart" in first
+    rows = bench.simulate(["1x5", "3x5@20"], [3.0], [0.0, 2.0], 3, 25)
+    assert rows == bench.simulate(["1x5", "3x5@20"], [3.0], [0.0, 2.0], 3, 25)  # the same numbers twice
+    assert [r["wall s"] for r in rows] == [9.0, 9.0, 49.0, 49.0]
+    for r in rows:
+        assert set(r) == set(bench.COLUMNS)
+        assert 0 <= r["A/A %"] <= 100 and 0 <= r["coverage %"] <= 100 and r["MDE %"] > 0
+    assert bench.simulate(["3x5@20"], [3.0], [2.0], 3, 25) == rows[3:]  # a cell's seed is its own
+    assert bench.main(args) == 0
+    assert capsys.readouterr().out.splitlines()[:6] == first.splitlines()[:6]
