@@ -97,8 +97,6 @@ def cmd_compare(args):
     from .render import counts as count_formats
 
     if getattr(args, "counts", False):
-        if args.by is not None:
-            raise UsageError("--counts compares files with each other; it does not go with --by")
         if not cmp.counts:
             raise UsageError("the files have no invalidation counts (flushes, IPIs, tlbie, hcalls): they were measured "
                              "without tracing")

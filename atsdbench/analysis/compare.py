@@ -461,5 +461,6 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                         f"round{'s' if lost > 1 else ''} measured one cell only (interrupted?): left out of the pairs")
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
-    return Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings, obs, adjust,
-                                 paired=True, pairs=pairs, by=axis)
+    members = {" ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key)): m for key, m in groups.items()}
+    return count_changes.attach_by(Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings,
+                                              obs, adjust, paired=True, pairs=pairs, by=axis), result, members, strides)

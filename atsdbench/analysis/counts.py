@@ -130,6 +130,17 @@ def mark_emulated_file(rows, result, warnings):
                     "not the hardware's, so no rate gets a verdict")
 
 
+def attach_by(cmp, result, members, strides):
+    """compare FILE --by AXIS: the counts of each value's cell against the first value's, per group of the
+    other axes.  members: {group label: {position on the axis: cell index}}."""
+    n = len(cmp.labels)
+    groups = [[result] for _ in range(n)]
+    cells = [[{g: m.get(j, -1) for g, m in members.items()}] for j in range(n)]  # -1: no such cell
+    cmp.counts = compare_counts(groups, cmp.labels, cells, [(g, s) for g in members for s in strides])
+    cmp.emulated = [result.path or "the file"] if emulation(result) else []
+    return cmp
+
+
 def attach(cmp, groups, cells, common):
     """The counts and which sides were emulated, on a Comparison (compare.compare's hook)."""
     cmp.counts = compare_counts(groups, cmp.labels, cells, common)

@@ -138,7 +138,7 @@ def appendix(cmp, fmt):
 
             only = copy.copy(cmp)
             only.counts = changed
-            parts.append(RENDERERS[fmt](only))
-    if cmp.emulated:
+            parts.append(RENDERERS[fmt](only))  # its legend names the emulated sides
+    if cmp.emulated and not changed or cmp.emulated and fmt == "ministat":
         parts.append(emulated_line(cmp))
     return "\n".join(parts) if parts else None
