@@ -19,6 +19,7 @@ from statistics import median
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import atsdbench  # noqa: E402
 from atsdbench.measure import tlbie  # noqa: E402
+from atsdbench.measure.guest import attrs, parse_console  # noqa: E402,F401  (the console, as guest reads it)
 from atsdbench.units import format_size, parse_size  # noqa: E402
 
 
@@ -30,40 +31,6 @@ TRIM_EVERY = 1073
 
 class Bad(Exception):
     """The guest misbehaved: the message says how, in one line."""
-
-
-def parse_console(text):
-    """Values ("@@ key value"), blocks ("@@ begin name attrs" .. "@@ end name attrs") and atsd errors."""
-    values, blocks, errors, block = {}, [], [], None
-    for raw in text.replace("\r", "").split("\n"):
-        at = raw.find("@@ ")
-        line = raw[at + 3:] if at >= 0 else None
-        if block is not None:
-            if line is not None and line.startswith(f"end {block['name']}"):
-                block["end"] = attrs(line.split(None, 2)[2] if len(line.split(None, 2)) > 2 else "")
-                blocks.append(block)
-                block = None
-            else:
-                block["lines"].append(raw)
-            continue
-        if line is None:
-            continue
-        key, _, rest = line.partition(" ")
-        if key == "begin":
-            name, _, rest = rest.partition(" ")
-            block = {"name": name, "attrs": attrs(rest), "lines": [], "end": None}
-        elif key == "atsd-error":
-            errors.append(rest)
-        elif key == "cpuinfo":
-            k, _, v = rest.partition(":")
-            values[k.strip()] = v.strip()
-        else:
-            values[key] = rest.strip()
-    return values, blocks, errors
-
-
-def attrs(text):
-    return dict(part.split("=", 1) for part in text.split() if "=" in part)
 
 
 def decode_trace(block):

@@ -485,9 +485,7 @@ def parse_console(text):
             values[k.strip()] = v.strip()
         else:
             values[key] = rest.strip()
-    if block is not None:  # cut off: kept, unended
-        blocks.append(block)
-    return values, blocks, errors
+    return values, blocks, errors  # a block cut off before its end line is left out
 
 
 def attrs(text):
