@@ -50,7 +50,7 @@ def test_the_simulation_table_and_its_seed(bench, capsys):
     header = first.splitlines()[0]
     for column in bench.COLUMNS:
         assert column in header
-    assert "1 process x 5 rounds (default)" in first and "3 x 5, 20 s apart" in first
+    assert "1 process x 5 rounds (--unit round)" in first and "3 x 5, 20 s apart" in first
     rows = bench.simulate(["1x5", "3x5@20"], [3.0], [0.0, 2.0], 3, 25)
     assert rows == bench.simulate(["1x5", "3x5@20"], [3.0], [0.0, 2.0], 3, 25)  # the same numbers twice
     assert [r["wall s"] for r in rows] == [9.0, 9.0, 49.0, 49.0]

@@ -1,4 +1,5 @@
 """compare: golden outputs from committed fixture files (tests/fixtures, synthetic numbers)."""
+import math
 import json
 
 import pytest
@@ -22,12 +23,12 @@ def test_golden_formats(cli, fixtures, fmt):
     (["before.json", "after.json", "--metric", "median"], "compare_median.text"),
 ])
 def test_golden_variants(cli, fixtures, args, golden):
-    p = cli("compare", *args, cwd=fixtures)
+    p = cli("compare", *args, "--unit", "round", cwd=fixtures)
     assert p.returncode == 0 and p.stdout == (fixtures.parent / "golden" / golden).read_text()
 
 
 def test_commit_format_is_paste_ready(cli, fixtures):
-    out = cli("compare", "before.json", "after.json", "--format", "commit", cwd=fixtures).stdout
+    out = cli("compare", "before.json", "after.json", "--format", "commit", "--unit", "round", cwd=fixtures).stdout
     lines = out.splitlines()
     assert lines[0] == "mprotect rate (GB/s)" and lines[1].split() == ["Stride", "Before", "After", "Speedup"]
     assert all(line == line.rstrip() for line in lines) and "\x1b" not in out
@@ -39,7 +40,7 @@ def test_commit_format_is_paste_ready(cli, fixtures):
 
 def test_commit_format_marks_what_is_not_proven(cli, fixtures):
     out = cli("compare", "before.json", "again.json", "after.json", "--format", "commit", "--labels", "v1,v2,v3",
-              cwd=fixtures).stdout.splitlines()
+              "--unit", "round", cwd=fixtures).stdout.splitlines()
     assert out[1].split() == ["Stride", "v1", "v2", "Speedup", "v2", "v3", "Speedup", "v3"]
     row = out[5]  # 4M: v2 is the same kernel again (n.s.), v3 is 12% faster and proven
     assert row.split()[:4] == ["4M", "321.0", "328.3", "2%"] and row.split()[4] == "n.s."
@@ -62,9 +63,9 @@ def test_python_api_columns(fixtures):
 
 
 def test_json_and_csv_agree(cli, fixtures):
-    rows = json.loads(cli("compare", "before.json", "after.json", "--format", "json", cwd=fixtures).stdout)
+    rows = json.loads(cli("compare", "before.json", "after.json", "--format", "json", "--unit", "round", cwd=fixtures).stdout)
     assert rows[0]["significant"] is True and rows[0]["stride"] == "64K"
-    csv_lines = cli("compare", "before.json", "after.json", "--format", "csv", cwd=fixtures).stdout.splitlines()
+    csv_lines = cli("compare", "before.json", "after.json", "--format", "csv", "--unit", "round", cwd=fixtures).stdout.splitlines()
     assert csv_lines[0].split(",") == comparison.COLUMNS and len(csv_lines) == 1 + len(rows)
 
 
@@ -172,24 +173,24 @@ def test_holm_by_default_and_adjust_none(fixtures):
     from atsdbench.analysis import stats
 
     files = [str(fixtures / f) for f in ("before.json", "after.json", "again.json")]
-    holm = atsdbench.compare(*files)
+    holm = atsdbench.compare(*files, unit="round")
     assert set(holm["adjust"]) == {"holm"} and len(holm) == 8  # one family: every stride of every file
     assert list(holm["p_adjusted"]) == pytest.approx(list(stats.holm(holm["p_value"])))
     assert (holm["p_adjusted"] >= holm["p_value"]).all()
     assert list(holm["significant"]) == list(holm["p_adjusted"] < 0.05)
-    none = atsdbench.compare(*files, adjust="none")
+    none = atsdbench.compare(*files, adjust="none", unit="round")
     assert list(none["p_adjusted"]) == list(none["p_value"]) == list(holm["p_value"])
     assert none["significant"].sum() > holm["significant"].sum()
     assert list(none["significant"]) == list(np.array(none["p_value"]) < 0.05)
 
 
 def test_legend_says_which_adjustment(cli, fixtures):
-    out = cli("compare", "before.json", "after.json", "again.json", cwd=fixtures).stdout
+    out = cli("compare", "before.json", "after.json", "again.json", "--unit", "round", cwd=fixtures).stdout
     assert "Holm-adjusted p < 0.05 over the 8 comparisons made" in out
     assert "n.s. (Holm): no change >= " in out  # a CI that excludes 0, not proven for the family
-    out = cli("compare", "before.json", "after.json", "again.json", "--adjust", "none", cwd=fixtures).stdout
+    out = cli("compare", "before.json", "after.json", "again.json", "--adjust", "none", "--unit", "round", cwd=fixtures).stdout
     assert "not adjusted for the 8 made (--adjust none)" in out and "(Holm)" not in out
-    p = cli("compare", "before.json", "after.json", "--adjust", "bonferroni", cwd=fixtures)
+    p = cli("compare", "before.json", "after.json", "--adjust", "bonferroni", "--unit", "round", cwd=fixtures)
     assert p.returncode == 2 and "--adjust must be holm or none" in p.stderr
 
 
@@ -204,7 +205,7 @@ def _rounds_only(fixtures, tmp_path, name, keep):
 def test_median_with_three_rounds_warns_and_names_the_smallest_n(cli, fixtures, tmp_path):
     base = _rounds_only(fixtures, tmp_path, "before.json", (0, 1, 2, 3))  # round 0 is the warm-up
     new = _rounds_only(fixtures, tmp_path, "after.json", (0, 1, 2, 3))
-    p = cli("compare", base, new, "--metric", "median")
+    p = cli("compare", base, new, "--metric", "median", "--unit", "round")
     assert p.returncode == 0
     warning = [line for line in p.stderr.splitlines() if "no CI" in line]
     assert len(warning) == 1 and "strides 64K, 1M, 2M, 4M" in warning[0]
@@ -212,7 +213,7 @@ def test_median_with_three_rounds_warns_and_names_the_smallest_n(cli, fixtures, 
     assert p.stdout.count("n/a (too few to prove any)") == 4
     base = _rounds_only(fixtures, tmp_path, "before.json", (0, 1, 2, 3, 4))
     new = _rounds_only(fixtures, tmp_path, "after.json", (0, 1, 2, 3, 4))
-    p = cli("compare", base, new, "--metric", "median", "--adjust", "none")
+    p = cli("compare", base, new, "--metric", "median", "--adjust", "none", "--unit", "round")
     assert p.returncode == 0 and "no CI" not in p.stderr and "faster" in p.stdout
 
 
@@ -235,7 +236,7 @@ def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
     base = _with_cells(fixtures, tmp_path, "before.json", [({"bystanders": 0}, 1.0), ({"bystanders": 1}, 0.5)])
     # the new file lists its cells in another order: matched by name, not by index
     new = _with_cells(fixtures, tmp_path, "after.json", [({"bystanders": 1}, 0.5), ({"bystanders": 0}, 1.0)])
-    cmp = comparison.compare([str(base), str(new)])
+    cmp = comparison.compare([str(base), str(new)], unit="round")
     assert [(r["cell"], r["stride"]) for r in cmp.rows][:5] == [
         ("bystanders=0", "64K"), ("bystanders=0", "1M"), ("bystanders=0", "2M"), ("bystanders=0", "4M"),
         ("bystanders=1", "64K")]
@@ -243,13 +244,13 @@ def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
     by = {(r["cell"], r["stride"]): r for r in cmp.rows}
     assert by["bystanders=1", "64K"]["base_gbps"] == pytest.approx(by["bystanders=0", "64K"]["base_gbps"] / 2)
     assert by["bystanders=1", "64K"]["speedup_pct"] == pytest.approx(by["bystanders=0", "64K"]["speedup_pct"])
-    p = cli("compare", base, new)
+    p = cli("compare", base, new, "--unit", "round")
     assert p.returncode == 0 and p.stdout.splitlines()[1].split()[:2] == ["Cell", "Stride"]
     assert "over the 8 comparisons made" in p.stdout
-    p = cli("compare", base, new, "--format", "ministat")
+    p = cli("compare", base, new, "--format", "ministat", "--unit", "round")
     assert "stride 64K bystanders=1:" in p.stdout
     other = _with_cells(fixtures, tmp_path, "again.json", [({"bystanders": 2}, 1.0), ({"bystanders": 0}, 1.0)])
-    p = cli("compare", base, other)
+    p = cli("compare", base, other, "--unit", "round")
     assert p.returncode == 0 and "stride 64K of bystanders=1 is missing from" in p.stderr
 
 
@@ -267,7 +268,7 @@ def test_fewer_than_two_observations_is_na_and_says_why(cli, fixtures, tmp_path)
     data = json.loads((fixtures / "before.json").read_text())
     data["samples"] = [s for s in data["samples"] if s["round"] in (0, 1) and s["rep"] in (0, 1)]  # one timed pass
     (tmp_path / "one.json").write_text(json.dumps(data))
-    p = cli("compare", str(tmp_path / "one.json"), str(fixtures / "after.json"))
+    p = cli("compare", str(tmp_path / "one.json"), str(fixtures / "after.json"), "--unit", "round")
     assert p.returncode == 0 and "n/a (fewer than 2 observations)" in p.stdout
     assert "no CI (fewer than 2 observations)" in p.stderr
     assert "5.9" in p.stdout or "5.8" in p.stdout  # the rates are still shown
@@ -383,3 +384,18 @@ def test_batch_means_are_named_as_the_observation(fixtures, tmp_path):
     assert "observation = one batch mean of consecutive rounds (5 a side, from 25 rounds" in text
     assert "one observation per batch of consecutive rounds (5 a side)" in render.render_commit(cmp)
     assert any("not drift slower than the run" in w for w in cmp.warnings)
+
+
+def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
+    """Issue 25: two single runs have no run-to-run variance; the default compare says so and gives no
+    verdict (rates, speedup and a within-run interval only); --unit round asks for the within-run one."""
+    cmp = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")])
+    assert cmp.withheld and all(not r["significant"] and r["verdict_withheld"] for r in cmp.rows)
+    assert all(math.isnan(r["mde_pct"]) for r in cmp.rows)
+    out = cli("compare", "before.json", "after.json", cwd=fixtures).stdout
+    assert "within-run interval" in out and "95% CI" not in out.splitlines()[1]
+    assert out.count("no verdict (one process a side)") == 4 and "run --runs 5 --gap 20s" in out
+    commit = cli("compare", "before.json", "after.json", "--format", "commit", cwd=fixtures).stdout
+    assert commit.count("n.s.") >= 4 and "no verdict: one process a side" in commit
+    asked = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")], unit="round")
+    assert not asked.withheld and any(r["significant"] for r in asked.rows)

@@ -17,11 +17,17 @@ from ..units import format_size
 
 COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
            "ci_low_pct", "ci_high_pct", "p_value", "p_adjusted", "adjust", "significant", "test", "confidence",
-           "unit", "n_base", "n_new", "note", "mde_pct"]
+           "unit", "n_base", "n_new", "note", "mde_pct", "verdict_withheld"]
 # What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:
 # comparing kernels is the point.
 MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "retouch"),
             ("config", "gpu"), ("host", "page_size"), ("host", "arch")]
+
+
+WITHHELD = ("every side is one process, which has no run-to-run variance to offer (processes of one plan landed "
+            "up to 37% apart on this VM; simulated, two such runs of the same thing were called different 40-67% "
+            "of the time): for a verdict, measure each side with run --runs 5 --gap 20s, or compare replicate files "
+            "(a.json,b.json,...); --unit round gives the within-run verdict")
 
 
 @dataclasses.dataclass
@@ -43,6 +49,7 @@ class Comparison:
     emulated: list = dataclasses.field(default_factory=list)  # labels of sides from emulated guests (qemu-tcg)
     boots: list = dataclasses.field(default_factory=list)  # boots each side's runs come from (host.boot_id)
     batched: dict = dataclasses.field(default_factory=dict)  # file index -> rounds made into batch means
+    withheld: str = None  # why no verdict is given (every side one process, unit not asked for)
 
     def frame(self):
         import pandas as pd
@@ -293,7 +300,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
                          "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
                          "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust, "test": test,
                          "confidence": confidence, "unit": effective, "n_base": d["n_base"], "n_new": d["n_new"],
-                         "note": d.get("why", ""), "_se": d.get("se", math.nan),
+                         "note": d.get("why", ""), "verdict_withheld": False, "_se": d.get("se", math.nan),
                          "_df": d.get("df", d["n_base"] + d["n_new"] - 2)})
     from . import counts as count_changes
     count_changes.mark_emulated(rows, groups, labels)  # rates shown, no verdict
@@ -302,10 +309,17 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         r["p_adjusted"] = float(p)
         r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
     _add_mde(rows, adjust, confidence, rank=test == "mannwhitney")
+    withheld = None
+    if unit == "auto" and effective in ("round", "pass"):
+        # Measured (scripts/bench_verdict.py): two single processes of the same thing are called different
+        # in 40-67% of compares and their CIs cover 46-65%: a process has no run-to-run variance to offer.
+        withheld = WITHHELD
+        for r in rows:
+            r.update(significant=False, mde_pct=math.nan, verdict_withheld=True)
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
-                     boots=[boots(g) for g in groups], batched=batched)
+                     boots=[boots(g) for g in groups], batched=batched, withheld=withheld)
     return count_changes.attach(cmp, groups, cells, common)
 
 
@@ -444,7 +458,8 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                              "new_gbps": d["new"], "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
                              "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust,
                              "test": test_name, "confidence": confidence, "unit": "round", "n_base": d["n_base"],
-                             "n_new": d["n_new"], "note": d.get("why", ""), "_se": d.get("se", math.nan),
+                             "n_new": d["n_new"], "note": d.get("why", ""), "verdict_withheld": False,
+                             "_se": d.get("se", math.nan),
                              "_df": d.get("df", math.nan)})
     if not rows:
         raise UsageError(f"{result.path or 'the file'}: no cell of {axis} beyond the first has a measured pass "

@@ -46,8 +46,10 @@ def _nan(x):
 
 
 def verdict(row):
-    if _nan(row["p_value"]):
+    if _nan(row["p_value"]):  # no test made (emulated, too few): that reason first
         return f"n/a ({row['note'] or 'no test'})"
+    if row.get("verdict_withheld"):
+        return "no verdict (one process a side)"
     if _nan(row["ci_low_pct"]):
         return "n/a (too few to prove any)"
     if not row["significant"]:
@@ -77,6 +79,8 @@ def adjustment(cmp):
     """What a verdict means: Holm over the family, or each comparison alone."""
     level = f"{stats.alpha(cmp.confidence):g}"
     made = cmp.tests_made
+    if cmp.withheld:
+        return f"no verdict: {cmp.withheld}"
     if made == 0:
         return "no verdict: no comparison could be made (the warnings say why)"
     if made <= 1:
@@ -109,6 +113,9 @@ def legend(cmp):
         text += "\nreplicate runs on one side only: a single run is one observation"
         if cmp.test == "student":
             text += ", assumed to vary from run to run as the replicated side does"
+    elif cmp.withheld:
+        text += (f"\nthe within-run interval is a {numbers.level(cmp.confidence)} interval of this pair of runs "
+                 "only, not of the change another pair would see")
     elif cmp.unit != "run":
         # Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
         text += ("\nsingle runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
@@ -127,7 +134,8 @@ def _lead(cmp, key):
 def _table(cmp, tablefmt):
     headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} GB/s"]
     for label in cmp.labels[1:]:
-        headers += [f"{label} GB/s", "Speedup", f"{numbers.level(cmp.confidence)} CI", "Detects (80%)", "Verdict"]
+        ci = f"{numbers.level(cmp.confidence)} CI" if not cmp.withheld else "within-run interval"
+        headers += [f"{label} GB/s", "Speedup", ci, "Detects (80%)", "Verdict"]
     body = []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"])]
@@ -162,6 +170,9 @@ def _commit_footer(cmp):
     if mdes:
         low, high = numbers.pct(min(mdes), 0, sign=False), numbers.pct(max(mdes), 0, sign=False)
         boot += f"; detects >= {low if low == high else low[:-1] + '-' + high} (80% power)"
+    if cmp.withheld:
+        return (f"no verdict: one process a side ({unit}; {n}{boot}), so n.s. throughout; measure each side with "
+                "run --runs 5 --gap 20s for one")
     return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
             f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
 

@@ -258,6 +258,9 @@ def detect_notes(result):
         cmp = compare([result, result])  # the same design on both sides: the A/A of this file
     except UsageError:
         return []
+    if cmp.withheld:
+        return ["a compare of two runs like this gives no verdict (one process a side, no run-to-run variance): "
+                "measure with --runs 5 --gap 20s for one"]
     found = [(r, r["mde_pct"]) for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
     if not found:
         return []
