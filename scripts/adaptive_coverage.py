@@ -3,7 +3,7 @@
 run stops on (target 1%, 95% nominal, rounds from 5) covers the true mean, against 5 fixed batch means
 and a fixed plan of as many rounds, for independent and AR(1) round means.
 
-It runs the simulation tests/test_adaptive.py checks (its helpers, imported from there) with more
+It runs the simulation tests/measure/test_adaptive.py checks (its helpers, imported from there) with more
 replicates.
 
 usage: scripts/adaptive_coverage.py [REPS [SEED]]   (default 4000 replicates, seed 12)
@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "measure"))
 
 from test_adaptive import adaptive, ar1_rows, fixed_batches, sequential  # noqa: E402
 

@@ -4,7 +4,7 @@ compare's 95% CIs (mean: Welch on log rates; median: Hodges-Lehmann with its exa
 and how often they find a 10% slowdown at 5% CV between rounds; then the A/A rate over four strides
 (any called different), unadjusted and after Holm.
 
-It runs the simulation tests/test_calibration.py checks (its helpers, imported from there).
+It runs the simulation tests/analysis/test_calibration.py checks (its helpers, imported from there).
 
 usage: scripts/calibration_table.py
 """
@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "analysis"))
 
 from test_calibration import EXPERIMENTS, aa_rates, covered, experiment, rounds, stats  # noqa: E402
 

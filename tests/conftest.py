@@ -12,15 +12,12 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 # The `live` marker (pyproject.toml): a test that measures or builds on this machine.  Files and tests
 # say so themselves; a test that asks for one of these fixtures is live through it.
 LIVE_FIXTURES = {"small_run", "atsd"}
-# Live tests in files whose marker is theirs to add (kept here until it is): node ids under tests/.
-LIVE_ELSEWHERE = {"test_options.py::test_atsd_help_is_built_from_the_table"}  # builds atsd with make
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
 def pytest_collection_modifyitems(items):
     for item in items:
-        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())) or \
-                item.nodeid.split("/", 1)[-1].split("[")[0] in LIVE_ELSEWHERE:
+        if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)
 
 

@@ -3,6 +3,8 @@ import pathlib
 import re
 import subprocess
 
+import pytest
+
 from atsdbench import cli
 from atsdbench.measure import core
 
@@ -49,6 +51,7 @@ def test_argparse_is_built_from_the_table():
     assert flags == want
 
 
+@pytest.mark.live  # builds atsd with make
 def test_atsd_help_is_built_from_the_table(tmp_path):
     exe = tmp_path / "atsd"
     subprocess.run(["make", "-s", "-C", str(pathlib.Path(__file__).parent.parent / "csrc"), f"OUT={exe}"], check=True)

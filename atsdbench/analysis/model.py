@@ -12,7 +12,7 @@ standard error, and the interval is estimate +- t(df) x that error.  Why not the
 percentiles: with the 3-5 rounds runs have, percentile intervals of a mean cover 73-85% instead of
 95% (a bootstrap cannot see the t distribution's tails, and the plug-in variance is (n-1)/n too
 small).  The resampled rounds are therefore spread by sqrt(n/(n-1)) and the critical value is
-Student's t; tests/test_model.py checks the coverage by seeded simulation.
+Student's t; tests/analysis/test_model.py checks the coverage by seeded simulation.
 """
 import dataclasses
 import math

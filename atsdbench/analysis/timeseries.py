@@ -10,7 +10,7 @@ batches (sizes differ by at most one) and the t interval with BATCHES-1 degrees 
 over the batch means.  Batches absorb the short-range correlation; with a fixed number of batches
 the interval stays valid as batches grow (fixed-b asymptotics), and for independent normal rounds
 it is exact at any n.  Newey-West (Bartlett kernel, bandwidth n^(1/3) or Andrews' AR(1) plug-in,
-normal quantile) was the alternative: in the seeded simulation in tests/test_timeseries.py it
+normal quantile) was the alternative: in the seeded simulation in tests/analysis/test_timeseries.py it
 covers 89% instead of 95% even for independent rounds at n = 20, and 75-82% for AR(1) with
 phi = 0.8 at n = 100, where 5 batch means cover 93%.  The price of 5 batches is a wider interval
 (t with 4 df), about 25% wider than the t interval when rounds really are independent.

@@ -7,7 +7,7 @@ keys are allowed (newer optional columns), but an unknown sample column must hol
 
 Hand-written rather than JSON Schema: jsonschema took 10 s to check a 20,000-pass file with latency
 histograms (fastjsonschema 0.8 s, pydantic 0.25 s); checking the samples column by column, with
-C-level type sets and min/max, takes under a tenth (0.09 s; tests/test_results.py has such a file).
+C-level type sets and min/max, takes under a tenth (0.09 s; tests/data/test_results.py has such a file).
 """
 import math
 import re

@@ -19,7 +19,7 @@ less than its nominal level; how much less depends on how noisy the interval's w
 ROBUST_MIN_ROUNDS rounds it is the t interval over round means (n - 1 degrees of freedom), as in
 `mean_ci`.  From there on `mean_ci` switches to 5 fixed batch means (4 degrees of freedom), whose
 width is so noisy that, stopped on, they cover 76-85% of the time where the rule takes 30-150
-rounds (seeded simulation in tests/test_adaptive.py), and more rounds do not help: a sequential
+rounds (seeded simulation in tests/measure/test_adaptive.py), and more rounds do not help: a sequential
 rule needs a consistent variance estimator (Glynn and Whitt, Ann. Appl. Probab. 2 (1992) 180-198).
 So from ROBUST_MIN_ROUNDS rounds this module uses **overlapping batch means** of m = floor(sqrt(n))
 consecutive rounds (Meketon and Schmeiser 1984): valid under autocorrelation as batches grow, with

@@ -157,7 +157,7 @@ def test_the_table_script_prints_its_table():
     import subprocess
     import sys
 
-    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "calibration_table.py")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "calibration_table.py")
     p = subprocess.run([sys.executable, script], capture_output=True, text=True)
     lines = p.stdout.splitlines()
     assert p.returncode == 0 and p.stderr == "", p.stderr

@@ -7,7 +7,7 @@ import pytest
 
 from atsdbench.measure import core
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_abi_version_matches_header():

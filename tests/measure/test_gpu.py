@@ -9,7 +9,7 @@ import pytest
 import atsdbench
 from atsdbench.measure import gpu
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 @pytest.fixture(scope="module")

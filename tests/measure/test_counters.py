@@ -174,7 +174,7 @@ print(os.path.exists(path))
 def test_a_real_trace_instance_records_and_goes_away():
     # a real tracefs, mounted in a mount namespace of its own (this machine's stays as it is); x86's
     # tlb:tlb_flush stands in for POWER's events: the instance works the same way
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     p = subprocess.run(["unshare", "-m", "sh", "-c", 'mount -t tracefs nodev /sys/kernel/tracing && '
                         '[ -d /sys/kernel/tracing/events/tlb/tlb_flush ] && exec "$0" -c "$1" "$2"',
                         sys.executable, REAL, here], capture_output=True, text=True)

@@ -206,7 +206,7 @@ def test_lag1_threshold_power_and_warning_text():
 
 # --- scripts/drift.py --------------------------------------------------------------------------
 
-DRIFT = os.path.join(os.path.dirname(__file__), "..", "scripts", "drift.py")
+DRIFT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "drift.py")
 
 
 def _drift():

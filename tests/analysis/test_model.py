@@ -15,7 +15,7 @@ from atsdbench.analysis import model
 from atsdbench.data import results, published_table as table
 from atsdbench.errors import UsageError
 
-SEED_FILE = pathlib.Path(__file__).resolve().parent / "fixtures" / "2018-powerpc-npu-atsd-eieio.txt"
+SEED_FILE = pathlib.Path(__file__).resolve().parent.parent / "fixtures" / "2018-powerpc-npu-atsd-eieio.txt"
 K, M = 1 << 10, 1 << 20
 
 

@@ -317,7 +317,7 @@ def test_cli_run_prints_and_saves_the_outcome(cli, tmp_path):
 
 def test_the_coverage_script_prints_its_table():
     """scripts/adaptive_coverage.py prints docs' table from the helpers above (few replicates here)."""
-    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "adaptive_coverage.py")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "adaptive_coverage.py")
     p = subprocess.run([sys.executable, script, "20"], capture_output=True, text=True)
     lines = p.stdout.splitlines()
     assert p.returncode == 0 and p.stderr == "", p.stderr

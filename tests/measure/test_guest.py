@@ -208,7 +208,7 @@ def test_guest_boots_and_imports(cli, tmp_path):
 
     p = cli("guest", "--kernel", LIVE_KERNEL, "-o", tmp_path, "--timeout", "300", "--",
             "--size", "16M", "--rounds", "2", "--reps", "1", "--bystanders", "0,1", "--seed", "1",
-            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert p.returncode == 0, p.stderr
     [path] = tmp_path.glob("*.json")
     data = json.loads(path.read_text())
@@ -241,6 +241,6 @@ def test_power_check_s_verdict_on_guest_results(fixtures):
 @pytest.mark.skipif(not LIVE_KERNEL, reason="ATSD_GUEST_KERNEL names no kernel image to boot")
 def test_a_hung_guest_is_killed_and_reported(cli, tmp_path):
     p = cli("guest", "--kernel", LIVE_KERNEL, "-o", tmp_path, "--timeout", "2", "--", "--size", "16M",
-            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+            cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert p.returncode == 1 and "the guest hung: killed after 2 s; console tail:" in p.stderr
     assert list(tmp_path.glob("*.failed.console")) and not list(tmp_path.glob("*.json"))
