@@ -304,11 +304,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
                          "_df": d.get("df", d["n_base"] + d["n_new"] - 2)})
     from . import counts as count_changes
     count_changes.mark_emulated(rows, groups, labels)  # rates shown, no verdict
-    adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
-    for r, p in zip(rows, adjusted):
-        r["p_adjusted"] = float(p)
-        r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
-    _add_mde(rows, adjust, confidence, rank=test == "mannwhitney")
+    _verdicts(rows, adjust, confidence, rank=test == "mannwhitney")
     withheld = None
     if unit == "auto" and effective in ("round", "pass"):
         # Measured (scripts/bench_verdict.py): two single processes of the same thing are called different
@@ -321,6 +317,16 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld)
     return count_changes.attach(cmp, groups, cells, common)
+
+
+def _verdicts(rows, adjust, confidence, rank=False):
+    """Adjusted p, significance and the smallest detectable change of every row, one rule for
+    compare and compare --by."""
+    adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
+    for r, p in zip(rows, adjusted):
+        r["p_adjusted"] = float(p)
+        r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
+    _add_mde(rows, adjust, confidence, rank=rank)
 
 
 def _add_mde(rows, adjust, confidence, rank=False):
@@ -466,11 +472,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                          "to compare")
     from . import counts as count_changes
     count_changes.mark_emulated_file(rows, result, warnings)  # rates shown, no verdict
-    adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
-    for r, p in zip(rows, adjusted):
-        r["p_adjusted"] = float(p)
-        r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
-    _add_mde(rows, adjust, confidence, rank=metric == "median")
+    _verdicts(rows, adjust, confidence, rank=metric == "median")
     for (label, lost), places in unpaired.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: {lost} "
                         f"round{'s' if lost > 1 else ''} measured one cell only (interrupted?): left out of the pairs")

@@ -121,20 +121,34 @@ def write_rescue(text, prefix="atsdbench-rescued-", suffix=".json"):
     return None
 
 
+class reading:
+    """`with reading(path):` an input file that cannot be opened or read is one UsageError line
+    naming it (no such file, a directory, the kernel's words for anything else)."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if kind is FileNotFoundError:
+            raise UsageError(f"{self.path}: no such file") from None
+        if kind is IsADirectoryError:
+            raise UsageError(f"{self.path} is a directory") from None
+        if kind is not None and issubclass(kind, OSError):
+            raise UsageError(f"{self.path}: {value.strerror}") from None
+        return False
+
+
 def read_input(path):
     """(text, name) of an input file, or of stdin for "-" (bytes that are not UTF-8 replaced, a
     closed stdin read as empty); a file that cannot be read is one UsageError line."""
     import sys
 
-    try:
+    with reading(path):
         if path == "-":
             stream = getattr(sys.stdin, "buffer", None)
             return (stream.read().decode("utf-8", errors="replace") if stream else ""), "<stdin>"
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read(), path
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a directory") from None
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror}") from None

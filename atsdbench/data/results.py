@@ -180,15 +180,13 @@ def from_dict(data, path="<data>"):
 def load(path):
     if isinstance(path, Result):
         return path
+    from .files import reading
+
     try:
-        with open(path, encoding="utf-8") as f:
+        with reading(path), open(path, encoding="utf-8") as f:
             data = json.load(f, parse_constant=_refuse_constant, parse_float=_finite)
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path} is a directory") from None
-    except OSError as e:
-        raise UsageError(f"{path}: {e.strerror}") from None
+    except UsageError:  # reading's own line (a UsageError is a ValueError: not "not JSON")
+        raise
     except RecursionError:
         raise UsageError(f"{path} is not a result file (JSON nested too deeply)") from None
     except (ValueError, UnicodeDecodeError) as e:
