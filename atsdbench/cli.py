@@ -42,8 +42,9 @@ def build_parser():
     c.add_argument("--metric", default=None, help="mean (default) or median")
     c.add_argument("--test", default=None, help="welch (default for mean), student, mannwhitney (median)")
     c.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
-    c.add_argument("--unit", default="auto", help="unit of replication: run (each replicate file), round, or pass "
-                   "(ignores between-round variance); default: run when every side has replicates, else round")
+    c.add_argument("--unit", default="auto", help="unit of replication: run (each replicate file or --runs "
+                   "sub-run), round, or pass (ignores between-round variance); default: run where a side has "
+                   "replicates; where every side is one process, no verdict (round asks for the within-run one)")
     c.add_argument("--labels", default=None, help="comma-separated labels, one per file")
     c.add_argument("--adjust", default="holm", help="holm (default: verdicts hold for all strides, cells and files "
                    "together) or none (each comparison alone)")
