@@ -158,6 +158,24 @@ def _rounds(plan, policy, records, started):
         yield index, False
 
 
+def _round_passes(plan, strategy, policy, records, t0, progress):
+    """The passes of a run made of rounds (in this process, or a fresh one per round): paced by
+    --spread, and for --until one more round while the policy asks (it reads `records`, which the
+    caller appends every pass to before asking for the next)."""
+    pacer, measured = Pacer(plan.spread, plan.rounds), 0
+    for round_index, warmup_round in _rounds(plan, policy, records, t0):
+        if not warmup_round:
+            pacer.wait(measured, progress)
+            measured += 1
+        round_t = time.monotonic() - t0
+        for sample in strategy.round(round_index, warmup_round):
+            sample["round_t"] = round_t
+            yield sample
+        if policy and progress and not warmup_round:
+            policy.observe(records, time.monotonic() - t0)
+            progress({"adaptive": policy.progress_text()})
+
+
 def run(plan, progress=None):
     """Measure the plan; returns a Result (see the module's docstring).  SIGINT and SIGTERM are held
     for the whole run and looked for between passes: the run stops there, and a signal that comes
@@ -177,30 +195,18 @@ def _run(plan, progress):
         policy = adaptive.Policy.from_plan(plan)
     host_facts = host.full()
     strategy = (SubRuns if plan.runs > 1 else FreshProcess if plan.processes else InProcess)(plan)
-    pacer, measured = Pacer(plan.spread, plan.rounds), 0
     t0 = time.monotonic()
     with strategy:
         try:
             signals.check()
-            for sample in strategy.passes(t0, progress) if plan.runs > 1 else ():
+            passes = (strategy.passes(t0, progress) if isinstance(strategy, SubRuns) else
+                      _round_passes(plan, strategy, policy, samples, t0, progress))
+            for sample in passes:
                 samples.append(sample)
                 if progress:
                     progress(sample)
-            for round_index, warmup_round in _rounds(plan, policy, samples, t0) if plan.runs == 1 else ():
-                if not warmup_round:
-                    pacer.wait(measured, progress)
-                    measured += 1
-                round_t = time.monotonic() - t0
-                for sample in strategy.round(round_index, warmup_round):
-                    sample["round_t"] = round_t
-                    samples.append(sample)
-                    if progress:
-                        progress(sample)
-                    if isinstance(strategy, InProcess):  # a worker stops itself (see _worker)
-                        signals.check()
-                if policy and progress and not warmup_round:
-                    policy.observe(samples, time.monotonic() - t0)
-                    progress({"adaptive": policy.progress_text()})
+                if isinstance(strategy, InProcess):  # a worker stops itself (see _worker)
+                    signals.check()
             complete = True
         except KeyboardInterrupt:
             if policy:

@@ -4,6 +4,8 @@
 down; `s.round(i, warmup_round)` yields one sample per pass.  It does not keep them: the runner does.
 """
 import os
+import resource
+import time
 
 from . import procfs
 from .plan import round_order
@@ -219,9 +221,6 @@ class Session:
 def _self_state(cpu):
     """What disturbs the measuring thread, read around a pass: its involuntary context switches, its
     CPU time, and the steal time of its CPU (a hypervisor running something else there)."""
-    import resource
-    import time
-
     return (resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw, time.thread_time_ns(),
             procfs.cpu_steal_ticks(procfs.read("/proc/stat"), cpu))
 
