@@ -62,6 +62,15 @@ def _excepthook(kind, value, tb, _previous=sys.excepthook):
     _previous(kind, value, tb)
 
 
+def _unraisablehook(unraisable, _previous=sys.unraisablehook):
+    # A Ctrl-C that lands in a callback Python cannot raise from (an import lock's weakref callback,
+    # a __del__) would be printed as "Exception ignored" and lost: it is an interrupt all the same.
+    # Inside held() a signal is only recorded, so this is start-up or a command with nothing to save.
+    if issubclass(unraisable.exc_type, KeyboardInterrupt):
+        _excepthook(unraisable.exc_type, unraisable.exc_value, unraisable.exc_traceback)
+    _previous(unraisable)
+
+
 def ignore():
     """Once the CLI's work is done and its exit status decided, a signal changes nothing."""
     for s in SIGNALS:
@@ -75,6 +84,7 @@ def install():
         _callers[s] = _raise_interrupt
         signal.signal(s, _handler)
     sys.excepthook = _excepthook
+    sys.unraisablehook = _unraisablehook
 
 
 def check():

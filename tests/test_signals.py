@@ -30,6 +30,7 @@ def fresh_signals(monkeypatch):
     monkeypatch.setattr(signals, "_pending", [])
     monkeypatch.setattr(signals, "_callers", {})
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
     yield signals
     for s, h in saved.items():
         signal.signal(s, h)
@@ -94,6 +95,15 @@ def test_sleep_ends_on_a_signal(fresh_signals):
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)
     assert time.monotonic() - t0 < 25  # it ended on the signal, not on its 30 s
+
+
+def test_interrupt_in_a_callback_is_one_line_and_130(tmp_path):
+    """A signal whose KeyboardInterrupt lands where Python cannot raise it (a weakref callback, as in
+    the import machinery's module locks): one line and 130, not "Exception ignored" and a traceback."""
+    code = ("import weakref\nfrom atsdbench import signals\nsignals.install()\nclass A: pass\n"
+            "def cb(ref): raise KeyboardInterrupt\na = A(); r = weakref.ref(a, cb); del a\nprint('lost')")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert p.returncode == 130 and p.stderr == "atsdbench: interrupted\n" and "lost" not in p.stdout
 
 
 def test_uncaught_interrupt_is_one_line_and_130(tmp_path):
