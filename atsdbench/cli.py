@@ -239,6 +239,13 @@ def main(argv=None):
         text = e.strerror or str(e)
         print(f"atsdbench: {e.filename}: {text}" if e.filename else f"atsdbench: {text}", file=sys.stderr)
         return 2
+    except ImportError:
+        from .signals import received, say_interrupted
+
+        if not received():
+            raise
+        say_interrupted()  # an interrupt that a C extension's import turned into its own error
+        return 130
     except KeyboardInterrupt:  # before anything was measured (start-up, the plan check): nothing to keep
         from .signals import say_interrupted
 

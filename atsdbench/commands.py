@@ -43,18 +43,21 @@ def plan_options(args):
 
 
 def cmd_run(args):
-    import time
-
-    from .measure import host, plan as plans, runner
-    from .render import tables as report
-    from .data import results
-
-    plan = plans.make_plan(**plan_options(args))
-    # Named and checked before measuring: an unwritable output must not cost a finished run.
-    output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
-    results.check_writable(output)
-    total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
+    # Held from the first import on: a Ctrl-C inside numpy's import would reach us as an ImportError
+    # (C code turns the interrupt into its own error); here it waits for the check below.
     with signals.held():
+        import time
+
+        from .data import results
+        from .measure import host, plan as plans, runner
+        from .render import tables as report
+
+        plan = plans.make_plan(**plan_options(args))
+        # Named and checked before measuring: an unwritable output must not cost a finished run.
+        output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
+        results.check_writable(output)
+        total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
+        signals.check()  # a Ctrl-C during start-up: nothing measured, exit 130 with one line
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.

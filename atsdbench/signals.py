@@ -23,7 +23,11 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
+_received = []  # every signal that reached _handler (a C extension may turn its interrupt into another error)
+
+
 def _handler(signum, frame):
+    _received.append(signum)
     if _depth:
         _pending.append(signum)
         return
@@ -85,6 +89,11 @@ def install():
         signal.signal(s, _handler)
     sys.excepthook = _excepthook
     sys.unraisablehook = _unraisablehook
+
+
+def received():
+    """Has a SIGINT or SIGTERM reached this process at all?"""
+    return bool(_received)
 
 
 def check():

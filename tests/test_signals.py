@@ -106,6 +106,26 @@ def test_interrupt_in_a_callback_is_one_line_and_130(tmp_path):
     assert p.returncode == 130 and p.stderr == "atsdbench: interrupted\n" and "lost" not in p.stdout
 
 
+def test_an_interrupt_turned_into_an_import_error_is_one_line_and_130(monkeypatch, capsys):
+    """A C extension's import may turn a Ctrl-C into its own ImportError (numpy's: "PyCapsule_Import
+    could not import module datetime"): after a signal, main says interrupted, not a traceback."""
+    from atsdbench import cli
+
+    def broken(args):
+        raise ImportError("PyCapsule_Import could not import module \"datetime\"")
+
+    import atsdbench.commands as commands
+
+    monkeypatch.setattr(commands, "cmd_info", broken)
+    monkeypatch.setattr(signals, "_received", [])
+    with pytest.raises(ImportError):  # no signal came: a real import error stays one
+        cli.main(["info"])
+    monkeypatch.setattr(signals, "_received", [signal.SIGINT])
+    monkeypatch.setattr(signals, "_said", [])
+    assert cli.main(["info"]) == 130
+    assert capsys.readouterr().err == "atsdbench: interrupted\n"
+
+
 def test_uncaught_interrupt_is_one_line_and_130(tmp_path):
     """install()'s excepthook: what a Ctrl-C during the CLI's own imports meets."""
     code = "from atsdbench import signals; signals.install(); raise KeyboardInterrupt"
