@@ -125,8 +125,10 @@ def test_bystander_makes_shootdown_ipis():
     if len(busy) < 2:
         pytest.skip(f"the bystander's CPU was busy with other work in {len(with_b.measured) - len(busy)} of "
                     f"{len(with_b.measured)} passes: nothing to test")
-    # Sums, not every pass: /proc/interrupts also counts other processes' shootdowns.
-    assert busy["ipis"].sum() >= 0.5 * busy["calls"].sum()
+    # Some pass the bystander ran through took an IPI for at least half its calls.  Not the sum over
+    # passes: on a machine loaded on both CPUs a pass can pass the 90% share and still take none (seen
+    # in CI with a CPU burner beside it), while with no bystander no pass ever takes them.
+    assert (busy["ipis"] >= 0.5 * busy["calls"]).any(), busy[["ipis", "calls", "bystander_share"]]
     assert alone.measured["ipis"].sum() <= 0.1 * calls
 
 
