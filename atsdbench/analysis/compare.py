@@ -24,10 +24,22 @@ MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), (
             ("config", "gpu"), ("host", "page_size"), ("host", "arch")]
 
 
-WITHHELD = ("every side is one process, which has no run-to-run variance to offer (processes of one plan landed "
-            "up to 37% apart on this VM; simulated, two such runs of the same thing were called different 40-67% "
-            "of the time): for a verdict, measure each side with run --runs 5 --gap 20s, or compare replicate files "
-            "(a.json,b.json,...); --unit round gives the within-run verdict")
+def withheld_reason(what="verdict", simulated="two such runs of the same thing were called different 40-67% of "
+                                                "the time"):
+    """Why a side of one process gets no `what` (compare: verdict; model: CI of the change), with what
+    was measured or simulated for it, and the commands that would give one."""
+    return (f"every side is one process, which has no run-to-run variance to offer (processes of one plan landed "
+            f"up to 37% apart on this VM; simulated, {simulated}): for a {what}, measure each side with run --runs 5 "
+            f"--gap 20s, or compare replicate files (a.json,b.json,...); --unit round gives the within-run {what}")
+
+
+WITHHELD = withheld_reason()
+
+
+def withholds(asked, effective):
+    """The rule: where the unit was left to us (auto) and every side is one process (its rounds or
+    passes are the unit), no verdict.  --unit round or pass asks for the within-run one knowingly."""
+    return asked == "auto" and effective in ("round", "pass")
 
 
 @dataclasses.dataclass
@@ -185,8 +197,9 @@ def choose_labels(groups, labels=None):
     return labels
 
 
-def _choose_unit(groups, unit, test, asked_test, warnings):
-    """The unit of replication and the test; replicate runs on one side only are a mixed group."""
+def choose_unit(groups, unit, test, asked_test, warnings):
+    """The unit of replication and the test; replicate runs on one side only are a mixed group
+    (model's before/after decides its unit with it too)."""
     replicated = [len(g) > 1 for g in groups]
     if unit == "run" and not any(replicated):
         raise UsageError("--unit run needs replicate runs (a.json,b.json,...) on at least one side")
@@ -276,7 +289,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     if not common:
         raise UsageError("the files have no stride in common" if all(c == "" for ks in key_sets for c, _ in ks)
                          else "the files have no (cell, stride) in common")
-    effective, test, mixed = _choose_unit(groups, unit, test, asked_test, warnings)
+    effective, test, mixed = choose_unit(groups, unit, test, asked_test, warnings)
     if effective == "round" and any(stats.effective_unit(r.samples, "round") == "pass" for g in groups for r in g):
         effective = "pass"
         warnings.append("a file has a single round: passes are the observations, so the CI ignores "
@@ -306,7 +319,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     count_changes.mark_emulated(rows, groups, labels)  # rates shown, no verdict
     _verdicts(rows, adjust, confidence, rank=test == "mannwhitney")
     withheld = None
-    if unit == "auto" and effective in ("round", "pass"):
+    if withholds(unit, effective):
         # Measured (scripts/bench_verdict.py): two single processes of the same thing are called different
         # in 40-67% of compares and their CIs cover 46-65%: a process has no run-to-run variance to offer.
         withheld = WITHHELD
