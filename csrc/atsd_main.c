@@ -4,8 +4,8 @@
  * A thin front end: its options come from the option table (atsd_options.h), the plan is parsed,
  * checked and ordered by the same C code as `atsdbench run` (atsd_plan.c), measured through the
  * same core (atsd.c) and counted from the same tracepoints under the same names (atsd_trace.c).
- * This file is the options and the round loop; counting, the output file and the table after the
- * run are atsd_count.c, atsd_output.c and atsd_summary.c.
+ * This file is the options, the round loop and --runs' sub-runs (a fork each); counting, the output
+ * file and the table after the run are atsd_count.c, atsd_output.c and atsd_summary.c.
  */
 #define _GNU_SOURCE
 #include "atsd_main.h"
@@ -13,18 +13,39 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 volatile sig_atomic_t interrupted;
+/* The process of the sub-run under way (--runs), 0 when there is none: a SIGTERM sent to atsd
+ * alone must stop it too, and a Ctrl-C reaches it from the terminal anyway (twice is harmless). */
+static volatile sig_atomic_t child;
 
 /* SIGINT and SIGTERM alike: finish the pass under way, write what is finished. */
 static void on_signal(int sig)
 {
-	(void)sig;
+	int saved = errno;
+
 	interrupted = 1;
+	if (child > 0)
+		kill((pid_t)child, sig);
+	errno = saved;
+}
+
+/* SIGINT and SIGTERM held (recorded, not handled) until the old mask is put back. */
+static void hold_signals(sigset_t *old)
+{
+	sigset_t both;
+
+	sigemptyset(&both);
+	sigaddset(&both, SIGINT);
+	sigaddset(&both, SIGTERM);
+	sigprocmask(SIG_BLOCK, &both, old);
 }
 
 void die(const char *fmt, ...)
@@ -110,11 +131,12 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv)
 	return output;  /* NULL: no file, the table only */
 }
 
-/* One cell of one round: a fresh region with the cell's pages, its passes in the order of
- * atsd_round_order(round * ncells + cell).  first: the round position of its first pass.  Its
- * warm-up passes are counted (k) when counters can be opened; no timed pass is traced. */
-static int run_cell(FILE *out, const struct atsd_plan *p, int32_t round, int warmup_round, int32_t cell,
-		    const struct atsd_cell *c, int first, struct counting *k, struct summary *t)
+/* One cell of one round of sub-run `run`: a fresh region with the cell's pages, its passes in the
+ * order of atsd_round_order(round * ncells + cell).  first: the round position of its first pass.
+ * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
+ * sample line is flushed as its pass ends, so a sub-run's parent has it before the next pass. */
+static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
+		    int32_t cell, const struct atsd_cell *c, int first, struct counting *k, struct summary *t)
 {
 	struct atsd_region r;
 	uint64_t *order, *lat = NULL;
@@ -163,6 +185,8 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t round, int war
 		}
 		fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
 			"\tcalls=%" PRIu64 "\ttraced=%d", round, rep, first + i, order[i], warm, ns, calls, traced);
+		if (p->runs > 1)
+			fprintf(out, "\trun=%d", run);
 		if (atsd_plan_cells(p) > 1)
 			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
 		if (ipi0 >= 0 && ipi1 >= 0)
@@ -175,6 +199,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t round, int war
 		if (lat)
 			write_latency(out, lat, calls);
 		fputc('\n', out);
+		fflush(out);
 		if (!warm && st->n < t->cap && ns) {
 			st->gbps[st->n] = (double)p->size / (double)ns;
 			st->us[st->n++] = (double)ns / 1e3 / (double)calls;
@@ -199,29 +224,156 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Sleeps between rounds, never inside one; a signal ends the wait (and the run). */
+/* Sleeps until t (now_s's clock) between rounds or sub-runs, never inside one.  The signals are
+ * held but for the wait itself (ppoll), so one that comes just before it ends it too. */
 static void sleep_until(double t)
 {
-	double left = t - now_s();
+	sigset_t old;
+	double left;
 
-	if (left > 0) {
+	hold_signals(&old);
+	while (!interrupted && (left = t - now_s()) > 0) {
 		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-		nanosleep(&ts, NULL);
+		ppoll(NULL, 0, &ts, &old);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The rounds of sub-run `run` (0 without --runs): its own warm-up rounds first, numbered after the
+ * previous sub-run's as atsdbench run numbers them (plan.round_kinds), so every round of the file
+ * has its own stride and cell order; bystanders started for each cell that needs another count. */
+static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct counting *k, struct summary *t)
+{
+	struct atsd_bystanders *b = NULL;
+	int32_t per_run = p->warmup_rounds + p->rounds, i, j, cells[256], ncells, nrunning = -1;
+	int err = 0;
+	double first = 0;
+
+	for (i = 0; i < per_run && !interrupted && !err; i++) {
+		int32_t round = run * per_run + i, r = i - p->warmup_rounds;  /* measured round r, paced over --spread */
+		if (r == 0)
+			first = now_s();
+		else if (r > 0 && p->spread > 0)
+			sleep_until(first + r * p->spread / p->rounds);
+		if (interrupted)
+			break;
+		ncells = atsd_cell_order(p, round, cells, 256);
+		for (j = 0; j < ncells && !interrupted && !err; j++) {
+			struct atsd_cell c;
+			atsd_plan_cell(p, ncells > 1 ? cells[j] : 0, &c);
+			if (!b || nrunning != c.bystanders) {  /* between cells, never inside a pass */
+				atsd_bystanders_stop(&b, NULL);
+				nrunning = c.bystanders;
+				if ((err = atsd_bystanders_start(&b, p->bystander_cpus, c.bystanders))) {
+					fprintf(stderr, "atsd: starting %d bystanders: %s\n", c.bystanders, strerror(-err));
+					break;
+				}
+			}
+			err = run_cell(out, p, run, round, r < 0, ncells > 1 ? cells[j] : 0, &c,
+				       j * (p->warmup + p->reps) * p->nstrides, k, t);
+		}
+	}
+	atsd_bystanders_stop(&b, NULL);
+	return err;
+}
+
+/* Sub-run `run` of --runs in a fresh process: its own address space, region, bystanders and
+ * counters, pinned there.  Its sample lines come back through a pipe as its passes finish and go
+ * to out; its numbers for the table go to t, which is shared memory.  0 (also when it was
+ * interrupted: then `interrupted` is set), or -errno when it failed, having said why on stderr. */
+static int run_forked(FILE *out, const struct atsd_plan *p, int32_t run, struct counting *k, struct summary *t)
+{
+	sigset_t old;
+	int fds[2], status, err;
+	pid_t pid;
+	FILE *in;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	if (pipe(fds)) {
+		err = -errno;
+		fprintf(stderr, "atsd: pipe for sub-run %d: %s\n", run, strerror(-err));
+		return err;
+	}
+	fflush(NULL);
+	/* Held over the fork, so none is handled between the fork and `child` being set: one that
+	 * comes meanwhile stays pending in the parent and is passed on when released below. */
+	hold_signals(&old);
+	if (interrupted) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(fds[0]);
+		close(fds[1]);
+		return 0;
+	}
+	pid = fork();
+	if (pid == 0) {
+		FILE *to;
+		child = 0;
+		close(fds[0]);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (!(to = fdopen(fds[1], "w"))) {
+			fprintf(stderr, "atsd: sub-run %d's output: %s\n", run, strerror(errno));
+			_exit(2);
+		}
+		if ((err = atsd_pin_self(p->cpu)))
+			fprintf(stderr, "atsd: pinning to CPU %d: %s\n", p->cpu, strerror(-err));
+		else
+			err = run_rounds(to, p, run, k, t);
+		if (fclose(to) && !err)
+			err = -errno;  /* the parent is gone: nothing it would keep */
+		_exit(interrupted ? 130 : err ? 2 : 0);
+	}
+	err = pid < 0 ? -errno : 0;
+	child = pid > 0 ? pid : 0;
+	sigprocmask(SIG_SETMASK, &old, NULL);  /* a signal held since the fork is passed on now */
+	close(fds[1]);
+	if (err) {
+		close(fds[0]);
+		fprintf(stderr, "atsd: starting sub-run %d: %s\n", run, strerror(-err));
+		return err;
+	}
+	in = fdopen(fds[0], "r");
+	if (!in) {
+		close(fds[0]);  /* the child then stops at its first sample (EPIPE) */
+		err = -errno;
+	}
+	while (in && (n = getline(&line, &cap, in)) > 0)
+		if (line[n - 1] == '\n')  /* a line cut off by the child's death is no sample */
+			fputs(line, out);
+	free(line);
+	if (in)
+		fclose(in);
+	child = 0;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return err ? err : -errno;
+	if (err)
+		fprintf(stderr, "atsd: reading sub-run %d: %s\n", run, strerror(-err));
+	else if (WIFSIGNALED(status)) {
+		fprintf(stderr, "atsd: sub-run %d was killed by signal %d (%s)\n", run, WTERMSIG(status),
+			strsignal(WTERMSIG(status)));
+		err = -ECHILD;
+	} else if (WEXITSTATUS(status) == 130) {
+		interrupted = 1;  /* a signal sent to the sub-run alone stops the run too */
+	} else if (WEXITSTATUS(status)) {
+		err = -ECHILD;  /* it said why */
+	}
+	return err;
 }
 
 int main(int argc, char **argv)
 {
 	struct atsd_plan p;
 	struct atsd_host h;
-	struct atsd_bystanders *b = NULL;
 	struct output o = {NULL, NULL, 0, NULL};
+	struct sigaction sa;
 	static struct counting k;
-	struct summary t = {0, 0, 0, NULL};
+	struct summary t = {0, 0, 0, NULL, 0};
 	char msg[512];
-	int32_t round, cells[256], ncells, i, nrunning = -1;
+	int32_t run;
 	int err = 0;
-	double first = 0;
+	double t0;
 
 	o.path = parse(&p, argc, argv);
 	if ((err = atsd_host_probe(&h)))
@@ -238,42 +390,31 @@ int main(int argc, char **argv)
 	fprintf(o.mem, "atsd-output 1\n");
 	write_host(o.mem);
 	write_config(o.mem, &p, &k);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	if ((err = atsd_pin_self(p.cpu))) {
-		fprintf(stderr, "atsd: pinning to CPU %d: %s\n", p.cpu, strerror(-err));
-		fprintf(o.mem, "end\tcomplete=0\n");
-		if (o.path)
-			output_close(&o);
-		return 2;
-	}
-	for (round = 0; round < p.warmup_rounds + p.rounds && !interrupted && !err; round++) {
-		int32_t r = round - p.warmup_rounds;  /* measured round r, paced over --spread */
-		if (r == 0)
-			first = now_s();
-		else if (r > 0 && p.spread > 0)
-			sleep_until(first + r * p.spread / p.rounds);
-		if (interrupted)
-			break;
-		ncells = atsd_cell_order(&p, round, cells, 256);
-		for (i = 0; i < ncells && !interrupted && !err; i++) {
-			struct atsd_cell c;
-			atsd_plan_cell(&p, ncells > 1 ? cells[i] : 0, &c);
-			if (!b || nrunning != c.bystanders) {  /* between cells, never inside a pass */
-				atsd_bystanders_stop(&b, NULL);
-				nrunning = c.bystanders;
-				if ((err = atsd_bystanders_start(&b, p.bystander_cpus, c.bystanders))) {
-					fprintf(stderr, "atsd: starting %d bystanders: %s\n", c.bystanders, strerror(-err));
-					break;
-				}
-			}
-			err = run_cell(o.mem, &p, round, round < p.warmup_rounds, ncells > 1 ? cells[i] : 0, &c,
-				       i * (p.warmup + p.reps) * p.nstrides, &k, &t);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;  /* the parent's read of a sub-run's pipe goes on to its end */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (p.runs > 1) {
+		/* sub-run k starts at least k x gap after the first does, as in atsdbench run */
+		t0 = now_s();
+		for (run = 0; run < p.runs && !interrupted && !err; run++) {
+			if (run)
+				sleep_until(t0 + run * p.gap);
+			if (!interrupted)
+				err = run_forked(o.mem, &p, run, &k, &t);
 		}
-		if (err && err != -EINTR && !interrupted)
-			break;
+	} else {
+		if ((err = atsd_pin_self(p.cpu))) {
+			fprintf(stderr, "atsd: pinning to CPU %d: %s\n", p.cpu, strerror(-err));
+			fprintf(o.mem, "end\tcomplete=0\n");
+			if (o.path)
+				output_close(&o);
+			return 2;
+		}
+		err = run_rounds(o.mem, &p, 0, &k, &t);
 	}
-	atsd_bystanders_stop(&b, NULL);
 	fprintf(o.mem, "end\tcomplete=%d\n", !err && !interrupted);
 	print_summary(stdout, &p, &t, &k);
 	summary_free(&t);

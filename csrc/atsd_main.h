@@ -1,8 +1,9 @@
 /*
  * atsd_main.h - what the parts of the standalone atsd share; not part of the core's API (atsd.h).
  *
- * atsd_main.c: options and the round loop.  atsd_count.c: IPI and flush counts around a pass.
- * atsd_output.c: the file for `atsdbench import`.  atsd_summary.c: the table printed after the run.
+ * atsd_main.c: options, the round loop and the sub-runs' processes (--runs).  atsd_count.c: IPI and
+ * flush counts around a pass.  atsd_output.c: the file for `atsdbench import`.  atsd_summary.c: the
+ * table printed after the run.
  */
 #ifndef ATSD_MAIN_H
 #define ATSD_MAIN_H
@@ -81,7 +82,8 @@ struct stride_stats {
 
 struct summary {
 	int ncells, nstrides, cap;
-	struct stride_stats *s;
+	struct stride_stats *s;     /* shared memory (summary_init), which sub-runs' processes fill in */
+	size_t bytes;
 };
 
 int summary_init(struct summary *t, const struct atsd_plan *p);

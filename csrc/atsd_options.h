@@ -27,9 +27,9 @@
 	  "warm-up rounds before the measured ones") \
 	X("processes", 0, RUN, "processes", NULL, "1", "0", \
 	  "run each round in a fresh process") \
-	X("runs", 0, RUN, "runs", "M", NULL, "1", \
+	X("runs", 0, BOTH, "runs", "M", NULL, "1", \
 	  "M sub-runs, each in a fresh process (its own allocations, address space, bystanders): the unit compare uses") \
-	X("gap", 0, RUN, "gap", "DURATION", NULL, "20s", \
+	X("gap", 0, BOTH, "gap", "DURATION", NULL, "20s", \
 	  "with --runs: sub-runs start at least this long apart (the host's drift decorrelates in ~20 s)") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \

@@ -65,7 +65,7 @@ void cpuinfo_field(const char *key, char *buf, size_t len)
 void write_host(FILE *out)
 {
 	struct utsname u;
-	char model[256], mmu[64], online[256], thp[128];
+	char model[256], mmu[64], online[256], thp[128], boot[64];
 
 	uname(&u);
 	cpuinfo_field("model name", model, sizeof(model));
@@ -74,12 +74,14 @@ void write_host(FILE *out)
 	cpuinfo_field("MMU", mmu, sizeof(mmu));
 	read_line_of("/sys/devices/system/cpu/online", online, sizeof(online));
 	read_line_of("/sys/kernel/mm/transparent_hugepage/enabled", thp, sizeof(thp));
+	read_line_of("/proc/sys/kernel/random/boot_id", boot, sizeof(boot));  /* replicate files' boot level */
 	clean(u.version);
 	clean(model);
+	clean(boot);
 	fprintf(out, "host\thostname=%s\tarch=%s\tkernel_release=%s\tkernel_version=%s\tcpu_model=%s\tmmu=%s"
-		"\tonline_cpus=%s\tpage_size=%" PRId64 "\thugepage_size=%" PRId64 "\tthp_enabled=%s\n",
+		"\tonline_cpus=%s\tpage_size=%" PRId64 "\thugepage_size=%" PRId64 "\tthp_enabled=%s\tboot_id=%s\n",
 		u.nodename, u.machine, u.release, u.version, model, mmu, online, atsd_page_size(),
-		atsd_hugepage_size(), thp);
+		atsd_hugepage_size(), thp, boot);
 }
 
 void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k)
@@ -99,8 +101,8 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 	fprintf(out, "\tcpu=%d\tcpu_reason=%s\tbystander_cpus=", p->cpu, p->cpu_reason);
 	for (i = 0; i < p->nbystander_cpus; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystander_cpus[i]);
-	fprintf(out, "\tlatency=%d\tretouch=%d\tseed=%" PRIu64 "\tspread=%g", p->latency, p->retouch, p->seed,
-		p->spread);
+	fprintf(out, "\tlatency=%d\tretouch=%d\tseed=%" PRIu64 "\tspread=%g\truns=%d\tgap=%g", p->latency,
+		p->retouch, p->seed, p->spread, p->runs, p->gap);
 	if (p->label_set) {
 		char label[sizeof(p->label)];
 		memcpy(label, p->label, sizeof(label));

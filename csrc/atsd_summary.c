@@ -5,24 +5,36 @@
 #include "atsd_main.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+/* One block of shared memory, zeroed: with --runs each sub-run's process fills in its passes and
+ * the parent prints the table of them all. */
 int summary_init(struct summary *t, const struct atsd_plan *p)
 {
+	uint64_t cap = (uint64_t)p->runs * (uint64_t)p->rounds * (uint64_t)p->reps;
+	size_t n, bytes;
+	char *m;
 	int i;
 
 	t->ncells = atsd_plan_cells(p);
 	t->nstrides = p->nstrides;
-	t->cap = p->rounds * p->reps;
-	t->s = calloc((size_t)(t->ncells * t->nstrides), sizeof(*t->s));
-	if (!t->s)
+	t->s = NULL;
+	if (cap > INT_MAX / 2)
 		return -ENOMEM;
+	t->cap = (int)cap;
+	n = (size_t)(t->ncells * t->nstrides);
+	bytes = n * (sizeof(*t->s) + 2 * sizeof(double) * (size_t)t->cap);
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -ENOMEM;
+	t->s = (struct stride_stats *)(void *)m;
+	t->bytes = bytes;
 	for (i = 0; i < t->ncells * t->nstrides; i++) {
-		t->s[i].gbps = malloc(sizeof(double) * (size_t)t->cap);
-		t->s[i].us = malloc(sizeof(double) * (size_t)t->cap);
-		if (!t->s[i].gbps || !t->s[i].us)
-			return -ENOMEM;
+		t->s[i].gbps = (double *)(void *)(m + n * sizeof(*t->s)) + (size_t)i * 2 * (size_t)t->cap;
+		t->s[i].us = t->s[i].gbps + t->cap;
 	}
 	return 0;
 }
@@ -138,8 +150,10 @@ void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const 
 			}
 		}
 	}
-	fprintf(f, "mprotect(PROT_NONE) rate over %s, %d rounds x %d reps, CPU %d; page size %s\n",
-		atsd_format_size(p->size, size, sizeof(size)), p->rounds, p->reps, p->cpu,
+	fprintf(f, "mprotect(PROT_NONE) rate over %s, ", atsd_format_size(p->size, size, sizeof(size)));
+	if (p->runs > 1)
+		fprintf(f, "%d sub-runs (fresh processes, --gap %gs) x ", p->runs, p->gap);
+	fprintf(f, "%d rounds x %d reps, CPU %d; page size %s\n", p->rounds, p->reps, p->cpu,
 		atsd_format_size((uint64_t)atsd_page_size(), page, sizeof(page)));
 	fputs("GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)\n", f);
 	for (cell = 0; cell < t->ncells; cell++) {
@@ -219,11 +233,7 @@ void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const 
 
 void summary_free(struct summary *t)
 {
-	int i;
-
-	for (i = 0; t->s && i < t->ncells * t->nstrides; i++) {
-		free(t->s[i].gbps);
-		free(t->s[i].us);
-	}
-	free(t->s);
+	if (t->s)
+		munmap(t->s, t->bytes);
+	t->s = NULL;
 }

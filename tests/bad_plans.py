@@ -55,6 +55,11 @@ BAD_PLANS = [
     (["--strides", " ,64K"], "--strides ' ,64K' has an empty value"),
     # a negative value after a space reaches the range check in both parsers
     (["--spread", "-1s"], "--spread '-1s' is not a duration"),
+    # sub-runs
+    (["--runs", "0"], "--runs must be at least 1 (got 0)"),
+    (["--runs", "1001"], "--runs '1001' is too large (at most 1000)"),
+    (["--runs", "2", "--gap", "soon"], "--gap 'soon' is not a duration"),
+    (["--runs", "2", "--spread", "10s"], "--spread paces the rounds of one process"),
     (["-o", "/nonexistent-dir/x.json"], "cannot write output /nonexistent-dir/x.json: no directory"),
     (["-o", "/"], "output / is a directory, not a regular file"),
 ]

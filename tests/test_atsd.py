@@ -2,7 +2,9 @@
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -203,3 +205,126 @@ def pd_isna(v):
     import math
 
     return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+# ---- --runs M --gap D: sub-runs, each a fork of its own ----
+
+SUB_RUN = ["--size", "8M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2"]
+
+
+def _children(pid):
+    """The pids of pid's live (or unreaped) children; None where the kernel does not list them."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return f.read().split()
+    except FileNotFoundError:
+        return None
+
+
+def _watch(proc, until, timeout=60):
+    """Polls proc's children until until(seen pids, current pids) holds; returns the pids seen."""
+    seen, deadline = [], time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        now = _children(proc.pid)
+        if now is None:
+            proc.kill()
+            proc.wait()
+            pytest.skip("this kernel has no /proc/PID/task/PID/children")
+        seen += [c for c in now if c not in seen]
+        if until(seen, now):
+            return seen
+        time.sleep(0.001)
+    return seen
+
+
+def test_sub_runs_are_fresh_processes_imported_as_run_runs_records_them(atsd, tmp_path, cli):
+    from atsdbench.analysis import compare as comparison
+
+    out = tmp_path / "r.txt"
+    started = time.monotonic()
+    proc = subprocess.Popen([atsd, *SUB_RUN, "--runs", "2", "--gap", "1s", "--seed", "7", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = _watch(proc, lambda seen, now: False)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and stderr == "", stderr
+    assert time.monotonic() - started >= 1.0  # a sleep's lower bound: sub-run 1 starts >= 1 gap after 0
+    assert len(seen) == 2  # one process per sub-run
+    assert "rate over 8M, 2 sub-runs (fresh processes, --gap 1s) x 2 rounds x 2 reps" in stdout
+    r = cli("import", out, "-o", tmp_path / "r.json")
+    assert r.returncode == 0, r.stderr
+    res = atsdbench.load(str(tmp_path / "r.json"))
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        assert res.host["boot_id"] == f.read().strip()
+    assert res.complete and res.config["runs"] == 2 and res.config["gap"] == 1.0
+    per_run = 3 * 3 * 2  # (warm-up + measured rounds) x (warm-up + timed passes) x strides
+    assert [s["run"] for s in res.records] == [0] * per_run + [1] * per_run
+    # rounds numbered and ordered as run --runs numbers them: each sub-run its own warm-up round
+    plan = plans.make_plan(size="8M", strides="64K,1M", rounds=2, reps=2, runs=2, gap="1s", seed=7)
+    want = [(k, r, warm or w, st) for k in range(2) for r, warm in plans.round_kinds(plan, k)
+            for _, w, st in plans.round_order(plan, r)]
+    assert [(s["run"], s["round"], s["warmup"], s["stride_bytes"]) for s in res.records] == want
+    # the table pools every sub-run's passes, as the imported file's does
+    mine, theirs = table_rows(stdout), table_rows(r.stdout)
+    assert set(mine) == set(theirs) and len(mine) == 2
+    for key, row in mine.items():
+        for column in ("Median GB/s", "Min", "Max", "us/call"):
+            assert row[column] == theirs[key][column], (key, column)
+    # compare takes it exactly as a file of atsdbench run --runs: the sub-run is the unit
+    py = atsdbench.run(size="8M", strides="64K,1M", rounds=2, reps=2, runs=2, gap="1s", seed=7)
+    assert {k: py.config[k] for k in ("runs", "gap", "processes")} == \
+        {k: res.config[k] for k in ("runs", "gap", "processes")}
+    assert py.host["boot_id"] == res.host["boot_id"] and sorted({s["run"] for s in py.records}) == [0, 1]
+    cmp = comparison.compare([res, py])
+    assert cmp.unit == "run" and {(x["n_base"], x["n_new"]) for x in cmp.rows} == {(2, 2)}
+    assert cmp.boots == [1, 1]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_in_the_gap_ends_it_and_keeps_the_finished_sub_run(atsd, tmp_path, sig):
+    out = tmp_path / "g.txt"
+    proc = subprocess.Popen([atsd, *SUB_RUN, "--runs", "3", "--gap", "120s", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # sub-run 0's process came and went: atsd now waits out the gap
+    seen = _watch(proc, lambda seen, now: seen and not now)
+    assert len(seen) == 1 and proc.poll() is None
+    proc.send_signal(sig)
+    stdout, stderr = proc.communicate(timeout=30)  # well inside the 120 s gap
+    assert proc.returncode == 130 and stderr == f"atsd: interrupted; wrote the finished samples to {out}\n"
+    assert sorted(table_rows(stdout)) == [(None, "1M"), (None, "64K")]
+    res = importer.load(str(out))
+    assert not res.complete and res.config["runs"] == 3
+    assert [s["run"] for s in res.records] == [0] * (3 * 3 * 2)  # all of sub-run 0, nothing of the others
+
+
+@pytest.mark.parametrize("target", ["atsd", "sub-run"])
+def test_sigterm_stops_the_sub_run_under_way(atsd, tmp_path, target):
+    """A SIGTERM to atsd alone reaches its sub-run (no terminal sends it to both); one to the
+    sub-run alone stops the whole run.  Either way every finished pass is kept."""
+    out = tmp_path / "t.txt"
+    proc = subprocess.Popen([atsd, "--size", "8M", "--strides", "64K", "--rounds", "100000", "--reps", "1",
+                             "--runs", "2", "--gap", "0", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seen = _watch(proc, lambda seen, now: bool(now))
+    assert len(seen) == 1
+    time.sleep(0.3)  # some of its passes done
+    os.kill(proc.pid if target == "atsd" else int(seen[0]), signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=30)  # 100000 rounds would take minutes
+    assert proc.returncode == 130 and stderr == f"atsd: interrupted; wrote the finished samples to {out}\n"
+    res = importer.load(str(out))
+    assert not res.complete and len(res.records) > 0 and {s["run"] for s in res.records} == {0}
+    assert out.read_text().count("\nsample\t") == len(res.records)
+
+
+def test_import_refuses_a_sample_of_a_sub_run_the_config_lacks(tmp_path):
+    head = ("atsd-output 1\nhost\tarch=x86_64\tpage_size=4096\tboot_id=unknown\n"
+            "config\tsize=16777216\tstrides=65536\trounds=1\treps=1\twarmup=0\twarmup_rounds=0\tpages=base\t"
+            "bystanders=0\tcpu=0\tseed=1\truns=2\tgap=20\n")
+    sample = "sample\tround=0\trep=0\tstride_bytes=65536\twarmup=0\tns=1000\tcalls=256\ttraced=0\trun=%s\n"
+    path = tmp_path / "s.txt"
+    path.write_text(head + sample % 1 + "end\tcomplete=1\n")
+    r = importer.load(str(path))
+    assert r.records[0]["run"] == 1 and r.host["boot_id"] is None and r.config["gap"] == 20.0
+    for bad, message in (("2", "run=2 is not one of config runs=2"), ("x", "run='x' is not a whole number")):
+        path.write_text(head + sample % bad)
+        with pytest.raises(UsageError, match=re.escape(message)):
+            importer.load(str(path))

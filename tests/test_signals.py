@@ -399,7 +399,8 @@ def test_signal_storm_into_atsd(atsd, tmp_path, busy):
     hits, trials = 0, 0
     try:
         for kind, args in {"plain": ["--rounds", "60"], "bystanders": ["--rounds", "60", "--bystanders", "1"],
-                           "axes": ["--rounds", "40", "--bystanders", "0,1"]}.items():
+                           "axes": ["--rounds", "40", "--bystanders", "0,1"],
+                           "runs": ["--rounds", "20", "--runs", "3", "--gap", "0.3s"]}.items():
             for i in range(2):
                 out = tmp_path / f"{kind}-{i}.tsv"
                 proc = subprocess.Popen([atsd, "--size", "16M", "--strides", "64K,1M", *args, "-o", str(out)],

@@ -23,10 +23,10 @@ BYTES, COUNT, CPU = (1, MAX_BYTES), (0, MAX_INT64), (0, MAX_CPUS - 1)
 INTS = {
     "host": {"page_size": BYTES, "hugepage_size": (-MAX_INT64, MAX_BYTES)},  # <= 0: none (-errno)
     "config": {"size": BYTES, "rounds": (1, MAX_INT64), "reps": (1, MAX_INT64), "warmup": COUNT,
-               "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1)},
+               "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1), "runs": (1, MAX_INT64)},
     "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
                "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
-               "bystanders": (0, MAX_CPUS), "traced": (0, 1)},
+               "bystanders": (0, MAX_CPUS), "traced": (0, 1), "run": COUNT},
 }
 # bystanders and pages are lists: several values are an axis (cells, see plan.py).
 LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS)}}
@@ -142,6 +142,7 @@ def to_result(text, name="<atsd output>"):
             "affinity": "unknown", "page_size": host.get("page_size"),
             "hugepage_size": host.get("hugepage_size") if (host.get("hugepage_size") or 0) > 0 else None,
             "thp_enabled": parse_bracketed(host.get("thp_enabled")), "thp_defrag": "unknown",
+            "boot_id": host["boot_id"] if host.get("boot_id") not in (None, "", "unknown") else None,
             "python": "none (atsd)", "atsdbench": f"atsd, imported by {__version__}"}
     size = config["size"]
     pages = config["pages"].split(",")
@@ -163,6 +164,9 @@ def to_result(text, name="<atsd output>"):
             cfg[key] = config[key]
     if "spread" in config:
         cfg["spread"] = _number("spread", config["spread"], f"{name} config")
+    cfg["runs"] = config.get("runs", 1)  # an atsd from before --runs ran one process
+    if "gap" in config:
+        cfg["gap"] = _number("gap", config["gap"], f"{name} config")
     if axes:
         cfg["axes"] = axes
         cfg["cells"] = [dict(zip(axes, combo)) for combo in itertools.product(*axes.values())]
@@ -175,6 +179,10 @@ def to_result(text, name="<atsd output>"):
                   "traced": bool(s.get("traced", 0))}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]
+        if "run" in s:  # --runs: the sub-run (its own process), as run --runs records it
+            if s["run"] >= cfg["runs"]:
+                raise UsageError(f"{name}: a sample's run={s['run']} is not one of config runs={cfg['runs']}")
+            sample["run"] = s["run"]
         sample.update({k: v for k, v in s.items() if COUNTS.fullmatch(k)})
         if axes:
             if "cell" not in s or s["cell"] >= len(cfg["cells"]):
