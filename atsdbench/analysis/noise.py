@@ -1,0 +1,183 @@
+"""Variance components of log rates: a noise profile's estimates, and the comparison of sides of one
+process that borrow their between-run variance from one (issue 25.2).  Pure: numpy and scipy.special.
+
+A run's observation is the log of the mean of its round means (what compare's run unit takes).  From
+K sub-runs of n_k rounds each (atsdbench calibrate), per (cell, stride):
+
+  within   pooled variance of log round means inside a sub-run, df sum(n_k - 1);
+  means    variance of the K sub-run observations, df K - 1;
+  between  means - h x within, h = mean(1/n_k): the sub-run effect (a fresh process's allocations
+           and address space, the host's drift slower than a run), clamped at 0, its df by
+           Satterthwaite.  E[means] = between + within / n for independent rounds.  Where rounds
+           inside a run are autocorrelated (they are: the host drifts over ~20 s), `between` also takes
+           up what the within-run spread misses of a run's mean, exactly so for runs of the
+           profile's own rounds: which is why a profile holds for its plan only.
+
+A one-process side's mean then has variance own within / its rounds + between (combine: a sum of
+estimated terms, df by Welch-Satterthwaite, a term of one profile used for both sides counted once
+with its coefficients added), and a difference of two sides the sum of both.
+"""
+import dataclasses
+import math
+
+import numpy as np
+
+from . import stats
+
+CHECK_LEVEL = 0.01  # two-sided F test: a side's round spread against its profile's within-run variance
+
+
+def log_round_means(result, stride, cell=None):
+    """The log round means of one stride (and cell) of a one-process result, rounds without a rate left out."""
+    x = np.log(stats.observations(result.samples, stride, "round", "mean", cell))
+    return x[np.isfinite(x)]
+
+
+def run_value(log_means):
+    """A run's observation (log of the mean of its round means) from its log round means."""
+    return float(np.log(np.mean(np.exp(np.asarray(log_means, dtype=float)))))
+
+
+def between(means_var, means_df, within_var, within_df, inv_rounds):
+    """(between-run component, its Satterthwaite df): means - h x within, clamped at 0 (df nan)."""
+    value = means_var - inv_rounds * within_var
+    if not value > 0:
+        return 0.0, math.nan
+    return value, value ** 2 / (means_var ** 2 / means_df + (inv_rounds * within_var) ** 2 / within_df)
+
+
+def entry(sub_runs):
+    """A profile's estimates for one (cell, stride) from each sub-run's log round means; None where
+    fewer than 2 sub-runs measured it or no sub-run has 2 rounds."""
+    runs = [np.asarray(x, dtype=float) for x in sub_runs if len(x)]
+    within_df = sum(len(x) - 1 for x in runs)
+    if len(runs) < 2 or within_df < 1:
+        return None
+    within = float(sum(((x - x.mean()) ** 2).sum() for x in runs) / within_df)
+    means = np.array([run_value(x) for x in runs])
+    means_var, h = float(means.var(ddof=1)), float(np.mean([1 / len(x) for x in runs]))
+    b, b_df = between(means_var, len(runs) - 1, within, within_df, h)
+    return {"within_var": within, "within_df": int(within_df), "means_var": means_var, "means_df": len(runs) - 1,
+            "inv_rounds": h, "between_var": b, "between_df": None if math.isnan(b_df) else b_df}
+
+
+def profile_entries(result):
+    """Every (cell, stride) entry of a calibration's result file (a --runs file of >= 2 sub-runs),
+    and the rounds of each sub-run.  A UsageError where it has fewer than two sub-runs."""
+    from ..data import cells
+    from ..errors import UsageError
+
+    parts = result.sub_runs()
+    if len(parts) < 2:
+        raise UsageError(f"{result.path or 'the result'} has one sub-run: its between-run variance cannot be "
+                         "estimated (a profile needs 2 or more sub-runs; atsdbench calibrate takes 8)")
+    labels = cells.labels(result)
+    out = []
+    for index, label in labels.items():
+        for stride in result.config["strides"]:
+            e = entry([log_round_means(p, stride, index) for p in parts])
+            if e is not None:
+                out.append({"cell": label, "stride_bytes": int(stride), **e})
+    if not out:
+        raise UsageError(f"{result.path or 'the result'}: no stride has 2 sub-runs with a round each and a "
+                         "sub-run with 2 rounds: nothing to estimate a profile from")
+    rounds = [int(p.measured["round"].nunique()) for p in parts]
+    return out, rounds
+
+
+@dataclasses.dataclass
+class Side:
+    """One side of a difference: its log centre, N, and the estimated variance terms of its centre
+    ((value, df, source)); terms None where its between-run variance is not known."""
+    centre: float
+    n: int
+    terms: list = None
+    own_var: float = math.nan
+    unlike: bool = False  # its round spread disagrees with its profile's (spread_check)
+
+
+def profiled_side(log_means, entry, own, source):
+    """A one-process side: its own log round means with its profile's entry (None: no profile).
+    Terms: own within / n (df n - 1) + the profile's means - h x within (the between component),
+    left out where the profile found none beyond what within-run noise explains."""
+    x = np.asarray(log_means, dtype=float)
+    n = len(x)
+    own_var = float(x.var(ddof=1)) if n > 1 else math.nan
+    side = Side(run_value(x) if n else math.nan, n, None, own_var)
+    if entry is None or n < 2:
+        return side
+    side.terms = [(own_var / n, n - 1, ("own", own))]
+    b, _ = between(entry["means_var"], entry["means_df"], entry["within_var"], entry["within_df"], entry["inv_rounds"])
+    if b > 0:
+        side.terms += [(entry["means_var"], entry["means_df"], (source, "means")),
+                       (-entry["inv_rounds"] * entry["within_var"], entry["within_df"], (source, "within"))]
+    return side
+
+
+def combine(terms):
+    """(variance, df) of a sum of independently estimated variance terms (value, df, source), the df by
+    Welch-Satterthwaite: (sum v)^2 / sum(v^2 / df).  Terms of one source (one estimate used on both
+    sides) are added before squaring; a value may be negative (a component got by subtraction).
+    (nan, nan) where the sum is not positive."""
+    by = {}
+    for value, df, source in terms:
+        total, _ = by.get(source, (0.0, df))
+        by[source] = (total + value, df)
+    variance = sum(v for v, _ in by.values())
+    if not variance > 0:
+        return math.nan, math.nan
+    return variance, variance ** 2 / sum(v * v / df for v, df in by.values() if v)
+
+
+def spread_check(log_means, entry):
+    """(variance ratio, two-sided p) of an F test of a side's round spread against its profile's
+    within-run variance; nan where it cannot be tested."""
+    from scipy import special
+
+    x = np.asarray(log_means, dtype=float)
+    if entry is None or len(x) < 2 or not entry["within_var"] > 0:
+        return math.nan, math.nan
+    ratio = float(x.var(ddof=1) / entry["within_var"])
+    d1, d2 = len(x) - 1, entry["within_df"]
+    return ratio, float(min(1.0, 2 * min(special.fdtr(d1, d2, ratio), special.fdtrc(d1, d2, ratio))))
+
+
+def difference(base, new, confidence=95.0):
+    """stats.difference's answer for two Sides: the speedup (ratio of the sides' run observations),
+    a t interval with the combined variance and Satterthwaite df, p; `why` where a side's between-run
+    variance is unknown."""
+    from scipy import special
+
+    out = {"n_base": base.n, "n_new": new.n, "base": math.exp(base.centre), "new": math.exp(new.centre),
+           "confidence": confidence}
+    d = new.centre - base.centre
+    out["speedup_pct"] = (math.exp(d) - 1) * 100
+    if base.terms is None or new.terms is None:
+        out.update(ci_low_pct=math.nan, ci_high_pct=math.nan, p_value=math.nan, why="no noise profile")
+        return out
+    variance, df = combine(base.terms + new.terms)
+    if math.isnan(variance):
+        out.update(ci_low_pct=math.nan, ci_high_pct=math.nan, p_value=math.nan, why="no variance")
+        return out
+    se = math.sqrt(variance)
+    low, high, _ = stats.t_bounds(d, se, df, confidence)
+    p = float(2 * special.stdtr(df, -abs(d) / se))
+    out.update(ci_low_pct=(math.exp(low) - 1) * 100, ci_high_pct=(math.exp(high) - 1) * 100, p_value=p, se=se,
+               df=df)
+    return out
+
+
+def detects(entry, rounds, confidence=95.0, tests=1):
+    """The smallest speedup (%, 80% power) a compare of two one-process runs of `rounds` rounds finds,
+    each side with a profile like `entry` (separate calibrations, one per kernel), its round spread
+    the profile's: what `calibrate` prints."""
+    own = entry["within_var"]
+    sides = []
+    for k in ("a", "b"):
+        terms = [(own / rounds, rounds - 1, ("own", k))]
+        if entry["between_var"] > 0:
+            terms += [(entry["means_var"], entry["means_df"], (k, "means")),
+                      (-entry["inv_rounds"] * own, entry["within_df"], (k, "within"))]
+        sides += terms
+    variance, df = combine(sides)
+    return stats.mde_pct(math.sqrt(variance), df, confidence, tests) if variance > 0 else math.nan

@@ -1,0 +1,302 @@
+"""The noise profile: what `atsdbench calibrate` measured of a host's between-run noise, for one
+kernel and one plan, and where it is kept and found again.
+
+A side of a comparison measured in one process has no between-run variance of its own (issue 25).
+A profile supplies it: per (cell, stride), on log rates, the within-run variance of round means and
+the variance of sub-run means, from K sub-runs in fresh processes started >= gap apart
+(analysis/noise.py computes both and the between-run component from them).  The variance belongs
+to what was measured, so a profile names it, and is used only where all of it matches:
+
+  host    hostname, CPU model and arch (and /etc/machine-id where it was read, for the reader);
+  kernel  release and version string (a rebuilt kernel often keeps its release);
+  plan    every option that changes the noise (PLAN_KEYS, as the result file's config records them);
+
+plus the boot it was measured in and its date, which it does not cover and says so.
+
+Schema history (bump PROFILE_VERSION when a reader of the old version would misread the new):
+  1  first version: format, schema_version, created, date, host, plan, calibration
+     {runs, gap, rounds: [per sub-run], complete, source}, entries [{cell, stride_bytes, within_var,
+     within_df, means_var, means_df, inv_rounds, between_var, between_df}].
+
+Kept by default in $XDG_DATA_HOME/atsdbench/profiles (~/.local/share/atsdbench/profiles), each
+beside the result file it was made from (NAME.run.json).
+"""
+import hashlib
+import json
+import os
+import time
+
+from . import files, schema
+from ..errors import UsageError
+from ..units import format_size
+
+FORMAT = "atsdbench-noise-profile"
+PROFILE_VERSION = 1
+RESULT_SUFFIX = ".run.json"  # the calibration's own result file, beside its profile
+# What a plan's noise depends on, as the result file's config names it.  Not here: label, seed (the
+# stride order's draw), runs and gap (the calibration's design), and what the plan check derives
+# (cpu_reason, bystander_cpus, region_align).
+PLAN_KEYS = ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
+             "latency", "retouch", "trace", "gpu", "ceiling", "spread", "processes", "axes", "cells")
+HOST_KEYS = ("hostname", "cpu_model", "arch")
+KERNEL_KEYS = ("kernel_release", "kernel_version")
+
+_NUMBER = schema.Value(int, float, lo=0)
+_COUNT = schema.Value(int, lo=1, hi=schema.MAX_INT64)
+ENTRY = schema.Record({
+    "cell": schema.Value(str), "stride_bytes": schema.BYTES, "within_var": _NUMBER, "within_df": _COUNT,
+    "means_var": _NUMBER, "means_df": _COUNT, "inv_rounds": schema.Value(int, float, lo=0, hi=1, above=True),
+    "between_var": _NUMBER, "between_df": schema.Value(int, float, lo=0, null=True),
+}, required=("cell", "stride_bytes", "within_var", "within_df", "means_var", "means_df", "inv_rounds",
+             "between_var"))
+TOP = schema.Record({
+    "created": schema.Value(int, float), "date": schema.Value(str),
+    "host": schema.Record({"hostname": schema.Value(str), "kernel_release": schema.Value(str), "cpu_model": schema.TEXT,
+                           "arch": schema.TEXT, "kernel_version": schema.TEXT, "boot_id": schema.TEXT,
+                           "machine_id": schema.TEXT}, required=("hostname", "kernel_release")),
+    "plan": schema.CONFIG,
+    "calibration": schema.Record({"runs": schema.Value(int, lo=2, hi=schema.MAX_INT64),
+                                  "gap": schema.Value(int, float, lo=0, hi=schema.MAX_SECONDS),
+                                  "rounds": schema.List(_COUNT, nonempty=True), "complete": schema.BOOL,
+                                  "source": schema.TEXT}, required=("runs", "gap", "rounds", "complete")),
+    "entries": schema.List(ENTRY, nonempty=True),
+}, required=("created", "date", "host", "plan", "calibration", "entries"))
+
+
+def plan_of(config):
+    """The noise-relevant part of a result's config (PLAN_KEYS that it records)."""
+    return {k: config[k] for k in PLAN_KEYS if k in config}
+
+
+def store():
+    """Where profiles are kept: $XDG_DATA_HOME/atsdbench/profiles, else ~/.local/share/atsdbench/profiles."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "atsdbench", "profiles")
+
+
+def default_path(host, plan, when=None):
+    """STORE/HOST-KERNEL-PLANDIGEST-TIME.json: one name per host, kernel and plan, newest last."""
+    digest = hashlib.sha1(json.dumps(plan, sort_keys=True).encode()).hexdigest()[:8]
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(when))
+    name = f"{host.get('hostname') or 'host'}-{host.get('kernel_release') or 'unknown'}-{digest}-{stamp}.json"
+    return os.path.join(store(), name.replace(os.sep, "_"))
+
+
+def result_path(path):
+    """The calibration's result file beside its profile: NAME.run.json for NAME.json."""
+    return (path[:-5] if path.endswith(".json") else path) + RESULT_SUFFIX
+
+
+def build(host, config, entries, complete, rounds, machine_id=None, source=None, when=None):
+    """A profile (plain dict) from a calibration's host facts, config and entries (analysis/noise.py)."""
+    when = time.time() if when is None else when
+    facts = {k: host.get(k) for k in HOST_KEYS + KERNEL_KEYS + ("boot_id",)}
+    facts["machine_id"] = machine_id
+    return {"format": FORMAT, "schema_version": PROFILE_VERSION, "created": when,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)), "host": facts,
+            "plan": plan_of(config),
+            "calibration": {"runs": len(rounds), "gap": config.get("gap", 0.0), "rounds": list(rounds),
+                            "complete": bool(complete), "source": source},
+            "entries": entries}
+
+
+class Profile:
+    """A loaded, checked profile."""
+
+    def __init__(self, data, path=None):
+        self.data, self.path = data, path
+        self.host, self.plan, self.calibration = data["host"], data["plan"], data["calibration"]
+        self.entries = {(e["cell"], e["stride_bytes"]): e for e in data["entries"]}
+
+    @property
+    def key(self):
+        """What identifies its estimates: a profile used for two sides (an A/A of one kernel) is one estimate."""
+        return self.path or id(self)
+
+    @property
+    def name(self):
+        return os.path.basename(self.path) if self.path else "profile"
+
+    def entry(self, cell, stride):
+        return self.entries.get((cell, stride))
+
+    def describe(self):
+        """'NAME (8 sub-runs x 5 rounds, 20 s apart, 2026-12-01 12:00:00 UTC)'."""
+        c = self.calibration
+        rounds = sorted(set(c["rounds"]))
+        each = f"{rounds[0]}" if len(rounds) == 1 else f"{rounds[0]}-{rounds[-1]}"
+        partial = "" if c["complete"] else ", interrupted"
+        return (f"{self.name} ({c['runs']} sub-runs x {each} rounds, {c['gap']:g} s apart, {self.data['date']}"
+                f"{partial})")
+
+    def mismatch(self, result):
+        """Why this profile does not describe `result`, or None: (level, text), level 0 host, 1 kernel,
+        2 plan, the first that differs (a key the profile does not record is not compared, nor a plan
+        key the file does not)."""
+        h, name = result.host, result.path or "the file"
+        for level, keys in ((0, HOST_KEYS), (1, KERNEL_KEYS)):
+            for key in keys:
+                mine = self.host.get(key)
+                if mine is None and key not in ("hostname", "kernel_release"):
+                    continue
+                if h.get(key) != mine:
+                    what = "was measured on host" if level == 0 else "is of kernel"
+                    return level, f"{what} {_text(mine)} ({key}), {name} {_text(h.get(key))}"
+        plan = plan_of(result.config)
+        for key in PLAN_KEYS:
+            if key in plan and key in self.plan and plan[key] != self.plan[key]:
+                return 2, (f"is of another plan: {key} {_plan_text(key, self.plan[key])}, {name} "
+                           f"{_plan_text(key, plan[key])}")
+            if key == "axes" and (key in plan) != (key in self.plan):
+                return 2, f"is of another plan: axes in {'the profile' if key in self.plan else name} only"
+        return None
+
+
+def _text(value):
+    return schema.cut(value)
+
+
+def _plan_text(key, value):
+    if key in ("size",) and isinstance(value, int):
+        return format_size(value)
+    if key == "strides" and isinstance(value, list):
+        return ",".join(format_size(s) if isinstance(s, int) else str(s) for s in value)
+    return _text(value)
+
+
+def from_dict(data, path="<profile>"):
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise UsageError(f"{path} is not an atsdbench noise profile (atsdbench calibrate makes one)")
+    version = data.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise UsageError(f"{path} has no schema_version (a whole number from 1)")
+    if version > PROFILE_VERSION:
+        raise UsageError(f"{path} has schema_version {schema.cut(version)}; this atsdbench reads noise profiles up "
+                         f"to {PROFILE_VERSION} (upgrade it)")
+    where, problem = schema._where("", TOP.problem(data))
+    if problem is not None:
+        raise UsageError(f"{path}: {schema.shorten(where.lstrip('.')) or 'the file'} {problem}")
+    strides = set(data["plan"]["strides"])
+    for i, e in enumerate(data["entries"]):
+        if e["stride_bytes"] not in strides:
+            raise UsageError(f"{path}: entries[{i}].stride_bytes is {e['stride_bytes']}, not one of plan.strides")
+        if e["within_df"] < 1 or e["means_df"] < 1:
+            raise UsageError(f"{path}: entries[{i}] has no degrees of freedom")
+    return Profile(data, path)
+
+
+def load(path):
+    """A Profile from a file; anything wrong with it is one UsageError line naming the file."""
+    if isinstance(path, Profile):
+        return path
+    from .results import _finite, _refuse_constant  # one rule for JSON numbers in every file atsdbench reads
+
+    try:
+        with files.reading(path), open(path, encoding="utf-8") as f:
+            data = json.load(f, parse_constant=_refuse_constant, parse_float=_finite)
+    except UsageError:
+        raise
+    except RecursionError:
+        raise UsageError(f"{path} is not a noise profile (JSON nested too deeply)") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path} is not JSON ({schema.shorten(str(e))})") from None
+    return from_dict(data, path)
+
+
+def save(data, path):
+    """Written atomically (files.write_atomically): a reader never finds half a profile."""
+    text = json.dumps(data, indent=1, allow_nan=False) + "\n"
+    files.write_atomically(path, lambda f: f.write(text))
+    return path
+
+
+def stored(folder=None):
+    """Every readable profile in the store, newest first; files that are not profiles are skipped."""
+    folder = folder or store()
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        if not name.endswith(".json") or name.endswith(RESULT_SUFFIX) or name.startswith("."):
+            continue
+        try:
+            found.append(load(os.path.join(folder, name)))
+        except UsageError:
+            continue  # a broken or foreign file in the store must not stop a compare
+    return sorted(found, key=lambda p: p.data["created"], reverse=True)
+
+
+def find(result, candidates):
+    """The newest of `candidates` that describes `result`, or None."""
+    return next((p for p in candidates if p.mismatch(result) is None), None)
+
+
+def assign(sides, explicit, search=True, folder=None):
+    """{side index: Profile} for `sides` ({index: Result}, the one-process sides of a compare).
+
+    Each explicit profile (compare --profile) must describe some side: one of another host, kernel or
+    plan is refused (UsageError: which, and how it differs), and so are two for one side.  Sides
+    without one are looked up in the store (newest match) unless search is False."""
+    out = {}
+    for p in explicit:
+        why = {i: p.mismatch(r) for i, r in sides.items()}
+        matched = [i for i, w in why.items() if w is None]
+        if not matched:  # say how it differs from the side it comes closest to
+            level, text = max(why.values(), key=lambda w: w[0])
+            raise UsageError(f"--profile {p.path or p.name} {text}: it describes no side of this compare (a "
+                             "profile holds only for the host, kernel and plan it measured)")
+        for i in matched:
+            if i in out:
+                raise UsageError(f"--profile {out[i].path} and {p.path} both describe {sides[i].path or 'a side'}: "
+                                 "give one per kernel")
+            out[i] = p
+    missing = [i for i in sides if i not in out]
+    if search and missing:
+        candidates = stored(folder)
+        for i in missing:
+            found = find(sides[i], candidates)
+            if found is not None:
+                out[i] = found
+    return out
+
+
+def _words(key, value):
+    """The run option words that give `value` of plan key `key` (axes give their lists)."""
+    if key == "size":
+        return ["--size", format_size(value)]
+    if key == "strides":
+        return ["--strides", ",".join(map(format_size, value))]
+    if key in ("rounds", "reps", "warmup", "bystanders", "cpu"):
+        return [f"--{key}", str(value)]
+    if key == "warmup_rounds":
+        return ["--warmup-rounds", str(value)]
+    if key == "pages":
+        return ["--pages", str(value)]
+    if key == "latency":
+        return ["--latency"] if value else []
+    if key == "retouch":
+        return [] if value else ["--no-retouch"]
+    if key == "trace":
+        return {"on": ["--trace"], "off": ["--no-trace"]}.get(value, [])
+    if key in ("gpu", "ceiling"):
+        return [] if value is None else [f"--{key}", str(value)]
+    return []
+
+
+def calibrate_command(config):
+    """`atsdbench calibrate` with the options of the plan a result file records: the command that
+    makes a profile for it (run on its host, booted into its kernel)."""
+    plan = plan_of(config)
+    axes = plan.get("axes") or {}
+    words = ["atsdbench", "calibrate"]
+    for key in PLAN_KEYS:
+        if key in axes:
+            words += [f"--{key}", ",".join("kernel" if v is None and key == "ceiling" else "none" if v is None
+                                           else str(v) for v in axes[key])]
+        elif key in plan:
+            words += _words(key, plan[key])
+    return " ".join(words)
+
+

@@ -1,0 +1,136 @@
+"""data/profile: the noise profile's file (build, save, load, its schema check), what it names and is
+matched on (host, kernel, plan), the store and the calibrate command it gives."""
+import json
+import os
+
+import pytest
+
+from atsdbench.data import profile, results
+from atsdbench.errors import UsageError
+
+HOST = {"hostname": "h1", "cpu_model": "Xeon", "arch": "x86_64", "kernel_release": "6.1.0", "kernel_version": "#1 SMP",
+        "boot_id": "b-1"}
+CONFIG = {"size": 256 << 20, "strides": [65536, 1 << 20], "rounds": 5, "reps": 4, "warmup": 1, "warmup_rounds": 1,
+          "pages": "base", "bystanders": 0, "cpu": 1, "latency": False, "retouch": True, "trace": "auto", "gpu": None,
+          "ceiling": None, "spread": 0.0, "processes": False, "runs": 8, "gap": 20.0, "label": "x", "seed": 3}
+ENTRY = {"within_var": 0.0009, "within_df": 32, "means_var": 0.0025, "means_df": 7, "inv_rounds": 0.2,
+         "between_var": 0.0025 - 0.2 * 0.0009, "between_df": 6.1}
+
+
+def _profile(tmp_path, host=HOST, config=CONFIG, when=1000.0, name="p.json"):
+    entries = [{"cell": "", "stride_bytes": s, **ENTRY} for s in config["strides"]]
+    data = profile.build(host, config, entries, True, [5] * 8, machine_id="abc", source="cal.run.json", when=when)
+    path = str(tmp_path / name)
+    profile.save(data, path)
+    return path
+
+
+def _result(host=HOST, config=CONFIG, path="side.json"):
+    return results.Result(host, dict(config, runs=1), [], path=path)
+
+
+def test_a_profile_round_trips_and_names_what_it_measured(tmp_path):
+    p = profile.load(_profile(tmp_path))
+    assert p.host["machine_id"] == "abc" and p.host["boot_id"] == "b-1" and p.data["date"].startswith("1970-01-01")
+    assert "runs" not in p.plan and "seed" not in p.plan and "label" not in p.plan and p.plan["rounds"] == 5
+    assert p.entry("", 65536)["within_df"] == 32 and p.entry("", 4096) is None
+    assert p.describe() == "p.json (8 sub-runs x 5 rounds, 20 s apart, 1970-01-01 00:16:40 UTC)"
+    assert p.mismatch(_result()) is None
+
+
+@pytest.mark.parametrize("change,level,words", [
+    ({"host": {"hostname": "h2"}}, 0, "was measured on host 'h1'"),
+    ({"host": {"cpu_model": "EPYC"}}, 0, "(cpu_model)"),
+    ({"host": {"kernel_release": "6.12.0"}}, 1, "is of kernel '6.1.0'"),
+    ({"host": {"kernel_version": "#2 SMP"}}, 1, "(kernel_version)"),  # a rebuilt kernel keeps its release
+    ({"config": {"rounds": 3}}, 2, "rounds 5, side.json 3"),
+    ({"config": {"size": 1 << 30}}, 2, "size 256M, side.json 1G"),
+    ({"config": {"bystanders": 1}}, 2, "bystanders"),
+])
+def test_another_host_kernel_or_plan_does_not_match(tmp_path, change, level, words):
+    p = profile.load(_profile(tmp_path))
+    side = _result(dict(HOST, **change.get("host", {})), dict(CONFIG, **change.get("config", {})))
+    found = p.mismatch(side)
+    assert found[0] == level and words in found[1]
+    # what is not part of the plan's noise does not count
+    assert p.mismatch(_result(config=dict(CONFIG, seed=9, label="other", gap=0.0))) is None
+
+
+@pytest.mark.parametrize("text,words", [
+    ("not json", "is not JSON"),
+    ('{"format": "atsdbench-result"}', "is not an atsdbench noise profile"),
+    ('{"format": "atsdbench-noise-profile", "schema_version": 99}', "this atsdbench reads noise profiles up to 1"),
+    ('{"format": "atsdbench-noise-profile", "schema_version": 1}', "has no created"),
+])
+def test_a_bad_file_is_one_line(tmp_path, text, words):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(UsageError) as e:
+        profile.load(str(path))
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("edit,words", [
+    (lambda d: d["entries"][0].update(within_df=0), "entries[0].within_df must be at least 1"),
+    (lambda d: d["entries"][0].update(stride_bytes=4096), "not one of plan.strides"),
+    (lambda d: d["calibration"].update(runs=1), "calibration.runs must be at least 2"),
+    (lambda d: d["entries"][0].update(within_var=-1.0), "entries[0].within_var must be at least 0"),
+    (lambda d: d["host"].pop("kernel_release"), "host has no kernel_release"),
+])
+def test_a_profile_that_breaks_its_schema_is_refused(tmp_path, edit, words):
+    path = _profile(tmp_path)
+    data = json.load(open(path))
+    edit(data)
+    json.dump(data, open(path, "w"))
+    with pytest.raises(UsageError, match=words.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
+        profile.load(path)
+    with pytest.raises(UsageError, match="no such file"):
+        profile.load(str(tmp_path / "missing.json"))
+
+
+def test_the_store_follows_xdg_and_finds_the_newest_match(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert profile.store() == str(tmp_path / "home" / ".local" / "share" / "atsdbench" / "profiles")
+    folder = tmp_path / "store"
+    folder.mkdir()
+    old = _profile(folder, when=1000.0, name="old.json")
+    new = _profile(folder, when=2000.0, name="new.json")
+    _profile(folder, host=dict(HOST, kernel_release="6.12.0"), when=3000.0, name="other-kernel.json")
+    (folder / "broken.json").write_text("{")
+    (folder / "cal.run.json").write_text("{}")  # a calibration's result file, not a profile
+    found = profile.stored(str(folder))
+    assert [p.name for p in found] == ["other-kernel.json", "new.json", "old.json"]
+    assert profile.find(_result(), found).path == new
+    assert profile.assign({0: _result()}, [], folder=str(folder))[0].path == new
+    assert profile.assign({0: _result()}, [], search=False, folder=str(folder)) == {}
+    assert profile.assign({0: _result()}, [profile.load(old)], folder=str(folder))[0].path == old  # given wins
+    path = profile.default_path(HOST, profile.plan_of(CONFIG), 0)
+    assert os.path.basename(path).startswith("h1-6.1.0-") and path.endswith(".json")
+    assert profile.result_path("a/p.json") == "a/p.run.json"
+
+
+def test_an_explicit_profile_must_describe_a_side(tmp_path):
+    other = profile.load(_profile(tmp_path, host=dict(HOST, kernel_release="6.12.0"), name="k2.json"))
+    mine = profile.load(_profile(tmp_path))
+    sides = {0: _result(path="a.json"), 1: _result(dict(HOST, kernel_release="5.4"), path="b.json")}
+    with pytest.raises(UsageError, match=r"--profile .*k2.json is of kernel '6.12.0' \(kernel_release\), a.json "
+                                         r"'6.1.0': it describes no side"):
+        profile.assign(sides, [other], search=False)
+    plan = profile.load(_profile(tmp_path, config=dict(CONFIG, rounds=10), name="r10.json"))
+    with pytest.raises(UsageError, match="is of another plan: rounds 10, a.json 5"):  # the closest side's reason
+        profile.assign(sides, [plan], search=False)
+    with pytest.raises(UsageError, match="give one per kernel"):
+        profile.assign(sides, [mine, mine], search=False)
+    assert profile.assign(sides, [mine], search=False) == {0: mine}
+
+
+def test_the_calibrate_command_repeats_the_plan():
+    words = profile.calibrate_command(dict(CONFIG, latency=True, retouch=False, trace="off"))
+    assert words.startswith("atsdbench calibrate --size 256M --strides 64K,1M --rounds 5 --reps 4 --warmup 1 "
+                            "--warmup-rounds 1 --pages base --bystanders 0 --cpu 1 --latency --no-retouch --no-trace")
+    axes = dict(CONFIG, axes={"bystanders": [0, 1], "ceiling": [None, 33]}, cells=[{}])
+    assert "--bystanders 0,1" in profile.calibrate_command(axes) and "--ceiling kernel,33" in \
+        profile.calibrate_command(axes)
