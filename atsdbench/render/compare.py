@@ -200,12 +200,15 @@ def render_commit(cmp):
 
 def render_csv(cmp):
     from ..analysis.compare import COLUMNS
+    from . import counts
 
-    return numbers.csv_text(COLUMNS, cmp.rows)
+    return numbers.csv_text(*counts.csv_rows(cmp, COLUMNS))
 
 
 def render_json(cmp):
-    return json.dumps(numbers.records(cmp.rows), indent=1)
+    from . import counts
+
+    return json.dumps(numbers.records(counts.json_rows(cmp)), indent=1)
 
 
 def render_ministat(cmp):

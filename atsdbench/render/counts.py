@@ -1,5 +1,6 @@
-"""compare's counts (analysis/counts.py) in every --format: with --counts alone (RENDERERS), and as a
-section after the rates (appendix: text, markdown, commit) when the files have counts."""
+"""compare's counts (analysis/counts.py) in every --format: with --counts alone (RENDERERS), and in a plain
+compare of files that have counts as a section after the rates (appendix: text, markdown, commit) or beside
+each rate row (csv columns, a json field)."""
 import json
 
 from tabulate import tabulate
@@ -106,6 +107,40 @@ def render_commit(cmp):
     return "Kernel invalidations\n" + "\n".join(lines) + "\n" + foot
 
 
+FIELDS = ("base", "new", "change", "changed")
+
+
+def _beside(cmp):
+    """Per rate row of a plain compare, the counts of its cell, stride and pair of sides ({counter: {base,
+    new, change, changed}}), and every counter found, in display order."""
+    found = {}
+    for r in cmp.counts:
+        found.setdefault((r["cell"], r["stride_bytes"], r["base_label"], r["new_label"]), {})[r["counter"]] = {
+            "base": numbers.clean(r["base_per_call"]), "new": numbers.clean(r["new_per_call"]),
+            "change": numbers.clean(r["change"]), "changed": r["changed"]}
+    order = {c: i for i, c in enumerate(analysis.COUNTERS)}
+    counters = sorted({r["counter"] for r in cmp.counts}, key=lambda c: (order.get(c, len(order)), c))
+    return [found.get((r["cell"], r["stride_bytes"], r["base_label"], r["new_label"]), {}) for r in cmp.rows], counters
+
+
+def json_rows(cmp):
+    """A plain compare's json rows: with counts, each row gets a `counts` field (counters left out of the
+    counts, 0 on every pass of both sides, are absent, as in --counts); without, the rows as they are."""
+    if not cmp.counts:
+        return cmp.rows
+    return [{**row, "counts": c} for row, c in zip(cmp.rows, _beside(cmp)[0])]
+
+
+def csv_rows(cmp, columns):
+    """A plain compare's csv: with counts, COUNTER_base, _new, _change, _changed columns after the rate
+    columns (empty where that row's cell has no such count).  Returns (columns, rows)."""
+    if not cmp.counts:
+        return columns, cmp.rows
+    per_row, counters = _beside(cmp)
+    rows = [{**row, **{f"{k}_{f}": v[f] for k, v in c.items() for f in FIELDS}} for row, c in zip(cmp.rows, per_row)]
+    return list(columns) + [f"{k}_{f}" for k in counters for f in FIELDS], rows
+
+
 def render_csv(cmp):
     return numbers.csv_text(analysis.COLUMNS, cmp.counts)
 
@@ -126,7 +161,7 @@ RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv
 def appendix(cmp, fmt):
     """What follows the rate table in a plain compare of files with counts (text, markdown, commit): one
     line saying how many counts changed, and the changed ones in the format's table; the emulated note.
-    Machine formats (csv, json) keep their shape: --counts gives the counts in them."""
+    Machine formats (csv, json) carry the counts in their rows instead (json_rows, csv_rows); --counts gives them alone."""
     if fmt not in ("text", "markdown", "commit", "ministat"):
         return None
     parts = []

@@ -66,7 +66,10 @@ def test_json_and_csv_agree(cli, fixtures):
     rows = json.loads(cli("compare", "before.json", "after.json", "--format", "json", "--unit", "round", cwd=fixtures).stdout)
     assert rows[0]["significant"] is True and rows[0]["stride"] == "64K"
     csv_lines = cli("compare", "before.json", "after.json", "--format", "csv", "--unit", "round", cwd=fixtures).stdout.splitlines()
-    assert csv_lines[0].split(",") == comparison.COLUMNS and len(csv_lines) == 1 + len(rows)
+    columns = csv_lines[0].split(",")  # the rate columns, then the counts' (these files count flushes; IPIs 0)
+    assert columns[:len(comparison.COLUMNS)] == comparison.COLUMNS and len(csv_lines) == 1 + len(rows)
+    assert columns[len(comparison.COLUMNS):] == ["flushes_base", "flushes_new", "flushes_change", "flushes_changed"]
+    assert rows[0]["counts"] == {"flushes": {"base": 1.0, "new": 1.0, "change": 0.0, "changed": False}}
 
 
 def test_warnings_name_differences_and_missing_strides(cli, fixtures):

@@ -94,8 +94,21 @@ def test_a_plain_compare_adds_the_changed_counts(cli, fixtures):
     assert "invalidation counts per call: 13 of 25 counts changed (compare --counts shows every count)" in p.stdout
     commit = cli("compare", RADIX, HASH, "--format", "commit", cwd=fixtures).stdout
     assert "% emulated" in commit and "Kernel invalidations" in commit and " n.s." not in commit.split("\n")[2]
-    # machine formats keep their shape
-    assert isinstance(json.loads(cli("compare", RADIX, HASH, "--format", "json", cwd=fixtures).stdout), list)
+    # machine formats keep their shape, with the counts beside each rate row
+    rows = json.loads(cli("compare", RADIX, HASH, "--format", "json", cwd=fixtures).stdout)
+    assert isinstance(rows, list) and len(rows) == 8 and all("speedup_pct" in r for r in rows)
+    [r] = [r for r in rows if (r["cell"], r["stride"]) == ("bystanders=0", "4M")]
+    assert r["counts"]["tlbie"] == {"base": 64.0, "new": 0.0, "change": -64.0, "changed": True}
+    assert r["counts"]["h_bulk_remove"] == {"base": None, "new": 16.0, "change": None, "changed": None}
+    assert "tlbia" not in r["counts"] and "tlbie_global" not in r["counts"]  # 0 on every pass of both: left out
+    csv = cli("compare", RADIX, HASH, "--format", "csv", cwd=fixtures).stdout.splitlines()
+    header = csv[0].split(",")
+    assert header[:len(comparison.COLUMNS)] == comparison.COLUMNS and len(csv) == 1 + len(rows)
+    assert header[len(comparison.COLUMNS):len(comparison.COLUMNS) + 4] == ["tlbie_base", "tlbie_new", "tlbie_change",
+                                                                           "tlbie_changed"]
+    line = dict(zip(header, next(x for x in csv[1:] if x.startswith("bystanders=0,4M,")).split(",")))
+    assert (line["tlbie_base"], line["tlbie_new"], line["tlbie_changed"], line["tlbie_global_base"]) == \
+        ("64.0", "0.0", "true", "")
 
 
 def test_counts_need_counts(cli, fixtures, tmp_path):
@@ -107,6 +120,12 @@ def test_counts_need_counts(cli, fixtures, tmp_path):
     (tmp_path / "a.json").write_text(json.dumps(data))
     p = cli("compare", "--counts", tmp_path / "a.json", tmp_path / "a.json", "--labels", "a,b")
     assert p.returncode == 2 and "have no invalidation counts" in p.stderr
+    # a plain compare of them: the rows as they were, no counts field or columns
+    rows = json.loads(cli("compare", tmp_path / "a.json", tmp_path / "a.json", "--labels", "a,b", "--format",
+                          "json").stdout)
+    assert rows and not any("counts" in r for r in rows)
+    csv = cli("compare", tmp_path / "a.json", tmp_path / "a.json", "--labels", "a,b", "--format", "csv").stdout
+    assert csv.splitlines()[0] == ",".join(comparison.COLUMNS)
 
 
 def test_compare_by_of_an_emulated_file_gives_no_verdict(fixtures):
@@ -127,3 +146,6 @@ def test_counts_by_axis_of_one_guest_file(cli, fixtures):
     assert p.stdout.count("emulated (qemu-tcg):") == 1
     plain = cli("compare", RADIX, "--by", "bystanders", cwd=fixtures).stdout
     assert plain.count("emulated (qemu-tcg):") == 1 and "9 of 11 counts changed" in plain
+    rows = json.loads(cli("compare", RADIX, "--by", "bystanders", "--format", "json", cwd=fixtures).stdout)
+    [r] = [r for r in rows if r["stride"] == "4M"]
+    assert r["counts"]["tlbie_full"] == {"base": 0.0, "new": 1.0, "change": 1.0, "changed": True}
