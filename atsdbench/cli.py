@@ -83,7 +83,7 @@ def build_parser():
     im.add_argument("--size", default=None, help="with --table: the region the table's benchmark swept (default 1G)")
 
     g = sub.add_parser("guest", help="boot kernel images under qemu, run atsd inside, one result file per image "
-                       "(atsdbench guest --kernel IMAGE ... [-- RUN-OPTIONS])")
+                       "and run (atsdbench guest --kernel IMAGE ... [-- RUN-OPTIONS [-- RUN-OPTIONS ...]])")
     g.add_argument("--kernel", action="append", default=[], metavar="IMAGE",
                    help="vmlinux (ppc64le), bzImage (x86_64) or Image (arm64); repeat for several")
     g.add_argument("--machine", default=None, help="power9 (radix), power9-hash, power8, x86_64 or aarch64 "
@@ -93,6 +93,14 @@ def build_parser():
     g.add_argument("--mem", default="2G")
     g.add_argument("--accel", default="tcg", help="tcg (default: emulation) or kvm (same arch only)")
     g.add_argument("--timeout", type=_int("--timeout"), default=900, help="seconds per guest (default 900)")
+    g.add_argument("--initrd", action="append", default=[], metavar="ARCHIVE",
+                   help="a cpio archive unpacked before guest's own (a root with Python, your tools); repeat for "
+                   "several")
+    g.add_argument("--command", dest="guest_command", default=None, metavar="CMD",
+                   help="a shell command line run in the guest (after the runs; instead of atsd without any); its "
+                   "output comes home as NAME.out, the files it leaves in $OUT as NAME/")
+    g.add_argument("--trace-buffer", default="8M", metavar="SIZE",
+                   help="tracefs buffer per CPU for a run's --tracepoints (default 8M)")
     g.add_argument("-o", "--output", default=".", metavar="DIR", help="directory of the result files")
 
     mo = sub.add_parser("model", help="fit per-call cost = fixed + per-page x pages and a whole-flush cost, with "
@@ -155,7 +163,8 @@ def _joined_values(argv):
 
 
 def _guest_split(argv):
-    """`guest ... -- RUN-OPTIONS`: the words after `--` are atsd's, checked by guest itself."""
+    """`guest ... -- RUN-OPTIONS [-- RUN-OPTIONS ...]`: the words after the first `--` are atsd's runs,
+    checked by guest itself."""
     if argv and argv[0] == "guest" and "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1:]

@@ -233,12 +233,14 @@ def cmd_model(args):
 
 
 def cmd_guest(args):
-    """Boot each kernel image under qemu, run the static atsd inside, import its output: one result
-    file per image (measure/guest.py has the pieces)."""
+    """Boot each kernel image under qemu, run the static atsd (its runs) or a command inside, and bring
+    home what it made: a result file per image and run, traces, the command's files (measure/guest.py has
+    the pieces)."""
     import os
+    import re
 
-    from .data import atsd_output as importer, results
     from .measure import core, guest
+    from .units import parse_size
 
     if not args.kernel:
         raise UsageError("guest needs --kernel IMAGE (one per kernel to boot)")
@@ -246,70 +248,165 @@ def cmd_guest(args):
     for image in args.kernel:  # every image and option checked before anything boots
         arch, _ = guest.detect_image(image)
         machines.append(guest.choose_machine(arch, args.machine, image))
-    checked = guest.check_run_options(args.run_options, core.options())
-    plan = core.plan_new()
-    for o, value in checked:
-        core.plan_set(plan, o["field"], value if value is not None else o["const"])
-    words = guest.atsd_words(checked)
-    import re
-
+    groups = guest.split_runs(args.run_options)
+    if len(groups) > 1 and not all(groups):
+        raise UsageError("guest: each `--` starts a run and takes its options (an empty run between two `--`)")
+    if args.guest_command is not None and not args.guest_command.strip():
+        raise UsageError("--command needs a shell command line to run in the guest")
+    if args.guest_command is not None and groups == [[]]:
+        groups = []  # the command instead of atsd
+    runs = []
+    for words in groups:
+        checked, events = guest.check_run(words, core.options())
+        plan = core.plan_new()
+        for o, value in checked:
+            core.plan_set(plan, o["field"], value if value is not None else o["const"])
+        runs.append({"words": guest.atsd_words(checked), "attrs": guest.run_attrs(checked, events),
+                     "tracepoints": events})
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
         raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "
                          f"--smp {args.smp})")
+    trace_kb = parse_size(args.trace_buffer, "--trace-buffer") // 1024
+    if trace_kb < 4:
+        raise UsageError(f"--trace-buffer must be a size of at least 4K per CPU, such as 8M (got {args.trace_buffer!r})")
+    for archive in args.initrd:
+        guest.check_archive(archive)
     if args.accel not in ("tcg", "kvm"):
         raise UsageError(f"--accel must be tcg or kvm (got {args.accel!r})")
+    if args.accel == "kvm":
+        for image, machine in zip(args.kernel, machines):
+            arch = guest.MACHINES[machine]["arch"]
+            if arch != guest.host_arch():
+                raise UsageError(f"--accel kvm runs guests of this machine's own arch ({guest.host_arch()}); "
+                                 f"--kernel {image} is {arch}: leave --accel out for emulation (TCG)")
     need = guest.missing_tools(machines)
     if need:
         raise guest.Missing(f"guest needs {' '.join(need)} (apt-get install {' '.join(need)})")
-    if args.accel == "kvm" and not all(guest.kvm_usable(guest.MACHINES[m]["arch"]) for m in machines):
-        raise UsageError("--accel kvm needs /dev/kvm and a guest of this machine's own arch")
+    if args.accel == "kvm":
+        problem = guest.kvm_problem()
+        if problem:
+            raise UsageError(f"--accel kvm: {problem}")
     bases = {a: guest.initramfs(a) for a in {guest.MACHINES[m]["arch"] for m in machines}}
     os.makedirs(args.output, exist_ok=True)
     failed, written = 0, set()
     for image, machine in zip(args.kernel, machines):
         arch = guest.MACHINES[machine]["arch"]
+        label = f"{os.path.basename(image)} ({machine})"
         with tempfile_dir() as tmp:
             log = os.path.join(tmp, "console.log")
-            initrd = guest.run_initramfs(bases[arch], words, tmp)
+            initrd = guest.run_initramfs(bases[arch], runs, tmp, command=args.guest_command, trace_buffer_kb=trace_kb,
+                                         archives=args.initrd)
             cmd = guest.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem, append=args.append,
                                      accel=args.accel)
-            label = f"{os.path.basename(image)} ({machine})"
             rc, seconds, messages = guest.boot(cmd, log, args.timeout, guest.tty_progress(label))
             if sys.stderr.isatty():
                 sys.stderr.write("\n")
-            with open(log, encoding="utf-8", errors="replace") as f:
-                text = f.read()
             try:
-                values, output, _ = guest.atsd_output(text, rc, args.timeout, messages)
-                result = importer.to_result(output, f"{image}'s atsd output")
-            except UsageError as e:
-                kept = os.path.join(args.output, f"{os.path.basename(image)}-{machine}.failed.console")
-                with open(kept, "w") as f:
-                    f.write(text)
-                print(f"atsdbench: guest {label}: {e}\n(the whole console: {kept})", file=sys.stderr)
-                failed += 1
-                continue
-            release = values.get("release") or result.host.get("kernel_release", "unknown")
-            result.host.update({"virtualized": guest.accel_name(args.accel), "qemu_machine": machine,
-                                "kernel_image": os.path.abspath(image)})
-            for key, field in (("ceiling", "tlb_single_page_flush_ceiling"),
-                               ("local_ceiling", "tlb_local_single_page_flush_ceiling")):
-                if values.get(key, "").isdigit():  # debugfs in the guest
-                    result.host[field] = int(values[key])
-            if values.get("MMU") and result.host.get("mmu") in (None, "unknown"):
-                result.host["mmu"] = values["MMU"]
-            name = guest.result_name(release, machine, arch)
-            path = os.path.join(args.output, name)
-            k = 2
-            while path in written:
-                path = os.path.join(args.output, f"{name[:-5]}-{k}.json")
-                k += 1
-            written.add(path)
-            results.save_or_rescue(result, path)
-            with open(path[:-5] + ".console", "w") as f:  # the evidence: kernel messages, atsd's own table
-                f.write(text)
-            print(f"wrote {path} ({release}, {machine}, {guest.accel_name(args.accel)}, {seconds:.0f} s)")
+                with open(log, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except FileNotFoundError:  # qemu stopped before it opened the console
+                text = ""
+        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, written)
     return 1 if failed else 0
+
+
+def _guest_home(args, image, machine, text, qemu, runs, written):
+    """What one boot brought home, written under -o: each run's result file (and trace), the command's
+    output and files, the console.  Every finished run is kept whatever came after it.  Returns how many
+    things failed (each said in one line on stderr)."""
+    import os
+
+    from .data import atsd_output as importer, results
+    from .measure import guest
+
+    rc, seconds, messages = qemu
+    arch = guest.MACHINES[machine]["arch"]
+    label = f"{os.path.basename(image)} ({machine})"
+    accel = guest.accel_name(args.accel)
+
+    def fail(why, console):
+        print(f"atsdbench: guest {label}: {why}\n(the whole console: {console})", file=sys.stderr)
+
+    try:
+        values = guest.reached_init(text, rc, args.timeout, messages)
+    except UsageError as e:
+        kept = os.path.join(args.output, f"{os.path.basename(image)}-{machine}.failed.console")
+        with open(kept, "w") as f:
+            f.write(text)
+        fail(e if args.accel != "kvm" else f"{e} (under KVM: try without --accel)", kept)
+        return 1
+    release = values.get("release") or "unknown"
+    stem = base = os.path.join(args.output, guest.result_name(release, machine, arch)[:-5])
+    k = 2
+    while stem in written:  # two images of one release
+        stem = f"{base}-{k}"
+        k += 1
+    written.add(stem)
+    console = stem + ".console"  # the evidence: kernel messages, atsd's own tables
+    with open(console, "w") as f:
+        f.write(text)
+    failed = 0
+    for k, run in enumerate(runs, 1):
+        name = stem + (f"-run{k}" if len(runs) > 1 else "")
+        which = f"run {k}: " if len(runs) > 1 else ""
+        try:
+            got = guest.run_output(text, k, rc, args.timeout)
+            result = importer.to_result(got["output"], f"{image}'s atsd output")
+        except UsageError as e:
+            fail(f"{which}{e}", console)
+            failed += 1
+            continue
+        result.host.update({"virtualized": accel, "qemu_machine": machine, "kernel_image": os.path.abspath(image)})
+        for key, field in (("ceiling", "tlb_single_page_flush_ceiling"),
+                           ("local_ceiling", "tlb_local_single_page_flush_ceiling")):
+            if values.get(key, "").isdigit():  # debugfs in the guest
+                result.host[field] = int(values[key])
+        if values.get("MMU") and result.host.get("mmu") in (None, "unknown"):
+            result.host["mmu"] = values["MMU"]
+        results.save_or_rescue(result, name + ".json")
+        trace = got["trace"]
+        if trace is not None and trace["text"] is None:
+            fail(f"{which}the trace came back damaged (the result file is whole)", console)
+            failed += 1
+        elif trace is not None:
+            with open(name + ".trace", "w") as f:
+                f.write(trace["text"])
+            absent = [e for e in run["tracepoints"] if e not in trace["events"]]
+            if absent:
+                _warn([f"guest {label}: {which}{', '.join(absent)}: no such tracepoint in this kernel (not traced)"])
+            if trace["lost"]:
+                _warn([f"guest {label}: {which}the trace lost {trace['lost']} events (a full buffer): it is "
+                       "incomplete; a larger --trace-buffer or a smaller plan keeps them"])
+        done = f"run {k} of {len(runs)}" if len(runs) > 1 else f"{seconds:.0f} s"
+        print(f"wrote {name}.json ({release}, {machine}, {accel}, {done})"
+              + (f", its trace {name}.trace" if trace is not None and trace["text"] is not None else ""))
+    if args.guest_command is not None:
+        try:
+            code, output, files, left = guest.command_output(text, rc, args.timeout)
+        except UsageError as e:
+            fail(e, console)
+            failed += 1
+        else:
+            with open(stem + ".out", "w") as f:
+                f.write(output)
+            for path, data in files.items():
+                os.makedirs(os.path.dirname(os.path.join(stem, path)), exist_ok=True)
+                with open(os.path.join(stem, path), "wb") as f:
+                    f.write(data)
+            if left:
+                _warn([f"guest {label}: not brought home from /out: {', '.join(left)}"])
+            print(f"wrote {stem}.out (the command's output, exit {code})"
+                  + (f" and {len(files)} file{'s' * (len(files) != 1)} it left in /out under {stem}/" if files else ""))
+            if code:
+                fail(f"the command exited {code} (its output: {stem}.out)", console)
+                failed += 1
+    kernel_log = [line.strip() for b in guest.parse_console(text)[1] if b["name"] == "kernel-log"
+                  for line in b["lines"] if line.strip()]
+    if kernel_log:
+        _warn([f"guest {label}: the kernel logged {kernel_log[0]!r} (the console has it all)"])
+    if len(runs) > 1 or args.guest_command is not None:
+        print(f"wrote {console} ({release}, {machine}, {accel}, {seconds:.0f} s)")
+    return failed
 
 
 def tempfile_dir():

@@ -4,13 +4,16 @@ The pieces: the machine table (qemu binary, its Debian package, machine options,
 arguments), image-format detection from the file's header (ELF vmlinux, x86 bzImage, arm64 Image),
 the run options checked against the option table (csrc/atsd_options.h: what `atsd` accepts), the
 static `atsd` and busybox for the guest's arch (built or fetched once, cached in ~/.cache/atsdbench/),
-the initramfs (newc cpio written here, its /init is INIT below), the qemu command line, and the
-console: "@@ key value" lines and "@@ begin NAME" .. "@@ end NAME attrs" blocks, as scripts/power-init.sh
-prints them.  Under emulation (TCG) the kernel's invalidation counts are its own; the rates are not.
+the initramfs (newc cpio written here, its /init is INIT below: the only one, scripts/power-check's guests
+boot it too), the qemu command line, and the console: "@@ key value" lines and "@@ begin NAME attrs" ..
+"@@ end NAME attrs" blocks, as INIT prints them, with what comes home from them (result files, traces, a
+command's files).  Under emulation (TCG) the kernel's invalidation counts are its own; the rates are not.
 """
+import base64
 import gzip
 import hashlib
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -41,12 +44,17 @@ CROSS = {"ppc64le": ("powerpc64le-linux-gnu-gcc", ["gcc-powerpc64le-linux-gnu", 
          "aarch64": ("aarch64-linux-gnu-gcc", ["gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross"])}
 ELF_MACHINES = {21: "ppc64", 62: "x86_64", 183: "aarch64"}  # e_machine
 
-# /init: busybox only.  Prints the guest's facts, runs atsd with the options in /etc/atsd.args, prints
-# its output between markers, and powers off.
+# /init: busybox only, the one /init of every guest.  Prints the guest's facts, then for each run K of
+# /etc/atsd/ (K.args: atsd's words, K.attrs: the same as name=value for the markers, K.tracepoints: tracefs
+# events recorded around that run) atsd's output and table between markers, each trace gzip+base64; then
+# the command of /etc/atsd/command (output streamed, the files it leaves in /out gzip+base64), and powers off.
+# Its own steps use busybox (PATH=/bin); the command sees an added root's tools first.
 INIT = r"""#!/bin/busybox sh
 /bin/busybox --install -s /bin
+export PATH=/bin HOME=/tmp
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 dmesg -n 1
@@ -54,23 +62,66 @@ echo "@@ guest"
 echo "@@ release $(uname -r)"
 echo "@@ uname_m $(uname -m)"
 grep -E '^(cpu|MMU|platform|model name)[[:space:]]*:' /proc/cpuinfo | sort -u | sed 's/^/@@ cpuinfo /'
+echo "@@ page_size $(awk '/^KernelPageSize/ {print $2 * 1024; exit}' /proc/self/smaps)"
 for d in /sys/kernel/debug/powerpc /sys/kernel/debug/x86 /sys/kernel/debug; do
 	[ -r $d/tlb_single_page_flush_ceiling ] && echo "@@ ceiling $(cat $d/tlb_single_page_flush_ceiling)" && break
 done
 [ -r /sys/kernel/debug/powerpc/tlb_local_single_page_flush_ceiling ] &&
 	echo "@@ local_ceiling $(cat /sys/kernel/debug/powerpc/tlb_local_single_page_flush_ceiling)"
-echo "@@ running"
-atsd $(cat /etc/atsd.args) -o /tmp/out.txt >/tmp/atsd.table 2>/tmp/atsd.log
-rc=$?
-echo "@@ begin atsd"
-cat /tmp/out.txt 2>/dev/null
-echo "@@ end atsd rc=$rc"
-echo "@@ begin table"
-cat /tmp/atsd.table
-echo "@@ end table"
-[ $rc = 0 ] || sed 's/^/@@ atsd-error /' /tmp/atsd.log
+T=/sys/kernel/tracing
+k=1
+while [ -f /etc/atsd/$k.args ]; do
+	attrs="run=$k $(cat /etc/atsd/$k.attrs)"
+	echo "@@ running run=$k"
+	traced=
+	[ -f /etc/atsd/$k.tracepoints ] && traced=1
+	if [ -n "$traced" ]; then
+		events=
+		for e in $(tr , ' ' </etc/atsd/$k.tracepoints); do
+			[ -d "$T/events/$e" ] && events="$events $e"
+		done
+		{ echo 0 >$T/tracing_on; cat /etc/atsd/trace_buffer_kb >$T/buffer_size_kb; echo >$T/trace; } 2>/dev/null
+		for e in $events; do echo 1 >"$T/events/$e/enable"; done
+		echo 1 >$T/tracing_on 2>/dev/null
+	fi
+	atsd $(cat /etc/atsd/$k.args) -o /tmp/out.txt </dev/null >/tmp/atsd.table 2>/tmp/atsd.log
+	rc=$?
+	if [ -n "$traced" ]; then
+		echo 0 >$T/tracing_on 2>/dev/null
+		for e in $events; do echo 0 >"$T/events/$e/enable"; done
+	fi
+	echo "@@ begin atsd $attrs"
+	cat /tmp/out.txt 2>/dev/null
+	echo "@@ end atsd rc=$rc"
+	echo "@@ begin table $attrs"
+	cat /tmp/atsd.table
+	echo "@@ end table"
+	[ $rc = 0 ] || sed 's/^/@@ atsd-error /' /tmp/atsd.log
+	if [ -n "$traced" ]; then
+		lost=$(cat $T/per_cpu/cpu*/stats 2>/dev/null | awk '/^(overrun|dropped events):/ {n += $NF} END {print n + 0}')
+		echo "@@ begin trace $attrs events=$(echo $events | tr ' ' ,)"
+		grep -v '^#' $T/trace 2>/dev/null | gzip -c | base64
+		echo "@@ end trace rc=$rc overrun=$lost"
+		echo >$T/trace 2>/dev/null
+	fi
+	rm -f /tmp/out.txt
+	k=$((k + 1))
+done
+if [ -f /etc/atsd/command ]; then
+	mkdir -p /out
+	echo "@@ running command"
+	echo "@@ begin command"
+	(cd /tmp && OUT=/out PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh /etc/atsd/command) </dev/null 2>&1
+	echo "@@ end command rc=$?"
+	(cd /out && find . -type f) | sed 's|^\./||' | while read -r f; do
+		case "$f" in *[!A-Za-z0-9_+./-]*) echo "@@ skipped-file $f"; continue ;; esac
+		echo "@@ begin file path=$f"
+		gzip -c "/out/$f" | base64
+		echo "@@ end file"
+	done
+fi
 echo "@@ begin kernel-log"
-dmesg | grep -E 'BUG|Oops|WARNING|Call Trace|panic' | head -20
+dmesg | grep -v 'Kernel command line' | grep -E 'BUG|Oops|WARNING|Call Trace|panic' | head -20
 echo "@@ end kernel-log"
 echo "@@ done"
 poweroff -f
@@ -162,8 +213,51 @@ def choose_machine(arch, machine, path):
 
 # ---- run options ----
 
+def split_runs(words):
+    """The words after guest's `--`: one list per run, each further `--` starting another."""
+    runs = [[]]
+    for word in words:
+        if word == "--":
+            runs.append([])
+        else:
+            runs[-1].append(word)
+    return runs
+
+
+TRACEPOINT = re.compile(r"[A-Za-z0-9_]+[/:][A-Za-z0-9_]+")
+
+
+def tracepoints(value):
+    """--tracepoints EVENT,...: tracefs names (SUBSYSTEM/EVENT; perf's SUBSYSTEM:EVENT taken too)."""
+    names = value.split(",")
+    for name in names:
+        if not TRACEPOINT.fullmatch(name):
+            raise UsageError(f"--tracepoints {value!r}: each tracepoint is SUBSYSTEM/EVENT as tracefs names it "
+                             f"(powerpc/tlbie, tlb/tlb_flush, syscalls/sys_enter_mprotect); got {name!r}")
+    return list(dict.fromkeys(n.replace(":", "/") for n in names))
+
+
+def check_run(argv, options):
+    """One run's words: atsd's options (check_run_options) and guest's own --tracepoints EVENT,...
+    Returns (checked, tracepoints or None)."""
+    rest, events, i = [], None, 0
+    while i < len(argv):
+        word = argv[i]
+        i += 1
+        if word == "--tracepoints" or word.startswith("--tracepoints="):
+            value = word.partition("=")[2] if "=" in word else (argv[i] if i < len(argv) else None)
+            if "=" not in word:
+                i += 1
+            if not value:
+                raise UsageError("--tracepoints needs a value (EVENT,...: tracefs names such as powerpc/tlbie)")
+            events = (events or []) + [e for e in tracepoints(value) if e not in (events or [])]
+        else:
+            rest.append(word)
+    return check_run_options(rest, options), events
+
+
 def check_run_options(argv, options):
-    """The options after `--`, checked against the option table: only what `atsd` accepts, each flag
+    """The options of one run, checked against the option table: only what `atsd` accepts, each flag
     alone and each valued option with its value.  Returns [(option dict, value or None)]."""
     by_long = {o["name"]: o for o in options}
     by_short = {o["short"]: o for o in options if o["short"]}
@@ -186,7 +280,8 @@ def check_run_options(argv, options):
         if o["name"] == "output":
             raise UsageError(f"{shown} is guest's own: it names the result files (-o DIR before --)")
         if not o["atsd"]:
-            raise UsageError(f"{shown} is `atsdbench run`'s only: the standalone atsd has no {shown}")
+            hint = "; --tracepoints EVENT,... records tracepoints in the guest" if o["field"] == "trace" else ""
+            raise UsageError(f"{shown} is `atsdbench run`'s only: the standalone atsd has no {shown}{hint}")
         if o["metavar"] is None:
             if eq:
                 raise UsageError(f"{shown} takes no value (got {value!r})")
@@ -212,6 +307,13 @@ def atsd_words(checked):
             raise UsageError(f"--{o['name']} {value!r}: values with spaces do not reach the guest's atsd")
         words.append(f"--{o['name']}" if value is None else f"--{o['name']}={value}")
     return words
+
+
+def run_attrs(checked, events=None):
+    """The run's options as name=value words, for the console's markers (power_verdict reads size and
+    bystanders from them)."""
+    words = [f"{o['name']}={value if value is not None else o['const']}" for o, value in checked]
+    return " ".join(words + ([f"tracepoints={','.join(events)}"] if events else []))
 
 
 # ---- the pieces ----
@@ -295,11 +397,16 @@ def static_atsd(arch):
                 lines = p.stderr.strip().splitlines() or ["?"]
                 last = next((line for line in lines if "error" in line), lines[-1])
                 raise UsageError(f"building the static {arch} atsd with {cc} failed: {last}")
-            shutil.copy(out, path + ".tmp")
-            os.replace(path + ".tmp", path)
-    shutil.copy(path, os.path.join(d, "atsd.tmp"))
-    os.replace(os.path.join(d, "atsd.tmp"), os.path.join(d, "atsd"))
+            _install(out, path)
+    _install(path, os.path.join(d, "atsd"))
     return path
+
+
+def _install(src, dest):
+    """Copy into the cache whole or not at all, also with several guests filling it at once."""
+    tmp = f"{dest}.{os.getpid()}.tmp"
+    shutil.copy(src, tmp)
+    os.replace(tmp, dest)
 
 
 def elf_arch(path):
@@ -333,8 +440,7 @@ def busybox(arch):
     deb_arch = DEBIAN_ARCH[arch]
     for candidate in ("/bin/busybox", "/usr/bin/busybox"):
         if os.path.exists(candidate) and elf_arch(candidate) == (arch, True):
-            shutil.copy(candidate, path + ".tmp")
-            os.replace(path + ".tmp", path)
+            _install(candidate, path)
             return path
     package = f"busybox-static:{deb_arch}"
     if shutil.which("apt-get") and shutil.which("dpkg-deb"):
@@ -346,8 +452,7 @@ def busybox(arch):
                 subprocess.run(["dpkg-deb", "-x", os.path.join(tmp, debs[0]), os.path.join(tmp, "x")], check=True)
                 found = os.path.join(tmp, "x", "bin", "busybox")
                 if os.path.exists(found) and elf_arch(found) == (arch, True):
-                    shutil.copy(found, path + ".tmp")
-                    os.replace(path + ".tmp", path)
+                    _install(found, path)
                     return path
     how = "" if deb_arch == DEBIAN_ARCH.get(host_arch()) else f"dpkg --add-architecture {deb_arch}; apt-get update; "
     raise Missing(f"guest needs {package} ({how}apt-get download {package}), or a static {arch} busybox at {path}")
@@ -378,19 +483,48 @@ def initramfs(arch):
         dirs = [(d, 0o40755, None) for d in ("bin", "dev", "proc", "sys", "tmp", "etc")]
         files = [("init", 0o100755, INIT.encode()), ("bin/busybox", 0o100755, parts["busybox"]),
                  ("bin/atsd", 0o100755, parts["atsd"])]
-        with open(path + ".tmp", "wb") as f:
+        with open(f"{path}.{os.getpid()}.tmp", "wb") as f:
             f.write(cpio(dirs + files))
-        os.replace(path + ".tmp", path)
+        os.replace(f"{path}.{os.getpid()}.tmp", path)
     return path
 
 
-def run_initramfs(base, words, into):
-    """The base initramfs followed by a small archive holding /etc/atsd.args (the kernel unpacks both)."""
+ARCHIVE_MAGIC = (b"070701", b"070702", b"\x1f\x8b", b"\xfd7zXZ", b"\x28\xb5\x2f\xfd", b"\x02\x21\x4c\x18", b"BZh",
+                 b"\x89LZO", b"\x5d\x00\x00")  # newc cpio, or gzip, xz, zstd, lz4, bzip2, lzo, lzma around one
+
+
+def check_archive(path):
+    """--initrd ARCHIVE: a newc cpio (or one the kernel decompresses), else one line."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+    except OSError as e:
+        raise UsageError(f"--initrd {path}: {e.strerror}") from None
+    if not head.startswith(ARCHIVE_MAGIC):
+        raise UsageError(f"--initrd {path} is not a cpio archive (newc, as `cpio -o -H newc` writes it, or "
+                         "compressed with gzip, xz, zstd, lz4, bzip2, lzo or lzma)")
+
+
+def run_initramfs(base, runs, into, command=None, trace_buffer_kb=8192, archives=()):
+    """The guest's initrd: the added archives first (a root with Python, tools), then the base (so its
+    /init, busybox and atsd win), then a small archive with the runs (etc/atsd/K.args, K.attrs,
+    K.tracepoints) and the command.  The kernel unpacks them in turn."""
+    files = [("etc", 0o40755, None), ("etc/atsd", 0o40755, None),
+             ("etc/atsd/trace_buffer_kb", 0o100644, f"{trace_buffer_kb}\n".encode())]
+    for k, run in enumerate(runs, 1):
+        files += [(f"etc/atsd/{k}.args", 0o100644, (" ".join(run["words"]) + "\n").encode()),
+                  (f"etc/atsd/{k}.attrs", 0o100644, (run["attrs"] + "\n").encode())]
+        if run["tracepoints"]:
+            files.append((f"etc/atsd/{k}.tracepoints", 0o100644, (",".join(run["tracepoints"]) + "\n").encode()))
+    if command is not None:
+        files.append(("etc/atsd/command", 0o100644, (command + "\n").encode()))
     path = os.path.join(into, "initramfs.cpio")
     with open(path, "wb") as f:
-        with open(base, "rb") as b:
-            shutil.copyfileobj(b, f)
-        f.write(cpio([("etc", 0o40755, None), ("etc/atsd.args", 0o100644, (" ".join(words) + "\n").encode())]))
+        for part in (*archives, base):
+            with open(part, "rb") as b:
+                shutil.copyfileobj(b, f)
+            f.write(b"\0" * (-f.tell() % 4))  # the next archive starts 4-aligned, as the kernel reads them
+        f.write(cpio(files))
     return path
 
 
@@ -449,8 +583,10 @@ def _stage(console_log, stage):
         return stage
     if b"@@ done" in text:
         return "done"
-    if b"@@ running" in text:
-        return "running atsd"
+    at = text.rfind(b"@@ running")
+    if at >= 0:
+        what = text[at + 11:].split(b"\n", 1)[0].strip().decode("ascii", "replace")
+        return f"running atsd ({what.replace('=', ' ')})" if what.startswith("run=") else f"running the {what}"
     return stage
 
 
@@ -498,25 +634,104 @@ def tail(text, lines=8):
     return kept[-lines:]
 
 
-def atsd_output(text, qemu_rc=0, timeout=None, qemu_messages=""):
-    """(values, atsd's output text, its table) from one guest's console, or UsageError saying in one
-    line what went wrong, the console's tail after it."""
-    values, blocks, errors = parse_console(text)
-    end = "; console tail:\n  " + "\n  ".join(tail(text) or ["(nothing)"])
+def _end(text):
+    return "; console tail:\n  " + "\n  ".join(tail(text) or ["(nothing)"])
+
+
+def reached_init(text, qemu_rc=0, timeout=None, qemu_messages=""):
+    """The guest's values ("@@ key value") once its /init ran, or UsageError: it hung before, or the kernel
+    never got there (qemu's own last message with it)."""
+    values, _, _ = parse_console(text)
+    if "guest" in values:
+        return values
     if qemu_rc is None:
-        raise UsageError(f"the guest hung: killed after {timeout:g} s" + end)
-    if "guest" not in values:
-        qemu = (tail(qemu_messages, 1) or [""])[0]
-        raise UsageError(f"the kernel did not reach /init (qemu exit {qemu_rc}{': ' + qemu if qemu else ''})" + end)
+        raise UsageError(f"the guest hung: killed after {timeout:g} s" + _end(text))
+    qemu = (tail(qemu_messages, 1) or [""])[0]
+    raise UsageError(f"the kernel did not reach /init (qemu exit {qemu_rc}{': ' + qemu if qemu else ''})" + _end(text))
+
+
+def _segment(text, run):
+    """The console lines of one run: from its "@@ running run=K" to the next "@@ running" or the kernel log
+    (a console without the markers, from an older /init, is one run)."""
+    lines = text.replace("\r", "").split("\n")
+    marks = [i for i, line in enumerate(lines) if "@@ running" in line or "@@ begin kernel-log" in line]
+    start = next((i for i in marks if lines[i].split("@@ running", 1)[-1].split() == [f"run={run}"]), None)
+    if start is None:
+        return text if run == 1 and not any("@@ running run=" in line for line in lines) else ""
+    end = next((i for i in marks if i > start), len(lines))
+    return "\n".join(lines[start:end])
+
+
+def unpack(block):
+    """The bytes of a gzip+base64 block, or None where they came back damaged."""
+    try:
+        return gzip.decompress(base64.b64decode("".join(block["lines"])))
+    except (ValueError, OSError, EOFError):
+        return None
+
+
+def run_output(text, run=1, qemu_rc=0, timeout=None):
+    """Run `run`'s atsd output, its table and its trace, from one guest's console: {"output", "table",
+    "trace": None (not traced) or {"text" (None: it came back damaged), "events" (those the kernel has),
+    "lost"}}, or UsageError saying in one line what went wrong (the console's tail after it)."""
+    segment = _segment(text, run)
+    _, blocks, errors = parse_console(segment)
     found = [b for b in blocks if b["name"] == "atsd"]
     if not found or found[0]["end"] is None:
-        raise UsageError("the guest stopped before atsd's output was complete" + end)
+        if qemu_rc is None:
+            raise UsageError(f"the guest hung: killed after {timeout:g} s" + _end(text))
+        raise UsageError("the guest stopped before atsd's output was complete" + _end(segment or text))
     b = found[0]
     if b["end"].get("rc") != "0":
         why = errors[0] if errors else f"exit {b['end'].get('rc')}"
-        raise UsageError(f"atsd in the guest failed: {why}" + end)
+        raise UsageError(f"atsd in the guest failed: {why}" + _end(segment))
     table = next((bl["lines"] for bl in blocks if bl["name"] == "table"), [])
-    return values, "\n".join(b["lines"]) + "\n", "\n".join(table)
+    trace = None
+    if "tracepoints" in b["attrs"]:
+        t = next((bl for bl in blocks if bl["name"] == "trace"), None)
+        data = unpack(t) if t is not None and t["end"] is not None else None
+        lost = (t["end"] or {}).get("overrun", "0") if t is not None else "0"
+        trace = {"text": None if data is None else data.decode("utf-8", "replace"),
+                 "lost": int(lost) if lost.isdigit() else 0,
+                 "events": [e for e in t["attrs"].get("events", "").split(",") if e] if t is not None else []}
+    return {"output": "\n".join(b["lines"]) + "\n", "table": "\n".join(table), "trace": trace}
+
+
+def atsd_output(text, qemu_rc=0, timeout=None, qemu_messages=""):
+    """(values, atsd's output text, its table) of the first run of one guest's console (UsageError as
+    reached_init and run_output say)."""
+    values = reached_init(text, qemu_rc, timeout, qemu_messages)
+    run = run_output(text, 1, qemu_rc, timeout)
+    return values, run["output"], run["table"]
+
+
+SAFE_PATH = re.compile(r"[A-Za-z0-9_+.-]+(/[A-Za-z0-9_+.-]+)*")  # INIT sends no other names
+
+
+def command_output(text, qemu_rc=0, timeout=None):
+    """The command's exit status, its output, the files it left in /out ({path: bytes}) and the ones that
+    did not come back (names with other characters, damaged); UsageError where it did not finish."""
+    _, blocks, _ = parse_console(text)
+    found = [b for b in blocks if b["name"] == "command"]
+    if not found:
+        if qemu_rc is None:
+            raise UsageError(f"the guest hung: killed after {timeout:g} s before the command finished" + _end(text))
+        raise UsageError("the guest stopped before the command finished" + _end(text))
+    files = {}
+    left = [raw.split("@@ skipped-file ", 1)[1].strip() for raw in text.replace("\r", "").split("\n")
+            if "@@ skipped-file " in raw]  # names the markers cannot carry
+    for b in blocks:
+        if b["name"] != "file":
+            continue
+        path = b["attrs"].get("path", "")
+        data = unpack(b) if b["end"] is not None else None
+        if not SAFE_PATH.fullmatch(path) or ".." in path.split("/") or data is None:
+            left.append(path or "?")
+        else:
+            files[path] = data
+    if qemu_rc is None or "done" not in parse_console(text)[0]:
+        left.append("(the guest stopped before every file came back)")
+    return int(found[0]["end"].get("rc", "1")), "\n".join(found[0]["lines"]) + "\n", files, left
 
 
 def result_name(release, machine, arch):
@@ -525,8 +740,37 @@ def result_name(release, machine, arch):
     return f"{safe}.json" if DEFAULT_MACHINE[arch] == machine else f"{safe}-{machine}.json"
 
 
-def kvm_usable(arch):
-    return arch == host_arch() and os.access("/dev/kvm", os.R_OK | os.W_OK)
+KVM_DEVICE = "/dev/kvm"
+KVM_GET_API_VERSION = 0xAE00  # _IO(KVMIO, 0x00), linux/kvm.h
+KVM_API_VERSION = 12
+
+
+def kvm_problem(device=None):
+    """Why KVM cannot be used here, in words, or None: the device opens read-write and answers
+    KVM_GET_API_VERSION with the version qemu speaks.  (A KVM that opens but cannot run a guest, as on
+    the VM this was written on, is only seen when qemu starts.)"""
+    import errno
+    import fcntl
+
+    device = device or KVM_DEVICE
+    try:
+        fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            return (f"{device}: no such device (no KVM on this machine: the kvm module is not loaded, or a VM "
+                    "without nested virtualization); leave --accel out for emulation (TCG)")
+        if e.errno in (errno.EACCES, errno.EPERM):
+            return f"{device}: permission denied (join its group, often kvm, or leave --accel out for TCG)"
+        return f"{device}: {e.strerror}"
+    try:
+        version = fcntl.ioctl(fd, KVM_GET_API_VERSION)
+    except OSError as e:
+        return f"{device} is not a KVM device (KVM_GET_API_VERSION: {e.strerror})"
+    finally:
+        os.close(fd)
+    if version != KVM_API_VERSION:
+        return f"{device} speaks KVM API {version}, qemu speaks {KVM_API_VERSION}"
+    return None
 
 
 def accel_name(accel):

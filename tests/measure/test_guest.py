@@ -1,5 +1,6 @@
 """`atsdbench guest` (measure/guest.py): image detection, the machine, run options, the qemu command line and
 the console, all without booting; the boots themselves are @pytest.mark.live at the end."""
+import base64
 import gzip
 import os
 import shutil
@@ -181,6 +182,14 @@ def test_bad_input_is_one_line_before_anything_boots(cli, tmp_path):
         (["--kernel", kernel, "--mem", "lots"], "--mem must be a size such as 2G"),
         (["--kernel", kernel, "--smp", "0"], "--smp at least 1"),
         (["--kernel", kernel, "--accel", "hvf"], "--accel must be tcg or kvm"),
+        (["--kernel", kernel, "--initrd", "/etc/passwd"], "--initrd /etc/passwd is not a cpio archive"),
+        (["--kernel", kernel, "--initrd", tmp_path / "none.cpio"], "none.cpio: No such file"),
+        (["--kernel", kernel, "--trace-buffer", "1K"], "--trace-buffer must be a size of at least 4K per CPU"),
+        (["--kernel", kernel, "--trace-buffer", "lots"], "--trace-buffer 'lots' is not a size"),
+        (["--kernel", kernel, "--", "--size", "16M", "--"], "an empty run between two `--`"),
+        (["--kernel", kernel, "--command", " "], "--command needs a shell command line"),
+        (["--kernel", kernel, "--", "--size", "16M", "--", "--tracepoints", "tlbie"], "each tracepoint is SUBSYSTEM/EVENT"),
+        (["--kernel", kernel, "--", "--size", "16M", "--", "--gpu", "0"], "the standalone atsd has no --gpu"),
     ]:
         p = cli("guest", "-o", tmp_path / "out", *args)
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, (args, p.stderr)
@@ -244,3 +253,280 @@ def test_a_hung_guest_is_killed_and_reported(cli, tmp_path):
             cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     assert p.returncode == 1 and "the guest hung: killed after 2 s; console tail:" in p.stderr
     assert list(tmp_path.glob("*.failed.console")) and not list(tmp_path.glob("*.json"))
+
+
+# ---- several runs, tracepoints, a command, added archives, KVM: without booting ----
+
+def test_runs_are_split_at_each_dash_dash_and_tracepoints_are_guest_s():
+    assert guest.split_runs(["--size", "64M", "--", "--size", "16M"]) == [["--size", "64M"], ["--size", "16M"]]
+    assert guest.split_runs([]) == [[]]
+    checked, events = guest.check_run(["--size", "16M", "--tracepoints", "powerpc/tlbie,tlb:tlb_flush",
+                                       "--tracepoints=powerpc/tlbie"], core.options())
+    assert events == ["powerpc/tlbie", "tlb/tlb_flush"] and guest.atsd_words(checked) == ["--size=16M"]
+    assert guest.run_attrs(checked, events) == "size=16M tracepoints=powerpc/tlbie,tlb/tlb_flush"
+    assert guest.check_run(["--latency"], core.options())[1] is None
+    assert guest.run_attrs(*guest.check_run(["--latency"], core.options())) == "latency=1"
+
+
+@pytest.mark.parametrize("words,message", [
+    (["--tracepoints", "tlbie"], "each tracepoint is SUBSYSTEM/EVENT as tracefs names it"),
+    (["--tracepoints"], "--tracepoints needs a value"),
+    (["--tracepoints", "powerpc/tlbie,"], "got ''"),
+    (["--trace"], "--trace is `atsdbench run`'s only: the standalone atsd has no --trace; --tracepoints EVENT"),
+])
+def test_bad_tracepoints_are_one_line(words, message):
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
+        guest.check_run(words, core.options())
+    assert "\n" not in str(e.value)
+
+
+def test_init_is_valid_shell(tmp_path):
+    """The one /init: at least the shell has to read it (it runs only in a guest)."""
+    import subprocess
+
+    sh = shutil.which("busybox") or shutil.which("sh")
+    p = subprocess.run([sh, "sh", "-n"] if sh.endswith("busybox") else [sh, "-n"], input=guest.INIT, text=True,
+                       capture_output=True)
+    assert p.returncode == 0, p.stderr
+
+
+def read_cpio(data):
+    """{name: data} of concatenated newc archives (what the kernel unpacks, in order; later names win)."""
+    files, at = {}, 0
+    while at + 110 <= len(data):
+        if data[at:at + 6] not in (b"070701", b"070702"):
+            at += 4  # padding between archives
+            continue
+        size, namesize = int(data[at + 54:at + 62], 16), int(data[at + 94:at + 102], 16)
+        name = data[at + 110:at + 110 + namesize - 1].decode()
+        at += 110 + namesize
+        at += -at % 4
+        files[name] = data[at:at + size]
+        at += size
+        at += -at % 4
+    return files
+
+
+def test_the_initrd_holds_the_added_archives_the_base_and_the_runs(tmp_path):
+    added = tmp_path / "root.cpio"
+    added.write_bytes(guest.cpio([("usr", 0o40755, None), ("usr/bin", 0o40755, None),
+                                  ("usr/bin/python3", 0o100755, b"py" * 3), ("init", 0o100755, b"not this one")]))
+    base = tmp_path / "base.cpio"
+    base.write_bytes(guest.cpio([("init", 0o100755, guest.INIT.encode()), ("bin", 0o40755, None)]))
+    runs = [{"words": ["--size=64M"], "attrs": "size=64M", "tracepoints": None},
+            {"words": ["--size=16M", "--reps=1"], "attrs": "size=16M reps=1 tracepoints=powerpc/tlbie",
+             "tracepoints": ["powerpc/tlbie"]}]
+    path = guest.run_initramfs(str(base), runs, str(tmp_path), command="echo hi > $OUT/x", trace_buffer_kb=2048,
+                               archives=[str(added)])
+    data = open(path, "rb").read()
+    assert data.index(b"usr/bin/python3\0") < data.index(guest.INIT.encode()[:40])  # added first: the base wins
+    files = read_cpio(data)
+    assert files["init"] == guest.INIT.encode() and files["usr/bin/python3"] == b"pypypy"
+    assert files["etc/atsd/1.args"] == b"--size=64M\n" and "etc/atsd/1.tracepoints" not in files
+    assert files["etc/atsd/2.args"] == b"--size=16M --reps=1\n" and files["etc/atsd/2.tracepoints"] == b"powerpc/tlbie\n"
+    assert files["etc/atsd/command"] == b"echo hi > $OUT/x\n" and files["etc/atsd/trace_buffer_kb"] == b"2048\n"
+    if shutil.which("cpio"):  # the real tool reads the archives the same way
+        import subprocess
+
+        p = subprocess.run(["cpio", "-t", "--quiet"], input=data, capture_output=True)
+        assert "usr/bin/python3" in p.stdout.decode().split()
+    with pytest.raises(UsageError, match="is not a cpio archive"):
+        guest.check_archive("/etc/passwd")
+    guest.check_archive(str(added))
+
+
+def several_runs_console(fixtures, hang_in=None, fail_in=None):
+    """A console as INIT prints it for two runs (the second traced) and a command, built from the atsd output
+    of a real radix guest."""
+    _, blocks, _ = guest.parse_console((fixtures / "power" / "power9-radix.console").read_text())
+    output = [b for b in blocks if b["name"] == "atsd"][0]["lines"]
+    packed = lambda data: base64.encodebytes(gzip.compress(data)).decode().split()  # noqa: E731
+    lines = ["[    0.00] Linux version 6.1.0-fake", "@@ guest", "@@ release 6.1.0-fake", "@@ page_size 65536"]
+    for k, attrs in ((1, "run=1 size=64M bystanders=0"), (2, "run=2 size=16M tracepoints=powerpc/tlbie,a/b")):
+        lines.append(f"@@ running {attrs.split()[0]}")
+        if k == hang_in:
+            return "\r\n".join(lines + ["[   9.0] rcu: stall"])
+        rc = 2 if k == fail_in else 0
+        lines += [f"@@ begin atsd {attrs}", *output, f"@@ end atsd rc={rc}", f"@@ begin table {attrs}", "t", "@@ end table"]
+        lines += ["@@ atsd-error atsd: no memory"] if rc else []
+    lines += ["@@ begin trace run=2 size=16M tracepoints=powerpc/tlbie,a/b events=powerpc/tlbie",
+              *packed(b"tlbie: lpid=0, local=1\n"), "@@ end trace rc=0 overrun=7",
+              "@@ running command", "@@ begin command", "@@ begin cli-info x", "hello", "@@ end cli-info rc=0",
+              "@@ end command rc=3", "@@ begin file path=a/b.json", *packed(b"{}"), "@@ end file",
+              "@@ begin file path=../up", *packed(b"x"), "@@ end file", "@@ skipped-file two words",
+              "@@ begin kernel-log", "@@ end kernel-log", "@@ done"]
+    return "\r\n".join(lines) + "\r\n"
+
+
+def test_each_run_of_a_console_comes_home_with_its_trace(fixtures):
+    text = several_runs_console(fixtures)
+    first = guest.run_output(text, 1)
+    assert first["output"].startswith("atsd-output 1") and first["trace"] is None and first["table"] == "t"
+    second = guest.run_output(text, 2)
+    assert second["trace"] == {"text": "tlbie: lpid=0, local=1\n", "lost": 7, "events": ["powerpc/tlbie"]}
+    with pytest.raises(UsageError, match="the guest stopped before atsd's output was complete"):
+        guest.run_output(text, 3)
+    code, output, files, left = guest.command_output(text)
+    assert code == 3 and "@@ begin cli-info x\nhello" in output and files == {"a/b.json": b"{}"}
+    assert left == ["two words", "../up"]
+    # a guest that hung in run 2 still brings run 1 home; one whose run 1 failed says why
+    hung = several_runs_console(fixtures, hang_in=2)
+    assert guest.run_output(hung, 1, qemu_rc=None, timeout=60)["output"].startswith("atsd-output 1")
+    with pytest.raises(UsageError, match=r"(?s)the guest hung: killed after 60 s; console tail:\n  .*rcu: stall"):
+        guest.run_output(hung, 2, qemu_rc=None, timeout=60)
+    with pytest.raises(UsageError, match="the guest hung: killed after 60 s before the command finished"):
+        guest.command_output(hung, qemu_rc=None, timeout=60)
+    with pytest.raises(UsageError, match="atsd in the guest failed: atsd: no memory"):
+        guest.run_output(several_runs_console(fixtures, fail_in=1), 1)
+
+
+FAKE_QEMU = r'''#!PYTHON
+"""A fake qemu-system-*: records its command line, reads the runs and the command from the initrd guest made,
+and writes the console guest's /init would print there, with a real atsd output (nothing boots)."""
+import base64, gzip, json, os, sys
+
+sys.path.insert(0, os.environ["FAKE_TESTS"])
+from test_guest import read_cpio
+
+argv = sys.argv[1:]
+with open(os.environ["FAKE_QEMU_ARGV"], "w") as f:
+    json.dump(argv, f)
+files = read_cpio(open(argv[argv.index("-initrd") + 1], "rb").read())
+output = open(os.environ["FAKE_ATSD_OUTPUT"]).read().splitlines()
+packed = lambda data: base64.encodebytes(gzip.compress(data)).decode().split()
+lines = ["[    0.000000] Linux version 6.1.0-fake", "@@ guest", "@@ release 6.1.0-fake", "@@ page_size 65536",
+         "@@ ceiling 33"]
+k = 1
+while f"etc/atsd/{k}.args" in files:
+    attrs = f"run={k} " + files[f"etc/atsd/{k}.attrs"].decode().strip()
+    rc = 2 if str(k) == os.environ.get("FAKE_FAIL_RUN") else 0
+    lines += [f"@@ running run={k}", f"@@ begin atsd {attrs}", *(output if not rc else []), f"@@ end atsd rc={rc}",
+              f"@@ begin table {attrs}", "fake table", "@@ end table"] + (["@@ atsd-error atsd: fake"] if rc else [])
+    if f"etc/atsd/{k}.tracepoints" in files:  # the last tracepoint asked for is not in this kernel
+        events = files[f"etc/atsd/{k}.tracepoints"].decode().strip().split(",")[:-1]
+        lines += [f"@@ begin trace {attrs} events={','.join(events)}", *packed(b"fake event\n"),
+                  f"@@ end trace rc={rc} overrun=0"]
+    k += 1
+if "etc/atsd/command" in files:
+    lines += ["@@ running command", "@@ begin command", "ran " + files["etc/atsd/command"].decode().strip(),
+              "@@ end command rc=0", "@@ begin file path=sub/made.txt", *packed(b"made"), "@@ end file"]
+lines += ["@@ begin kernel-log", "@@ end kernel-log", "@@ done"]
+serial = argv[argv.index("-serial") + 1].split(":", 1)[1]
+with open(serial, "w") as f:
+    f.write("\r\n".join(lines) + "\r\n")
+'''
+
+
+@pytest.fixture
+def fake_qemu(tmp_path, fixtures, monkeypatch):
+    """qemu-system-x86_64 on PATH is the fake above; the cache holds stand-ins for the static atsd and busybox
+    (nothing is built).  Returns a function giving the command line qemu got."""
+    import json
+    import sys
+
+    arch = "x86_64"
+    cc, _ = guest.compiler(arch)
+    if cc is None or not shutil.which("make"):
+        pytest.skip("no compiler for x86_64 or no make (guest's missing-tools check)")
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    qemu = bin_dir / "qemu-system-x86_64"
+    qemu.write_text(FAKE_QEMU.replace("PYTHON", sys.executable, 1))
+    qemu.chmod(0o755)
+    cache = tmp_path / "cache"
+    d = cache / "atsdbench" / arch
+    d.mkdir(parents=True)
+    (d / "busybox").write_bytes(b"fake busybox")
+    (d / f"atsd-{guest._sources_hash(guest.source_dir(), cc)}").write_bytes(b"fake atsd")
+    _, blocks, _ = guest.parse_console((fixtures / "power" / "power9-radix.console").read_text())
+    (tmp_path / "atsd-output.txt").write_text("\n".join([b for b in blocks if b["name"] == "atsd"][0]["lines"]))
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    monkeypatch.setenv("FAKE_QEMU_ARGV", str(tmp_path / "argv.json"))
+    monkeypatch.setenv("FAKE_ATSD_OUTPUT", str(tmp_path / "atsd-output.txt"))
+    monkeypatch.setenv("FAKE_TESTS", os.path.dirname(os.path.abspath(__file__)))
+    return lambda: json.loads((tmp_path / "argv.json").read_text())
+
+
+def guest_cli(capsys, *args):
+    from atsdbench import cli
+
+    rc = cli.main(["guest", *map(str, args)])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_several_runs_traces_and_a_command_come_home(fake_qemu, tmp_path, capsys):
+    import json
+
+    kernel = bzimage(tmp_path / "bzImage")
+    root = tmp_path / "root.cpio"
+    root.write_bytes(guest.cpio([("usr", 0o40755, None)]))
+    out = tmp_path / "out"
+    rc, stdout, stderr = guest_cli(capsys, "--kernel", kernel, "-o", out, "--initrd", root, "--command", "ls /",
+                                   "--", "--size", "16M", "--bystanders", "0", "--", "--size", "16M", "--reps", "1",
+                                   "--tracepoints", "powerpc/tlbie,powerpc/tlbia")
+    assert rc == 0, stderr
+    assert stderr.splitlines() == ["atsdbench: warning: guest bzImage (x86_64): run 2: powerpc/tlbia: no such "
+                                   "tracepoint in this kernel (not traced)"]
+    assert sorted(p.name for p in out.iterdir()) == ["6.1.0-fake", "6.1.0-fake-run1.json", "6.1.0-fake-run2.json",
+                                                     "6.1.0-fake-run2.trace", "6.1.0-fake.console", "6.1.0-fake.out"]
+    assert (out / "6.1.0-fake-run2.trace").read_text() == "fake event\n"
+    assert (out / "6.1.0-fake" / "sub" / "made.txt").read_text() == "made"
+    assert (out / "6.1.0-fake.out").read_text() == "ran ls /\n"
+    data = json.loads((out / "6.1.0-fake-run1.json").read_text())
+    assert data["host"]["virtualized"] == "qemu-tcg" and data["host"]["qemu_machine"] == "x86_64"
+    assert data["host"]["tlb_single_page_flush_ceiling"] == 33
+    assert stdout.splitlines()[0].startswith(f"wrote {out}/6.1.0-fake-run1.json (6.1.0-fake, x86_64, qemu-tcg, run 1 of 2)")
+    assert "its trace" in stdout.splitlines()[1] and "1 file it left in /out" in stdout
+    argv = fake_qemu()
+    assert argv[argv.index("-accel") + 1] == "tcg" and argv[argv.index("-kernel") + 1] == kernel
+
+
+def test_a_failed_run_keeps_the_others(fake_qemu, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FAKE_FAIL_RUN", "1")
+    out = tmp_path / "out"
+    rc, stdout, stderr = guest_cli(capsys, "--kernel", bzimage(tmp_path / "bzImage"), "-o", out, "--",
+                                   "--size", "16M", "--", "--size", "32M")
+    assert rc == 1 and (out / "6.1.0-fake-run2.json").exists() and not (out / "6.1.0-fake-run1.json").exists()
+    assert stderr.splitlines()[0].startswith("atsdbench: guest bzImage (x86_64): run 1: atsd in the guest failed: "
+                                             "atsd: fake; console tail:")
+    assert stderr.splitlines()[-1] == f"(the whole console: {out}/6.1.0-fake.console)"
+
+
+def test_kvm_boots_with_the_host_cpu_and_says_so(fake_qemu, tmp_path, capsys, monkeypatch):
+    """The KVM path with a fake qemu: the real one is unverified here (this VM's KVM opens but runs no guest)."""
+    import json
+
+    if guest.host_arch() != "x86_64":
+        pytest.skip("the fake boots an x86_64 image")
+    monkeypatch.setattr(guest, "kvm_problem", lambda device=None: None)
+    out = tmp_path / "out"
+    rc, stdout, stderr = guest_cli(capsys, "--kernel", bzimage(tmp_path / "bzImage"), "--accel", "kvm", "-o", out,
+                                   "--", "--size", "16M")
+    assert rc == 0, stderr
+    argv = fake_qemu()
+    assert argv[argv.index("-accel") + 1] == "kvm" and argv[argv.index("-cpu") + 1] == "host"
+    assert json.loads((out / "6.1.0-fake.json").read_text())["host"]["virtualized"] == "kvm"
+    assert stdout.startswith(f"wrote {out}/6.1.0-fake.json (6.1.0-fake, x86_64, kvm, ")
+
+
+def test_kvm_that_is_missing_or_unusable_is_one_line(fake_qemu, tmp_path, capsys, monkeypatch):
+    kernel = bzimage(tmp_path / "bzImage")
+    assert "no such device" in guest.kvm_problem(str(tmp_path / "nokvm"))
+    (tmp_path / "file").write_text("")
+    assert guest.kvm_problem(str(tmp_path / "file")).endswith("is not a KVM device (KVM_GET_API_VERSION: "
+                                                              "Inappropriate ioctl for device)")
+    for device, message in ((tmp_path / "nokvm", "no such device (no KVM on this machine"),
+                            (tmp_path / "file", "is not a KVM device")):
+        if guest.host_arch() != "x86_64":
+            break
+        monkeypatch.setattr(guest, "KVM_DEVICE", str(device))
+        rc, stdout, stderr = guest_cli(capsys, "--kernel", kernel, "--accel", "kvm", "-o", tmp_path / "out")
+        assert rc == 2 and stdout == "" and len(stderr.splitlines()) == 1, stderr
+        assert stderr.startswith(f"atsdbench: --accel kvm: {device}") and message in stderr
+    if guest.host_arch() != "ppc64le":
+        rc, _, stderr = guest_cli(capsys, "--kernel", elf(tmp_path / "vmlinux", 21), "--accel", "kvm")
+        assert rc == 2 and len(stderr.splitlines()) == 1
+        assert f"--accel kvm runs guests of this machine's own arch ({guest.host_arch()})" in stderr
+    assert not (tmp_path / "out").exists()
