@@ -1,8 +1,9 @@
-"""One power-check guest's verdict, from its console log (see scripts/power-check and power-init.sh).
+"""One power-check guest's verdict, from the console `atsdbench guest` kept (see scripts/power-check; the
+console's markers are guest's /init's, atsdbench/measure/guest.py), or from guest's result files (--result).
 
-Imports every atsd output with `atsdbench import` and checks page size, MMU, CPU and rates; decodes the
-traced pass (mprotect syscall events around the kernel's tlbie or hcall events) per call and checks the
-flush rule: radix flushes each page (tlbiel without a bystander, tlbie with one) up to the ceiling in
+Imports every atsd output of an untraced run with `atsdbench import` and checks page size, MMU, CPU and
+rates; decodes the traced runs (mprotect syscall events around the kernel's tlbie or hcall events) per call
+and checks the flush rule: radix flushes each page (tlbiel without a bystander, tlbie with one) up to the ceiling in
 debugfs and the whole PID above it; hash removes page table entries through the hypervisor (H_REMOVE,
 H_BULK_REMOVE of up to 4) and issues no tlbie.  Prints one line; exit 1 when the guest misbehaved.
 """
@@ -11,6 +12,7 @@ import base64
 import gzip
 import math
 import os
+import re
 import subprocess
 import sys
 from collections import defaultdict
@@ -19,7 +21,7 @@ from statistics import median
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import atsdbench  # noqa: E402
 from atsdbench.measure import tlbie  # noqa: E402
-from atsdbench.measure.guest import attrs, parse_console  # noqa: E402,F401  (the console, as guest reads it)
+from atsdbench.measure.guest import attrs, parse_console, unpack  # noqa: E402,F401  (the console, as guest reads it)
 from atsdbench.units import format_size, parse_size  # noqa: E402
 
 
@@ -188,15 +190,20 @@ def guest(args, text):
     return values, blocks
 
 
+def untraced(block):
+    """An atsd run without --tracepoints: one pass per stride of a traced run is not a timed run."""
+    return "tracepoints" not in block["attrs"]
+
+
 def verdict(args, text):
     values, blocks = guest(args, text)
     page_size = int(values["page_size"])
-    outputs = [b for b in blocks if b["name"] == "atsd"]
+    outputs = [b for b in blocks if b["name"] == "atsd" and untraced(b)]
     if not outputs:
         raise Bad("no atsd output came back")
     checked = [check_output(b, args, page_size) for b in outputs]
     strides = checked[0][0]
-    for b in (b for b in blocks if b["name"] == "table"):  # atsd's own table, kept for reading
+    for b in (b for b in blocks if b["name"] == "table" and untraced(b)):  # atsd's own table, kept for reading
         with open(os.path.join(args.out, f"atsd-{b['attrs'].get('size')}-b{b['attrs'].get('bystanders')}.table"),
                   "w") as f:
             f.write("\n".join(line.replace("\r", "") for line in b["lines"]) + "\n")
@@ -253,9 +260,13 @@ def cli_block(blocks, name):
 
 
 def python_verdict(args, text):
-    """The Python CLI in the radix guest: info's facts, run's result files (back on the host) and their
-    flush columns, show and compare."""
+    """The Python CLI in the radix guest (guest's --command, whose output marks each CLI command's): info's
+    facts, run's result files (back on the host from its /out) and their flush columns, show and compare."""
     values, blocks = guest(args, text)
+    command = [b for b in blocks if b["name"] == "command"]
+    if not command:
+        raise Bad("the command did not finish")
+    blocks = blocks + parse_console("\n".join(command[0]["lines"]))[1]
     ceiling = values.get("ceiling")
     facts = {k.strip(): v.strip() for k, _, v in (line.partition(": ") for line in cli_block(blocks, "info"))}
     want = {"MMU": args.mmu, "base page size": format_size(int(values["page_size"])),
@@ -265,14 +276,14 @@ def python_verdict(args, text):
         if facts.get(key) != value:
             raise Bad(f"atsdbench info says {key}: {facts.get(key, 'nothing')}, the guest has {value}")
     flushes = []
-    for b in (b for b in blocks if b["name"] == "result"):
-        bystanders = int(b["attrs"]["bystanders"])
+    files = {int(m.group(1)): b for b in blocks if b["name"] == "file"
+             for m in [re.fullmatch(r"run-b([0-9]+)\.json", b["attrs"].get("path", ""))] if m}
+    for bystanders, b in sorted(files.items()):  # in the guest's /out order otherwise
         cli_block(blocks, f"run-b{bystanders}")
         path = os.path.join(args.out, f"run-b{bystanders}.json")
-        try:
-            data = gzip.decompress(base64.b64decode("".join(b["lines"])))
-        except (ValueError, OSError) as e:
-            raise Bad(f"the result of run --bystanders {bystanders} came back damaged: {e}") from None
+        data = unpack(b) if b["end"] is not None else None
+        if data is None:
+            raise Bad(f"the result of run --bystanders {bystanders} came back damaged")
         with open(path, "wb") as f:
             f.write(data)
         r = atsdbench.load(path)
@@ -341,33 +352,44 @@ def flush_columns(r, bystanders, ceiling, page_size, tag=None):
 
 
 def result_verdict(args):
-    """A result file from `atsdbench guest` (one run with bystanders 0,1 as cells): complete, emulated, the MMU
-    and CPU booted, 64K pages, a positive rate per stride, and atsd's counts per cell against the flush rule
-    (the ceilings are the guest's debugfs, recorded in the result)."""
+    """Result files from `atsdbench guest` (one run with bystanders 0,1 as cells, or one run per bystander
+    count): complete, emulated, the MMU and CPU booted, 64K pages, a positive rate per stride, and atsd's
+    counts per bystander count against the flush rule (the ceilings are the guest's debugfs, recorded in
+    the result)."""
     from types import SimpleNamespace
 
-    try:
-        r = atsdbench.load(args.result)
-    except (OSError, ValueError) as e:
-        raise Bad(f"no result from atsdbench guest: {e}") from None
-    h = r.host
-    if not r.complete:
-        raise Bad("atsdbench guest's result is not complete")
-    if h.get("virtualized") != "qemu-tcg":
-        raise Bad(f"host.virtualized is {h.get('virtualized')!r}, expected qemu-tcg")
-    if h.get("mmu") != args.mmu or args.cpu not in h.get("cpu_model", ""):
-        raise Bad(f"the guest booted MMU {h.get('mmu')}, CPU {h.get('cpu_model')!r}; expected {args.mmu}, {args.cpu}")
-    page_size = h["page_size"]
-    if page_size != 65536:
-        raise Bad(f"page size {page_size}, expected 65536")
-    s = r.samples
-    m = r.measured
-    for stride in r.config["strides"]:
-        if not (m[m["stride_bytes"] == stride]["gbps"] > 0).all():
-            raise Bad(f"no positive rate at stride {format_size(stride)}")
+    import pandas as pd
+
+    cells, loaded = {}, []
+    for path in args.result:
+        try:
+            r = atsdbench.load(path)
+        except (OSError, ValueError) as e:
+            raise Bad(f"no result from atsdbench guest: {e}") from None
+        loaded.append(r)
+        h = r.host
+        if not r.complete:
+            raise Bad("atsdbench guest's result is not complete")
+        if h.get("virtualized") != "qemu-tcg":
+            raise Bad(f"host.virtualized is {h.get('virtualized')!r}, expected qemu-tcg")
+        if h.get("mmu") != args.mmu or args.cpu not in h.get("cpu_model", ""):
+            raise Bad(f"the guest booted MMU {h.get('mmu')}, CPU {h.get('cpu_model')!r}; expected {args.mmu}, "
+                      f"{args.cpu}")
+        if h["page_size"] != 65536:
+            raise Bad(f"page size {h['page_size']}, expected 65536")
+        s = r.samples
+        m = r.measured
+        for stride in r.config["strides"]:
+            if not (m[m["stride_bytes"] == stride]["gbps"] > 0).all():
+                raise Bad(f"no positive rate at stride {format_size(stride)}")
+        for b in sorted(int(x) for x in s["bystanders"].unique()) if "bystanders" in s else [r.config["bystanders"]]:
+            cells.setdefault(b, []).append((r, s[s["bystanders"] == b] if "bystanders" in s else s))
+    first = loaded[0]
     parts = []
-    for b in sorted(int(x) for x in s["bystanders"].unique()) if "bystanders" in s else [r.config["bystanders"]]:
-        cell = SimpleNamespace(samples=s[s["bystanders"] == b] if "bystanders" in s else s, config=r.config)
+    for b, found in sorted(cells.items()):
+        r = found[0][0]
+        cell = SimpleNamespace(samples=pd.concat([f[1] for f in found], ignore_index=True), config=r.config)
+        h, page_size = r.host, r.host["page_size"]
         tag = f"guest bystanders={b}"
         if args.mmu == "Radix":
             limit = h.get("tlb_local_single_page_flush_ceiling" if b == 0 else "tlb_single_page_flush_ceiling")
@@ -376,8 +398,8 @@ def result_verdict(args):
             parts.append(flush_columns(cell, b, limit, page_size, tag=tag))
         else:
             parts.append(hash_columns(cell, b, page_size, tag=tag))
-    return (f"atsdbench guest: {h['kernel_release']} MMU {args.mmu}, 64K pages, rate > 0 at "
-            f"{','.join(format_size(x) for x in r.config['strides'])}; "
+    return (f"atsdbench guest: {first.host['kernel_release']} MMU {args.mmu}, 64K pages, rate > 0 at "
+            f"{','.join(format_size(x) for x in first.config['strides'])}; "
             + ("tlbie/full PID per call, " if args.mmu == "Radix" else "H_REMOVE+H_BULK_REMOVE per call, ")
             + "; ".join(parts))
 
@@ -397,8 +419,9 @@ def main():
     p.add_argument("--qemu-rc", type=int, default=0)
     p.add_argument("--qemu-log")
     p.add_argument("--out", required=True)
-    p.add_argument("--python", action="store_true", help="the guest ran the Python CLI (power-init-python.sh)")
-    p.add_argument("--result", help="check a result file of `atsdbench guest` instead of a console")
+    p.add_argument("--python", action="store_true", help="the guest ran the Python CLI (power-check's --command)")
+    p.add_argument("--result", action="append", help="check result files of `atsdbench guest` instead of a console "
+                   "(repeat: one run per bystander count)")
     args = p.parse_args()
     if args.result:
         try:

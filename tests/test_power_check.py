@@ -1,4 +1,5 @@
-"""scripts/power_verdict.py (the per-guest verdict of scripts/power-check) on a real radix guest's console."""
+"""scripts/power_verdict.py (the per-guest verdict of scripts/power-check) on real guests' consoles (the traced
+runs' and the Python CLI's, as `atsdbench guest` keeps them)."""
 import base64
 import gzip
 import json
@@ -100,16 +101,17 @@ def test_a_flush_that_breaks_the_rule_is_named(tmp_path, fixtures):
 
 
 def python_console(fixtures, edit=None, name="power9-radix-python-tlbie.console"):
-    """The Python guest's console; `edit(samples, bystanders)` rewrites the result files it carries."""
+    """The Python guest's console; `edit(samples, bystanders)` rewrites the result files it carries (the files
+    its command left in /out, run-bN.json)."""
     text = (fixtures / "power" / name).read_text()
     if edit is None:
         return text
     out, block = [], None
     for line in text.replace("\r", "").split("\n"):
-        if line.startswith("@@ begin result"):
-            bystanders, block = int(line.rsplit("=", 1)[1]), []
+        if line.startswith("@@ begin file path=run-b"):
+            bystanders, block = int(line.rsplit("-b", 1)[1].split(".")[0]), []
             out.append(line)
-        elif block is not None and line.startswith("@@ end result"):
+        elif block is not None and line.startswith("@@ end file"):
             data = json.loads(gzip.decompress(base64.b64decode("".join(block))))
             edit(data["samples"], bystanders)
             out += base64.encodebytes(gzip.compress(json.dumps(data).encode())).decode().split()
