@@ -50,13 +50,13 @@
 	X("ceiling", 0, RUN, "ceiling", "PAGES", NULL, "kernel", \
 	  "the kernel's TLB single-page flush ceiling during the run (debugfs, root; restored after)") \
 	X("until", 0, RUN, "until", "P%", NULL, NULL, \
-	  "add rounds until every stride's CI half-width is at most P% of its mean (adaptive run)") \
+	  "add rounds (with --runs, sub-runs) until every stride's CI half-width is at most P% of its mean (adaptive run)") \
 	X("confidence", 0, RUN, "confidence", "C", NULL, "95", \
 	  "confidence level of --until's intervals, percent") \
 	X("max-time", 0, RUN, "max-time", "DURATION", NULL, NULL, \
-	  "adaptive runs stop before one more round would pass this time, e.g. 90s, 5m (default 10m with --until)") \
+	  "adaptive runs stop before one more round (sub-run) would pass this time, e.g. 90s, 5m (default 10m with --until)") \
 	X("max-rounds", 0, RUN, "max-rounds", "N", NULL, NULL, \
-	  "adaptive runs take at most N measured rounds") \
+	  "adaptive runs take at most N measured rounds (with --runs, all sub-runs' together)") \
 	X("spread", 0, BOTH, "spread", "DURATION", NULL, "0", \
 	  "pace the measured rounds evenly over at least this wall time (sleeping between rounds), e.g. 60s") \
 	X("label", 0, BOTH, "label", "TEXT", NULL, NULL, \

@@ -634,16 +634,22 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	if (p->runs > 1 && p->spread > 0)
 		return fail(-EINVAL, msg, msglen, "--spread paces the rounds of one process; with --runs each sub-run "
 			    "runs its rounds back to back and --gap spaces the sub-runs: give one of them");
-	if (p->runs > 1 && p->until > 0)
-		return fail(-EINVAL, msg, msglen, "--until with --runs is not supported yet: the adaptive rule stops on "
-			    "rounds, not on sub-runs; give one of them");
-	if (p->until > 0) {
+	if (p->until > 0 && p->runs > 1) {
+		/* --until --runs M adds sub-runs of --rounds each: M of them are the minimum, and --max-rounds
+		 * caps the measured rounds of the whole file */
+		if (p->max_rounds > 0 && p->max_rounds < p->runs * p->rounds)
+			return fail(-EINVAL, msg, msglen, "--max-rounds %d is below the %d rounds of --runs %d x --rounds "
+				    "%d, the minimum of an adaptive run of sub-runs", p->max_rounds, p->runs * p->rounds,
+				    p->runs, p->rounds);
+	} else if (p->until > 0) {
 		/* --rounds is the minimum, 3 at least (a CI from fewer says nothing), and 3 unless given */
 		if (p->rounds < 3 || !p->rounds_given)
 			p->rounds = 3;
 		if (p->max_rounds > 0 && p->max_rounds < p->rounds)
 			return fail(-EINVAL, msg, msglen, "--max-rounds %d is below --rounds %d, the minimum of an adaptive "
 				    "run", p->max_rounds, p->rounds);
+	}
+	if (p->until > 0) {
 		if (p->max_time <= 0)
 			p->max_time = 600;
 	}

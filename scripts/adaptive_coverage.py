@@ -1,14 +1,25 @@
 #!/usr/bin/env python3
-"""The coverage table of docs/adaptive.md (a simulation, not a test): how often the interval an adaptive
-run stops on (target 1%, 95% nominal, rounds from 5) covers the true mean, against 5 fixed batch means
-and a fixed plan of as many rounds, for independent and AR(1) round means.
+"""The coverage tables of docs/adaptive.md (simulations, not tests).
 
-It runs the simulation tests/measure/test_adaptive.py checks (its helpers, imported from there) with more
-replicates.
+Rounds (the default): how often the interval an adaptive run stops on (target 1%, 95% nominal, rounds
+from 5) covers the true mean, against 5 fixed batch means and a fixed plan of as many rounds, for
+independent and AR(1) round means.
 
-usage: scripts/adaptive_coverage.py [REPS [SEED]]   (default 4000 replicates, seed 12)
+Sub-runs (`--runs`): `run --until P% --runs M` (5 rounds a sub-run, --gap 20s, --max-time 10m) on
+scripts/bench_verdict.py's simulated noise of this VM (pass 3.4%, round 2.8%, drift 4.6% with an 8 s
+time constant, per-process sP, strides correlated 0.7), through the real adaptive.RunPolicy: the
+sub-runs and wall time it took, how often the interval it stopped on covers each stride's true mean
+(against a fixed plan of as many sub-runs), and what the real compare says of two such sides: A/A
+(any of 4 strides after Holm), coverage of the true ratio, and power at a true +10%.
+
+It runs the simulations tests/measure/test_adaptive.py checks (its helpers, imported from there) with
+more replicates.
+
+usage: scripts/adaptive_coverage.py [REPS [SEED]]          (default 4000 replicates, seed 12)
+       scripts/adaptive_coverage.py --runs [REPS [SEED]]   (default 400 sides and 100 pairs a row, seed 25)
 """
 import argparse
+import math
 import os
 import sys
 
@@ -16,7 +27,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "measure"))
 
-from test_adaptive import adaptive, ar1_rows, fixed_batches, sequential  # noqa: E402
+from test_adaptive import (adaptive, adaptive_side, ar1_rows, bench_verdict, fixed_batches,  # noqa: E402
+                           sequential, side_coverage, true_mean)
 
 
 def coverage_table(reps=4000, seed=12):
@@ -39,14 +51,82 @@ def coverage_table(reps=4000, seed=12):
     return "\n".join(lines)
 
 
+# (--runs M, --until P%, sP %): the rows of the sub-run table
+RUN_ROWS = [(3, 5.0, 3.0), (5, 5.0, 3.0), (3, 3.0, 3.0), (5, 3.0, 3.0), (5, 5.0, 0.0), (5, 5.0, 5.0)]
+ROUNDS, GAP, MAX_TIME = 5, 20.0, 600.0
+
+
+def fixed_coverage(bench, sides, n, sp, rng):
+    """Coverage of the t interval over n sub-runs of a fixed plan (not stopped on), per stride."""
+    covered = rows = 0
+    for _ in range(sides):
+        side = bench.simulate_side(rng, n, ROUNDS, GAP, sp, 0.0)
+        p = adaptive.RunPolicy(1.0, 95.0, None, None, n, ROUNDS, GAP)
+        p.observe(side.records, 0.0)
+        for r in p.rows:
+            covered += abs(r["mean_gbps"] - true_mean(bench, r["stride_bytes"], sp)) <= \
+                r["half_width_pct"] / 100 * r["mean_gbps"]
+            rows += 1
+    return covered / rows
+
+
+def compare_pairs(bench, pairs, runs, until, sp, rng):
+    """(A/A share, coverage of the true ratio, power at +10%) of the real compare of two adaptive sides."""
+    import warnings
+
+    from atsdbench.analysis.compare import compare
+
+    aa = covered = with_ci = hits = tried = 0
+    for change in (0.0, bench.TRUE_CHANGE):
+        for _ in range(pairs):
+            a, _ = adaptive_side(bench, rng, runs, ROUNDS, GAP, sp, until, MAX_TIME, 0.0, "A")
+            b, _ = adaptive_side(bench, rng, runs, ROUNDS, GAP, sp, until, MAX_TIME, change, "B")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rows = compare([a, b]).rows
+            for r in rows:
+                if math.isfinite(r["ci_low_pct"]):
+                    with_ci += 1
+                    covered += r["ci_low_pct"] <= change * 100 <= r["ci_high_pct"]
+                if change:
+                    tried += 1
+                    hits += bool(r["significant"]) and r["speedup_pct"] > 0
+            aa += not change and any(r["significant"] for r in rows)
+    return aa / pairs, covered / with_ci, hits / tried
+
+
+def runs_table(reps=400, seed=25):
+    bench = bench_verdict()
+    lines = ["| `--runs` | `--until` | sP | median sub-runs | median wall s | stopped by time | a side's CI covers | "
+             "fixed plan of as many sub-runs covers | compare: A/A | compare covers | power at +10% |",
+             "|" + " --- |" * 11]
+    for i, (runs, until, sp_pct) in enumerate(RUN_ROWS):
+        sp = sp_pct / 100
+        rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
+        cover, median_runs, timed, wall = side_coverage(bench, reps, runs, ROUNDS, GAP, sp, until, seed * 100 + i,
+                                                        MAX_TIME)
+        n = int(round(median_runs))
+        fixed = fixed_coverage(bench, reps, n, sp, rng)
+        aa, ratio_cover, power = compare_pairs(bench, max(1, reps // 4), runs, until, sp, rng)
+        lines.append(f"| {runs} | {until:g}% | {sp_pct:g}% | {median_runs:g} | {wall:.0f} | "
+                     f"{100 * timed:.0f}% | {100 * cover:.1f}% | {100 * fixed:.1f}% | {100 * aa:.1f}% | "
+                     f"{100 * ratio_cover:.1f}% | {100 * power:.0f}% |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("reps", nargs="?", type=int, default=4000, help="replicates per row (default 4000)")
-    ap.add_argument("seed", nargs="?", type=int, default=12, help="seed (default 12)")
+    ap.add_argument("--runs", action="store_true", help="the sub-run table (run --until --runs)")
+    ap.add_argument("reps", nargs="?", type=int, default=None,
+                    help="replicates per row (default 4000; with --runs sides a row, 400, and a quarter as many pairs)")
+    ap.add_argument("seed", nargs="?", type=int, default=None, help="seed (default 12; with --runs 25)")
     args = ap.parse_args()
-    if args.reps < 1:
+    if args.reps is not None and args.reps < 1:
         ap.error("REPS must be at least 1")
-    print(coverage_table(args.reps, args.seed))
+    if args.runs:
+        print(runs_table(args.reps or 400, 25 if args.seed is None else args.seed))
+    else:
+        print(coverage_table(args.reps or 4000, 12 if args.seed is None else args.seed))
 
 
 if __name__ == "__main__":

@@ -142,8 +142,7 @@ def group_observations(group, stride, unit, metric, cells=None):
     cells = cells or [None] * len(group)
     if unit == "run":
         per_run = [stats.observations(r.samples, stride, "round", metric, c) for r, c in zip(group, cells)]
-        agg = np.mean if metric == "mean" else np.median
-        return np.array([agg(v) for v in per_run if len(v)], dtype=float)
+        return np.array([stats.run_value(v, metric) for v in per_run if len(v)], dtype=float)
     return np.concatenate([stats.observations(r.samples, stride, unit, metric, c) for r, c in zip(group, cells)])
 
 

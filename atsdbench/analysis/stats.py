@@ -37,6 +37,12 @@ def observations(frame, stride, unit="round", metric="mean", cell=None):
     return (grouped.mean() if metric == "mean" else grouped.median()).to_numpy(dtype=float)
 
 
+def run_value(round_values, metric="mean"):
+    """One replicate run's (or --runs sub-run's) observation: the mean (median) of its round means
+    (medians).  compare's run unit and `run --until --runs`'s stopping rule both use this one."""
+    return float(np.mean(round_values) if metric == "mean" else np.median(round_values))
+
+
 def effective_unit(frame, unit):
     """Rounds, unless a stride has fewer than two rounds: then passes (and the caller warns)."""
     if unit == "round" and measured(frame).groupby("stride_bytes")["round"].nunique().min() < 2:

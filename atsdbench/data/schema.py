@@ -193,7 +193,9 @@ CONFIG = Record({
     "adaptive": Record({
         "target": Value(int, float), "confidence": Value(int, float, null=True), "stop_reason": TEXT,
         "rounds": _int(null=True), "elapsed_s": Value(int, float, lo=0, null=True), "met": BOOL,
-        "half_widths": List(Record({"stride_bytes": BYTES, "cell": _int(), "rounds": _int(), "met": BOOL,
+        "unit": TEXT, "runs": _int(null=True), "min_runs": _int(null=True),  # --until --runs: sub-runs taken
+        "half_widths": List(Record({"stride_bytes": BYTES, "cell": _int(), "rounds": _int(), "runs": _int(),
+                                    "met": BOOL,
                                     "half_width_pct": Value(int, float, null=True),
                                     "mean_gbps": Value(int, float, null=True)}, required=("stride_bytes",))),
     }, required=("target",), null=True),

@@ -27,8 +27,17 @@ about 1.5 (n/m - 1) degrees of freedom that grow with n, so the loss shrinks as 
 (92-95% for independent rounds, 83-92% at lag-1 0.5 where a fixed plan of as many rounds covers
 92-94%).  docs/adaptive.md has the table.
 
+With `--runs M` (RunPolicy) the unit is the sub-run, as in compare: the runner asks `after_run`
+after each sub-run from the M-th on, and the run adds sub-runs (each of `--rounds` rounds in a fresh
+process, `--gap` apart) until every stride's t interval over its sub-run means (n - 1 degrees of
+freedom, compare's unit; 20 s apart, sub-runs are close to independent here) is within the target; the
+cap is `max_rounds` measured rounds in the file (a sub-run that would pass it is not started), and
+the time rule takes one more sub-run to start when the gap allows and last as long as the finished
+ones did on average.  Its coverage, stopped on, is in docs/adaptive.md (scripts/adaptive_coverage.py
+--runs).
+
 Samples are plain dicts as the runner makes them (round, stride_bytes, warmup, gbps, optional
-cell and round_t).  Callers import this module lazily: through timeseries it loads numpy.
+cell, round_t and run).  Callers import this module lazily: through timeseries it loads numpy.
 """
 import math
 
@@ -68,13 +77,14 @@ class RoundMeans:
 
     def _reset(self, records):
         self.sums, self.seen, self.records = {}, 0, records
-        self.rounds, self.measured_starts = set(), {}
+        self.rounds, self.measured_starts, self.run_of = set(), {}, {}
 
     def update(self, records):
         if records is not self.records or len(records) < self.seen:
             self._reset(records)  # another list: start over
         for s in records[self.seen:]:
             self.rounds.add(s["round"])
+            self.run_of.setdefault(s["round"], int(s.get("run", 0)))
             if s.get("warmup") or s.get("gbps") is None:
                 continue
             if s.get("round_t") is not None:
@@ -88,6 +98,19 @@ class RoundMeans:
     def means(self):
         """{(cell, stride): [round mean GB/s, ...] in round order}."""
         return {key: [t / c for _, (t, c) in sorted(rounds.items())] for key, rounds in sorted(self.sums.items())}
+
+    def run_means(self):
+        """{(cell, stride): [sub-run mean GB/s, ...] in sub-run order}: each sub-run's observation as
+        compare takes it (stats.run_value of its round means)."""
+        from ..analysis.stats import run_value
+
+        out = {}
+        for key, rounds in sorted(self.sums.items()):
+            per_run = {}
+            for r, (t, c) in sorted(rounds.items()):
+                per_run.setdefault(self.run_of.get(r, 0), []).append(t / c)
+            out[key] = [run_value(v) for _, v in sorted(per_run.items())]
+        return out
 
     def next_round_seconds(self, elapsed_s):
         """The expected duration of one more round: the mean of the measured rounds so far, from
@@ -106,7 +129,9 @@ def round_means(records):
 
 
 class Policy:
-    """The stopping rule of one adaptive run (see the module docstring)."""
+    """The stopping rule of one adaptive run of rounds (see the module docstring)."""
+
+    unit = "round"
 
     def __init__(self, until, confidence=95.0, max_time=600.0, max_rounds=None, min_rounds=3, cells=None):
         self.until, self.confidence = float(until), float(confidence)
@@ -120,40 +145,45 @@ class Policy:
 
     @classmethod
     def from_plan(cls, plan):
-        """The policy of a checked plan; None when the plan is not adaptive."""
+        """The policy of a checked plan (RunPolicy with --runs); None when the plan is not adaptive."""
         if getattr(plan, "until", None) is None:
             return None
+        if getattr(plan, "runs", 1) > 1:
+            return RunPolicy(plan.until, plan.confidence, plan.max_time, plan.max_rounds, plan.runs, plan.rounds,
+                             plan.gap, plan.config().get("cells"))
         return cls(plan.until, plan.confidence, plan.max_time, plan.max_rounds, plan.rounds,
                    plan.config().get("cells"))
+
+    def _row(self, cell, stride, mean, half, method, **counts):
+        pct = float(half / mean * 100) if mean > 0 and not math.isnan(half) else math.nan
+        row = {"stride_bytes": stride, **counts, "mean_gbps": float(mean), "half_width_pct": pct,
+               "method": method, "met": bool(pct <= self.until)}
+        return row if self.labels is None else {"cell": cell, **row}
 
     def observe(self, records, elapsed_s):
         """Take stock of the samples so far (all of them, warm-up included) without deciding."""
         means = self._means.update(records)
-        rows = []
-        for (cell, stride), x in means.items():
-            mean, half, method = half_width(x, self.confidence)
-            pct = float(half / mean * 100) if mean > 0 and not math.isnan(half) else math.nan
-            row = {"stride_bytes": stride, "rounds": len(x), "mean_gbps": float(mean), "half_width_pct": pct,
-                   "method": method, "met": bool(pct <= self.until)}
-            if self.labels is not None:
-                row = {"cell": cell, **row}
-            rows.append(row)
-        self.rows = rows
+        self.rows = [self._row(cell, stride, *half_width(x, self.confidence), rounds=len(x))
+                     for (cell, stride), x in means.items()]
         self.rounds = max((len(x) for x in means.values()), default=0)
         self.elapsed = float(elapsed_s)
         self.next_round_s = self._means.next_round_seconds(elapsed_s)
 
-    def after_round(self, records, elapsed_s):
-        """None: measure one more round; else why to stop ("target", "max-rounds", "time")."""
-        self.observe(records, elapsed_s)
-        if self.rows and self.rounds >= self.min_rounds and all(r["met"] for r in self.rows):
+    def _decide(self, enough, capped):
+        """The rule's order: the target (from the minimum on), then the cap, then the time."""
+        if self.rows and enough and all(r["met"] for r in self.rows):
             self.stop_reason = "target"
-        elif self.max_rounds and self.rounds >= self.max_rounds:
+        elif capped:
             self.stop_reason = "max-rounds"
         elif self.max_time is not None and self.next_round_s is not None and \
                 self.elapsed + self.next_round_s > self.max_time:
             self.stop_reason = "time"
         return self.stop_reason
+
+    def after_round(self, records, elapsed_s):
+        """None: measure one more round; else why to stop ("target", "max-rounds", "time")."""
+        self.observe(records, elapsed_s)
+        return self._decide(self.rounds >= self.min_rounds, bool(self.max_rounds) and self.rounds >= self.max_rounds)
 
     def interrupted(self, records=None, elapsed_s=None):
         """Ctrl-C: the run ends here; with the samples so far, the summary counts them too."""
@@ -167,9 +197,12 @@ class Policy:
             return None
         return max(self.rows, key=lambda r: math.inf if math.isnan(r["half_width_pct"]) else r["half_width_pct"])
 
+    def _done_text(self):
+        return f"round {self.rounds}"
+
     def progress_text(self):
-        """e.g. 'round 7, 41 s, worst 1.8% (64K)'."""
-        text = f"round {self.rounds}, {self.elapsed:.0f} s"
+        """e.g. 'round 7, 41 s, worst 1.8% (64K)' ('sub-run 6, ...' with --runs)."""
+        text = f"{self._done_text()}, {self.elapsed:.0f} s"
         w = self.worst()
         if w is None:
             return text
@@ -182,6 +215,56 @@ class Policy:
                  "mean_gbps": round(r["mean_gbps"], 6)} for r in self.rows]
         return {"target": self.until, "confidence": self.confidence, "max_time": self.max_time,
                 "max_rounds": self.max_rounds, "min_rounds": self.min_rounds, "stop_reason": self.stop_reason,
-                "rounds": self.rounds, "elapsed_s": round(self.elapsed, 3),
+                "unit": self.unit, "rounds": self.rounds, "elapsed_s": round(self.elapsed, 3),
                 "met": bool(self.rows) and all(r["met"] for r in self.rows), "half_widths": rows}
+
+
+class RunPolicy(Policy):
+    """`--until` with `--runs M`: the stopping rule on the sub-run unit (see the module docstring).
+    The runner tells it when each sub-run began and ended (`run_done`), then asks `after_run`."""
+
+    unit = "run"
+
+    def __init__(self, until, confidence=95.0, max_time=600.0, max_rounds=None, min_runs=2, rounds=5, gap=20.0,
+                 cells=None):
+        super().__init__(until, confidence, max_time, max_rounds, int(min_runs) * int(rounds), cells)
+        self.min_runs, self.rounds_per_run, self.gap = int(min_runs), int(rounds), float(gap)
+        self.runs, self.durations = 0, []
+
+    def run_done(self, started_s, ended_s):
+        """A sub-run ran from started_s to ended_s (seconds since the run began; process start-up and
+        its warm-up rounds included: one more sub-run costs them again)."""
+        self.durations.append(max(0.0, float(ended_s) - float(started_s)))
+
+    def observe(self, records, elapsed_s):
+        from ..analysis.stats import t_interval
+
+        rounds = self._means.update(records)
+        per_run = self._means.run_means()
+        self.rows = []
+        for (cell, stride), x in per_run.items():
+            mean, _, _, half = t_interval(x, self.confidence)
+            self.rows.append(self._row(cell, stride, mean, half, "t", runs=len(x), rounds=len(rounds[(cell, stride)])))
+        self.runs = max((len(x) for x in per_run.values()), default=0)
+        self.rounds = max((len(x) for x in rounds.values()), default=0)
+        self.elapsed = float(elapsed_s)
+        # From now to the end of one more sub-run: it starts when the gap allows (sub-run k at k gaps
+        # after the run began, as the runner schedules it) and lasts as long as the finished ones did.
+        if self.durations:
+            start = max(self.elapsed, len(self.durations) * self.gap)
+            self.next_round_s = start - self.elapsed + sum(self.durations) / len(self.durations)
+        else:
+            self.next_round_s = None
+
+    def after_run(self, records, elapsed_s):
+        """None: measure one more sub-run; else why to stop ("target", "max-rounds", "time")."""
+        self.observe(records, elapsed_s)
+        capped = bool(self.max_rounds) and (self.runs + 1) * self.rounds_per_run > self.max_rounds
+        return self._decide(self.runs >= self.min_runs, capped)
+
+    def _done_text(self):
+        return f"sub-run {self.runs}"
+
+    def summary(self):
+        return {**super().summary(), "runs": self.runs, "min_runs": self.min_runs}
 

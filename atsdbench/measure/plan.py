@@ -147,6 +147,10 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
             raise UsageError("bystander_cpus is chosen by the plan check; give bystanders=N")
         core.plan_set(p, field, value)
     core.plan_check(p, host_facts(meminfo, affinity, page_size, quiet, cores))
+    if options.get("runs") is not None and p.runs < 2 and p.until > 0:
+        # --runs 1 is the default, so the C check cannot tell it was typed; typed, it asks for sub-runs
+        raise UsageError(f"--until with --runs {p.runs}: the rule adds sub-runs from M and a CI over sub-runs "
+                         "needs two, so --runs must be 2 or more (leave --runs out to add rounds to one process)")
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
     lists = {"bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
              "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],

@@ -100,7 +100,8 @@ class FreshProcess:
 class SubRuns:
     """`--runs M`: M sub-runs, each in a fresh worker process (its own allocations, address space and
     bystanders), their starts at least `--gap` apart: the wait is a sleep, never left to chance.
-    Every pass carries `run`, its sub-run's index."""
+    Every pass carries `run`, its sub-run's index.  With `--until` (an adaptive.RunPolicy) M is the
+    minimum: after each sub-run from the M-th on, one more while the policy asks for it."""
 
     def __init__(self, plan):
         self.plan = plan
@@ -112,16 +113,28 @@ class SubRuns:
     def __exit__(self, *exc):
         pass
 
-    def passes(self, t0, progress=None):
-        for r in range(self.plan.runs):
+    def passes(self, t0, progress=None, policy=None, records=None):
+        """The passes of every sub-run; `records` is the caller's list of them, which the policy reads
+        (the caller appends every pass before asking for the next)."""
+        r = 0
+        more = (lambda: policy.after_run(records, time.monotonic() - t0) is None) if policy else (lambda: False)
+        while r < self.plan.runs or more():
             wait = t0 + r * self.plan.gap - time.monotonic()
             if r and wait > 0:
                 if progress:
-                    progress({"wait": wait, "before": f"sub-run {r + 1} of {self.plan.runs} (--gap)"})
+                    of = f" of {self.plan.runs}" if policy is None else ""
+                    progress({"wait": wait, "before": f"sub-run {r + 1}{of} (--gap)"})
                 signals.sleep(wait)
-            for sample in _worker(self.plan, round_kinds(self.plan, r), time.monotonic() - t0, self.facts):
+            started = time.monotonic() - t0
+            for sample in _worker(self.plan, round_kinds(self.plan, r), started, self.facts):
                 sample["run"] = r
                 yield sample
+            if policy is not None:
+                policy.run_done(started, time.monotonic() - t0)
+                if progress:
+                    policy.observe(records, time.monotonic() - t0)
+                    progress({"adaptive": policy.progress_text()})
+            r += 1
 
 
 class Pacer:
@@ -199,7 +212,7 @@ def _run(plan, progress):
     with strategy:
         try:
             signals.check()
-            passes = (strategy.passes(t0, progress) if isinstance(strategy, SubRuns) else
+            passes = (strategy.passes(t0, progress, policy, samples) if isinstance(strategy, SubRuns) else
                       _round_passes(plan, strategy, policy, samples, t0, progress))
             for sample in passes:
                 samples.append(sample)

@@ -187,6 +187,152 @@ def test_from_plan(monkeypatch):
     assert (p.confidence, p.max_time, p.labels) == (90.0, 90.0, {0: "bystanders=0", 1: "bystanders=1"})
 
 
+# --- --until with --runs: the sub-run is the unit ------------------------------------------------
+
+def run_records(run_means, rounds=2, strides=(65536,)):
+    """Samples of sub-runs as the runner makes them: sub-run k has its own warm-up round and `rounds`
+    rounds numbered after the previous sub-run's, its round means alternating 1% below and above
+    run_means[k] (so, with an even number of rounds, its mean is run_means[k])."""
+    out = []
+    for k, m in enumerate(run_means):
+        part = records([m * (1.01 if j % 2 else 0.99) for j in range(rounds)], strides=strides)
+        for s in part:
+            s["round"] += k * (rounds + 1)
+            s["run"] = k
+        out += part
+    return out
+
+
+def run_policy(**kw):
+    args = {"until": 5.0, "confidence": 95.0, "max_time": 600.0, "max_rounds": None, "min_runs": 3, "rounds": 2,
+            "gap": 20.0}
+    args.update(kw)
+    return adaptive.RunPolicy(**args)
+
+
+def test_run_policy_interval_is_compares_unit_and_t_interval():
+    from atsdbench.analysis.compare import group_observations
+    from atsdbench.data.results import Result
+
+    means = [10.0, 10.6, 9.7, 10.2]
+    recs = run_records(means, rounds=4, strides=(65536, 1 << 20))
+    p = run_policy(rounds=4)
+    p.observe(recs, 30.0)
+    result = Result({}, {"strides": [65536, 1 << 20]}, recs)
+    for row in p.rows:
+        x = group_observations(result.sub_runs(), row["stride_bytes"], "run", "mean")  # what compare takes
+        mean, _, _, half = t_interval(x, 95.0)
+        assert x == pytest.approx(means)
+        assert row["half_width_pct"] == pytest.approx(half / mean * 100) and row["mean_gbps"] == pytest.approx(mean)
+        assert (row["runs"], row["rounds"], row["method"]) == (4, 16, "t")
+    assert (p.runs, p.rounds) == (4, 16) and p.progress_text().startswith("sub-run 4, 30 s, worst ")
+
+
+def test_run_policy_stops_on_target_from_the_minimum_sub_runs():
+    recs = run_records([10.0, 10.01, 9.99])
+    p = run_policy()
+    assert p.after_run(recs[:len(recs) * 2 // 3], 40.0) is None  # 2 sub-runs met, but the minimum is 3
+    assert p.rows[0]["met"] and p.runs == 2
+    assert p.after_run(recs, 60.0) == "target"
+    loose = run_policy()
+    assert loose.after_run(run_records([10.0, 12.0, 9.0]), 60.0) is None and not loose.rows[0]["met"]
+
+
+def test_run_policy_caps_the_file_at_max_rounds():
+    recs = run_records([10.0, 12.0, 9.0])  # 3 sub-runs of 2 rounds: 6 measured rounds
+    assert run_policy(max_rounds=8).after_run(recs, 60.0) is None  # one more: 8 rounds, not past the cap
+    assert run_policy(max_rounds=7).after_run(recs, 60.0) == "max-rounds"  # 8 would pass 7: not started
+    assert run_policy(max_rounds=7).after_run(run_records([10.0] * 3), 60.0) == "target"  # the target first
+
+
+def test_run_policy_time_is_the_gap_schedule_plus_one_mean_sub_run():
+    recs = run_records([10.0, 12.0, 9.0])
+    p = run_policy(max_time=70.0)
+    for start, end in ((0.0, 5.0), (20.0, 26.0), (40.0, 46.0)):
+        p.run_done(start, end)
+    # sub-run 4 starts at 3 gaps (60 s), not now (46 s), and lasts the mean 5.67 s: 65.7 <= 70
+    assert p.after_run(recs, 46.0) is None and p.next_round_s == pytest.approx(60.0 - 46.0 + 17 / 3)
+    late = run_policy(max_time=70.0, gap=2.0)
+    for start, end in ((0.0, 5.0), (5.0, 11.0), (11.0, 17.0)):
+        late.run_done(start, end)
+    assert late.after_run(recs, 66.0) == "time"  # the gap long passed: from now, 66 + 5.67 > 70
+
+
+def test_run_policy_summary_and_the_lines_it_prints():
+    recs = run_records([10.0, 10.1, 9.9, 10.05])
+    p = run_policy(until=2.0, max_rounds=20)
+    p.run_done(0.0, 5.0)
+    assert p.after_run(recs, 61.0) == "target"
+    s = json.loads(json.dumps(p.summary(), allow_nan=False))
+    assert {k: s[k] for k in ("unit", "runs", "min_runs", "rounds", "min_rounds", "max_rounds", "stop_reason")} == \
+        {"unit": "run", "runs": 4, "min_runs": 3, "rounds": 8, "min_rounds": 6, "max_rounds": 20,
+         "stop_reason": "target"}
+    assert s["half_widths"][0]["runs"] == 4 and policy().summary()["unit"] == "round"
+    config = {"adaptive": s, "runs": 3, "rounds": 2, "reps": 2, "size": 1 << 24, "pages": "base"}
+    assert report.adaptive_notes(config) == ["target 2% met at every stride after 4 sub-runs (61 s)"]
+    from atsdbench.data.results import Result
+
+    assert "4 sub-runs (adaptive, at least 3) of 2 rounds x 2 reps" in report.headline(Result({}, config, recs))
+    p.stop_reason = "time"
+    p.rows[0].update(met=False, half_width_pct=3.5)
+    (line,) = report.adaptive_notes({"adaptive": p.summary()})
+    assert line == "target 2% not met after 4 sub-runs (61 s): 64K at 3.5% (stopped: time)"
+
+
+def test_run_policy_from_plan():
+    from atsdbench.measure import plan
+
+    p = adaptive.Policy.from_plan(plan.make_plan(size="16M", strides="64K", until="5%", runs=4, rounds=2,
+                                                 gap="30s", max_rounds=12))
+    assert isinstance(p, adaptive.RunPolicy)
+    assert (p.min_runs, p.rounds_per_run, p.gap, p.max_rounds, p.max_time) == (4, 2, 30.0, 12, 600.0)
+    assert type(adaptive.Policy.from_plan(plan.make_plan(size="16M", strides="64K", until="5%"))) is adaptive.Policy
+
+
+def test_the_runner_adds_sub_runs_until_the_policy_stops(monkeypatch):
+    """runner.run with --until --runs, its workers faked (nothing measured): sub-runs are added one at a
+    time from the minimum, each a worker of its own rounds, and the file records why it stopped."""
+    from atsdbench.measure import plan as plans, runner
+
+    rates = iter([10.0, 13.0, 8.0, 11.5, 9.0, 12.0, 10.5])
+    calls = []
+
+    def fake_worker(plan, rounds, t, facts):
+        rate = next(rates)
+        calls.append([index for index, _ in rounds])
+        for index, warm in rounds:
+            for stride in plan.strides:
+                yield {"round": index, "rep": 0, "stride_bytes": stride, "warmup": warm, "gbps": rate,
+                       "round_t": t}
+
+    monkeypatch.setattr(runner, "_worker", fake_worker)
+    p = plans.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1, runs=3, gap="0s", until="0.001%",
+                        max_rounds=10, trace="off")
+    r = runner.run(p)
+    a = r.config["adaptive"]
+    assert r.complete and a["stop_reason"] == "max-rounds" and (a["runs"], a["rounds"], a["unit"]) == (5, 10, "run")
+    assert calls == [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9, 10, 11], [12, 13, 14]]  # own warm-up, numbered on
+    assert sorted({s["run"] for s in r.records}) == [0, 1, 2, 3, 4] and r.config["runs"] == 3
+    assert len(r.sub_runs()) == 5
+    rates = iter([10.0, 10.0, 10.0])
+    calls.clear()
+    r = runner.run(plans.make_plan(size="16M", strides="64K", rounds=2, reps=1, runs=3, gap="0s", until="5%",
+                                   trace="off"))
+    assert r.config["adaptive"]["stop_reason"] == "target" and len(calls) == 3
+
+
+@pytest.mark.live
+def test_real_adaptive_sub_runs_record_their_policy():
+    import atsdbench
+
+    r = atsdbench.run(size="16M", strides="64K", rounds=1, reps=1, runs=2, gap="0s", until=0.001, max_rounds=3,
+                      trace="off")
+    a = r.config["adaptive"]
+    assert r.complete and (a["stop_reason"], a["runs"], a["unit"]) == ("max-rounds", 3, "run")
+    assert sorted({s["run"] for s in r.records}) == [0, 1, 2]
+    assert report.adaptive_notes(r.config)[0].startswith("target 0.001% not met after 3 sub-runs")
+
+
 # --- the line under the table -------------------------------------------------------------------
 
 def config_of(p, **extra):
@@ -286,6 +432,77 @@ def test_short_adaptive_runs_lose_little_coverage():
     assert 0.9 <= cover <= 0.95 and 12 <= rounds <= 22
 
 
+# --- coverage on the sub-run unit: bench_verdict's simulated noise through the real RunPolicy ------
+
+def bench_verdict():
+    """scripts/bench_verdict.py (its simulator of this VM's noise), loaded as a module."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "bench_verdict.py")
+    spec = importlib.util.spec_from_file_location("bench_verdict", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def adaptive_side(bench, rng, runs, rounds, gap, sp, until, max_time=600.0, change=0.0, label="A", boot=0.0):
+    """One side of `run --until P% --runs M` on bench_verdict's simulated noise (pass, round, drift
+    with its 8 s time constant, per-process sP, strides correlated 0.7): drawn for every sub-run that
+    could end within max_time, then fed to the real RunPolicy sub-run by sub-run at the times the
+    runner's schedule gives them.  Returns (the Result as the run would have saved it, the policy)."""
+    from atsdbench.data.results import Result
+
+    seconds = bench.sub_run_seconds(rounds)
+    cap = int((max_time - seconds) // max(gap, seconds)) + 2  # one more than can end in time
+    full = bench.simulate_side(rng, cap, rounds, gap, sp, boot, change, label, f"boot-{label}")
+    starts, _ = bench.schedule(cap, rounds, gap)
+    by_run = [[] for _ in range(cap)]
+    for s in full.records:
+        by_run[s["run"]].append(s)
+    policy = adaptive.RunPolicy(until, 95.0, max_time, None, runs, rounds, gap)
+    seen = []
+    for k in range(cap):
+        seen += by_run[k]
+        policy.run_done(starts[k], starts[k] + seconds)
+        if k + 1 >= runs and policy.after_run(seen, starts[k] + seconds) is not None:
+            break
+    assert policy.stop_reason is not None  # the time rule stops it before the cap
+    config = {**full.config, "runs": runs, "adaptive": policy.summary()}
+    return Result(full.host, config, seen, started=0.0, finished=policy.elapsed), policy
+
+
+def true_mean(bench, stride, sp, boot=0.0, change=0.0):
+    """The expected rate of the simulated side (log-normal: the mean of exp(level) is exp(mean + var/2))."""
+    var = bench.PASS_SD ** 2 + bench.ROUND_SD ** 2 + bench.DRIFT_SD ** 2 + sp ** 2 + boot ** 2
+    return bench.BASE_GBPS[stride] * (1 + change) * math.exp(var / 2)
+
+
+def side_coverage(bench, sides, runs, rounds, gap, sp, until, seed, max_time=600.0):
+    """(coverage of the intervals the sides stopped on, per stride, of each stride's true mean; the
+    median sub-runs taken; the share stopped by the time rule; the median wall time, s)."""
+    rng = np.random.default_rng(seed)
+    covered, rows, taken, timed, walls = 0, 0, [], 0, []
+    for _ in range(sides):
+        _, p = adaptive_side(bench, rng, runs, rounds, gap, sp, until, max_time)
+        for r in p.rows:
+            half = r["half_width_pct"] / 100 * r["mean_gbps"]
+            covered += abs(r["mean_gbps"] - true_mean(bench, r["stride_bytes"], sp)) <= half
+            rows += 1
+        taken.append(p.runs)
+        walls.append(p.elapsed)
+        timed += p.stop_reason == "time"
+    return covered / rows, float(np.median(taken)), timed / sides, float(np.median(walls))
+
+
+def test_stopping_on_sub_runs_keeps_coverage():
+    # --until 5% --runs 3, 5 rounds a sub-run 20 s apart, sP 3%: about 8 sub-runs (a sub-run mean's CV
+    # is ~5% here).  Stopped on, the t interval over sub-run means still covers ~93-95%; a rule that
+    # stopped on an interval blind to run-to-run variance would cover far less.
+    bench = bench_verdict()
+    cover, median_runs, timed, _ = side_coverage(bench, 150, 3, 5, 20.0, 0.03, 5.0, seed=31, max_time=300.0)
+    assert 0.88 <= cover <= 0.99 and 5 <= median_runs <= 12 and timed < 0.1
+
+
 # --- real runs (tiny) ---------------------------------------------------------------------------
 
 @pytest.mark.live
@@ -322,3 +539,11 @@ def test_the_coverage_script_prints_its_table():
     lines = p.stdout.splitlines()
     assert p.returncode == 0 and p.stderr == "", p.stderr
     assert len(lines) == 2 + 8 and all(line.startswith("| ") and line.endswith(" |") for line in lines)
+
+
+def test_the_coverage_script_prints_its_sub_run_table():
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "adaptive_coverage.py")
+    p = subprocess.run([sys.executable, script, "--runs", "4"], capture_output=True, text=True)
+    lines = p.stdout.splitlines()
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    assert len(lines) == 2 + 6 and lines[0].count("|") == 12 and all(line.count("|") == 12 for line in lines)

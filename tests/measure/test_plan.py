@@ -129,11 +129,22 @@ def test_only_values_of_run_options_are_joined():
     ({"runs": "2", "gap": "soon"}, "--gap 'soon' is not a duration"),
     ({"runs": "2", "processes": True}, "--runs 2 already runs each sub-run in a fresh process"),
     ({"runs": "2", "spread": "10s"}, "--spread paces the rounds of one process"),
-    ({"runs": "2", "until": "5%"}, "--until with --runs is not supported yet"),
+    ({"runs": "1", "until": "5%"}, "--until with --runs 1: the rule adds sub-runs from M and a CI over sub-runs "
+                                   "needs two, so --runs must be 2 or more"),
+    ({"runs": "3", "rounds": "4", "until": "5%", "max_rounds": "10"},
+     "--max-rounds 10 is below the 12 rounds of --runs 3 x --rounds 4, the minimum of an adaptive run of sub-runs"),
 ])
 def test_runs_refused_with_one_sentence(options, message):
     with pytest.raises(UsageError, match=re.escape(message)):
         plans.make_plan(size="16M", **options)
+
+
+def test_until_with_runs_keeps_the_sub_runs_rounds():
+    # --until --runs adds sub-runs: --rounds is each sub-run's, not a minimum forced to 3
+    p = plans.make_plan(size="16M", runs="3", rounds="1", until="5%", max_rounds="3")
+    assert (p.runs, p.rounds, p.until, p.max_rounds, p.max_time) == (3, 1, 5.0, 3, 600.0)
+    assert plans.make_plan(size="16M", runs="2", until="5%").rounds == 5  # the table's default
+    assert plans.make_plan(size="16M", until="5%").rounds == 3  # rounds of one process: 3 unless given
 
 
 def test_runs_and_gap_reach_the_plan():
