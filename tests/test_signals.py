@@ -337,6 +337,8 @@ RUNS = {
     "processes": ["--strides", "1M", "--rounds", "20", "--processes"],
     "spread": ["--strides", "1M", "--rounds", "4", "--spread", "20s"],
     "runs": ["--strides", "64K,1M", "--rounds", "10", "--runs", "3", "--gap", "0.3s"],
+    "until-runs": ["--strides", "64K,1M", "--rounds", "2", "--runs", "2", "--gap", "0.3s", "--until", "0.01%",
+                   "--max-time", "20s"],
 }
 
 
