@@ -31,6 +31,14 @@ def _progress(total):
         if total and done[0] == total:
             sys.stderr.write("\n")
         sys.stderr.flush()
+
+    def end():
+        """After the run: where the bar did not fill (an adaptive or interrupted run) its line is still
+        open, and the table would start on it."""
+        if not (total and done[0] == total):
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+    tick.end = end
     return tick
 
 
@@ -61,7 +69,10 @@ def cmd_run(args):
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.
-        result = runner.run(plan, progress=_progress(total))
+        progress = _progress(total)
+        result = runner.run(plan, progress=progress)
+        if progress:
+            progress.end()
         save_error = None
         if not result.records:
             print("atsdbench: no pass finished; nothing written", file=sys.stderr)

@@ -333,6 +333,27 @@ def test_real_adaptive_sub_runs_record_their_policy():
     assert report.adaptive_notes(r.config)[0].startswith("target 0.001% not met after 3 sub-runs")
 
 
+def test_the_progress_line_is_closed_before_the_table(monkeypatch):
+    import io
+
+    from atsdbench import commands
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    for total, events, closes in ((None, [{"round": 0}, {"adaptive": "sub-run 1, 1 s, worst n/a (64K)"}], True),
+                                  (2, [{"round": 0}, {"round": 0}], False), (3, [{"round": 0}], True)):
+        err = Tty()
+        monkeypatch.setattr(sys, "stderr", err)
+        tick = commands._progress(total)
+        for e in events:
+            tick(e)
+        before = err.getvalue()
+        tick.end()
+        assert err.getvalue() == before + ("\n" if closes else "") and err.getvalue().endswith("\n")
+
+
 # --- the line under the table -------------------------------------------------------------------
 
 def config_of(p, **extra):
