@@ -110,6 +110,10 @@ def build_parser():
     mo.add_argument("--format", default="text", help="text, json, csv or commit")
     mo.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
     mo.add_argument("--labels", default=None, help="comma-separated labels, one per side")
+    mo.add_argument("--unit", default="auto", help="what the bootstrap resamples, as compare's --unit: run (each "
+                    "replicate file or --runs sub-run), round, or pass; default: run where a side has replicates; "
+                    "where every side is one process, the change gets a within-run interval, not a CI (round asks "
+                    "for it as one)")
     return p
 
 

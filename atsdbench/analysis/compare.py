@@ -215,7 +215,8 @@ def choose_unit(groups, unit, test, asked_test, warnings):
                         if test == "student" else
                         "replicate runs on one side only: a single run is one observation")
     if effective in ("round", "pass") and any(replicated):
-        warnings.append(f"--unit {effective} pools the {effective}s of replicate runs as one sample: the CI leaves "
+        plural = "passes" if effective == "pass" else "rounds"
+        warnings.append(f"--unit {effective} pools the {plural} of replicate runs as one sample: the CI leaves "
                         "out run-to-run drift")
     return effective, test, mixed
 

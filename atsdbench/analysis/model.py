@@ -7,12 +7,16 @@ longer grows per page: full_flush_us.  crossover_pages is where the two costs me
 
 Pure: functions of DataFrames and arrays.  Rendering is in model_formats.
 
-Intervals: a bootstrap over rounds (the unit of replication, see stats) gives each parameter's
-standard error, and the interval is estimate +- t(df) x that error.  Why not the bootstrap's
-percentiles: with the 3-5 rounds runs have, percentile intervals of a mean cover 73-85% instead of
-95% (a bootstrap cannot see the t distribution's tails, and the plug-in variance is (n-1)/n too
-small).  The resampled rounds are therefore spread by sqrt(n/(n-1)) and the critical value is
-Student's t; tests/analysis/test_model.py checks the coverage by seeded simulation.
+Intervals: a bootstrap over the unit of replication gives each parameter's standard error, and the
+interval is estimate +- t(df) x that error.  The unit is compare's (compare.choose_unit): a side's
+runs (replicate files or `run --runs` sub-runs, each its own process) where it has two or more, else
+its rounds, which cover one process only; a before/after where every side is one process gives its
+change a within-run interval, not a CI (compare.withholds), unless --unit round asks for it
+(scripts/model_coverage.py measures what each covers).  Why not the bootstrap's percentiles: with
+the 3-5 units runs have, percentile intervals of a mean cover 73-85% instead of 95% (a bootstrap
+cannot see the t distribution's tails, and the plug-in variance is (n-1)/n too small).  The
+resampled units are therefore spread by sqrt(n/(n-1)) and the critical value is Student's t;
+tests/analysis/test_model.py checks the coverage by seeded simulation.
 """
 import dataclasses
 import math
@@ -22,6 +26,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..units import format_size
+from .compare import boots, choose_unit, resolve_options, withheld_reason, withholds
 
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
 RESAMPLES = 2000
@@ -56,12 +61,14 @@ class Model:
     us_per_call: np.ndarray  # per stride: the mean of its unit means
     params: dict  # name, name_low, name_high for each of PARAMS
     residuals: np.ndarray
-    unit: object  # "round", "pass", or None when there is no CI
+    unit: object  # "run", "round", "pass", or None when there is no CI
     n_units: int
     confidence: float
     why_no_ci: object
     warnings: list
     draws: np.ndarray = None  # (resamples, 4) bootstrap draws of PARAMS, for before/after
+    processes: int = 1  # runs (processes) the side's data come from
+    boots: int = 1  # boots they come from (host.boot_id)
 
     def record(self):
         """The JSON object: exactly the keys the documentation lists."""
@@ -69,6 +76,7 @@ class Model:
         for p in PARAMS:
             for key in (p, p + "_low", p + "_high"):
                 out[key] = _finite(self.params[key])
+        out.update(unit=self.unit, n_units=self.n_units, processes=self.processes)
         out["strides"] = [{"stride_bytes": int(s), "pages": _finite(float(p)),
                            "regime": WHOLE if w else PER_PAGE, "regime_source": src,
                            "us_per_call": _finite(float(y)), "residual_us": _finite(float(r))}
@@ -221,8 +229,9 @@ def ceiling_of(result, settings=None):
 
 
 def unit_matrix(frames, unit):
-    """(strides, matrix): one row per unit (a round of one file, or a pass), one column per stride,
-    each cell the mean us per call of that unit's measured passes."""
+    """(strides, matrix): one row per unit (a run: one frame; a round of one frame; or a pass), one
+    column per stride, each cell the mean us per call of that unit's measured passes (a run's: the
+    mean of its round means, as compare's run observation is)."""
     import pandas as pd
 
     parts = []
@@ -234,7 +243,10 @@ def unit_matrix(frames, unit):
         parts.append(m)
     m = pd.concat(parts, ignore_index=True)
     keys = ["file_index", "round"] + (["rep"] if unit == "pass" else [])
-    table = m.groupby(keys + ["stride_bytes"])["us_per_call"].mean().unstack("stride_bytes")
+    table = m.groupby(keys + ["stride_bytes"])["us_per_call"].mean()
+    if unit == "run":
+        table = table.groupby(["file_index", "stride_bytes"]).mean()
+    table = table.unstack("stride_bytes")
     table = table.reindex(sorted(table.columns), axis=1)
     return [int(s) for s in table.columns], table.to_numpy(dtype=float)
 
@@ -244,9 +256,17 @@ def _min_units(frames, unit):
     return int(np.sum(~np.isnan(matrix), axis=0).min()) if strides else 0
 
 
-def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed=SEED):
-    """One Model per cell of one side: a file, or replicate files whose rounds are pooled."""
-    name = ",".join(r.path or "?" for r in group)
+def side_unit(group, unit="auto"):
+    """A side's own unit: its runs where it has two or more (unless --unit round or pass asks for
+    pooled rounds or passes), else its rounds (one process: they cover that process only)."""
+    if unit in ("round", "pass"):
+        return unit
+    return "run" if len(group) > 1 else "round"
+
+
+def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed=SEED, unit="auto"):
+    """One Model per cell of one side: a file, its --runs sub-runs, or replicate files."""
+    name = ",".join(dict.fromkeys(r.path or "?" for r in group))  # a --runs file once, not once per sub-run
     with_axes = [r for r in group if "cell" in r.samples]
     if with_axes and len(with_axes) < len(group):
         plain = next(r for r in group if "cell" not in r.samples)
@@ -264,17 +284,19 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
             raise UsageError(f"{name}: the replicate files count pages in different sizes "
                              f"({', '.join(format_size(u) for u in sorted(units_per_page))})")
         rng = np.random.default_rng([seed, side, position])
-        models.append(_fit(name, label, cell_name, members, units_per_page.pop(), confidence, rng, resamples))
+        m = _fit(name, label, cell_name, members, units_per_page.pop(), confidence, rng, resamples,
+                 side_unit(group, unit))
+        m.processes, m.boots = len(group), boots(group)
+        models.append(m)
     return models
 
 
-def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples):
+def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples, unit="round"):
     frames = [f for _, _, f in members]
     warns = []
     if not any(len(f[~f["warmup"]]) for f in frames):
         raise UsageError(f"{name}{' cell ' + cell_name if cell_name else ''} has no measured pass")
-    unit = "round"
-    if _min_units(frames, "round") < 2:
+    if unit == "round" and _min_units(frames, "round") < 2:
         unit = "pass"
     strides, matrix = unit_matrix(frames, unit)
     n_units = int(np.sum(~np.isnan(matrix), axis=0).min())
@@ -343,19 +365,33 @@ def _us(v):
 # --- before/after -----------------------------------------------------------------------------------
 
 CHANGE_COLUMNS = ["parameter", "cell", "base_label", "new_label", "base", "new", "change_pct", "ci_low_pct",
-                  "ci_high_pct", "confidence", "n_base", "n_new"]
+                  "ci_high_pct", "confidence", "unit", "n_base", "n_new", "verdict_withheld"]
+# compare's rule and words; the coverage is model's own (scripts/model_coverage.py: the noise measured
+# on this VM, one process x 5 rounds a side, sP 0-5%, 300 A/A and 300 +10% pairs).
+WITHHELD = withheld_reason("CI of the change", "the change's 95% within-run intervals held the true change "
+                                               "46-76% of the time")
 
 
-def change(base, new, confidence=95.0):
+def change(base, new, confidence=95.0, withheld=False):
     """One row per parameter: new/base - 1 in %, with a CI from both sides' bootstrap draws.
-    Var(change) comes from the draws; its degrees of freedom from Welch-Satterthwaite over the two
-    sides' shares of it (each side's rounds are resampled independently)."""
+
+    Sides of one unit: Var(change) from the draws, degrees of freedom from Welch-Satterthwaite over
+    the two sides' shares of it (each side's units are resampled independently).  A side of one
+    process against a side of runs (compare's mixed group): the process is one run, assumed to vary
+    from run to run as the other side's runs do, so its variance is n x that side's squared standard
+    error, the change's comes by the delta method, and t has n - 1 df (Student's t with n and 1).
+    withheld: every side is one process (compare.withholds): the interval is within-run only."""
+    mixed = (base.unit == "run") != (new.unit == "run")
+    units = {base.unit, new.unit}
+    unit = None if None in units else "run" if mixed else units.pop() if len(units) == 1 else "pass"
     rows = []
     for k, p in enumerate(PARAMS):
         a, b = base.params[p], new.params[p]
         pct = (b / a - 1) * 100 if math.isfinite(a) and math.isfinite(b) and a != 0 else math.nan
         low = high = math.nan
-        if math.isfinite(pct) and base.draws is not None and new.draws is not None:
+        if math.isfinite(pct) and mixed:
+            low, high = _borrowed(a, b, base, new, k, confidence)
+        elif math.isfinite(pct) and base.draws is not None and new.draws is not None:
             da, db = base.draws[:, k], new.draws[:, k]
             with np.errstate(divide="ignore", invalid="ignore"):
                 both, only_a, only_b = db / da - 1, b / da - 1, db / a - 1
@@ -369,8 +405,28 @@ def change(base, new, confidence=95.0):
                 low, high = lo * 100, hi * 100
         rows.append({"parameter": p, "cell": new.cell, "base_label": base.label, "new_label": new.label,
                      "base": a, "new": b, "change_pct": pct, "ci_low_pct": low, "ci_high_pct": high,
-                     "confidence": confidence, "n_base": base.n_units, "n_new": new.n_units})
+                     "confidence": confidence, "unit": unit,
+                     "n_base": 1 if mixed and base.unit != "run" else base.n_units,
+                     "n_new": 1 if mixed and new.unit != "run" else new.n_units, "verdict_withheld": bool(withheld)})
     return rows
+
+
+def _borrowed(a, b, base, new, k, confidence):
+    """The mixed case's interval (see change), in %."""
+    from .stats import t_bounds
+
+    runs = base if base.unit == "run" else new
+    if runs.draws is None or runs.n_units < 2:
+        return math.nan, math.nan
+    d = runs.draws[:, k]
+    d = d[np.isfinite(d)]
+    if len(d) < 2:
+        return math.nan, math.nan
+    of_mean = float(d.var(ddof=1))
+    va, vb = (of_mean, of_mean * runs.n_units) if runs is base else (of_mean * runs.n_units, of_mean)
+    se = math.sqrt(vb / a ** 2 + b ** 2 * va / a ** 4)
+    low, high, _ = t_bounds(b / a - 1, se, runs.n_units - 1, confidence)
+    return low * 100, high * 100
 
 
 @dataclasses.dataclass
@@ -379,12 +435,22 @@ class Analysis:
     changes: list  # rows of CHANGE_COLUMNS: every later side against the first, cell by cell
     confidence: float
     warnings: list
+    unit: str = "round"  # the before/after's unit, as compare.choose_unit decided it
+    mixed: bool = False  # runs on some sides, one process on the others
+    withheld: str = None  # why the change has a within-run interval and no CI (every side one process)
+    boots: list = dataclasses.field(default_factory=list)  # per side, the boots its runs come from
 
 
-def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED):
-    """groups: per side a list of Results (replicate runs pooled).  The first side is the baseline."""
-    sides = [side_models(g, label, confidence, i, resamples, seed) for i, (g, label) in enumerate(zip(groups, labels))]
-    warns = [w for models in sides for m in models for w in m.warnings]
+def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, unit="auto"):
+    """groups: per side a list of Results (replicate files, --runs sub-runs: compare.load_group).  The
+    first side is the baseline.  unit: auto, run, round or pass, as compare's --unit."""
+    _, _, _, unit = resolve_options(confidence=confidence, unit=unit)
+    warns = []
+    effective, _, mixed = choose_unit(groups, unit, None, None, warns)
+    withheld = WITHHELD if len(groups) > 1 and withholds(unit, effective) else None
+    sides = [side_models(g, label, confidence, i, resamples, seed, unit)
+             for i, (g, label) in enumerate(zip(groups, labels))]
+    warns += [w for models in sides for m in models for w in m.warnings]
     rows = []
     for models in sides[1:]:
         base = {m.cell: m for m in sides[0]}
@@ -404,9 +470,10 @@ def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED):
                                  f"{m.file} {format_size(m.page_bytes)} pages{where}: per-page cost and crossover "
                                  "cannot be compared across page sizes (model each file alone)")
             else:
-                rows += change(base[m.cell], m, confidence)
+                rows += change(base[m.cell], m, confidence, withheld is not None)
         for cell in set(base) - {m.cell for m in models}:
             warns.append(f"{models[0].file}: has no cell {cell}: not compared")
     if not any(math.isfinite(m.params[p]) for models in sides for m in models for p in PARAMS):
         raise UsageError("nothing to fit: " + "; ".join(w for w in warns if "no per-page line" in w))
-    return Analysis(sides, rows, confidence, list(dict.fromkeys(warns)))
+    return Analysis(sides, rows, confidence, list(dict.fromkeys(warns)), effective, mixed, withheld,
+                    [boots(g) for g in groups])

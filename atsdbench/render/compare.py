@@ -114,16 +114,29 @@ def legend(cmp):
         if cmp.test == "student":
             text += ", assumed to vary from run to run as the replicated side does"
     elif cmp.withheld:
-        text += (f"\nthe within-run interval is a {numbers.level(cmp.confidence)} interval of this pair of runs "
-                 "only, not of the change another pair would see")
+        text += "\n" + within_run(cmp.confidence)
     elif cmp.unit != "run":
-        # Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
-        text += ("\nsingle runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
-                 "to cover run-to-run drift too")
-    if not cmp.paired and cmp.boots and max(cmp.boots) < 2:
-        text += ("\nboot-to-boot not measured: one boot a side (replicate files from separate boots of each kernel "
-                 "would cover it)")
+        text += "\n" + SINGLE_RUNS
+    if not cmp.paired and one_boot(cmp.boots):
+        text += "\n" + one_boot(cmp.boots)
     return text
+
+
+# What a legend says a CI does not cover, in compare's words and model's alike.
+# Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
+SINGLE_RUNS = ("single runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
+               "to cover run-to-run drift too")
+
+
+def within_run(confidence):
+    return (f"the within-run interval is a {numbers.level(confidence)} interval of this pair of runs only, not of "
+            "the change another pair would see")
+
+
+def one_boot(boots):
+    """boots: per side, the boots its runs came from (compare.boots)."""
+    return ("boot-to-boot not measured: one boot a side (replicate files from separate boots of each kernel would "
+            "cover it)") if boots and max(boots) < 2 else ""
 
 
 def _lead(cmp, key):

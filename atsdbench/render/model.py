@@ -6,12 +6,14 @@ from tabulate import tabulate
 
 from ..analysis.model import CHANGE_COLUMNS, PARAMS, RESAMPLES, SEED, WHOLE
 from ..units import format_size
+from .compare import SINGLE_RUNS, one_boot, within_run
 from .numbers import csv_text, interval, level, pct, pct_interval, records, sig3
 
 NAMES = {"fixed_us": ("fixed cost", "us"), "per_page_us": ("per-page cost", "us"),
          "full_flush_us": ("whole flush", "us"), "crossover_pages": ("crossover", "pages")}
 STRIDE_COLUMNS = ["file", "label", "cell", *[k for p in PARAMS for k in (p, p + "_low", p + "_high")],
-                  "stride_bytes", "pages", "regime", "regime_source", "us_per_call", "residual_us"]
+                  "unit", "n_units", "processes", "stride_bytes", "pages", "regime", "regime_source", "us_per_call",
+                  "residual_us"]
 
 
 def _with_unit(v, unit):
@@ -25,12 +27,25 @@ def _title(m):
             f"({format_size(m.page_bytes)} pages), one whole-flush cost past the flush ceiling")
 
 
+# A run: a replicate file or a --runs sub-run, each its own process (compare's words for its run unit).
+UNIT_WORDS = {"run": "runs (each its own process: a replicate file or a --runs sub-run; a run's value the mean "
+                     "of its round means)", "round": "rounds", "pass": "passes"}
+
+
 def ci_note(m):
+    """The unit, N, and what the interval does not cover."""
     if m.why_no_ci:
         return m.why_no_ci
-    per = "rounds" if m.unit == "round" else "passes"
-    return (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
-            f"{m.n_units} {per} ({RESAMPLES} resamples, seed {SEED})")
+    head = (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
+            f"{m.n_units} {UNIT_WORDS[m.unit]} ({RESAMPLES} resamples, seed {SEED})")
+    if m.unit == "run":
+        covers = "it covers run-to-run variance" + ("; boot-to-boot not measured: one boot" if m.boots < 2 else "")
+    elif m.processes == 1:
+        covers = ("one process: it covers noise within this run only, not the run-to-run drift another run meets "
+                  "(run --runs 5 --gap 20s measures it)")
+    else:
+        covers = f"the {UNIT_WORDS[m.unit]} of {m.processes} runs pooled: it leaves out run-to-run drift"
+    return f"{head}; {covers}"
 
 
 def model_text(m):
@@ -49,12 +64,63 @@ def model_text(m):
         ci_note(m)])
 
 
+def _sizes(rows):
+    return ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in rows}))
+
+
+def change_legend(analysis):
+    """Under the before/after tables: what the change is, its unit and N a side, which levels its
+    interval leaves out (compare's words), and why a change of one process a side has no CI."""
+    rows = analysis.changes
+    units = {r["unit"] for r in rows} - {None}
+    name = {"run": "runs", "round": "rounds", "pass": "passes"}
+    n = f"N (base/new) = {_sizes(rows)} {'/'.join(name[u] for u in sorted(units)) or 'observations'}"
+    lines = ["change = new/base - 1, one parameter at a time: not adjusted for reading four at once"]
+    how = "estimate +- t(Welch df) x bootstrap standard error"
+    if not _has_interval(analysis):
+        lines.append(_no_interval(analysis))
+        return "\n".join(lines)
+    if analysis.withheld:
+        lines.append(f"within-run interval: each side's {'/'.join(name[u] for u in sorted(units)) or 'rounds'} "
+                     f"resampled independently, {how}; {n}")
+        lines.append(within_run(analysis.confidence))
+        lines.append(f"no CI of the change: {analysis.withheld}")
+    elif analysis.mixed:
+        lines.append(f"{level(analysis.confidence)} CI: each side's {UNIT_WORDS['run']} resampled; a side of one "
+                     "process is one run, assumed to vary from run to run as the other side's runs do (its variance "
+                     "n x their squared standard error; t with n - 1 df); " + n)
+    elif units == {"run"}:
+        lines.append(f"{level(analysis.confidence)} CI: each side's {UNIT_WORDS['run']} resampled independently, "
+                     f"{how}; {n}")
+    elif units:
+        lines.append(f"{level(analysis.confidence)} CI: each side's {'/'.join(name[u] for u in sorted(units))} "
+                     f"resampled independently, {how}; {n}")
+        if all(m.processes == 1 for models in analysis.sides for m in models):
+            lines.append(SINGLE_RUNS)
+        else:
+            lines.append(f"the {'/'.join(name[u] for u in sorted(units))} of each side's runs pooled: the CI "
+                         "leaves out run-to-run drift")
+    if one_boot(analysis.boots):
+        lines.append(one_boot(analysis.boots))
+    return "\n".join(lines)
+
+
+def _has_interval(analysis):
+    return any(math.isfinite(r["ci_low_pct"]) for r in analysis.changes)
+
+
+def _no_interval(analysis):
+    why = next((m.why_no_ci for models in analysis.sides for m in models if m.why_no_ci), None)
+    return f"no CI: {why or 'no interval could be had (the warnings say why)'}"
+
+
 def change_text(analysis):
     blocks = []
     keys = []
     for r in analysis.changes:
         if (r["new_label"], r["cell"]) not in keys:
             keys.append((r["new_label"], r["cell"]))
+    ci = "within-run interval" if analysis.withheld and _has_interval(analysis) else f"{level(analysis.confidence)} CI"
     for new_label, cell in keys:
         rows = [r for r in analysis.changes if (r["new_label"], r["cell"]) == (new_label, cell)]
         base_label = rows[0]["base_label"]
@@ -62,13 +128,10 @@ def change_text(analysis):
                  _with_unit(r["new"], NAMES[r["parameter"]][1]), pct(r["change_pct"]),
                  pct_interval(r["ci_low_pct"], r["ci_high_pct"])] for r in rows]
         blocks.append(f"{new_label} against {base_label}{f' [{cell}]' if cell else ''}\n"
-                      + tabulate(body, headers=["parameter", base_label, new_label, "change",
-                                                f"{level(analysis.confidence)} CI"], tablefmt="simple",
-                                 disable_numparse=True))
+                      + tabulate(body, headers=["parameter", base_label, new_label, "change", ci],
+                                 tablefmt="simple", disable_numparse=True))
     if blocks:
-        blocks.append("change = new/base - 1; its CI resamples both sides' rounds independently (estimate +- "
-                      "t(Welch df) x bootstrap standard error), one parameter at a time: not adjusted for reading "
-                      "four at once")
+        blocks.append(change_legend(analysis))
     return "\n".join(blocks)
 
 
@@ -127,11 +190,30 @@ def render_commit(analysis):
             if not (math.isfinite(r["base"]) or math.isfinite(r["new"])):
                 continue  # nothing to paste
             ci = (f", {level(r['confidence'])} CI {pct(r['ci_low_pct'])} to {pct(r['ci_high_pct'])}"
-                  if math.isfinite(r["ci_low_pct"]) else "")
+                  if math.isfinite(r["ci_low_pct"]) and not r["verdict_withheld"] else "")
             change = f" ({pct(r['change_pct'])}{ci})" if math.isfinite(r["change_pct"]) else ""
             lines.append(f"{name.ljust(width)}  {sig3(r['base'])} -> {sig3(r['new'])} {unit}{change}")
         blocks.append("\n".join(lines))
-    return "\n\n".join(blocks)
+    return "\n\n".join(blocks) + "\n" + _commit_footer(analysis)
+
+
+def _commit_footer(analysis):
+    """One line: the unit and N a side, the levels not covered; or why there is no CI."""
+    rows = analysis.changes
+    boot = "; one boot a side (boot-to-boot not measured)" if one_boot(analysis.boots) else ""
+    if not _has_interval(analysis):
+        return _no_interval(analysis)
+    units = sorted({r["unit"] for r in rows} - {None})
+    sizes = {(r["n_base"], r["n_new"]) for r in rows}
+    only = next(iter(sizes))
+    n = f"N = {only[0]} per side" if len(sizes) == 1 and only[0] == only[1] else f"N (base/new) = {_sizes(rows)}"
+    per = f"one observation per {'/'.join(units)}"
+    if analysis.withheld:
+        return (f"no CI: one process a side (within-run only: {per}; {n}){boot}; measure each side with run --runs 5 "
+                "--gap 20s for one")
+    mixed = "; a one-process side is one run, assumed to vary as the other side's runs" if analysis.mixed else ""
+    return (f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for reading "
+            "four at once")
 
 
 RENDERERS = {"text": render_text, "json": render_json, "csv": render_csv, "commit": render_commit}

@@ -438,10 +438,124 @@ def test_replicates_with_and_without_axes_are_refused():
     assert not any("None" in w for w in a.warnings)
 
 
-def test_groups_pool_rounds():
+def test_replicate_files_are_the_unit_and_round_pools_them_when_asked():
     r1, r2 = make(X86, ceiling=33, seed=1, label="a"), make(X86, ceiling=33, seed=2, label="a")
     m = model.analyse([[r1, r2]], ["a"]).sides[0][0]
-    assert m.n_units == 10 and m.file == "a.json,a.json"
+    assert m.unit == "run" and m.n_units == 2 and m.processes == 2 and m.file == "a.json"  # named once
+    pooled = model.analyse([[r1, r2]], ["a"], unit="round")
+    assert pooled.sides[0][0].unit == "round" and pooled.sides[0][0].n_units == 10
+    assert any("--unit round pools the rounds of replicate runs" in w for w in pooled.warnings)
+    assert any("--unit pass pools the passes of" in w for w in model.analyse([[r1, r2]], ["a"], unit="pass").warnings)
+
+
+# --- before/after on the unit of replication (issue 25.6: compare's rules) -----------------------
+
+def with_runs(parts, label):
+    """One result file of `run --runs len(parts)`: each part a sub-run (samples carry `run`, rounds
+    numbered across the sub-runs), as the runner writes it."""
+    records, offset = [], 0
+    for k, part in enumerate(parts):
+        for s in part._records:
+            records.append({**s, "run": k, "round": s["round"] + offset})
+        offset += part.config["rounds"]
+    data = parts[0].to_dict()
+    data["samples"], data["config"]["runs"], data["config"]["gap"] = records, len(parts), 20
+    data["host"]["boot_id"] = f"boot-{label}"
+    return results.from_dict(data, f"{label}.json")
+
+
+def runs_side(label, scale=1.0, runs=5, seed=0, level=0.05):
+    """A --runs file whose sub-runs differ by a per-process level of `level` (the issue's 5%)."""
+    rng = np.random.default_rng(seed)
+    parts = [make({s: v * scale * rng.normal(1, level) for s, v in X86.items()}, ceiling=33, seed=seed * 100 + k,
+                  label=label) for k in range(runs)]
+    return with_runs(parts, label)
+
+
+def test_sub_runs_are_the_unit():
+    from atsdbench.analysis.compare import load_group
+
+    a, b = runs_side("old", seed=1), runs_side("new", 0.9, seed=2)
+    analysis = model.analyse([load_group(a), load_group(b)], ["old", "new"])
+    m = analysis.sides[0][0]
+    assert m.unit == "run" and m.n_units == 5 and m.processes == 5 and m.file == "old.json"
+    assert analysis.unit == "run" and not analysis.withheld and not analysis.mixed
+    for row in analysis.changes:
+        assert row["unit"] == "run" and (row["n_base"], row["n_new"]) == (5, 5) and not row["verdict_withheld"]
+        if row["parameter"] != "crossover_pages":
+            assert row["ci_low_pct"] < row["change_pct"] < row["ci_high_pct"]
+    per_page = next(r for r in analysis.changes if r["parameter"] == "per_page_us")
+    assert per_page["ci_high_pct"] < 0  # a true -10% at 5% between processes, 5 a side
+    # the same file's rounds, asked for: 25 a side, pooled, and narrower than the runs' interval
+    rounds = model.analyse([load_group(a), load_group(b)], ["old", "new"], unit="round")
+    pooled = next(r for r in rounds.changes if r["parameter"] == "per_page_us")
+    assert pooled["unit"] == "round" and pooled["n_base"] == 25
+    assert pooled["ci_high_pct"] - pooled["ci_low_pct"] < per_page["ci_high_pct"] - per_page["ci_low_pct"]
+
+
+def test_one_process_a_side_gets_a_within_run_interval_not_a_ci():
+    a, b = make(X86, ceiling=33, label="old"), make({s: v * 0.9 for s, v in X86.items()}, ceiling=33, seed=5,
+                                                   label="new")
+    analysis = model.analyse([[a], [b]], ["old", "new"])
+    assert analysis.withheld == model.WITHHELD and analysis.unit == "round"
+    assert "every side is one process" in model.WITHHELD and "run --runs 5 --gap 20s" in model.WITHHELD
+    assert all(r["verdict_withheld"] and r["unit"] == "round" for r in analysis.changes)
+    assert all(math.isfinite(r["ci_low_pct"]) for r in analysis.changes[:3])  # shown, as compare shows it
+    asked = model.analyse([[a], [b]], ["old", "new"], unit="round")
+    assert asked.withheld is None and not any(r["verdict_withheld"] for r in asked.changes)
+    assert [r["ci_low_pct"] for r in asked.changes] == [r["ci_low_pct"] for r in analysis.changes]
+    with pytest.raises(UsageError, match="--unit run needs replicate runs"):
+        model.analyse([[a], [b]], ["old", "new"], unit="run")
+    with pytest.raises(UsageError, match="--unit must be auto, round, pass or run"):
+        model.analyse([[a], [b]], ["old", "new"], unit="boot")
+
+
+def test_one_process_against_runs_borrows_their_spread():
+    """compare's mixed group: the one process is one run, varying as the other side's runs do."""
+    from atsdbench.analysis.compare import load_group
+
+    runs, one = runs_side("old", seed=3), make(X86, ceiling=33, seed=9, label="new")
+    analysis = model.analyse([load_group(runs), [one]], ["old", "new"])
+    assert analysis.mixed and analysis.unit == "run" and not analysis.withheld
+    assert any("replicate runs on one side only: a single run is one observation" in w for w in analysis.warnings)
+    both = model.analyse([load_group(runs), load_group(runs_side("new", seed=4))], ["old", "new"])
+    for row, other in zip(analysis.changes, both.changes):
+        assert row["unit"] == "run" and (row["n_base"], row["n_new"]) == (5, 1)
+        if row["parameter"] != "crossover_pages":
+            # one run against five: wider than five against five
+            assert row["ci_high_pct"] - row["ci_low_pct"] > other["ci_high_pct"] - other["ci_low_pct"]
+    # its own table still has its rounds' interval, said to cover that process only
+    assert analysis.sides[1][0].unit == "round" and analysis.sides[1][0].n_units == 5
+
+
+def test_legends_say_unit_n_and_what_is_not_covered():
+    from atsdbench.analysis.compare import load_group
+    from atsdbench.render import compare as compare_formats, model as formats
+
+    a, b = runs_side("old", seed=1), runs_side("new", 0.9, seed=2)
+    analysis = model.analyse([load_group(a), load_group(b)], ["old", "new"])
+    text = formats.render_text(analysis)
+    assert "N (base/new) = 5/5 runs" in text and "runs (each its own process" in text
+    assert compare_formats.one_boot([1, 1]) in text  # one boot a side
+    assert "bootstrap over 5 runs (each its own process" in formats.ci_note(analysis.sides[0][0])
+    assert "boot-to-boot not measured" in formats.ci_note(analysis.sides[0][0])
+    footer = formats.render_commit(analysis).splitlines()[-1]
+    assert footer.startswith("95% CIs, bootstrap; one observation per run; N = 5 per side; one boot a side")
+    # two boots a side: that level is in the data, and no line says it is missing
+    two = [load_group(f) for f in (a, b)]
+    for side in two:
+        for part in side:
+            part.host["boot_id"] = f"boot-{part.sub_run % 2}"
+    assert "boot-to-boot" not in formats.render_text(model.analyse(two, ["old", "new"]))
+    one = make(X86, ceiling=33, label="old")
+    single = formats.ci_note(fit(one).sides[0][0])
+    assert "one process: it covers noise within this run only" in single
+    withheld = model.analyse([[one], [make(X86, ceiling=33, seed=5, label="new")]], ["old", "new"])
+    text = formats.render_text(withheld)
+    assert "within-run interval" in text and f"no CI of the change: {model.WITHHELD}" in text
+    assert compare_formats.within_run(95.0) in text and "N (base/new) = 5/5 rounds" in text
+    asked = model.analyse([[one], [make(X86, ceiling=33, seed=5, label="new")]], ["old", "new"], unit="round")
+    assert compare_formats.SINGLE_RUNS in formats.render_text(asked)
 
 
 # --- command line ----------------------------------------------------------------------------------
@@ -457,7 +571,8 @@ def test_cli_json_keys_and_csv(cli, tmp_path):
     doc = json.loads(cli("model", path, "--format", "json").stdout)
     m = doc["models"][0]
     assert list(m) == ["file", "label", "cell"] + [k for p in model.PARAMS for k in (p, p + "_low", p + "_high")] \
-        + ["strides"]
+        + ["unit", "n_units", "processes", "strides"]
+    assert (m["unit"], m["n_units"], m["processes"]) == ("round", 5, 1)
     assert list(m["strides"][0]) == ["stride_bytes", "pages", "regime", "regime_source", "us_per_call",
                                      "residual_us"]
     assert m["fixed_us_low"] < m["fixed_us"] < m["fixed_us_high"] and doc["changes"] == []
@@ -468,17 +583,26 @@ def test_cli_json_keys_and_csv(cli, tmp_path):
 def test_cli_before_after_text_commit_csv(cli, tmp_path):
     a = _write(tmp_path, "a.json", make(X86, ceiling=33, label="old"))
     b = _write(tmp_path, "b.json", make({s: v * 0.9 for s, v in X86.items()}, ceiling=33, label="new", seed=5))
+    # one process a side: the change has a within-run interval, not a CI, and says why
     p = cli("model", a, b)
-    assert p.returncode == 0 and "new against old" in p.stdout and "95% CI" in p.stdout
+    assert p.returncode == 0 and "new against old" in p.stdout and "within-run interval" in p.stdout
+    assert "no CI of the change: every side is one process" in p.stdout
     commit = cli("model", a, b, "--format", "commit").stdout.splitlines()
+    assert commit[2].startswith("per-page cost  0.1") and "CI" not in commit[2]
+    assert commit[-1].startswith("no CI: one process a side (within-run only: one observation per round; N = 5 "
+                                 "per side); one boot a side")
+    # --unit round asks for it knowingly
+    commit = cli("model", a, b, "--format", "commit", "--unit", "round").stdout.splitlines()
     assert commit[2].startswith("per-page cost  0.1") and "% to " in commit[2] and "95% CI" in commit[2]
     lines = cli("model", a, b, "--format", "csv", "--confidence", "90").stdout.splitlines()
-    assert lines[0].split(",") == model.CHANGE_COLUMNS and len(lines) == 5 and ",90.0," in lines[1]
+    assert lines[0].split(",") == model.CHANGE_COLUMNS and len(lines) == 5 and ",90.0,round,5,5,true" in lines[1]
 
 
 @pytest.mark.parametrize("args,message", [
     (["--format", "xml"], "--format must be one of"),
     (["--confidence", "42"], "--confidence must be one of"),
+    (["--unit", "boot"], "--unit must be auto, round, pass or run (got 'boot')"),
+    (["--unit", "run"], "--unit run needs replicate runs (a.json,b.json,...) on at least one side"),
 ])
 def test_cli_bad_options(cli, tmp_path, args, message):
     path = _write(tmp_path, "x.json", make(X86, ceiling=33))
