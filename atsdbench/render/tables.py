@@ -62,8 +62,8 @@ def headline(result):
         extras.append(axes_text(c))
     h = result.host
     rounds = f"{c['rounds']} rounds"
-    if c.get("adaptive", {}).get("unit") == "run":  # --until --runs: config runs is the minimum
-        rounds = f"{c['adaptive'].get('runs', 0)} sub-runs (adaptive, at least {c.get('runs')}) of {c['rounds']} rounds"
+    if (c.get("adaptive") or {}).get("unit") == "run":  # --until --runs: config runs is the minimum
+        rounds = f"{c['adaptive'].get('runs') or 0} sub-runs (adaptive, at least {c.get('runs')}) of {c['rounds']} rounds"
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{c['adaptive'].get('rounds', 0)} rounds (adaptive, at least {c['rounds']})"
     line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
@@ -285,7 +285,7 @@ def adaptive_notes(config):
     target = f"target {numbers.level(a['target'])}" + ("" if a.get("confidence", 95) == 95 else
                                                         f" ({numbers.level(a['confidence'])} CI)")
     seconds = a.get("elapsed_s") or 0
-    taken = f"{a.get('runs', 0)} sub-runs" if a.get("unit") == "run" else f"{a.get('rounds', 0)} rounds"
+    taken = f"{a.get('runs') or 0} sub-runs" if a.get("unit") == "run" else f"{a.get('rounds') or 0} rounds"
     after = f"after {taken} ({numbers.fixed(seconds, 0 if seconds >= 10 else 1)} s)"
     stopped = a.get("stop_reason") or "error"
     missed = [r for r in a.get("half_widths") or [] if not r.get("met")]
