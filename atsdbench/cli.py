@@ -51,6 +51,10 @@ def build_parser():
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
     c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
                    "with the axis's first value (other axes equal), paired by round (bystanders, pages, gpu, ceiling)")
+    c.add_argument("--profile", action="append", default=[], metavar="FILE",
+                   help="a noise profile (atsdbench calibrate) giving a one-process side its between-run variance; "
+                   "repeat, one per kernel (default: found in the profile store by host, kernel and plan)")
+    c.add_argument("--no-profile", action="store_true", help="do not look for noise profiles in the store")
     c.add_argument("--counts", action="store_true", help="the kernel's invalidation counts per call only (flushes, "
                    "IPIs, tlbie, hcalls): each side and the change, beyond their pass-to-pass spread")
 

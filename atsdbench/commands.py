@@ -106,7 +106,9 @@ def cmd_compare(args):
         raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} (got {args.format!r})")
     labels = args.labels.split(",") if args.labels else None
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
-                             unit=args.unit, labels=labels, adjust=args.adjust, by=args.by)
+                             unit=args.unit, labels=labels, adjust=args.adjust, by=args.by,
+                             profiles=getattr(args, "profile", None) or (),
+                             find_profiles=not getattr(args, "no_profile", False))
     _warn(cmp.warnings)
     from .render import counts as count_formats
 

@@ -41,6 +41,23 @@ them at least that), each pair compared with `python -m atsdbench compare A B --
 measured wall time a side, the A/A rate (any stride after Holm) and the median mde_pct.
 
   scripts/bench_verdict.py --real --design 5x5@20 --pairs 10 --spacing 60
+
+Profiled designs (1x5+PK): each side one process, its between-run variance from a noise profile of its
+kernel (analysis/noise.py).  Simulated, each kernel gets its own calibration (K sub-runs x 5 rounds, 150 s
+apart, at another time than the side, through the real estimator and the real compare --profile);
+`calibrate s` is that calibration's wall time, once per kernel and plan.  --real calibrates once (one
+kernel here), then measures the pairs against that profile.
+
+The simulated drift (8 s) is gone within a sub-run gap, so it cannot tell a 20 s gap from 150 s; the
+real host drifts over minutes.  `--from-runs DIR` measures the profiled design on real sub-runs already
+measured (the --runs 8 --gap 20s files of scripts/bench_defaults.py --measure DIR, one boot, ~150 s a
+file): a side is sub-run 0 of file k, its profile `--calibration` before (file k-1: 8 sub-runs 20 s
+apart), after (file k's sub-runs 1-7) or spread[:K:STEP] (sub-run 0 of K files STEP apart before k:
+sub-runs ~150 x STEP s apart), each side of a pair labelled its own kernel so each gets its own profile;
+pairs two or more files apart.  Prints the A/A rate, the rows whose CI holds 0, the rows the spread
+check withheld and the median mde_pct.
+
+  scripts/bench_verdict.py --from-runs /tmp/aa --calibration spread
 """
 import argparse
 import json
@@ -68,8 +85,16 @@ DESIGNS = {
     "8x3@20": ("8 x 3, 20 s apart", 8, 3, 20.0),
     "5x5@0": ("5 x 5 back to back", 5, 5, 0.0),
     "3x5@20": ("3 x 5, 20 s apart", 3, 5, 20.0),
+    # one process a side, its between-run variance from a noise profile of its kernel (atsdbench calibrate:
+    # K sub-runs x 5 rounds, 150 s apart, each kernel calibrated on its own, at another time)
+    "1x5+P5": ("1 x 5 + profile of 5 x 5 @ 150 s", 1, 5, 0.0),
+    "1x5+P8": ("1 x 5 + profile of 8 x 5 @ 150 s", 1, 5, 0.0),
+    "1x5+P12": ("1 x 5 + profile of 12 x 5 @ 150 s", 1, 5, 0.0),
 }
-COLUMNS = ["design", "sP %", "boot %", "wall s", "A/A %", "no CI %", "coverage %", "power %", "MDE %"]
+PROFILED = {"1x5+P5": 5, "1x5+P8": 8, "1x5+P12": 12}  # design -> the calibration's sub-runs
+CALIBRATION_GAP = 150.0  # calibrate's default (commands.CALIBRATE_GAP); the simulated drift (8 s) is gone by 20 s
+COLUMNS = ["design", "sP %", "boot %", "wall s", "calibrate s", "A/A %", "no CI %", "coverage %", "power %",
+           "MDE %"]
 
 
 def sub_run_seconds(rounds, warmup_rounds=1):
@@ -133,6 +158,18 @@ def simulate_side(rng, runs, rounds, gap, sp, boot, change=0.0, label="A", boot_
     return Result(host, config, records, started=0.0, finished=float(times[-1] + ROUND_S))
 
 
+def calibration(rng, runs, rounds, sp, boot, change, label):
+    """A noise profile of one kernel (data.profile.Profile) from a simulated `atsdbench calibrate`: `runs`
+    sub-runs x `rounds`, CALIBRATION_GAP apart, through the real estimator (analysis/noise.py)."""
+    from atsdbench.analysis import noise
+    from atsdbench.data import profile
+
+    cal = simulate_side(rng, runs, rounds, CALIBRATION_GAP, sp, boot, change, label, f"boot-cal-{label}")
+    entries, per_run = noise.profile_entries(cal)
+    data = profile.build(cal.host, cal.config, entries, True, per_run, when=0.0, span_s=profile.span(cal))
+    return profile.Profile(data, f"calibration-{label}.json")
+
+
 def _cell(task):
     """One cell of the table: `reps` A/A pairs and `reps` +10% pairs through compare."""
     import warnings
@@ -154,9 +191,14 @@ def _cell(task):
             b = simulate_side(rng, runs, rounds, gap, sp, boot, change, "B", "boot-b")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                # One process a side gets no verdict by default (it has no run-to-run variance): what it
-                # would say is its within-run verdict, --unit round.
-                cmp = compare([a, b], unit="round" if runs == 1 else "auto")
+                if key in PROFILED:  # each kernel its own calibration: K - 1 df of between-run variance a side
+                    found = [calibration(rng, PROFILED[key], rounds, sp, boot, c, side)
+                             for c, side in ((0.0, "A"), (change, "B"))]
+                    cmp = compare([a, b], profiles=found, find_profiles=False)
+                else:
+                    # One process a side gets no verdict by default (it has no run-to-run variance): what it
+                    # would say is its within-run verdict, --unit round.
+                    cmp = compare([a, b], unit="round" if runs == 1 else "auto", find_profiles=False)
             truth = change * 100
             for r in cmp.rows:
                 rows += 1
@@ -173,7 +215,9 @@ def _cell(task):
             if kind == "aa":
                 aa_any += any(bool(r["significant"]) for r in cmp.rows)
     label = DESIGNS[key][0]
+    calibrate = schedule(PROFILED[key], rounds, CALIBRATION_GAP)[1] if key in PROFILED else 0.0
     return {"design": label, "sP %": sp_pct, "boot %": boot_pct, "wall s": schedule(runs, rounds, gap)[1],
+            "calibrate s": calibrate,
             "A/A %": 100 * aa_any / reps, "no CI %": 100 * no_ci / rows if rows else math.nan,
             "coverage %": 100 * covered / rows_ci if rows_ci else math.nan,
             "power %": 100 * power_hits / power_rows if power_rows else math.nan,
@@ -194,7 +238,7 @@ def table(rows):
     from tabulate import tabulate
 
     return tabulate([[r[c] for c in COLUMNS] for r in rows], headers=COLUMNS, tablefmt="github",
-                    floatfmt=("", ".0f", ".0f", ".0f", ".1f", ".1f", ".1f", ".1f", ".1f"))
+                    floatfmt=("", ".0f", ".0f", ".0f", ".0f", ".1f", ".1f", ".1f", ".1f", ".1f"))
 
 
 # ---- --real: A/A pairs measured on this machine ----
@@ -202,7 +246,17 @@ def table(rows):
 def real(key, pairs, spacing, size, strides, out_dir=None):
     _, runs, rounds, gap = DESIGNS[key]
     tmp = out_dir or tempfile.mkdtemp(prefix="bench_verdict-")
-    walls, any_sig, mdes, last_end = [], 0, [], None
+    walls, any_sig, mdes, last_end, withheld, made = [], 0, [], None, 0, 0
+    extra = ["--unit", "round"] if runs == 1 else []  # without a profile: the within-run verdict, as simulated
+    if key in PROFILED:  # one kernel here: one calibration serves both sides of every A/A pair
+        found = os.path.join(tmp, "profile.json")
+        t0 = time.monotonic()
+        subprocess.run([sys.executable, "-m", "atsdbench", "calibrate", "--size", size, "--strides", strides,
+                        "--rounds", str(rounds), "--runs", str(PROFILED[key]), "--gap", f"{CALIBRATION_GAP:g}s",
+                        "--no-trace", "-o", found], check=True, capture_output=True)
+        last_end = time.monotonic()
+        print(f"calibrated in {last_end - t0:.0f} s: {found}", flush=True)
+        extra = ["--profile", found, "--no-profile"]
 
     def side(name):
         nonlocal last_end
@@ -221,12 +275,12 @@ def real(key, pairs, spacing, size, strides, out_dir=None):
 
     for k in range(pairs):
         a, b = side(f"pair{k}-a.json"), side(f"pair{k}-b.json")
-        # one process a side gets no verdict by default: measure its within-run verdict, as simulate does
-        unit = ["--unit", "round"] if runs == 1 else []
-        p = subprocess.run([sys.executable, "-m", "atsdbench", "compare", a, b, "--format", "json", *unit],
+        p = subprocess.run([sys.executable, "-m", "atsdbench", "compare", a, b, "--format", "json", *extra],
                            check=True, capture_output=True, text=True)
         rows = json.loads(p.stdout)
         hit = [r["stride"] for r in rows if r.get("significant")]
+        withheld += sum(1 for r in rows if r.get("verdict_withheld"))
+        made += len(rows)
         any_sig += bool(hit)
         mdes += [r["mde_pct"] for r in rows if r.get("mde_pct") is not None]
         print(f"pair {k + 1}/{pairs}: {'different at ' + ', '.join(hit) if hit else 'no difference'}; "
@@ -236,6 +290,111 @@ def real(key, pairs, spacing, size, strides, out_dir=None):
     print(f"wall a side: median {median(walls):.0f} s (min {min(walls):.0f}, max {max(walls):.0f})")
     print(f"A/A, any stride significant after Holm: {any_sig}/{pairs} = {100 * any_sig / pairs:.0f}%")
     print(f"median mde_pct: {median(mdes):.1f}%" if mdes else "median mde_pct: none (no row had one)")
+    if key in PROFILED:
+        print(f"rows without a verdict (round spread unlike the profile's): {withheld}/{made}")
+
+
+# ---- --from-runs: the profiled design on real sub-runs measured already ----
+
+CALIBRATIONS = {
+    "before": "the file before the side's: 8 sub-runs 20 s apart, measured just before it (calibrate, then run)",
+    "after": "the side's own file's sub-runs 1-7 (run, then calibrate at once)",
+    "spread": "sub-run 0 of each of the 8 files before the side's: 8 sub-runs ~150 s apart (17 min)",
+}  # and spread:K:STEP, sub-run 0 of K files STEP apart before the side's (K sub-runs ~150 x STEP s apart)
+
+
+def _spread(calibration):
+    """(K, STEP) of a spread calibration, or None."""
+    if calibration == "spread":
+        return 8, 1
+    if calibration.startswith("spread:"):
+        k, step = calibration.split(":")[1:]
+        return int(k), int(step)
+    return None
+
+
+def _describe_calibration(calibration):
+    if _spread(calibration) and calibration != "spread":
+        k, step = _spread(calibration)
+        return f"sub-run 0 of {k} files {step} apart before the side's: {k} sub-runs ~{150 * step} s apart"
+    return CALIBRATIONS[calibration]
+
+
+def _relabel(result, kernel, records=None, runs=None):
+    """A copy of `result` (or of `records` of it) as if measured on kernel `kernel`: an A/A pair of two
+    'kernels' whose profiles are told apart, as a real compare of two kernels tells them."""
+    from atsdbench.data.results import Result
+
+    records = result.records if records is None else records
+    config = dict(result.config, runs=runs if runs is not None else result.config.get("runs", 1))
+    return Result(dict(result.host, kernel_release=kernel), config, records, result.complete, result.started,
+                  result.finished, result.path)
+
+
+def from_runs(folder, calibration="before", spacing=2):
+    """Real A/A pairs of one process a side with a profile each, cut out of the --runs files of
+    scripts/bench_defaults.py --measure (one boot; files ~150 s apart): a side is sub-run 0 of file k
+    (one process, its own allocations), its profile one of CALIBRATIONS; pairs two or more files apart
+    (sides >= 60 s apart).  The real compare with the real profile estimator, Holm over the strides."""
+    import glob
+    import warnings
+
+    from atsdbench.analysis import noise
+    from atsdbench.analysis.compare import compare
+    from atsdbench.data import profile, results
+
+    files = sorted(glob.glob(os.path.join(folder, "run*.json")))
+    loaded = [results.load(f) for f in files]
+    parts = [r.sub_runs() for r in loaded]
+
+    def single(k, kernel):
+        recs = [{x: v for x, v in rec.items() if x != "run"} for rec in parts[k][0].records]
+        return _relabel(loaded[k], kernel, recs, runs=1)
+
+    def made(k, kernel):
+        if calibration == "before":
+            if k < 1:
+                return None
+            cal = _relabel(loaded[k - 1], kernel)
+        elif calibration == "after":
+            cal = _relabel(loaded[k], kernel, [r for r in loaded[k].records if r.get("run", 0) > 0], runs=7)
+        else:
+            count, step = _spread(calibration)
+            if k < count * step:
+                return None
+            recs = []
+            for n, j in enumerate(range(k - count * step, k, step)):
+                recs += [dict(r, run=n) for r in parts[j][0].records]
+            cal = _relabel(loaded[k - 1], kernel, recs, runs=count)
+        entries, per_run = noise.profile_entries(cal)
+        data = profile.build(cal.host, cal.config, entries, True, per_run, when=cal.started or 0.0)
+        return profile.Profile(data, f"{os.path.basename(files[k])}-{calibration}-{kernel}")
+
+    pairs = [(i, j) for i in range(len(files)) for j in range(i + spacing, len(files))]
+    any_sig = rows = covered = withheld = 0
+    mdes, used = [], 0
+    for i, j in pairs:
+        pa, pb = made(i, "A"), made(j, "B")
+        if pa is None or pb is None:
+            continue
+        used += 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cmp = compare([single(i, "A"), single(j, "B")], profiles=[pa, pb], find_profiles=False)
+        any_sig += any(r["significant"] for r in cmp.rows)
+        for r in cmp.rows:
+            rows += 1
+            if math.isfinite(r["ci_low_pct"]):
+                covered += r["ci_low_pct"] <= 0 <= r["ci_high_pct"]
+                mdes.append(r["mde_pct"])
+            else:
+                withheld += 1
+    print(f"one process a side + a profile each ({_describe_calibration(calibration)}); {used} A/A pairs >= {spacing} files "
+          f"apart of {len(files)} files in {folder} (not independent: each file is in several)")
+    print(f"A/A, any stride significant after Holm: {any_sig}/{used} = {100 * any_sig / used:.0f}%")
+    print(f"rows whose CI holds 0: {covered}/{rows - withheld} = {100 * covered / max(1, rows - withheld):.1f}%; "
+          f"rows without a verdict (spread unlike the profile): {withheld}/{rows}")
+    print(f"median mde_pct: {median(mdes):.1f}%" if mdes else "median mde_pct: none")
 
 
 def main(argv=None):
@@ -253,6 +412,9 @@ def main(argv=None):
     ap.add_argument("--spacing", type=float, default=60.0, help="--real: seconds between consecutive runs")
     ap.add_argument("--size", default="256M", help="--real: run --size")
     ap.add_argument("--strides", default="64K,1M,2M,4M", help="--real: run --strides")
+    ap.add_argument("--from-runs", default=None, metavar="DIR", help="the profiled design's real A/A, cut out of "
+                    "the --runs 8 files of scripts/bench_defaults.py --measure DIR")
+    ap.add_argument("--calibration", default="before", help=f"--from-runs: {', '.join(CALIBRATIONS)}")
     a = ap.parse_args(argv)
     designs = [d for d in a.designs.split(",") if d]
     for d in designs + [a.design]:
@@ -260,6 +422,11 @@ def main(argv=None):
             ap.error(f"unknown design {d!r} (designs: {', '.join(DESIGNS)})")
     if a.real:
         real(a.design, a.pairs, a.spacing, a.size, a.strides)
+        return 0
+    if a.from_runs:
+        if a.calibration not in CALIBRATIONS and not a.calibration.startswith("spread:"):
+            ap.error(f"unknown calibration {a.calibration!r} ({', '.join(CALIBRATIONS)})")
+        from_runs(a.from_runs, a.calibration)
         return 0
     sps = [float(x) for x in a.sp.split(",") if x]
     boots = [float(x) for x in a.boot.split(",") if x]

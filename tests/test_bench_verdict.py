@@ -53,10 +53,21 @@ def test_the_simulation_table_and_its_seed(bench, capsys):
     assert "1 process x 5 rounds (--unit round)" in first and "3 x 5, 20 s apart" in first
     rows = bench.simulate(["1x5", "3x5@20"], [3.0], [0.0, 2.0], 3, 25)
     assert rows == bench.simulate(["1x5", "3x5@20"], [3.0], [0.0, 2.0], 3, 25)  # the same numbers twice
-    assert [r["wall s"] for r in rows] == [9.0, 9.0, 49.0, 49.0]
+    assert [r["wall s"] for r in rows] == [9.0, 9.0, 49.0, 49.0] and all(r["calibrate s"] == 0 for r in rows)
     for r in rows:
         assert set(r) == set(bench.COLUMNS)
         assert 0 <= r["A/A %"] <= 100 and 0 <= r["coverage %"] <= 100 and r["MDE %"] > 0
     assert bench.simulate(["3x5@20"], [3.0], [2.0], 3, 25) == rows[3:]  # a cell's seed is its own
     assert bench.main(args) == 0
     assert capsys.readouterr().out.splitlines()[:6] == first.splitlines()[:6]
+
+
+def test_a_profiled_single_run_keeps_its_coverage_seeded(bench):
+    """One process a side with a noise profile of its kernel (issue 25.2), through the real estimator and
+    the real compare: its CI must cover the truth (the within-run verdict it replaces covered 46-65%)."""
+    row = bench._cell((25, "1x5+P8", 3.0, 0.0, 12))
+    assert row["calibrate s"] == 1059.0 and row["wall s"] == 9.0
+    assert row["coverage %"] >= 85.0, row
+    assert row["no CI %"] <= 25.0 and row["A/A %"] <= 25.0 and row["MDE %"] > 0, row
+    within = bench._cell((25, "1x5", 3.0, 0.0, 12))  # the same seed and noise without a profile: it collapses
+    assert within["coverage %"] < row["coverage %"]

@@ -17,7 +17,7 @@ from ..units import format_size
 
 COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
            "ci_low_pct", "ci_high_pct", "p_value", "p_adjusted", "adjust", "significant", "test", "confidence",
-           "unit", "n_base", "n_new", "note", "mde_pct", "verdict_withheld"]
+           "unit", "n_base", "n_new", "note", "mde_pct", "verdict_withheld", "profile_base", "profile_new"]
 # What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:
 # comparing kernels is the point.
 MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "retouch"),
@@ -62,6 +62,9 @@ class Comparison:
     boots: list = dataclasses.field(default_factory=list)  # boots each side's runs come from (host.boot_id)
     batched: dict = dataclasses.field(default_factory=dict)  # file index -> rounds made into batch means
     withheld: str = None  # why no verdict is given (every side one process, unit not asked for)
+    profiles: dict = dataclasses.field(default_factory=dict)  # side index -> its noise profile (data/profile)
+    unprofiled: dict = dataclasses.field(default_factory=dict)  # side index -> the calibrate command it lacks
+    profile_notes: list = dataclasses.field(default_factory=list)  # what the profiles do not cover here
 
     def frame(self):
         import pandas as pd
@@ -254,13 +257,19 @@ def _time_order(obs, groups, labels):
     return out, {i: sorted(v) for i, v in rounds.items()}
 
 
-def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm", by=None):
+def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm", by=None,
+            profiles=(), find_profiles=True):
     """files: baseline first; each item one run or a group of replicate runs of the same thing.
     With by=AXIS: one file, its cells against each other, paired by round (compare_by, below).
+    profiles: noise profiles (paths or data.profile.Profile) for sides of one process; with
+    find_profiles, sides without one are looked up in the profile store (_profiles, below).
 
     Every (cell, stride, new file) is one test; with adjust="holm" the verdicts hold for the whole
     family at the confidence level (Holm's step-down), and the raw p is kept beside the adjusted one."""
     if by is not None:
+        if profiles:
+            raise UsageError("--profile is for files compared with each other; --by pairs the cells of one run by "
+                             "round, where drift cancels")
         return compare_by(files, by, metric, test, confidence, unit, labels, adjust)
     asked_test = test
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
@@ -298,23 +307,21 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
     obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]])
            for i, g in enumerate(groups) for cell, s in common}
+    profiled = _profiles(groups, unit, effective, metric, asked_test, profiles, find_profiles, labels, warnings)
     batched = {}
-    if effective == "round":
+    if effective == "round" and not profiled:  # a profile's between-run part takes up what batching would
         more, batched = _time_order(obs, groups, labels)
         warnings += more
     rows, notes = [], {}
-    for cell, s in common:
+    if profiled:
+        rows, effective, test = _profiled_rows(groups, cells, common, labels, profiled, confidence, adjust,
+                                               warnings)
+    for cell, s in common if not profiled else ():
         for i in range(1, len(groups)):
             d = stats.difference(obs[(0, cell, s)], obs[(i, cell, s)], test, confidence)
             if d.get("why"):
                 notes.setdefault((labels[i], d["why"]), []).append(where(s, cell))
-            rows.append({"cell": cell, "stride": format_size(s), "stride_bytes": s, "base_label": labels[0],
-                         "new_label": labels[i], "base_gbps": d["base"], "new_gbps": d["new"],
-                         "speedup_pct": d["speedup_pct"], "ci_low_pct": d["ci_low_pct"],
-                         "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"], "adjust": adjust, "test": test,
-                         "confidence": confidence, "unit": effective, "n_base": d["n_base"], "n_new": d["n_new"],
-                         "note": d.get("why", ""), "verdict_withheld": False, "_se": d.get("se", math.nan),
-                         "_df": d.get("df", d["n_base"] + d["n_new"] - 2)})
+            rows.append(_row(cell, s, labels, i, d, adjust, test, confidence, effective))
     from . import counts as count_changes
     count_changes.mark_emulated(rows, groups, labels)  # rates shown, no verdict
     _verdicts(rows, adjust, confidence, rank=test == "mannwhitney")
@@ -329,7 +336,134 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld)
+    cmp.profiles = dict(profiled)
+    cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
+    cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
     return count_changes.attach(cmp, groups, cells, common)
+
+
+def _row(cell, s, labels, i, d, adjust, test, confidence, unit, note=None, profiles=("", "")):
+    """One compare row from a difference (stats.difference's or noise.difference's answer)."""
+    return {"cell": cell, "stride": format_size(s), "stride_bytes": s, "base_label": labels[0],
+            "new_label": labels[i], "base_gbps": d["base"], "new_gbps": d["new"], "speedup_pct": d["speedup_pct"],
+            "ci_low_pct": d["ci_low_pct"], "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"],
+            "adjust": adjust, "test": test, "confidence": confidence, "unit": unit, "n_base": d["n_base"],
+            "n_new": d["n_new"], "note": d.get("why", "") if note is None else note,
+            "verdict_withheld": bool(note), "profile_base": profiles[0], "profile_new": profiles[1],
+            "_se": d.get("se", math.nan), "_df": d.get("df", d["n_base"] + d["n_new"] - 2)}
+
+
+# ---- sides of one process with a noise profile (issue 25.2; analysis/noise.py, data/profile.py) ----
+# A side of one process has no between-run variance: a noise profile (atsdbench calibrate: K sub-runs
+# of the same plan on the same host and kernel) supplies it.  Each side's mean then has variance own
+# within-run variance / its rounds + the profile's between-run component, the df of the difference by
+# Welch-Satterthwaite.  Only where every side is one process, the unit was left to compare and the
+# test is on mean log rates; a side without a profile gets no verdict, the reason naming the command
+# that makes one; a side whose round spread disagrees with its profile's (F test) none either.
+
+PROFILE_UNIT = "round+profile"
+
+
+def _profiles(groups, unit, effective, metric, asked_test, explicit, search, labels, warnings):
+    """{side index: Profile} where compare uses profiles, else {}; --profile where it cannot apply, or
+    of another host, kernel or plan, is a UsageError."""
+    from ..data import profile
+
+    explicit = [profile.load(p) for p in explicit or ()]
+    why = None
+    if any(len(g) > 1 for g in groups):
+        why = ("is for sides of one process: a side of replicate files or --runs sub-runs has its own between-run "
+               "variance (the unit)")
+    elif unit != "auto":
+        why = f"adds the between-run variance a one-process side lacks; --unit {unit} asks for its own unit"
+    elif effective != "round":
+        why = "needs each side's spread of round means: a file has a single round"
+    elif metric != "mean" or asked_test not in (None, "welch"):
+        why = "gives a Welch-Satterthwaite t interval of mean log rates: not with --metric median or --test " \
+              f"{asked_test or 'mannwhitney'}"
+    if why:
+        if explicit:
+            raise UsageError(f"--profile {why}")
+        return {}
+    found = profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, search)
+    if found and 0 not in found:
+        warnings.append(f"no noise profile for the baseline {labels[0]}, so none is used (no verdict); booted into "
+                        f"its kernel, {_calibrate(groups[0][0])} makes one")
+        return {}
+    return found
+
+
+def _profiled_rows(groups, cells, common, labels, profiled, confidence, adjust, warnings):
+    """compare's rows where sides of one process borrow their between-run variance from profiles:
+    (rows, unit, test)."""
+    from . import noise
+
+    sides, unlike = {}, {}
+    for i, g in enumerate(groups):
+        p = profiled.get(i)
+        for cell, s in common:
+            x = noise.log_round_means(g[0], s, cells[i][0][cell])
+            e = p.entry(cell, s) if p else None
+            sides[(i, cell, s)] = noise.profiled_side(x, e, i, p.key if p else None)
+            ratio, pv = noise.spread_check(x, e)
+            if pv < noise.CHECK_LEVEL:
+                unlike.setdefault(i, []).append(f"{where(s, cell)} {ratio:.2g}x")
+                sides[(i, cell, s)].unlike = True
+    for i, places in unlike.items():
+        warnings.append(f"{labels[i]}: its rounds spread unlike its profile {profiled[i].name}'s within-run variance "
+                        f"at {', '.join(places)} (variance ratio; F test, two-sided p < {noise.CHECK_LEVEL:g}): the "
+                        "profile does not describe this run's noise there, so no verdict for those rows (calibrate "
+                        "again, or measure with --runs)")
+    for i in range(1, len(groups)):
+        if i not in profiled:
+            warnings.append(f"no noise profile for {labels[i]} ({groups[i][0].host.get('kernel_release')} on "
+                            f"{groups[i][0].host.get('hostname')}, this plan): no verdict for it (the between-run "
+                            "variance of one kernel is not another's); booted into that kernel, "
+                            f"{_calibrate(groups[i][0])} makes one (or give compare --profile FILE)")
+    rows = []
+    for cell, s in common:
+        for i in range(1, len(groups)):
+            base, new = sides[(0, cell, s)], sides[(i, cell, s)]
+            d = noise.difference(base, new, confidence)
+            note = None
+            if base.terms is None or new.terms is None:  # none for the kernel, or none at this (cell, stride)
+                note = f"no noise profile for {labels[0] if base.terms is None else labels[i]}"
+            elif base.unlike or new.unlike:
+                note = f"{labels[0] if base.unlike else labels[i]}'s spread unlike its profile"
+            if note:
+                d.update(ci_low_pct=math.nan, ci_high_pct=math.nan, p_value=math.nan, se=math.nan)
+            rows.append(_row(cell, s, labels, i, d, adjust, "satterthwaite", confidence, PROFILE_UNIT, note,
+                             (profiled[0].describe(), profiled[i].describe() if i in profiled else "")))
+    return rows, PROFILE_UNIT, "satterthwaite"
+
+
+def _duration(seconds):
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
+
+
+def _beyond_span(groups, labels, profiled, warnings):
+    """Sides measured further apart than their profiles' sub-runs spanned: the host drifts over minutes
+    (scripts/bench_defaults.py: run-to-run differences grew from 3% at 1 minute to 9% at 30), so the
+    between-run part may fall short of what the two sides crossed.  A warning and a legend line each."""
+    out = []
+    base = groups[0][0].started
+    for i in range(1, len(groups)):
+        spans = [profiled[j].calibration.get("span_s") for j in (0, i) if j in profiled]
+        spans = [s for s in spans if s is not None]
+        when = groups[i][0].started
+        if not spans or base is None or when is None or abs(when - base) <= min(spans):
+            continue
+        out.append(f"{labels[0]} and {labels[i]} were measured {_duration(abs(when - base))} apart, beyond the "
+                   f"{_duration(min(spans))} their profiles' sub-runs spanned: drift slower than that is not in the "
+                   "between-run part")
+    warnings += out
+    return out
+
+
+def _calibrate(result):
+    from ..data.profile import calibrate_command
+
+    return calibrate_command(result.config)
 
 
 def _verdicts(rows, adjust, confidence, rank=False):

@@ -118,6 +118,10 @@ def combine(terms):
     """(variance, df) of a sum of independently estimated variance terms (value, df, source), the df by
     Welch-Satterthwaite: (sum v)^2 / sum(v^2 / df).  Terms of one source (one estimate used on both
     sides) are added before squaring; a value may be negative (a component got by subtraction).
+    With positive terms only, that df lies between the smallest term's df and their sum; a term got
+    by subtraction can drive it far below every term's own (a small difference of two large mean
+    squares: 0.06 for a quiet side and a profile whose between part is barely positive, a t quantile
+    beyond any use), so it is floored at the smallest df of the positive terms.
     (nan, nan) where the sum is not positive."""
     by = {}
     for value, df, source in terms:
@@ -126,7 +130,8 @@ def combine(terms):
     variance = sum(v for v, _ in by.values())
     if not variance > 0:
         return math.nan, math.nan
-    return variance, variance ** 2 / sum(v * v / df for v, df in by.values() if v)
+    df = variance ** 2 / sum(v * v / df for v, df in by.values() if v)
+    return variance, max(df, min(d for v, d in by.values() if v > 0))
 
 
 def spread_check(log_means, entry):

@@ -15,8 +15,9 @@ plus the boot it was measured in and its date, which it does not cover and says 
 
 Schema history (bump PROFILE_VERSION when a reader of the old version would misread the new):
   1  first version: format, schema_version, created, date, host, plan, calibration
-     {runs, gap, rounds: [per sub-run], complete, source}, entries [{cell, stride_bytes, within_var,
-     within_df, means_var, means_df, inv_rounds, between_var, between_df}].
+     {runs, gap, rounds: [per sub-run], complete, source, span_s (first to last sub-run start)},
+     entries [{cell, stride_bytes, within_var, within_df, means_var, means_df, inv_rounds,
+     between_var, between_df}].
 
 Kept by default in $XDG_DATA_HOME/atsdbench/profiles (~/.local/share/atsdbench/profiles), each
 beside the result file it was made from (NAME.run.json).
@@ -58,7 +59,9 @@ TOP = schema.Record({
     "calibration": schema.Record({"runs": schema.Value(int, lo=2, hi=schema.MAX_INT64),
                                   "gap": schema.Value(int, float, lo=0, hi=schema.MAX_SECONDS),
                                   "rounds": schema.List(_COUNT, nonempty=True), "complete": schema.BOOL,
-                                  "source": schema.TEXT}, required=("runs", "gap", "rounds", "complete")),
+                                  "source": schema.TEXT,
+                                  "span_s": schema.Value(int, float, lo=0, hi=schema.MAX_SECONDS, null=True)},
+                                 required=("runs", "gap", "rounds", "complete")),
     "entries": schema.List(ENTRY, nonempty=True),
 }, required=("created", "date", "host", "plan", "calibration", "entries"))
 
@@ -87,7 +90,16 @@ def result_path(path):
     return (path[:-5] if path.endswith(".json") else path) + RESULT_SUFFIX
 
 
-def build(host, config, entries, complete, rounds, machine_id=None, source=None, when=None):
+def span(result):
+    """Seconds from a --runs file's first sub-run start to its last (round_t of each sub-run's first
+    round), or None where the file does not record round times."""
+    starts = [min((s["round_t"] for s in p.records if s.get("round_t") is not None), default=None)
+              for p in result.sub_runs()]
+    starts = [t for t in starts if t is not None]
+    return max(starts) - min(starts) if len(starts) > 1 else None
+
+
+def build(host, config, entries, complete, rounds, machine_id=None, source=None, when=None, span_s=None):
     """A profile (plain dict) from a calibration's host facts, config and entries (analysis/noise.py)."""
     when = time.time() if when is None else when
     facts = {k: host.get(k) for k in HOST_KEYS + KERNEL_KEYS + ("boot_id",)}
@@ -96,7 +108,7 @@ def build(host, config, entries, complete, rounds, machine_id=None, source=None,
             "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)), "host": facts,
             "plan": plan_of(config),
             "calibration": {"runs": len(rounds), "gap": config.get("gap", 0.0), "rounds": list(rounds),
-                            "complete": bool(complete), "source": source},
+                            "complete": bool(complete), "source": source, "span_s": span_s},
             "entries": entries}
 
 

@@ -17,11 +17,15 @@ TEST_NAMES = {"welch": "Welch's t-test on log rates (speedup = ratio of geometri
               "paired-t": "Paired t on log rates, paired by round (speedup = ratio of geometric means, "
                           "CI exponentiated)",
               "wilcoxon": "Hodges-Lehmann median of the per-round log differences, paired by round, Wilcoxon "
-                          "signed-rank CI and p"}
+                          "signed-rank CI and p",
+              "satterthwaite": "Welch-Satterthwaite t on log rates, each side's variance its own rounds' plus its "
+                               "noise profile's between-run component (speedup = ratio of run means, CI "
+                               "exponentiated)"}
 SHORT_NAMES = {"welch": "Welch's t on log rates", "student": "Student's t on log rates",
                "mannwhitney": "Hodges-Lehmann/Mann-Whitney on log rates",
                "paired-t": "Paired t on log rates, paired by round",
-               "wilcoxon": "Wilcoxon signed-rank on log rates, paired by round"}
+               "wilcoxon": "Wilcoxon signed-rank on log rates, paired by round",
+               "satterthwaite": "Welch-Satterthwaite t on log rates"}
 CENTRES = {"mean": "geometric mean", "median": "median"}
 
 
@@ -102,7 +106,8 @@ def legend(cmp):
                 f"both alike and cancels; the CI covers the cells' own noise inside this run")
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
             "run": f"run (a replicate file or a --runs sub-run, each its own process; the {agg} of its round "
-                   f"{agg}s)"}[cmp.unit]
+                   f"{agg}s)",
+            "round+profile": f"round (the {agg} of a round's passes)"}[cmp.unit]
     if cmp.unit == "round" and cmp.batched:
         made = sorted({n for ns in cmp.batched.values() for n in ns})
         unit = (f"batch mean of consecutive rounds ({timeseries.BATCHES} a side, from {'/'.join(map(str, made))} "
@@ -114,7 +119,9 @@ def legend(cmp):
         if cmp.test == "student":
             text += ", assumed to vary from run to run as the replicated side does"
     elif cmp.withheld:
-        text += "\n" + within_run(cmp.confidence)
+        text += "\n" + within_run(cmp.confidence) + "\n" + CALIBRATE
+    elif cmp.profiles:
+        text += "\n" + profile_lines(cmp)
     elif cmp.unit != "run":
         text += "\n" + SINGLE_RUNS
     if not cmp.paired and one_boot(cmp.boots):
@@ -137,6 +144,38 @@ def one_boot(boots):
     """boots: per side, the boots its runs came from (compare.boots)."""
     return ("boot-to-boot not measured: one boot a side (replicate files from separate boots of each kernel would "
             "cover it)") if boots and max(boots) < 2 else ""
+
+
+CALIBRATE = ("or, once per kernel and plan, atsdbench calibrate (the same run options) measures its between-run "
+             "noise: compare then finds that noise profile and gives a verdict for single runs")
+
+
+def profile_sources(cmp, short=False):
+    """Where each side's between-run variance came from: 'Before: NAME (8 sub-runs x 5 rounds, 20 s
+    apart, DATE)'; short: 'Before: 8 sub-runs, DATE'."""
+    def one(p):
+        c = p.calibration
+        return f"{c['runs']} sub-runs, {p.data['date'][:10]}" if short else p.describe()
+    sides = {}  # one profile may serve several sides (an A/A of one kernel)
+    for i, p in sorted(cmp.profiles.items()):
+        sides.setdefault(p.key, (p, []))[1].append(cmp.labels[i])
+    return "; ".join(f"{', '.join(labels)}: {one(p)}" for p, labels in sides.values())
+
+
+def profile_lines(cmp):
+    """What a compare with noise profiles rests on, and what it does not cover."""
+    from ..analysis import noise
+
+    lines = [f"between-run variance from noise profiles (atsdbench calibrate: sub-runs in fresh processes of this "
+             f"plan, host and kernel): {profile_sources(cmp)}",
+             f"checked: each side's round spread against its profile's within-run variance (F test, two-sided "
+             f"{noise.CHECK_LEVEL:.0%}; rows that disagree get no verdict); the between-run part is the host's noise "
+             "when the profile was measured, which the check sees only through the within-run spread"]
+    lines += [f"not covered: {note}" for note in cmp.profile_notes]
+    for i, command in sorted(cmp.unprofiled.items()):
+        lines.append(f"no verdict for {cmp.labels[i]}: no noise profile for its kernel ({command}, booted into it, "
+                     "makes one)")
+    return "\n".join(lines)
 
 
 def _lead(cmp, key):
@@ -178,6 +217,9 @@ def _commit_footer(cmp):
     unit = "one difference per round" if cmp.paired else f"one observation per {cmp.unit}"
     if not cmp.paired and cmp.unit == "round" and cmp.batched:
         unit = f"one observation per batch of consecutive rounds ({timeseries.BATCHES} a side)"
+    if cmp.profiles:
+        unit = f"one observation per round, between-run variance from noise profiles ({profile_sources(cmp, True)})"
+        unit += "".join(f"; no profile for {cmp.labels[i]}, so n.s." for i in sorted(cmp.unprofiled))
     boot = "; one boot a side (boot-to-boot not measured)" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
     mdes = [r["mde_pct"] for r in cmp.rows if not _nan(r.get("mde_pct", math.nan))]
     if mdes:
@@ -185,7 +227,7 @@ def _commit_footer(cmp):
         boot += f"; detects >= {low if low == high else low[:-1] + '-' + high} (80% power)"
     if cmp.withheld:
         return (f"no verdict: one process a side ({unit}; {n}{boot}), so n.s. throughout; measure each side with "
-                "run --runs 5 --gap 20s for one")
+                "run --runs 5 --gap 20s, or calibrate each kernel (atsdbench calibrate), for one")
     return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
             f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
 
@@ -234,10 +276,17 @@ def render_ministat(cmp):
     blocks = []
     for cell, stride in _keys(cmp):
         sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))]
-        blocks.append(f"stride {where(stride, cell)}: GB/s, one observation per {cmp.unit}\n"
+        blocks.append(f"stride {where(stride, cell)}: GB/s, one observation per {_ministat_unit(cmp)}\n"
                       + ministat.render(sets, confidence=cmp.confidence, width=74,
                                         plot=all(len(d.values) for d in sets)))
     return "\n".join(blocks).rstrip("\n")
+
+
+def _ministat_unit(cmp):
+    if cmp.profiles:  # ministat's t sees the rounds only
+        return ("round (ministat's t below ignores the between-run variance compare's verdict takes from the noise "
+                "profiles)")
+    return cmp.unit
 
 
 def _ministat_paired(cmp):

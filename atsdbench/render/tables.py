@@ -269,8 +269,13 @@ def detect_notes(result):
     each = ", ".join(f"{numbers.pct(m, 1, sign=False)} at {where(r['stride_bytes'], r['cell'])}" for r, m in found)
     scope = ("run-to-run drift included, its runs the unit; boot-to-boot not" if cmp.unit == "run" else
              "within-run noise only: run-to-run drift, which a reboot-apart compare meets, is not in it (--runs)")
+    unit = cmp.unit
+    if cmp.profiles:  # a one-process file with a noise profile of its host, kernel and plan (calibrate)
+        unit = "round"
+        scope = (f"run-to-run drift from the noise profile {cmp.profiles[0].name}, each kernel needing its own; "
+                 "boot-to-boot not")
     return [f"a compare of two runs like this detects >= {each} (80% power, {cmp.confidence:g}%, "
-            f"N = {found[0][0]['n_base']} {cmp.unit}s a side; {scope})"]
+            f"N = {found[0][0]['n_base']} {unit}s a side; {scope})"]
 
 
 def adaptive_notes(config):

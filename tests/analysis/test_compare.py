@@ -402,3 +402,162 @@ def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
     assert commit.count("n.s.") >= 4 and "no verdict: one process a side" in commit
     asked = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")], unit="round")
     assert not asked.withheld and any(r["significant"] for r in asked.rows)
+
+
+# ---- sides of one process with a noise profile (issue 25.2): analysis/noise.py, data/profile.py ----
+
+@pytest.fixture(scope="module")
+def sim():
+    """scripts/bench_verdict.py: sides and calibrations simulated with the measured noise, real schema."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[2] / "scripts" / "bench_verdict.py"
+    spec = importlib.util.spec_from_file_location("bench_verdict", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _profiled_sides(sim, seed=1, change=0.0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    a = sim.simulate_side(rng, 1, 5, 0.0, 0.03, 0.0, 0.0, "A", "boot-a")
+    b = sim.simulate_side(rng, 1, 5, 0.0, 0.03, 0.0, change, "B", "boot-b")
+    return a, b, sim.calibration(rng, 8, 5, 0.03, 0.0, 0.0, "A"), sim.calibration(rng, 8, 5, 0.03, 0.0, change, "B")
+
+
+def _saved(tmp_path, a, b, pa, pb):
+    from atsdbench.data import profile, results
+
+    paths = [str(tmp_path / n) for n in ("a.json", "b.json", "pa.json", "pb.json")]
+    results.save(a, paths[0])
+    results.save(b, paths[1])
+    profile.save(pa.data, paths[2])
+    profile.save(pb.data, paths[3])
+    return paths
+
+
+def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
+    import numpy as np
+
+    from atsdbench.analysis import noise, stats
+    from atsdbench.render import compare as render
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    cmp = comparison.compare([a, b], profiles=[pa, pb], find_profiles=False)
+    assert cmp.unit == "round+profile" and cmp.test == "satterthwaite" and not cmp.withheld
+    assert set(cmp.profiles) == {0, 1} and cmp.unprofiled == {}
+    for r in cmp.rows:
+        assert r["significant"] and not r["verdict_withheld"] and (r["n_base"], r["n_new"]) == (5, 5)
+        assert r["profile_base"].startswith("calibration-A.json (8 sub-runs x 5 rounds, 150 s apart")
+        assert r["profile_new"].startswith("calibration-B.json")
+        # the row is the combination, recomputed here from its parts
+        s = r["stride_bytes"]
+        x, y = (np.log(stats.observations(side.samples, s)) for side in (a, b))
+        terms = noise.profiled_side(x, pa.entry("", s), 0, "A").terms + \
+            noise.profiled_side(y, pb.entry("", s), 1, "B").terms
+        variance, df = noise.combine(terms)
+        assert len(terms) in (2, 4, 6) and r["mde_pct"] == pytest.approx(stats.mde_pct(math.sqrt(variance), df,
+                                                                                        tests=4))
+        low, high, _ = stats.t_bounds(math.log(r["new_gbps"] / r["base_gbps"]), math.sqrt(variance), df)
+        assert r["ci_low_pct"] == pytest.approx((math.exp(low) - 1) * 100)
+    text = render.render_text(cmp)
+    assert "95% CI" in text.splitlines()[1] and "faster" in text
+    assert "between-run variance from noise profiles" in text and "A: calibration-A.json (8 sub-runs" in text
+    assert "F test, two-sided 1%" in text and "boot-to-boot not measured" in text
+    assert "its noise profile's between-run component" in text
+    commit = render.render_commit(cmp).splitlines()[-1]
+    assert commit.startswith("Welch-Satterthwaite t on log rates") and "noise profiles (A: 8 sub-runs, 1970-01-01" in \
+        commit and "N = 5 per side" in commit and "one boot a side" in commit
+    assert "profile_base" in render.render_csv(cmp).splitlines()[0] and not cmp.profile_notes
+    assert pa.calibration["span_s"] == 7 * 150.0
+    assert json.loads(render.render_json(cmp))[0]["profile_new"].startswith("calibration-B.json")
+    assert "ignores the between-run variance" in render.render_ministat(cmp)
+
+
+def test_a_side_without_a_profile_gets_no_verdict_and_the_command(sim):
+    from atsdbench.render import compare as render
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    cmp = comparison.compare([a, b], profiles=[pa], find_profiles=False)
+    assert all(math.isnan(r["p_value"]) and r["note"] == "no noise profile for B" for r in cmp.rows)
+    assert all(render.verdict(r) == "n/a (no noise profile for B)" for r in cmp.rows)
+    assert any("no noise profile for B" in w and "atsdbench calibrate --size 256M --strides 64K,1M,2M,4M --rounds 5"
+               in w for w in cmp.warnings)
+    assert "no verdict for B: no noise profile for its kernel (atsdbench calibrate" in render.legend(cmp)
+    assert "no profile for B, so n.s." in render.render_commit(cmp)
+    base_only = comparison.compare([a, b], profiles=[pb], find_profiles=False)  # the baseline has none
+    assert base_only.withheld and not base_only.profiles
+    assert any("no noise profile for the baseline A" in w for w in base_only.warnings)
+
+
+def test_sides_further_apart_than_their_profiles_span_are_warned_about(sim):
+    from atsdbench.render import compare as render
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    b.started = a.started + 3600  # an hour later; the calibrations' sub-runs spanned 17.5 minutes
+    cmp = comparison.compare([a, b], profiles=[pa, pb], find_profiles=False)
+    words = "A and B were measured 60 min apart, beyond the 18 min their profiles' sub-runs spanned"
+    assert cmp.profile_notes and cmp.profile_notes[0].startswith(words) and words in " ".join(cmp.warnings)
+    assert f"not covered: {words}" in render.legend(cmp)
+
+
+def test_a_side_whose_spread_is_unlike_its_profile_gets_no_verdict(sim):
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    for s in b.records:  # rounds 20% apart from each other: far beyond the profile's within-run spread
+        s["gbps"] *= 1.25 ** (s["round"] % 2)
+    b._frame = None
+    cmp = comparison.compare([a, b], profiles=[pa, pb], find_profiles=False)
+    assert all(r["verdict_withheld"] and r["note"] == "B's spread unlike its profile" and not r["significant"]
+               for r in cmp.rows)
+    assert any("B: its rounds spread unlike its profile calibration-B.json" in w for w in cmp.warnings)
+
+
+def test_a_profile_that_cannot_apply_is_refused(sim, tmp_path, cli):
+    a, b, pa, pb = _profiled_sides(sim)
+    pa_path, pb_path = _saved(tmp_path, a, b, pa, pb)[2:]
+    for options, words in (({"unit": "round"}, "--unit round asks for its own unit"),
+                           ({"metric": "median"}, "not with --metric median"),
+                           ({"test": "student"}, "--test student")):
+        with pytest.raises(comparison.UsageError, match=words):
+            comparison.compare([a, b], profiles=[pa_path], find_profiles=False, **options)
+    with pytest.raises(comparison.UsageError, match="is of kernel 'sim-B'.*describes no side"):
+        comparison.compare([a, a], profiles=[pb_path], find_profiles=False)
+    with pytest.raises(comparison.UsageError, match="--by pairs the cells of one run"):
+        comparison.compare([a], by="bystanders", profiles=[pa_path])
+    for args in (["a.json", "b.json", "--profile", "pb.json", "--profile", "pb.json"],
+                 ["a.json", "a.json", "--profile", "pb.json"],
+                 ["a.json", "b.json", "--profile", "missing.json"],
+                 ["a.json", "b.json", "--profile", "a.json"],
+                 ["a.json", "b.json", "--unit", "round", "--profile", "pa.json"]):
+        p = cli("compare", *args, cwd=tmp_path)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stderr.startswith("atsdbench: "), args
+
+
+def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
+    import os
+    import shutil
+
+    from atsdbench.data import profile
+    from atsdbench.render import tables
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    paths = _saved(tmp_path, a, b, pa, pb)
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
+    os.makedirs(tmp_path / "xdg" / "atsdbench" / "profiles")
+    for p in paths[2:]:
+        shutil.copy(p, tmp_path / "xdg" / "atsdbench" / "profiles")
+    out = cli("compare", "a.json", "b.json", cwd=tmp_path, env=env)
+    assert out.returncode == 0 and "A: pa.json (8 sub-runs" in out.stdout and "B: pb.json" in out.stdout
+    assert out.stdout.count("faster") == 4
+    unused = cli("compare", "a.json", "b.json", "--no-profile", cwd=tmp_path, env=env)
+    assert "no verdict (one process a side)" in unused.stdout
+    given = cli("compare", "a.json", "b.json", "--profile", "pa.json", "--profile", "pb.json", cwd=tmp_path)
+    assert given.returncode == 0 and given.stdout.count("faster") == 4
+    # run and show say what a compare of two such runs detects, with the profile found
+    monkeypatch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
+    assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    note = tables.detect_notes(a)[0]
+    assert note.startswith("a compare of two runs like this detects >= ") and "noise profile pa.json" in note
