@@ -31,6 +31,21 @@ def build_parser():
     r = sub.add_parser("run", help="measure and write a result file")
     _add_plan_options(r)
 
+    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS
+
+    cal = sub.add_parser("calibrate", help=f"measure the between-run noise of a plan ({CALIBRATE_RUNS} sub-runs "
+                         f"{CALIBRATE_GAP} apart) into a noise profile, which gives single runs a compare verdict")
+    _add_plan_options(cal, defaults={"runs": CALIBRATE_RUNS, "gap": CALIBRATE_GAP},
+                      helps={"runs": "sub-runs, each in a fresh process: the profile's between-run variance has "
+                                     "M - 1 df",
+                             "gap": "sub-runs start at least this long apart: the host drifts over minutes, which "
+                                    "the profile must see"},
+                      output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/profiles, where compare looks; "
+                      "the calibration's result file goes beside it as NAME.run.json)")
+    cal.add_argument("--from", dest="source", default=None, metavar="FILE",
+                     help="make the profile from this result file of 2 or more sub-runs (run --runs M) instead of "
+                     "measuring")
+
     s = sub.add_parser("show", help="one result file's per-stride summary")
     s.add_argument("file")
     s.add_argument("--unit", choices=("round", "pass"), default="round")
@@ -121,9 +136,9 @@ def build_parser():
     return p
 
 
-def _add_plan_options(parser):
-    """`run`'s options come from the option table in C (csrc/atsd_options.h), which `atsd` is built
-    from too.  Defaults stay None here: the C plan applies the table's own."""
+def _add_plan_options(parser, output_help=None, defaults=None, helps=None):
+    """`run`'s options (and calibrate's) come from the option table in C (csrc/atsd_options.h), which
+    `atsd` is built from too.  Defaults stay None here: the C plan applies the table's own."""
     from .measure import core
 
     for o in core.options():
@@ -131,11 +146,11 @@ def _add_plan_options(parser):
             continue
         names = [f"--{o['name']}"] + ([f"-{o['short']}"] if o["short"] else [])
         dest = (o["field"] or o["name"]).replace("-", "_")
-        help_ = o["help"]
+        help_ = (helps or {}).get(o["name"], o["help"])
         if o["name"] == "output":
-            help_ += " (default atsdbench-HOST-KERNEL-TIME.json)"
-        elif o["metavar"] and o["default"] is not None:
-            help_ += f" (default {o['default']})"
+            help_ = output_help or help_ + " (default atsdbench-HOST-KERNEL-TIME.json)"
+        elif o["metavar"] and (defaults or {}).get(o["name"], o["default"]) is not None:
+            help_ += f" (default {(defaults or {}).get(o['name'], o['default'])})"
         help_ = help_.replace("%", "%%")  # argparse formats help with %
         if o["metavar"] is None:
             parser.add_argument(*names, dest=dest, action="store_const", const=o["const"], default=None, help=help_)
@@ -151,7 +166,7 @@ def _joined_values(argv):
     """`run --until -1%` as `run --until=-1%`: argparse takes a word starting with '-' for an option
     (a bare -1 only), so a negative value would get "expected one argument" instead of the plan's
     range error, which `atsd` (getopt) gives for the same words."""
-    if not argv or argv[0] != "run":
+    if not argv or argv[0] not in ("run", "calibrate"):
         return argv
     from .measure import core
 

@@ -93,6 +93,110 @@ def cmd_run(args):
     return 0 if result.complete and not interrupted else 130
 
 
+# calibrate's design (docs/calibrate.md): the between-run component's df is K - 1, and its sub-runs must
+# spread over the minutes the host drifts on: cut out of 16 real --runs 8 files (scripts/bench_verdict.py
+# --from-runs), profiles of 8 sub-runs ~150 s apart gave reboot-spaced single runs a nominal A/A (1 of 21,
+# CIs holding 0 in 95% of rows), profiles of 8 sub-runs 20 s apart 26% (75%)
+CALIBRATE_RUNS, CALIBRATE_GAP = "8", "150s"
+
+
+def cmd_calibrate(args):
+    """An A/A of K sub-runs of the plan (fresh processes, starts >= --gap apart): the result file kept
+    as run keeps it (every finished pass, Ctrl-C safe), then the noise profile made from it, which
+    compare uses for sides of one process (data/profile.py, analysis/noise.py)."""
+    if args.source is not None:
+        return _calibrate_from(args)
+    with signals.held():  # from the first import on, as in cmd_run
+        import os
+        import time
+
+        from .data import profile, results
+        from .measure import host, plan as plans, runner
+
+        options = plan_options(args)
+        if options.get("until") is not None:
+            raise UsageError("calibrate measures a fixed design: --until (adaptive) would stop on the very noise "
+                             "it estimates")
+        options.setdefault("runs", CALIBRATE_RUNS)
+        options.setdefault("gap", CALIBRATE_GAP)
+        plan = plans.make_plan(**options)
+        if plan.runs < 2:
+            raise UsageError(f"calibrate --runs {plan.runs}: one sub-run has no between-run variance to measure "
+                             f"(give 2 or more; the default is {CALIBRATE_RUNS})")
+        facts = host.probe()
+        path = args.output
+        if path is None:
+            path = profile.default_path(facts, profile.plan_of(plan.config()), time.time())
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+        output = profile.result_path(path)
+        results.check_writable(path)  # both named and checked before measuring
+        results.check_writable(output)
+        total = (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
+        signals.check()
+        result = runner.run(plan, progress=_progress(total))
+        save_error = None
+        if not result.records:
+            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
+        else:
+            try:
+                results.save_or_rescue(result, output)
+            except UsageError as e:
+                save_error = e
+        interrupted = signals.take()
+    from .render import tables as report
+
+    if result.records:
+        print(report.run_report(result))
+        if save_error is None:
+            print(f"wrote {output}")
+    if save_error is not None:
+        raise save_error
+    if result.error:
+        raise UsageError(result.error)
+    if not result.complete or interrupted:
+        if result.records:
+            print(f"no noise profile written (the calibration was interrupted); atsdbench calibrate --from {output} "
+                  "makes one from its finished sub-runs")
+        return 130
+    return _save_profile(result, path, _machine_id())
+
+
+def _calibrate_from(args):
+    from .data import profile, results
+
+    given = sorted(k for k in plan_options(args) if k != "output")
+    if given:
+        raise UsageError(f"calibrate --from takes the plan from its file: no run options (got --{given[0]})")
+    result = results.load(args.source)
+    path = args.output or profile.default_path(result.host, profile.plan_of(result.config), result.started)
+    if args.output is None:
+        import os
+
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+    results.check_writable(path)
+    return _save_profile(result, path, None)
+
+
+def _machine_id():
+    from .measure.procfs import read
+
+    return (read("/etc/machine-id") or "").strip() or None
+
+
+def _save_profile(result, path, machine_id):
+    from .analysis import noise
+    from .data import profile
+    from .render import profile as profile_report
+
+    entries, rounds = noise.profile_entries(result)
+    data = profile.build(result.host, result.config, entries, result.complete, rounds, machine_id,
+                         result.path, span_s=profile.span(result))
+    profile.save(data, path)
+    print(profile_report.render(profile.Profile(data, path)))
+    print(f"wrote {path}")
+    return 0
+
+
 def _warn(lines):
     for line in lines:
         print(f"atsdbench: warning: {line}", file=sys.stderr)

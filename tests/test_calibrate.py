@@ -1,0 +1,131 @@
+"""`atsdbench calibrate`: bad input before anything is measured, a profile made from a --runs file
+(--from), and (live) a small real calibration that compare then uses, and one interrupted."""
+import importlib.util
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from atsdbench.data import profile, results
+
+SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "bench_verdict.py"
+
+
+@pytest.fixture(scope="module")
+def sim():
+    spec = importlib.util.spec_from_file_location("bench_verdict", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def calibration_file(sim, tmp_path):
+    import numpy as np
+
+    path = str(tmp_path / "cal.json")
+    results.save(sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A"), path)
+    return path
+
+
+def _one_line(p):
+    assert p.returncode == 2 and p.stderr.startswith("atsdbench: ") and p.stderr.count("\n") == 1, p.stderr
+    return p.stderr
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--runs", "1"], "calibrate --runs 1: one sub-run has no between-run variance to measure (give 2 or more; the "
+                      "default is 8)"),
+    (["--until", "5%"], "calibrate measures a fixed design: --until"),
+    (["--runs", "0"], "--runs"),
+    (["--gap", "soon"], "--gap"),
+])
+def test_bad_input_is_one_line_before_anything_runs(cli, tmp_path, args, words):
+    out = tmp_path / "p.json"
+    err = _one_line(cli("calibrate", "--size", "16M", "--strides", "64K", *args, "-o", out))
+    assert words in err and not out.exists() and not (tmp_path / "p.run.json").exists()
+
+
+def test_an_output_that_cannot_be_written_is_refused_first(cli, tmp_path):
+    (tmp_path / "d.json").mkdir()
+    assert "is a directory" in _one_line(cli("calibrate", "--size", "16M", "--strides", "64K", "-o",
+                                             tmp_path / "d.json"))
+
+
+def test_a_profile_from_a_runs_file(cli, tmp_path, calibration_file):
+    p = cli("calibrate", "--from", calibration_file, "-o", tmp_path / "p.json")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0].startswith("noise profile of sim (CPU unknown), kernel sim-A: p.json (4 sub-runs x 3 rounds, "
+                               "20 s apart")
+    assert lines[1].split() == ["Stride", "within", "SD%", "df", "between", "SD%", "df", "Detects", "(80%)"]
+    assert [line.split()[0] for line in lines[3:7]] == ["64K", "1M", "2M", "4M"]
+    assert lines[-1] == f"wrote {tmp_path / 'p.json'}" and "boot-to-boot not measured" in p.stdout
+    made = profile.load(str(tmp_path / "p.json"))
+    assert made.calibration == {"runs": 4, "gap": 20.0, "rounds": [3, 3, 3, 3], "complete": True,
+                                "source": calibration_file, "span_s": 60.0}  # sub-runs start 20 s apart
+    assert {e["within_df"] for e in made.entries.values()} == {8} and made.host["machine_id"] is None
+
+
+def test_from_takes_no_run_options_and_needs_sub_runs(cli, tmp_path, calibration_file, sim):
+    import numpy as np
+
+    assert "no run options (got --size)" in _one_line(cli("calibrate", "--from", calibration_file, "--size", "1G",
+                                                           "-o", tmp_path / "p.json"))
+    single = str(tmp_path / "single.json")
+    results.save(sim.simulate_side(np.random.default_rng(5), 1, 5, 0.0, 0.0, 0.0), single)
+    assert "has one sub-run: its between-run variance cannot be estimated" in _one_line(
+        cli("calibrate", "--from", single, "-o", tmp_path / "p.json"))
+    assert "no such file" in _one_line(cli("calibrate", "--from", tmp_path / "nothing.json"))
+
+
+def test_the_profile_goes_to_the_store_by_default(cli, tmp_path, calibration_file):
+    env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
+    p = cli("calibrate", "--from", calibration_file, env=env)
+    assert p.returncode == 0, p.stderr
+    written = p.stdout.splitlines()[-1].removeprefix("wrote ")
+    assert os.path.dirname(written) == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    assert os.path.basename(written).startswith("sim-sim-A-") and profile.load(written).calibration["runs"] == 4
+
+
+SMALL = ["--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--no-trace"]
+
+
+@pytest.mark.live  # measures
+def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
+    cal = cli("calibrate", *SMALL, "--runs", "3", "--gap", "0s", "-o", tmp_path / "p.json")
+    assert cal.returncode == 0, cal.stderr
+    assert f"wrote {tmp_path / 'p.run.json'}" in cal.stdout and f"wrote {tmp_path / 'p.json'}" in cal.stdout
+    kept = results.load(str(tmp_path / "p.run.json"))
+    assert kept.complete and len(kept.sub_runs()) == 3
+    made = profile.load(str(tmp_path / "p.json"))
+    assert made.calibration["runs"] == 3 and made.host["boot_id"] == kept.host["boot_id"]
+    for name in ("a.json", "b.json"):
+        assert cli("run", *SMALL, "-o", tmp_path / name).returncode == 0
+    p = cli("compare", "a.json", "b.json", "--profile", "p.json", cwd=tmp_path)
+    assert p.returncode == 0 and "between-run variance from noise profiles" in p.stdout, p.stderr
+    other = cli("run", *SMALL, "--rounds", "3", "-o", tmp_path / "c.json")  # --rounds differs: another plan
+    assert other.returncode == 0
+    assert "is of another plan: rounds 2, c.json 3" in _one_line(cli("compare", "c.json", "c.json", "--profile",
+                                                                     "p.json", cwd=tmp_path))
+
+
+@pytest.mark.live  # measures
+def test_an_interrupted_calibration_keeps_its_passes_and_writes_no_profile(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "calibrate", *SMALL, "--runs", "3", "--gap", "60s",
+                             "-o", str(tmp_path / "p.json")], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    kept = tmp_path / "p.run.json"
+    time.sleep(15)  # the first sub-run takes a second or two; the second waits for its gap
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    data = json.loads(kept.read_text())
+    assert data["complete"] is False and {s["run"] for s in data["samples"]} == {0}
+    assert not (tmp_path / "p.json").exists()
+    assert f"atsdbench calibrate --from {kept}" in out
