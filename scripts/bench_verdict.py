@@ -389,8 +389,8 @@ def from_runs(folder, calibration="before", spacing=2):
                 mdes.append(r["mde_pct"])
             else:
                 withheld += 1
-    print(f"one process a side + a profile each ({_describe_calibration(calibration)}); {used} A/A pairs >= {spacing} files "
-          f"apart of {len(files)} files in {folder} (not independent: each file is in several)")
+    print(f"one process a side + a profile each ({_describe_calibration(calibration)}); {used} A/A pairs >= {spacing} "
+          f"files apart of {len(files)} files in {folder} (not independent: each file is in several)")
     print(f"A/A, any stride significant after Holm: {any_sig}/{used} = {100 * any_sig / used:.0f}%")
     print(f"rows whose CI holds 0: {covered}/{rows - withheld} = {100 * covered / max(1, rows - withheld):.1f}%; "
           f"rows without a verdict (spread unlike the profile): {withheld}/{rows}")

@@ -146,8 +146,8 @@ def one_boot(boots):
             "cover it)") if boots and max(boots) < 2 else ""
 
 
-CALIBRATE = ("or, once per kernel and plan, atsdbench calibrate (the same run options) measures its between-run "
-             "noise: compare then finds that noise profile and gives a verdict for single runs")
+CALIBRATE = ("single runs get a verdict with a noise profile of each kernel: atsdbench calibrate (the same run "
+             "options, once per kernel and plan) measures one, and compare finds it")
 
 
 def profile_sources(cmp, short=False):
