@@ -34,8 +34,8 @@ def log_round_means(result, stride, cell=None):
 
 
 def run_value(log_means):
-    """A run's observation (log of the mean of its round means) from its log round means."""
-    return float(np.log(np.mean(np.exp(np.asarray(log_means, dtype=float)))))
+    """A run's observation (the log of stats.run_value, compare's run unit) from its log round means."""
+    return float(np.log(stats.run_value(np.exp(np.asarray(log_means, dtype=float)))))
 
 
 def between(means_var, means_df, within_var, within_df, inv_rounds):
