@@ -57,9 +57,10 @@ def build_parser():
     c.add_argument("--metric", default=None, help="mean (default) or median")
     c.add_argument("--test", default=None, help="welch (default for mean), student, mannwhitney (median)")
     c.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
-    c.add_argument("--unit", default="auto", help="unit of replication: run (each replicate file or --runs "
-                   "sub-run), round, or pass (ignores between-round variance); default: run where a side has "
-                   "replicates; where every side is one process, no verdict (round asks for the within-run one)")
+    c.add_argument("--unit", default="auto", help="unit of replication: run (each replicate file, or each "
+                   "--runs sub-run where every side is one file), round, or pass (ignores between-round variance); "
+                   "default: the file where a side has replicate files; where every side is one file (one session), "
+                   "no verdict (run or round asks for the within-session one)")
     c.add_argument("--labels", default=None, help="comma-separated labels, one per file")
     c.add_argument("--adjust", default="holm", help="holm (default: verdicts hold for all strides, cells and files "
                    "together) or none (each comparison alone)")
@@ -130,9 +131,9 @@ def build_parser():
     mo.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
     mo.add_argument("--labels", default=None, help="comma-separated labels, one per side")
     mo.add_argument("--unit", default="auto", help="what the bootstrap resamples, as compare's --unit: run (each "
-                    "replicate file or --runs sub-run), round, or pass; default: run where a side has replicates; "
-                    "where every side is one process, the change gets a within-run interval, not a CI (round asks "
-                    "for it as one)")
+                    "replicate file, or each --runs sub-run where every side is one file), round, or pass; default: "
+                    "the file where a side has replicate files; where every side is one file (one session), the "
+                    "change gets a within-session interval, not a CI (run or round asks for it as one)")
     return p
 
 

@@ -340,9 +340,9 @@ def cmd_model(args):
     if args.format not in model_formats.RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
     _, _, confidence, unit = comparison.resolve_options(confidence=args.confidence, unit=args.unit)
-    groups = [comparison.load_group(f) for f in args.files]
+    groups, level = comparison.load_sides(args.files)
     labels = comparison.choose_labels(groups, args.labels.split(",") if args.labels else None)
-    analysis = model.analyse(groups, labels, confidence, unit=unit)
+    analysis = model.analyse(groups, labels, confidence, unit=unit, level=level)
     _warn(analysis.warnings)
     print(model_formats.RENDERERS[args.format](analysis))
     return 0

@@ -28,9 +28,9 @@
 	X("processes", 0, RUN, "processes", NULL, "1", "0", \
 	  "run each round in a fresh process") \
 	X("runs", 0, BOTH, "runs", "M", NULL, "1", \
-	  "M sub-runs, each in a fresh process (its own allocations, address space, bystanders): the unit compare uses") \
+	  "M sub-runs, each in a fresh process (its own allocations, address space, bystanders): compare's unit within one session") \
 	X("gap", 0, BOTH, "gap", "DURATION", NULL, "20s", \
-	  "with --runs: sub-runs start at least this long apart (the host's drift decorrelates in ~20 s)") \
+	  "with --runs: sub-runs start at least this long apart (a fast drift decorrelates in ~20 s; a slower one needs replicate files)") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
 	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \

@@ -126,7 +126,7 @@ def design_table(files):
     all_pairs, disjoint = pairs_of(len(files))
     for key, (runs, rounds, gap) in DESIGNS.items():
         sides = [cut(r, runs, rounds) for r in files]
-        unit = "round" if len(runs) == 1 else "auto"
+        unit = "round" if len(runs) == 1 else "run"  # the within-session verdict: compare withholds it by default
         hit, mdes = {}, []
         for i, j in all_pairs:
             cmp = comparison.compare([sides[i], sides[j]], unit=unit)

@@ -196,9 +196,10 @@ def _cell(task):
                              for c, side in ((0.0, "A"), (change, "B"))]
                     cmp = compare([a, b], profiles=found, find_profiles=False)
                 else:
-                    # One process a side gets no verdict by default (it has no run-to-run variance): what it
-                    # would say is its within-run verdict, --unit round.
-                    cmp = compare([a, b], unit="round" if runs == 1 else "auto", find_profiles=False)
+                    # One file a side gets no verdict by default (one session: the drift between sessions is
+                    # not in it): what it would say is its within-session verdict, --unit round or run.  This
+                    # simulation has no drift slower than 8 s (scripts/bench_defaults.py --simulate adds it).
+                    cmp = compare([a, b], unit="round" if runs == 1 else "run", find_profiles=False)
             truth = change * 100
             for r in cmp.rows:
                 rows += 1

@@ -24,22 +24,33 @@ MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), (
             ("config", "gpu"), ("host", "page_size"), ("host", "arch")]
 
 
-def withheld_reason(what="verdict", simulated="two such runs of the same thing were called different 40-67% of "
-                                                "the time"):
-    """Why a side of one process gets no `what` (compare: verdict; model: CI of the change), with what
-    was measured or simulated for it, and the commands that would give one."""
-    return (f"every side is one process, which has no run-to-run variance to offer (processes of one plan landed "
-            f"up to 37% apart on this VM; simulated, {simulated}): for a {what}, measure each side with run --runs 5 "
-            f"--gap 20s, or compare replicate files (a.json,b.json,...); --unit round gives the within-run {what}")
+# Measured with scripts/bench_defaults.py (docs/methodology.md, "Measured: A/A across sessions"): sides >= 60 s
+# apart, as a reboot spaces them, the host's drift over minutes is beyond what one file a side can see, and
+# replicate runs made at different times, alternating, are the design that stayed nominal.
+FOR_A_VERDICT = ("compare replicate runs made at different times, 5 a side, alternating the kernels where you can "
+                 "(a1.json,...,a5.json b1.json,...,b5.json), or calibrate each kernel (atsdbench calibrate) for "
+                 "single runs")
+
+
+def withheld_reason(what="verdict", simulated=None):
+    """Why a side of one session (one file, of one process or of --runs sub-runs) gets no `what` (compare:
+    verdict; model: CI of the change), what was measured for it, and the commands that would give one."""
+    also = f"; simulated, {simulated}" if simulated else ""
+    return (f"every side is one session (one file), whose variance holds none of the host's drift between sessions "
+            f"minutes apart (measured here, sides >= 60 s apart: two single processes of the same thing were called "
+            f"different in 59% of pairs, files of 3-8 sub-runs 20 s apart in 20-69%{also}): for a {what}, "
+            f"{FOR_A_VERDICT}; --unit round (one process's rounds) or --unit run (a file's sub-runs) gives the "
+            f"within-session {what}")
 
 
 WITHHELD = withheld_reason()
 
 
-def withholds(asked, effective):
-    """The rule: where the unit was left to us (auto) and every side is one process (its rounds or
-    passes are the unit), no verdict.  --unit round or pass asks for the within-run one knowingly."""
-    return asked == "auto" and effective in ("round", "pass")
+def withholds(asked, effective, level="session"):
+    """The rule: where the unit was left to us (auto) and every side is one session (one file: its rounds,
+    passes or --runs sub-runs are the unit), no verdict.  A unit asked for (--unit round, pass, run) gives
+    the within-session one knowingly; replicate files (level "file") are sessions of their own."""
+    return asked == "auto" and level != "file" and effective in ("round", "pass", "run")
 
 
 @dataclasses.dataclass
@@ -61,7 +72,8 @@ class Comparison:
     emulated: list = dataclasses.field(default_factory=list)  # labels of sides from emulated guests (qemu-tcg)
     boots: list = dataclasses.field(default_factory=list)  # boots each side's runs come from (host.boot_id)
     batched: dict = dataclasses.field(default_factory=dict)  # file index -> rounds made into batch means
-    withheld: str = None  # why no verdict is given (every side one process, unit not asked for)
+    withheld: str = None  # why no verdict is given (every side one session, unit not asked for)
+    level: str = "session"  # "file": replicate files the unit (load_sides); "session": one file a side
     profiles: dict = dataclasses.field(default_factory=dict)  # side index -> its noise profile (data/profile)
     unprofiled: dict = dataclasses.field(default_factory=dict)  # side index -> the calibrate command it lacks
     profile_notes: list = dataclasses.field(default_factory=list)  # what the profiles do not cover here
@@ -102,8 +114,24 @@ def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
     return metric, test, confidence, unit
 
 
+def load_sides(items):
+    """Every side of a comparison at the highest level of replication any side has: (groups, level).
+    Where some side has two or more files, every file is one observation (its sub-runs averaged inside
+    it): level "file".  Else a --runs file's sub-runs are the replicates: level "session" (they share
+    one session, so withholds() gives no verdict unless a unit is asked for)."""
+    loaded = [_load_files(item) for item in items]
+    if any(len(files) > 1 for files in loaded):
+        return loaded, "file"
+    return [[part for r in files for part in r.sub_runs()] for files in loaded], "session"
+
+
 def load_group(item):
-    """One side of a comparison: a Result, a path, a list of them, or 'a.json,b.json' (replicate runs)."""
+    """One side of a comparison, its --runs sub-runs as replicates (see load_sides for the level rule)."""
+    return [part for r in _load_files(item) for part in r.sub_runs()]
+
+
+def _load_files(item):
+    """One side's files: a Result, a path, a list of them, or 'a.json,b.json' (replicate runs)."""
     if isinstance(item, str) and "," in item:
         names = item.split(",")
         if not any(names):
@@ -114,8 +142,7 @@ def load_group(item):
                              "a comma at an end, or two in a row; a.json,b.json = replicate runs of one side)")
         item = names
     items = item if isinstance(item, (list, tuple)) else [item]
-    loaded = [x if isinstance(x, results.Result) else results.load(x) for x in items]
-    return [part for r in loaded for part in r.sub_runs()]  # a --runs file: its sub-runs are the replicates
+    return [x if isinstance(x, results.Result) else results.load(x) for x in items]
 
 
 def _cell_maps(groups):
@@ -277,7 +304,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
     if len(files) < 2:
         raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
-    groups = [load_group(f) for f in files]
+    groups, level = load_sides(files)
     names = [_name(g) for g in groups]
     labels = choose_labels(groups, labels)
     warnings = measured_differences([g[0] for g in groups], names)
@@ -326,16 +353,14 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     count_changes.mark_emulated(rows, groups, labels)  # rates shown, no verdict
     _verdicts(rows, adjust, confidence, rank=test == "mannwhitney")
     withheld = None
-    if withholds(unit, effective):
-        # Measured (scripts/bench_verdict.py): two single processes of the same thing are called different
-        # in 40-67% of compares and their CIs cover 46-65%: a process has no run-to-run variance to offer.
+    if withholds(unit, effective, level) and not profiled:
         withheld = WITHHELD
         for r in rows:
             r.update(significant=False, mde_pct=math.nan, verdict_withheld=True)
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
-                     boots=[boots(g) for g in groups], batched=batched, withheld=withheld)
+                     boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level)
     cmp.profiles = dict(profiled)
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
@@ -372,8 +397,8 @@ def _profiles(groups, unit, effective, metric, asked_test, explicit, search, lab
     explicit = [profile.load(p) for p in explicit or ()]
     why = None
     if any(len(g) > 1 for g in groups):
-        why = ("is for sides of one process: a side of replicate files or --runs sub-runs has its own between-run "
-               "variance (the unit)")
+        why = ("is for sides of one process: replicate files have their own between-run variance (the unit), and a "
+               "--runs file's sub-runs give its within-session verdict with --unit run")
     elif unit != "auto":
         why = f"adds the between-run variance a one-process side lacks; --unit {unit} asks for its own unit"
     elif effective != "round":

@@ -69,6 +69,7 @@ class Model:
     draws: np.ndarray = None  # (resamples, 4) bootstrap draws of PARAMS, for before/after
     processes: int = 1  # runs (processes) the side's data come from
     boots: int = 1  # boots they come from (host.boot_id)
+    sessions: int = 1  # files they come from: a file's --runs sub-runs share one session
 
     def record(self):
         """The JSON object: exactly the keys the documentation lists."""
@@ -286,7 +287,7 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
         rng = np.random.default_rng([seed, side, position])
         m = _fit(name, label, cell_name, members, units_per_page.pop(), confidence, rng, resamples,
                  side_unit(group, unit))
-        m.processes, m.boots = len(group), boots(group)
+        m.processes, m.boots, m.sessions = len(group), boots(group), len({r.path or id(r) for r in group})
         models.append(m)
     return models
 
@@ -441,13 +442,13 @@ class Analysis:
     boots: list = dataclasses.field(default_factory=list)  # per side, the boots its runs come from
 
 
-def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, unit="auto"):
-    """groups: per side a list of Results (replicate files, --runs sub-runs: compare.load_group).  The
-    first side is the baseline.  unit: auto, run, round or pass, as compare's --unit."""
+def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, unit="auto", level="session"):
+    """groups: per side a list of Results (replicate files, or --runs sub-runs; level as compare.load_sides
+    gives it).  The first side is the baseline.  unit: auto, run, round or pass, as compare's --unit."""
     _, _, _, unit = resolve_options(confidence=confidence, unit=unit)
     warns = []
     effective, _, mixed = choose_unit(groups, unit, None, None, warns)
-    withheld = WITHHELD if len(groups) > 1 and withholds(unit, effective) else None
+    withheld = WITHHELD if len(groups) > 1 and withholds(unit, effective, level) else None
     sides = [side_models(g, label, confidence, i, resamples, seed, unit)
              for i, (g, label) in enumerate(zip(groups, labels))]
     warns += [w for models in sides for m in models for w in m.warnings]

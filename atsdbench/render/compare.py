@@ -5,6 +5,7 @@ import math
 from tabulate import tabulate
 
 from ..analysis import stats, timeseries
+from ..analysis.compare import FOR_A_VERDICT
 from . import numbers
 from ..data.cells import where
 from ..units import format_size
@@ -53,7 +54,7 @@ def verdict(row):
     if _nan(row["p_value"]):  # no test made (emulated, too few): that reason first
         return f"n/a ({row['note'] or 'no test'})"
     if row.get("verdict_withheld"):
-        return "no verdict (one process a side)"
+        return "no verdict (one session a side)"
     if _nan(row["ci_low_pct"]):
         return "n/a (too few to prove any)"
     if not row["significant"]:
@@ -105,8 +106,9 @@ def legend(cmp):
                 f"paired by round: the cells of a round ran interleaved, so drift between rounds (and runs) moves "
                 f"both alike and cancels; the CI covers the cells' own noise inside this run")
     unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
-            "run": f"run (a replicate file or a --runs sub-run, each its own process; the {agg} of its round "
-                   f"{agg}s)",
+            "run": (f"file (a replicate run made at its own time; the {agg} of its round {agg}s, over its sub-runs "
+                    "where it has them)" if cmp.level == "file" else
+                    f"sub-run (a --runs sub-run of one file, each its own process; the {agg} of its round {agg}s)"),
             "round+profile": f"round (the {agg} of a round's passes)"}[cmp.unit]
     if cmp.unit == "round" and cmp.batched:
         made = sorted({n for ns in cmp.batched.values() for n in ns})
@@ -122,7 +124,7 @@ def legend(cmp):
         text += "\n" + within_run(cmp.confidence) + "\n" + CALIBRATE
     elif cmp.profiles:
         text += "\n" + profile_lines(cmp)
-    elif cmp.unit != "run":
+    elif cmp.unit != "run" or cmp.level != "file":
         text += "\n" + SINGLE_RUNS
     if not cmp.paired and one_boot(cmp.boots):
         text += "\n" + one_boot(cmp.boots)
@@ -131,8 +133,8 @@ def legend(cmp):
 
 # What a legend says a CI does not cover, in compare's words and model's alike.
 # Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
-SINGLE_RUNS = ("single runs: the CI covers noise within a run only; compare replicate runs (a.json,b.json,...) "
-               "to cover run-to-run drift too")
+SINGLE_RUNS = ("one file a side: the CI covers noise within its session only, not the host's drift between sessions "
+               "minutes apart; compare replicate runs made at different times (a.json,b.json,...) to cover it")
 
 
 def within_run(confidence):
@@ -214,20 +216,21 @@ def _commit_footer(cmp):
     adjusted = "Holm-adjusted" if cmp.adjust == "holm" and cmp.tests_made > 1 else "unadjusted"
     if cmp.paired:
         n = n.replace("per side", "rounds paired").replace("N (base/new)", "N (rounds paired)")
-    unit = "one difference per round" if cmp.paired else f"one observation per {cmp.unit}"
+    unit = "one difference per round" if cmp.paired else f"one observation per {unit_name(cmp)}"
     if not cmp.paired and cmp.unit == "round" and cmp.batched:
         unit = f"one observation per batch of consecutive rounds ({timeseries.BATCHES} a side)"
     if cmp.profiles:
         unit = f"one observation per round, between-run variance from noise profiles ({profile_sources(cmp, True)})"
         unit += "".join(f"; no profile for {cmp.labels[i]}, so n.s." for i in sorted(cmp.unprofiled))
     boot = "; one boot a side (boot-to-boot not measured)" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
+    if not cmp.paired and cmp.level != "file" and not cmp.profiles:
+        boot = "; one session a side (the drift between sessions not measured)" + boot
     mdes = [r["mde_pct"] for r in cmp.rows if not _nan(r.get("mde_pct", math.nan))]
     if mdes:
         low, high = numbers.pct(min(mdes), 0, sign=False), numbers.pct(max(mdes), 0, sign=False)
         boot += f"; detects >= {low if low == high else low[:-1] + '-' + high} (80% power)"
     if cmp.withheld:
-        return (f"no verdict: one process a side ({unit}; {n}{boot}), so n.s. throughout; measure each side with "
-                "run --runs 5 --gap 20s, or calibrate each kernel (atsdbench calibrate), for one")
+        return f"no verdict: one session a side ({unit}; {n}{boot}), so n.s. throughout; {FOR_A_VERDICT} for one"
     return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
             f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
 
@@ -286,6 +289,13 @@ def _ministat_unit(cmp):
     if cmp.profiles:  # ministat's t sees the rounds only
         return ("round (ministat's t below ignores the between-run variance compare's verdict takes from the noise "
                 "profiles)")
+    return unit_name(cmp)
+
+
+def unit_name(cmp):
+    """The unit in one word: a run is a replicate file, or a --runs sub-run where every side is one file."""
+    if cmp.unit == "run":
+        return "file" if cmp.level == "file" else "sub-run"
     return cmp.unit
 
 

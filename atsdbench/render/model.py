@@ -4,6 +4,7 @@ import math
 
 from tabulate import tabulate
 
+from ..analysis.compare import FOR_A_VERDICT
 from ..analysis.model import CHANGE_COLUMNS, PARAMS, RESAMPLES, SEED, WHOLE
 from ..units import format_size
 from .compare import SINGLE_RUNS, one_boot, within_run
@@ -38,11 +39,16 @@ def ci_note(m):
         return m.why_no_ci
     head = (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
             f"{m.n_units} {UNIT_WORDS[m.unit]} ({RESAMPLES} resamples, seed {SEED})")
-    if m.unit == "run":
-        covers = "it covers run-to-run variance" + ("; boot-to-boot not measured: one boot" if m.boots < 2 else "")
+    if m.unit == "run" and m.sessions > 1:
+        covers = ("it covers run-to-run variance, the files made at different times"
+                  + ("; boot-to-boot not measured: one boot" if m.boots < 2 else ""))
+    elif m.unit == "run":
+        covers = ("the sub-runs of one file: it covers the drift within this session only, not the host's drift "
+                  "between sessions minutes apart (replicate files made at different times cover it)"
+                  + ("; boot-to-boot not measured: one boot" if m.boots < 2 else ""))
     elif m.processes == 1:
-        covers = ("one process: it covers noise within this run only, not the run-to-run drift another run meets "
-                  "(run --runs 5 --gap 20s measures it)")
+        covers = ("one process: it covers noise within this run only, not the drift another run meets (replicate "
+                  "files made at different times cover it)")
     else:
         covers = f"the {UNIT_WORDS[m.unit]} of {m.processes} runs pooled: it leaves out run-to-run drift"
     return f"{head}; {covers}"
@@ -209,8 +215,7 @@ def _commit_footer(analysis):
     n = f"N = {only[0]} per side" if len(sizes) == 1 and only[0] == only[1] else f"N (base/new) = {_sizes(rows)}"
     per = f"one observation per {'/'.join(units)}"
     if analysis.withheld:
-        return (f"no CI: one process a side (within-run only: {per}; {n}){boot}; measure each side with run --runs 5 "
-                "--gap 20s for one")
+        return f"no CI: one session a side (within-session only: {per}; {n}){boot}; {FOR_A_VERDICT} for one"
     mixed = "; a one-process side is one run, assumed to vary as the other side's runs" if analysis.mixed else ""
     return (f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for reading "
             "four at once")

@@ -253,7 +253,6 @@ def detect_notes(result):
     import math
 
     from ..analysis.compare import compare
-    from ..data.cells import where
     from ..errors import UsageError
 
     try:
@@ -261,21 +260,39 @@ def detect_notes(result):
     except UsageError:
         return []
     if cmp.withheld:
-        return ["a compare of two runs like this gives no verdict (one process a side, no run-to-run variance): "
-                "measure with --runs 5 --gap 20s for one"]
-    found = [(r, r["mde_pct"]) for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
-    if not found:
+        from ..analysis.compare import FOR_A_VERDICT
+
+        alone = ("a compare of two files like this gives no verdict alone (one session a side: the host's drift "
+                 "between sessions minutes apart is not in its variance)")
+        if len(result.sub_runs()) < 2:
+            return [f"{alone}; {FOR_A_VERDICT}"]
+        within = compare([result, result], unit="run")
+        return [f"{alone}; {_detects(within)} within the session (--unit run)", f"for a verdict: {FOR_A_VERDICT}"]
+    if not _detects(cmp):
         return []
-    each = ", ".join(f"{numbers.pct(m, 1, sign=False)} at {where(r['stride_bytes'], r['cell'])}" for r, m in found)
-    scope = ("run-to-run drift included, its runs the unit; boot-to-boot not" if cmp.unit == "run" else
-             "within-run noise only: run-to-run drift, which a reboot-apart compare meets, is not in it (--runs)")
+    scope = ("run-to-run drift between its files included; boot-to-boot not" if cmp.unit == "run" else
+             "within-run noise only: the drift another run meets is not in it")
     unit = cmp.unit
     if cmp.profiles:  # a one-process file with a noise profile of its host, kernel and plan (calibrate)
         unit = "round"
         scope = (f"run-to-run drift from the noise profile {cmp.profiles[0].name}, each kernel needing its own; "
                  "boot-to-boot not")
-    return [f"a compare of two runs like this detects >= {each} (80% power, {cmp.confidence:g}%, "
-            f"N = {found[0][0]['n_base']} {unit}s a side; {scope})"]
+    n = next(r["n_base"] for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan)))
+    return [f"a compare of two runs like this {_detects(cmp)} (80% power, {cmp.confidence:g}%, N = {n} {unit}s a side; "
+            f"{scope})"]
+
+
+def _detects(cmp):
+    """'detects >= 2.4% at 64K, 2.0% at 1M', from compare's rows; '' where no row has an MDE."""
+    import math
+
+    from ..data.cells import where
+
+    found = [(r, r["mde_pct"]) for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
+    if not found:
+        return ""
+    return "detects >= " + ", ".join(f"{numbers.pct(m, 1, sign=False)} at {where(r['stride_bytes'], r['cell'])}"
+                                     for r, m in found)
 
 
 def adaptive_notes(config):

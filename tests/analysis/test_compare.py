@@ -148,7 +148,8 @@ def test_show(cli, fixtures):
 
 def test_replicate_runs_use_the_run_as_unit(cli, fixtures):
     p = cli("compare", "before.json,again.json", "after.json,after.json", cwd=fixtures)
-    assert p.returncode == 0 and "observation = one run" in p.stdout and "N (base/new) = 2/2" in p.stdout
+    assert p.returncode == 0 and "observation = one file (a replicate run made at its own time" in p.stdout
+    assert "N (base/new) = 2/2" in p.stdout
     assert "Welch" in p.stdout and "one side only" not in p.stderr
     p = cli("compare", "before.json", "after.json", "--unit", "run", cwd=fixtures)
     assert p.returncode == 2 and "needs replicate runs" in p.stderr
@@ -336,18 +337,41 @@ def test_a_runs_file_is_its_sub_runs(fixtures, tmp_path):
 
 
 def test_compare_of_runs_files_uses_the_sub_run_as_the_unit(cli, fixtures, tmp_path):
+    """One --runs file a side is one session a side: its sub-runs are the unit, but the drift between
+    sessions (measured: 20-69% A/A, scripts/bench_defaults.py) is not in them, so no verdict unless
+    --unit run asks for the within-session one."""
     a = _with_sub_runs(fixtures, tmp_path, "a.json")
     b = _with_sub_runs(fixtures, tmp_path, "b.json", "after.json")
     cmp = comparison.compare([str(a), str(b)])
-    assert cmp.unit == "run" and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(3, 3)}
+    assert cmp.unit == "run" and cmp.level == "session" and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(3, 3)}
+    assert cmp.withheld and all(r["verdict_withheld"] and not r["significant"] for r in cmp.rows)
     assert cmp.boots == [1, 1]
     p = cli("compare", a, b)
     assert p.returncode == 0, p.stderr
-    assert "observation = one run (a replicate file or a --runs sub-run" in p.stdout
+    assert "observation = one sub-run (a --runs sub-run of one file" in p.stdout
+    assert p.stdout.count("no verdict (one session a side)") == 4 and "5 a side, alternating" in p.stdout
     assert "N (base/new) = 3/3" in p.stdout and "boot-to-boot not measured: one boot a side" in p.stdout
     assert "a.json,a.json" not in p.stdout + p.stderr  # a --runs file is named once
-    p = cli("compare", a, b, "--format", "commit")
-    assert "one observation per run; N = 3 per side; one boot a side (boot-to-boot not measured)" in p.stdout
+    p = cli("compare", a, b, "--format", "commit", "--unit", "run")
+    assert ("one observation per sub-run; N = 3 per side; one session a side (the drift between sessions not "
+            "measured); one boot a side (boot-to-boot not measured)") in p.stdout
+    asked = comparison.compare([str(a), str(b)], unit="run")
+    assert not asked.withheld and all(not math.isnan(r["mde_pct"]) for r in asked.rows)
+
+
+def test_replicate_files_of_sub_runs_are_one_observation_each(fixtures, tmp_path):
+    """Where a side has two or more files, every file is one observation, its sub-runs averaged inside
+    it: the sub-runs of several sessions are not pooled as if they were sessions."""
+    a = _with_sub_runs(fixtures, tmp_path, "a.json")
+    a2 = _with_sub_runs(fixtures, tmp_path, "a2.json", "again.json")
+    b = _with_sub_runs(fixtures, tmp_path, "b.json", "after.json")
+    cmp = comparison.compare([[str(a), str(a2)], str(b)], test="student")
+    assert cmp.level == "file" and cmp.unit == "run" and not cmp.withheld
+    assert {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(2, 1)} and cmp.mixed
+    groups, level = comparison.load_sides([[str(a), str(a2)], str(b)])
+    assert level == "file" and [len(g) for g in groups] == [2, 1]
+    groups, level = comparison.load_sides([str(a), str(b)])
+    assert level == "session" and [len(g) for g in groups] == [3, 3]
 
 
 def test_replicates_from_two_boots_are_said_to_cover_it(fixtures, tmp_path):
@@ -397,9 +421,9 @@ def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
     assert all(math.isnan(r["mde_pct"]) for r in cmp.rows)
     out = cli("compare", "before.json", "after.json", cwd=fixtures).stdout
     assert "within-run interval" in out and "95% CI" not in out.splitlines()[1]
-    assert out.count("no verdict (one process a side)") == 4 and "run --runs 5 --gap 20s" in out
+    assert out.count("no verdict (one session a side)") == 4 and "5 a side, alternating" in out
     commit = cli("compare", "before.json", "after.json", "--format", "commit", cwd=fixtures).stdout
-    assert commit.count("n.s.") >= 4 and "no verdict: one process a side" in commit
+    assert commit.count("n.s.") >= 4 and "no verdict: one session a side" in commit
     asked = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")], unit="round")
     assert not asked.withheld and any(r["significant"] for r in asked.rows)
 
@@ -553,7 +577,7 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     assert out.returncode == 0 and "A: pa.json (8 sub-runs" in out.stdout and "B: pb.json" in out.stdout
     assert out.stdout.count("faster") == 4
     unused = cli("compare", "a.json", "b.json", "--no-profile", cwd=tmp_path, env=env)
-    assert "no verdict (one process a side)" in unused.stdout
+    assert "no verdict (one session a side)" in unused.stdout
     given = cli("compare", "a.json", "b.json", "--profile", "pa.json", "--profile", "pb.json", cwd=tmp_path)
     assert given.returncode == 0 and given.stdout.count("faster") == 4
     # run and show say what a compare of two such runs detects, with the profile found

@@ -476,7 +476,9 @@ def test_sub_runs_are_the_unit():
     from atsdbench.analysis.compare import load_group
 
     a, b = runs_side("old", seed=1), runs_side("new", 0.9, seed=2)
-    analysis = model.analyse([load_group(a), load_group(b)], ["old", "new"])
+    # one --runs file a side is one session a side: no CI of the change unless --unit run asks for it
+    assert model.analyse([load_group(a), load_group(b)], ["old", "new"]).withheld == model.WITHHELD
+    analysis = model.analyse([load_group(a), load_group(b)], ["old", "new"], unit="run")
     m = analysis.sides[0][0]
     assert m.unit == "run" and m.n_units == 5 and m.processes == 5 and m.file == "old.json"
     assert analysis.unit == "run" and not analysis.withheld and not analysis.mixed
@@ -498,7 +500,7 @@ def test_one_process_a_side_gets_a_within_run_interval_not_a_ci():
                                                    label="new")
     analysis = model.analyse([[a], [b]], ["old", "new"])
     assert analysis.withheld == model.WITHHELD and analysis.unit == "round"
-    assert "every side is one process" in model.WITHHELD and "run --runs 5 --gap 20s" in model.WITHHELD
+    assert "every side is one session" in model.WITHHELD and "5 a side, alternating" in model.WITHHELD
     assert all(r["verdict_withheld"] and r["unit"] == "round" for r in analysis.changes)
     assert all(math.isfinite(r["ci_low_pct"]) for r in analysis.changes[:3])  # shown, as compare shows it
     asked = model.analyse([[a], [b]], ["old", "new"], unit="round")
@@ -515,10 +517,11 @@ def test_one_process_against_runs_borrows_their_spread():
     from atsdbench.analysis.compare import load_group
 
     runs, one = runs_side("old", seed=3), make(X86, ceiling=33, seed=9, label="new")
-    analysis = model.analyse([load_group(runs), [one]], ["old", "new"])
+    assert model.analyse([load_group(runs), [one]], ["old", "new"]).withheld  # one session a side
+    analysis = model.analyse([load_group(runs), [one]], ["old", "new"], unit="run")
     assert analysis.mixed and analysis.unit == "run" and not analysis.withheld
     assert any("replicate runs on one side only: a single run is one observation" in w for w in analysis.warnings)
-    both = model.analyse([load_group(runs), load_group(runs_side("new", seed=4))], ["old", "new"])
+    both = model.analyse([load_group(runs), load_group(runs_side("new", seed=4))], ["old", "new"], unit="run")
     for row, other in zip(analysis.changes, both.changes):
         assert row["unit"] == "run" and (row["n_base"], row["n_new"]) == (5, 1)
         if row["parameter"] != "crossover_pages":
@@ -533,12 +536,14 @@ def test_legends_say_unit_n_and_what_is_not_covered():
     from atsdbench.render import compare as compare_formats, model as formats
 
     a, b = runs_side("old", seed=1), runs_side("new", 0.9, seed=2)
-    analysis = model.analyse([load_group(a), load_group(b)], ["old", "new"])
+    analysis = model.analyse([load_group(a), load_group(b)], ["old", "new"], unit="run")
     text = formats.render_text(analysis)
     assert "N (base/new) = 5/5 runs" in text and "runs (each its own process" in text
     assert compare_formats.one_boot([1, 1]) in text  # one boot a side
     assert "bootstrap over 5 runs (each its own process" in formats.ci_note(analysis.sides[0][0])
     assert "boot-to-boot not measured" in formats.ci_note(analysis.sides[0][0])
+    assert "the sub-runs of one file: it covers the drift within this session only" in \
+        formats.ci_note(analysis.sides[0][0])
     footer = formats.render_commit(analysis).splitlines()[-1]
     assert footer.startswith("95% CIs, bootstrap; one observation per run; N = 5 per side; one boot a side")
     # two boots a side: that level is in the data, and no line says it is missing
@@ -546,7 +551,7 @@ def test_legends_say_unit_n_and_what_is_not_covered():
     for side in two:
         for part in side:
             part.host["boot_id"] = f"boot-{part.sub_run % 2}"
-    assert "boot-to-boot" not in formats.render_text(model.analyse(two, ["old", "new"]))
+    assert "boot-to-boot" not in formats.render_text(model.analyse(two, ["old", "new"], unit="run"))
     one = make(X86, ceiling=33, label="old")
     single = formats.ci_note(fit(one).sides[0][0])
     assert "one process: it covers noise within this run only" in single
@@ -586,10 +591,10 @@ def test_cli_before_after_text_commit_csv(cli, tmp_path):
     # one process a side: the change has a within-run interval, not a CI, and says why
     p = cli("model", a, b)
     assert p.returncode == 0 and "new against old" in p.stdout and "within-run interval" in p.stdout
-    assert "no CI of the change: every side is one process" in p.stdout
+    assert "no CI of the change: every side is one session" in p.stdout
     commit = cli("model", a, b, "--format", "commit").stdout.splitlines()
     assert commit[2].startswith("per-page cost  0.1") and "CI" not in commit[2]
-    assert commit[-1].startswith("no CI: one process a side (within-run only: one observation per round; N = 5 "
+    assert commit[-1].startswith("no CI: one session a side (within-session only: one observation per round; N = 5 "
                                  "per side); one boot a side")
     # --unit round asks for it knowingly
     commit = cli("model", a, b, "--format", "commit", "--unit", "round").stdout.splitlines()
