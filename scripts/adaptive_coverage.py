@@ -10,7 +10,9 @@ scripts/bench_verdict.py's simulated noise of this VM (pass 3.4%, round 2.8%, dr
 time constant, per-process sP, strides correlated 0.7), through the real adaptive.RunPolicy: the
 sub-runs and wall time it took, how often the interval it stopped on covers each stride's true mean
 (against a fixed plan of as many sub-runs), and what the real compare says of two such sides: A/A
-(any of 4 strides after Holm), coverage of the true ratio, and power at a true +10%.
+(`--unit run`, any of 4 strides after Holm), coverage of the true ratio, power at a true +10%, and the
+A/A again with the slow drift scripts/bench_defaults.py measured between sessions (sides 60 s apart),
+each beside the same for two fixed plans of the median number of sub-runs.
 
 It runs the simulations tests/measure/test_adaptive.py checks (its helpers, imported from there) with
 more replicates.
@@ -70,20 +72,35 @@ def fixed_coverage(bench, sides, n, sp, rng):
     return covered / rows
 
 
-def compare_pairs(bench, pairs, runs, until, sp, rng):
-    """(A/A share, coverage of the true ratio, power at +10%) of the real compare of two adaptive sides."""
+def slow_drift():
+    """(variance per second, seconds between sessions) of the slow host drift scripts/bench_defaults.py
+    measured here: a random walk on the log scale between sessions minutes apart."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_defaults.py")
+    spec = importlib.util.spec_from_file_location("bench_defaults", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SLOW_C, module.SESSION_S
+
+
+def compare_pairs(bench, pairs, side, rng, changes=None, slow=None):
+    """(A/A share, coverage of the true ratio, power at +10%) of the real compare of two sides made by
+    side(change, label).  slow=(c, s): side B starts s seconds after A ends, and the host has drifted
+    by a random walk of variance c a second meanwhile (B's level moved by it, the truth not)."""
     import warnings
 
     from atsdbench.analysis.compare import compare
 
     aa = covered = with_ci = hits = tried = 0
-    for change in (0.0, bench.TRUE_CHANGE):
+    for change in (0.0, bench.TRUE_CHANGE) if changes is None else changes:
         for _ in range(pairs):
-            a, _ = adaptive_side(bench, rng, runs, ROUNDS, GAP, sp, until, MAX_TIME, 0.0, "A")
-            b, _ = adaptive_side(bench, rng, runs, ROUNDS, GAP, sp, until, MAX_TIME, change, "B")
+            a = side(0.0, "A")
+            walk = rng.normal(0.0, math.sqrt(slow[0] * (a.finished + slow[1]))) if slow else 0.0
+            b = side(math.expm1(math.log1p(change) + walk), "B")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                rows = compare([a, b]).rows
+                rows = compare([a, b], unit="run").rows  # the sub-run verdict, the unit the rule stops on
             for r in rows:
                 if math.isfinite(r["ci_low_pct"]):
                     with_ci += 1
@@ -92,14 +109,15 @@ def compare_pairs(bench, pairs, runs, until, sp, rng):
                     tried += 1
                     hits += bool(r["significant"]) and r["speedup_pct"] > 0
             aa += not change and any(r["significant"] for r in rows)
-    return aa / pairs, covered / with_ci, hits / tried
+    return aa / pairs, covered / with_ci if with_ci else math.nan, hits / tried if tried else math.nan
 
 
 def runs_table(reps=400, seed=25):
     bench = bench_verdict()
+    slow = slow_drift()
     lines = ["| `--runs` | `--until` | sP | median sub-runs | median wall s | stopped by time | a side's CI covers | "
-             "fixed plan of as many sub-runs covers | compare: A/A | compare covers | power at +10% |",
-             "|" + " --- |" * 11]
+             "fixed plan of as many sub-runs | compare: A/A | fixed plans | compare covers | fixed plans | "
+             "power at +10% | fixed plans | A/A with the slow drift | fixed plans |", "|" + " --- |" * 16]
     for i, (runs, until, sp_pct) in enumerate(RUN_ROWS):
         sp = sp_pct / 100
         rng = np.random.default_rng(np.random.SeedSequence([seed, i]))
@@ -107,10 +125,19 @@ def runs_table(reps=400, seed=25):
                                                         MAX_TIME)
         n = int(round(median_runs))
         fixed = fixed_coverage(bench, reps, n, sp, rng)
-        aa, ratio_cover, power = compare_pairs(bench, max(1, reps // 4), runs, until, sp, rng)
-        lines.append(f"| {runs} | {until:g}% | {sp_pct:g}% | {median_runs:g} | {wall:.0f} | "
-                     f"{100 * timed:.0f}% | {100 * cover:.1f}% | {100 * fixed:.1f}% | {100 * aa:.1f}% | "
-                     f"{100 * ratio_cover:.1f}% | {100 * power:.0f}% |")
+        pairs = max(1, reps // 4)
+        adaptive_pairs = compare_pairs(bench, pairs, lambda change, label: adaptive_side(
+            bench, rng, runs, ROUNDS, GAP, sp, until, MAX_TIME, change, label)[0], rng)
+        fixed_pairs = compare_pairs(bench, pairs, lambda change, label: bench.simulate_side(
+            rng, n, ROUNDS, GAP, sp, 0.0, change, label, f"boot-{label}"), rng)
+        adaptive_slow = compare_pairs(bench, pairs, lambda change, label: adaptive_side(
+            bench, rng, runs, ROUNDS, GAP, sp, until, MAX_TIME, change, label)[0], rng, (0.0,), slow)
+        fixed_slow = compare_pairs(bench, pairs, lambda change, label: bench.simulate_side(
+            rng, n, ROUNDS, GAP, sp, 0.0, change, label, f"boot-{label}"), rng, (0.0,), slow)
+        pct = [f"{100 * x:.1f}%" for pair in zip(adaptive_pairs + adaptive_slow[:1], fixed_pairs + fixed_slow[:1])
+               for x in pair]
+        lines.append(f"| {runs} | {until:g}% | {sp_pct:g}% | {median_runs:g} | {wall:.0f} | {100 * timed:.0f}% | "
+                     f"{100 * cover:.1f}% | {100 * fixed:.1f}% | {' | '.join(pct)} |")
     return "\n".join(lines)
 
 
