@@ -121,7 +121,7 @@ if [ -f /etc/atsd/command ]; then
 	done
 fi
 echo "@@ begin kernel-log"
-dmesg | grep -v 'Kernel command line' | grep -E 'BUG|Oops|WARNING|Call Trace|panic' | head -20
+dmesg | grep -v -E 'Kernel command line|Command line:' | grep -E 'BUG|Oops|WARNING|Call Trace|Kernel panic' | head -20
 echo "@@ end kernel-log"
 echo "@@ done"
 poweroff -f
