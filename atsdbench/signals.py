@@ -47,7 +47,11 @@ _said = []
 
 
 def say_interrupted():
-    """The CLI's one line for an interrupt, said once however many signals came."""
+    """The CLI's one line for an interrupt, said once however many signals came.  From here the
+    process only finishes (a save, its exit with 130): later signals are ignored, so none can land
+    where the interpreter has already put the default action back and end it by the signal."""
+    if _main_thread():
+        ignore()
     if not _said:
         _said.append(True)
         print("atsdbench: interrupted", file=sys.stderr)
