@@ -57,8 +57,8 @@ def cmd_run(args):
         import time
 
         from .data import results
-        from .measure import host, plan as plans, runner
-        from .render import tables as report
+        from .measure import host, plan as plans
+        from .render import tables  # noqa: F401  (imported held: pandas' import is no place for a Ctrl-C)
 
         plan = plans.make_plan(**plan_options(args))
         # Named and checked before measuring: an unwritable output must not cost a finished run.
@@ -69,19 +69,37 @@ def cmd_run(args):
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.
-        progress = _progress(total)
-        result = runner.run(plan, progress=progress)
-        if progress:
-            progress.end()
-        save_error = None
-        if not result.records:
-            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
-        else:
-            try:
-                results.save_or_rescue(result, output)
-            except UsageError as e:
-                save_error = e
+        result, save_error = _measure_and_save(plan, output, total)
         interrupted = signals.take()
+    _report_saved(result, output, save_error)
+    return 0 if result.complete and not interrupted else 130
+
+
+def _measure_and_save(plan, output, total):
+    """run's and calibrate's measuring, inside their held(): the passes, then the file (or its rescue)
+    before anything optional runs.  Returns (result, the save's UsageError or None)."""
+    from .data import results
+    from .measure import runner
+
+    progress = _progress(total)
+    result = runner.run(plan, progress=progress)
+    if progress:
+        progress.end()
+    save_error = None
+    if not result.records:
+        print("atsdbench: no pass finished; nothing written", file=sys.stderr)
+    else:
+        try:
+            results.save_or_rescue(result, output)
+        except UsageError as e:
+            save_error = e
+    return result, save_error
+
+
+def _report_saved(result, output, save_error):
+    """The table of what was measured, where it went, and the save's or the run's error (raised)."""
+    from .render import tables as report
+
     if result.records:
         print(report.run_report(result))
         if save_error is None:
@@ -90,7 +108,6 @@ def cmd_run(args):
         raise save_error
     if result.error:
         raise UsageError(result.error)
-    return 0 if result.complete and not interrupted else 130
 
 
 # calibrate's design (docs/calibrate.md): the between-run component's df is K - 1, and its sub-runs must
@@ -111,7 +128,7 @@ def cmd_calibrate(args):
         import time
 
         from .data import profile, results
-        from .measure import host, plan as plans, runner
+        from .measure import host, plan as plans
 
         options = plan_options(args)
         if options.get("until") is not None:
@@ -133,26 +150,9 @@ def cmd_calibrate(args):
         results.check_writable(output)
         total = (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
         signals.check()
-        result = runner.run(plan, progress=_progress(total))
-        save_error = None
-        if not result.records:
-            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
-        else:
-            try:
-                results.save_or_rescue(result, output)
-            except UsageError as e:
-                save_error = e
+        result, save_error = _measure_and_save(plan, output, total)
         interrupted = signals.take()
-    from .render import tables as report
-
-    if result.records:
-        print(report.run_report(result))
-        if save_error is None:
-            print(f"wrote {output}")
-    if save_error is not None:
-        raise save_error
-    if result.error:
-        raise UsageError(result.error)
+    _report_saved(result, output, save_error)
     if not result.complete or interrupted:
         if result.records:
             print(f"no noise profile written (the calibration was interrupted); atsdbench calibrate --from {output} "
