@@ -1,7 +1,5 @@
 """The `atsdbench` command and `python -m atsdbench`: signal handling first, then the CLI, so a
 Ctrl-C while the CLI is still being imported exits 130 with one line too."""
-import sys
-
 from . import signals
 
 
@@ -9,9 +7,7 @@ def entry():
     signals.install()
     from .cli import main
 
-    code = main()
-    signals.ignore()
-    sys.exit(code)
+    signals.end(main())
 
 
 if __name__ == "__main__":

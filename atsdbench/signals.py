@@ -87,12 +87,32 @@ def ignore():
 
 def install():
     """For the CLI and the round worker, first thing: SIGTERM is Ctrl-C for the whole process, and
-    an interrupt that no `except` catches exits 130 with one line."""
+    an interrupt that no `except` catches exits 130 with one line.  The hooks go in before the
+    handlers, so no interrupt can find ours without them."""
+    sys.excepthook = _excepthook
+    sys.unraisablehook = _unraisablehook
     for s in SIGNALS:
         _callers[s] = _raise_interrupt
         signal.signal(s, _handler)
-    sys.excepthook = _excepthook
-    sys.unraisablehook = _unraisablehook
+
+
+def end(code):
+    """How the CLI and the round worker exit, once `code` is decided: signals are ignored from here,
+    and where one came at all the process leaves by os._exit after flushing its streams.
+
+    Why: CPython (3.11, under `python -m`) remembers a KeyboardInterrupt raised inside any eval or
+    exec of a string, even one that was caught (namedtuple builds its __new__ that way, so a Ctrl-C
+    while a module imports is enough), and at the very end of the interpreter it kills itself by
+    SIGINT instead of returning the status: exit -2 after "atsdbench: interrupted"."""
+    ignore()
+    if _received:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # a reader that left: what it missed is its to miss
+                pass
+        os._exit(code)
+    sys.exit(code)
 
 
 def received():

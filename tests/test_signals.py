@@ -133,6 +133,40 @@ def test_uncaught_interrupt_is_one_line_and_130(tmp_path):
     assert p.returncode == 130 and p.stderr == "atsdbench: interrupted\n"
 
 
+
+_EVAL_INTERRUPT = "eval(\"__import__('signal').raise_signal(2)\")"  # a Ctrl-C inside an eval of a string
+
+
+def test_a_caught_interrupt_inside_an_eval_still_exits_130(tmp_path):
+    """CI's storm saw exit -2 after "atsdbench: interrupted": a second Ctrl-C landed in namedtuple's
+    eval of a string while the report's imports ran; cli.main caught it and returned 130, and CPython
+    (under `python -m`) still ended by killing itself with SIGINT.  signals.end leaves by os._exit."""
+    (tmp_path / "caught_in_eval.py").write_text(
+        "import sys\nfrom atsdbench import signals\nsignals.install()\n"
+        f"try:\n    {_EVAL_INTERRUPT}\nexcept KeyboardInterrupt:\n    pass\n"
+        "print('kept')\n"
+        "signals.end(130) if sys.argv[1:] == ['end'] else (signals.ignore(), sys.exit(130))\n")
+    ours = subprocess.run([sys.executable, "-m", "caught_in_eval", "end"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (130, "kept\n", "")
+    plain = subprocess.run([sys.executable, "-m", "caught_in_eval"], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=60)
+    assert plain.returncode in (130, -signal.SIGINT)  # -2 where the interpreter has the defect (3.11 has)
+
+
+def test_the_cli_ends_through_signals_end(tmp_path):
+    """The same through `atsdbench.__main__.entry`: a main that caught such an interrupt and said 130."""
+    (tmp_path / "cli_caught_in_eval.py").write_text(
+        "import atsdbench.cli as cli\n"
+        "def main():\n"
+        f"    try:\n        {_EVAL_INTERRUPT}\n    except KeyboardInterrupt:\n        return 130\n"
+        "cli.main = main\n"
+        "from atsdbench.__main__ import entry\nentry()\n")
+    p = subprocess.run([sys.executable, "-m", "cli_caught_in_eval"], capture_output=True, text=True, cwd=tmp_path,
+                       timeout=60)
+    assert (p.returncode, p.stderr) == (130, "")
+
+
 # ---- every bytecode of a release, interrupted ----
 
 class _InterruptAt:

@@ -42,4 +42,4 @@ def main():
 if __name__ == "__main__":
     signals.install()
     main()
-    signals.ignore()
+    signals.end(0)
