@@ -373,7 +373,7 @@ int main(int argc, char **argv)
 	char msg[512];
 	int32_t run;
 	int err = 0;
-	double t0;
+	double t0 = 0.0;  /* the last sub-run's start */
 
 	o.path = parse(&p, argc, argv);
 	if ((err = atsd_host_probe(&h)))
@@ -397,11 +397,11 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (p.runs > 1) {
-		/* sub-run k starts at least k x gap after the first does, as in atsdbench run */
-		t0 = now_s();
+		/* each sub-run starts at least gap after the one before started, as in atsdbench run */
 		for (run = 0; run < p.runs && !interrupted && !err; run++) {
 			if (run)
-				sleep_until(t0 + run * p.gap);
+				sleep_until(t0 + p.gap);
+			t0 = now_s();
 			if (!interrupted)
 				err = run_forked(o.mem, &p, run, &k, &t);
 		}

@@ -219,6 +219,6 @@ def test_runs_are_sub_runs_in_fresh_processes_spaced_by_the_gap(tmp_path):
     # each sub-run has its own warm-up round, and every round of the file its own index
     assert all(sorted(v) == [(3 * k, True), (3 * k + 1, False), (3 * k + 2, False)] for k, v in rounds.items())
     firsts = [min(s["round_t"] for s in r.records if s["run"] == k) for k in range(3)]
-    assert firsts[1] >= 0.5 and firsts[2] >= 1.0  # sub-run k starts k gaps after the run: a schedule, not timing
+    assert firsts[1] >= 0.5 and firsts[2] >= 1.0  # each a gap after the one before started: a sleep's lower bound
     assert _time.monotonic() - t0 >= 1.0
     assert len(r.sub_runs()) == 3

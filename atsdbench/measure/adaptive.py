@@ -43,6 +43,7 @@ import math
 
 from ..analysis.timeseries import ROBUST_MIN_ROUNDS
 from ..data.cells import labels_of, where_row
+from .plan import next_sub_run_start
 
 
 def half_width(x, confidence=95.0):
@@ -229,12 +230,13 @@ class RunPolicy(Policy):
                  cells=None):
         super().__init__(until, confidence, max_time, max_rounds, int(min_runs) * int(rounds), cells)
         self.min_runs, self.rounds_per_run, self.gap = int(min_runs), int(rounds), float(gap)
-        self.runs, self.durations = 0, []
+        self.runs, self.durations, self.last_start = 0, [], None
 
     def run_done(self, started_s, ended_s):
         """A sub-run ran from started_s to ended_s (seconds since the run began; process start-up and
         its warm-up rounds included: one more sub-run costs them again)."""
         self.durations.append(max(0.0, float(ended_s) - float(started_s)))
+        self.last_start = float(started_s)
 
     def observe(self, records, elapsed_s):
         from ..analysis.stats import t_interval
@@ -248,10 +250,10 @@ class RunPolicy(Policy):
         self.runs = max((len(x) for x in per_run.values()), default=0)
         self.rounds = max((len(x) for x in rounds.values()), default=0)
         self.elapsed = float(elapsed_s)
-        # From now to the end of one more sub-run: it starts when the gap allows (sub-run k at k gaps
-        # after the run began, as the runner schedules it) and lasts as long as the finished ones did.
+        # From now to the end of one more sub-run: it starts when the gap allows (as the runner
+        # schedules it) and lasts as long as the finished ones did.
         if self.durations:
-            start = max(self.elapsed, len(self.durations) * self.gap)
+            start = next_sub_run_start(self.last_start, self.gap, self.elapsed)
             self.next_round_s = start - self.elapsed + sum(self.durations) / len(self.durations)
         else:
             self.next_round_s = None

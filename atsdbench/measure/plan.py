@@ -185,6 +185,13 @@ def cell_order(plan, round_index, c_plan=None):
     return core.cell_order(c_plan or plan.to_c(), round_index)
 
 
+def next_sub_run_start(previous_start, gap, now):
+    """When the next sub-run (--runs) starts: `gap` after the one before started, or now where that
+    has passed.  From the one before's start, not k x gap from the first: after a sub-run that ran
+    long, a fixed schedule would start the next one sooner than the gap."""
+    return now if previous_start is None else max(now, previous_start + gap)
+
+
 def round_kinds(plan, run=0):
     """(round index, is a warm-up round) for every round of one sub-run (--runs): each has its own
     warm-up rounds, and its rounds are numbered after the previous sub-run's, so every round of the

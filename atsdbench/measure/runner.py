@@ -16,7 +16,7 @@ from . import host
 from .. import signals
 from ..analysis import timeseries
 from ..errors import UsageError
-from .plan import round_kinds
+from .plan import next_sub_run_start, round_kinds
 from .session import Session
 
 
@@ -116,16 +116,18 @@ class SubRuns:
     def passes(self, t0, progress=None, policy=None, records=None):
         """The passes of every sub-run; `records` is the caller's list of them, which the policy reads
         (the caller appends every pass before asking for the next)."""
-        r = 0
+        r, last = 0, None
         more = (lambda: policy.after_run(records, time.monotonic() - t0) is None) if policy else (lambda: False)
         while r < self.plan.runs or more():
-            wait = t0 + r * self.plan.gap - time.monotonic()
-            if r and wait > 0:
+            now = time.monotonic()
+            wait = next_sub_run_start(last, self.plan.gap, now) - now
+            if wait > 0:
                 if progress:
                     of = f" of {self.plan.runs}" if policy is None else ""
                     progress({"wait": wait, "before": f"sub-run {r + 1}{of} (--gap)"})
                 signals.sleep(wait)
-            started = time.monotonic() - t0
+            last = time.monotonic()
+            started = last - t0
             for sample in _worker(self.plan, round_kinds(self.plan, r), started, self.facts):
                 sample["run"] = r
                 yield sample

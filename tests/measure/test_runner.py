@@ -27,6 +27,34 @@ def test_pacer_spreads_rounds_evenly_and_never_sleeps_when_late():
     assert runner.Pacer(0, 4).interval == 0
 
 
+
+def test_sub_runs_start_a_gap_after_the_one_before_even_after_a_long_one(monkeypatch):
+    """--runs --gap: the gap is from the previous sub-run's start.  A schedule of k x gap from the
+    first would start the third sub-run below 0.1 s after the second, the first having run long."""
+    import types
+
+    from atsdbench.measure import plan as plans
+
+    now, starts = [0.0], []
+    durations = iter([5.0, 0.1, 0.1, 3.0])
+
+    def worker(plan, rounds, t, facts):
+        starts.append(now[0])
+        now[0] += next(durations)
+        yield {"stride_bytes": 1 << 20}
+
+    def sleep(d):
+        now[0] += d
+
+    monkeypatch.setattr(runner, "_worker", worker)
+    monkeypatch.setattr(runner, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    monkeypatch.setattr(runner.signals, "sleep", sleep)
+    plan = plans.make_plan(size="16M", strides="1M", rounds=1, runs=4, gap="2s")
+    samples = list(runner.SubRuns(plan).passes(0.0))
+    assert [s["run"] for s in samples] == [0, 1, 2, 3]
+    assert starts == [0.0, 5.0, 7.0, 9.0]  # late, then a gap after each start (not 5.1 and 6)
+
+
 def test_round_lag1_per_stride_in_round_order():
     recs = [{"round": r, "stride_bytes": 4096, "warmup": False, "gbps": g}
             for r, g in enumerate([1, 2, 3, 4, 5, 6])]
