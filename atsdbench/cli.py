@@ -31,7 +31,7 @@ def build_parser():
     r = sub.add_parser("run", help="measure and write a result file")
     _add_plan_options(r)
 
-    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS
+    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS, GUEST_TIMEOUT
 
     cal = sub.add_parser("calibrate", help=f"measure the between-run noise of a plan ({CALIBRATE_RUNS} sub-runs "
                          f"{CALIBRATE_GAP} apart) into a noise profile, which gives single runs a compare verdict")
@@ -112,7 +112,8 @@ def build_parser():
     g.add_argument("--smp", type=_int("--smp"), default=2)
     g.add_argument("--mem", default="2G")
     g.add_argument("--accel", default="tcg", help="tcg (default: emulation) or kvm (same arch only)")
-    g.add_argument("--timeout", type=_int("--timeout"), default=900, help="seconds per guest (default 900)")
+    g.add_argument("--timeout", type=_int("--timeout"), default=None,
+                   help=f"seconds per guest (default {GUEST_TIMEOUT}, plus the runs' --gap sleeps)")
     g.add_argument("--initrd", action="append", default=[], metavar="ARCHIVE",
                    help="a cpio archive unpacked before guest's own (a root with Python, your tools); repeat for "
                    "several")

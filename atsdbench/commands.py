@@ -1,4 +1,5 @@
 """One function per subcommand; each reads as its pipeline: options -> plan -> run -> export."""
+import math
 import sys
 
 from . import signals
@@ -349,6 +350,22 @@ def cmd_model(args):
 
 
 
+GUEST_TIMEOUT = 900  # seconds a guest may take to boot, run and power off, not counting the runs' --gap sleeps
+
+
+def guest_timeout(given, waits):
+    """guest's --timeout in seconds: the default grows by the runs' --gap sleeps (`waits`), and a
+    given one that the sleeps alone would pass is refused (the guest would be killed as hung)."""
+    if given is None:
+        return GUEST_TIMEOUT + math.ceil(waits)
+    if given < 1:
+        raise UsageError(f"--timeout must be at least 1 s (got {given})")
+    if given <= waits:
+        raise UsageError(f"--timeout {given} is shorter than the runs' --gap sleeps alone ({waits:g} s): the guest "
+                         f"would be killed as hung; leave --timeout out ({GUEST_TIMEOUT} s plus the sleeps) or give more")
+    return given
+
+
 def cmd_guest(args):
     """Boot each kernel image under qemu, run the static atsd (its runs) or a command inside, and bring
     home what it made: a result file per image and run, traces, the command's files (measure/guest.py has
@@ -372,7 +389,7 @@ def cmd_guest(args):
         raise UsageError("--command needs a shell command line to run in the guest")
     if args.guest_command is not None and groups == [[]]:
         groups = []  # the command instead of atsd
-    runs = []
+    runs, waits = [], 0.0
     for words in groups:
         checked, events = guest.check_run(words, core.options())
         plan = core.plan_new()
@@ -380,6 +397,8 @@ def cmd_guest(args):
             core.plan_set(plan, o["field"], value if value is not None else o["const"])
         runs.append({"words": guest.atsd_words(checked), "attrs": guest.run_attrs(checked, events),
                      "tracepoints": events})
+        waits += (plan.runs - 1) * plan.gap  # the --gap sleeps alone, before any measuring
+    args.timeout = guest_timeout(args.timeout, waits)
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
         raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "
                          f"--smp {args.smp})")

@@ -190,11 +190,23 @@ def test_bad_input_is_one_line_before_anything_boots(cli, tmp_path):
         (["--kernel", kernel, "--command", " "], "--command needs a shell command line"),
         (["--kernel", kernel, "--", "--size", "16M", "--", "--tracepoints", "tlbie"], "each tracepoint is SUBSYSTEM/EVENT"),
         (["--kernel", kernel, "--", "--size", "16M", "--", "--gpu", "0"], "the standalone atsd has no --gpu"),
+        (["--kernel", kernel, "--timeout", "0"], "--timeout must be at least 1 s"),
+        (["--kernel", kernel, "--timeout", "100", "--", "--runs", "2", "--gap", "50s", "--", "--runs", "2",
+          "--gap", "1m"], "--timeout 100 is shorter than the runs' --gap sleeps alone (110 s)"),
     ]:
         p = cli("guest", "-o", tmp_path / "out", *args)
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, (args, p.stderr)
         assert message in p.stderr, (args, p.stderr)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_default_timeout_grows_by_the_gap_sleeps():
+    from atsdbench import commands
+
+    assert commands.guest_timeout(None, 0) == commands.GUEST_TIMEOUT
+    assert commands.guest_timeout(None, 7 * 150.0) == commands.GUEST_TIMEOUT + 1050  # -- --runs 8 --gap 150s
+    assert commands.guest_timeout(None, 0.4) == commands.GUEST_TIMEOUT + 1
+    assert commands.guest_timeout(1200, 1050.0) == 1200
 
 
 def test_missing_qemu_names_the_debian_package(cli, tmp_path):
