@@ -11,6 +11,8 @@
   directory.
 """
 import errno
+import json
+import math
 import os
 import stat
 import tempfile
@@ -152,3 +154,30 @@ def read_input(path):
             return (stream.read().decode("utf-8", errors="replace") if stream else ""), "<stdin>"
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read(), path
+
+
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:20]}{'...' if len(text) > 20 else ''} is out of range")
+    return value
+
+
+def read_json(path, what):
+    """A JSON file atsdbench reads (`what`: "a result file", "a noise profile"), parsed with one rule
+    for numbers (NaN, Infinity and overflowing ones refused); anything wrong is one UsageError line."""
+    try:
+        with reading(path), open(path, encoding="utf-8") as f:
+            return json.load(f, parse_constant=_refuse_constant, parse_float=_finite)
+    except UsageError:  # reading's own line (a UsageError is a ValueError: not "not JSON")
+        raise
+    except RecursionError:
+        raise UsageError(f"{path} is not {what} (JSON nested too deeply)") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        from .schema import shorten
+
+        raise UsageError(f"{path} is not JSON ({shorten(str(e))})") from None

@@ -201,17 +201,7 @@ def load(path):
     """A Profile from a file; anything wrong with it is one UsageError line naming the file."""
     if isinstance(path, Profile):
         return path
-    from .results import _finite, _refuse_constant  # one rule for JSON numbers in every file atsdbench reads
-
-    try:
-        with files.reading(path), open(path, encoding="utf-8") as f:
-            data = json.load(f, parse_constant=_refuse_constant, parse_float=_finite)
-    except UsageError:
-        raise
-    except RecursionError:
-        raise UsageError(f"{path} is not a noise profile (JSON nested too deeply)") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise UsageError(f"{path} is not JSON ({schema.shorten(str(e))})") from None
+    data = files.read_json(path, "a noise profile")
     return from_dict(data, path)
 
 

@@ -147,17 +147,6 @@ def save_or_rescue(result, path):
     raise UsageError(f"{why}; no rescue file could be written: the result was written to stdout above")
 
 
-def _refuse_constant(name):
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _finite(text):
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {text[:20]}{'...' if len(text) > 20 else ''} is out of range")
-    return value
-
-
 def from_dict(data, path="<data>"):
     """A Result from parsed JSON, after the schema check (UsageError naming the field)."""
     from . import schema
@@ -180,17 +169,6 @@ def from_dict(data, path="<data>"):
 def load(path):
     if isinstance(path, Result):
         return path
-    from .files import reading
+    from .files import read_json
 
-    try:
-        with reading(path), open(path, encoding="utf-8") as f:
-            data = json.load(f, parse_constant=_refuse_constant, parse_float=_finite)
-    except UsageError:  # reading's own line (a UsageError is a ValueError: not "not JSON")
-        raise
-    except RecursionError:
-        raise UsageError(f"{path} is not a result file (JSON nested too deeply)") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        from .schema import shorten
-
-        raise UsageError(f"{path} is not JSON ({shorten(str(e))})") from None
-    return from_dict(data, path)
+    return from_dict(read_json(path, "a result file"), path)
