@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -654,5 +655,69 @@ int atsd_canary_free(struct atsd_canary **slot)
 	free(c->next);
 	free(c);
 	release_signals(&old);
+	return 0;
+}
+
+/* One /proc/stat line: CPU `cpu`'s steal ticks if it is that CPU's line, else -1 (also for a kernel
+ * too old to have the column). */
+static int64_t steal_of_line(const char *line, int32_t cpu)
+{
+	char name[24];
+	const char *q;
+	int i;
+
+	snprintf(name, sizeof(name), "cpu%d ", (int)cpu);
+	if (strncmp(line, name, strlen(name)))
+		return -1;
+	q = line + strlen(name);
+	for (i = 0; i < 8; i++) {  /* user nice system idle iowait irq softirq steal */
+		char *end;
+		unsigned long long v;
+
+		while (*q == ' ')
+			q++;
+		if (!isdigit((unsigned char)*q))
+			return -1;
+		v = strtoull(q, &end, 10);
+		if (i == 7)
+			return v > INT64_MAX ? -1 : (int64_t)v;
+		q = end;
+	}
+	return -1;
+}
+
+int64_t atsd_steal_ticks(const char *proc_stat, int32_t cpu)
+{
+	const char *line = proc_stat;
+
+	while (line && *line) {
+		int64_t v = steal_of_line(line, cpu);
+		const char *nl = strchr(line, '\n');
+
+		if (v >= 0)
+			return v;
+		line = nl ? nl + 1 : NULL;
+	}
+	return -1;
+}
+
+int atsd_self_state(int32_t cpu, struct atsd_self_state *out)
+{
+	struct rusage ru;
+	struct timespec ts;
+	char line[512];
+	FILE *f;
+
+	if (getrusage(RUSAGE_THREAD, &ru) || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return -errno;
+	out->preempted = ru.ru_nivcsw;
+	out->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	out->steal_ticks = -1;
+	f = fopen("/proc/stat", "re");
+	if (f) {  /* no /proc (a bare initramfs): no steal, not an error */
+		while (out->steal_ticks < 0 && fgets(line, sizeof(line), f))
+			out->steal_ticks = steal_of_line(line, cpu);
+		fclose(f);
+	}
 	return 0;
 }

@@ -98,10 +98,29 @@ int atsd_counter_close(struct atsd_counter **c);
  * a single random cycle (Sattolo) over `bytes` of 64-byte slots; run() times `compute` LCG steps and
  * `chase` hops; free() clears the owner's slot first, like the other releases. */
 struct atsd_canary;
+/* Its size as both front ends run it before every round: 20M LCG steps (~20 ms here) and a 250K-hop
+ * chase over 16 MB (~40 ms), as measured for issue 25 (the chase shortened from 2M hops). */
+enum atsd_canary_plan {
+	ATSD_CANARY_BYTES = 16777216,
+	ATSD_CANARY_COMPUTE = 20000000,
+	ATSD_CANARY_CHASE = 250000
+};
 int atsd_canary_new(struct atsd_canary **out, uint64_t bytes, uint64_t seed);
 int atsd_canary_run(struct atsd_canary *c, uint64_t compute, uint64_t chase, uint64_t *compute_ns,
 		    uint64_t *chase_ns);
 int atsd_canary_free(struct atsd_canary **c);
+
+/* What disturbs the measuring thread, read just outside a timed pass: its involuntary context
+ * switches (getrusage RUSAGE_THREAD), its CPU time (CLOCK_THREAD_CPUTIME_ID) and the steal time of
+ * CPU `cpu` in USER_HZ ticks from /proc/stat (-1 where the kernel gives none). */
+struct atsd_self_state {
+	int64_t preempted;
+	uint64_t cpu_ns;
+	int64_t steal_ticks;
+};
+int atsd_self_state(int32_t cpu, struct atsd_self_state *out);
+/* The steal ticks of CPU `cpu` in /proc/stat text (its "cpuN " line, the 8th number), or -1. */
+int64_t atsd_steal_ticks(const char *proc_stat, int32_t cpu);
 
 /* `atsdbench stat`: read numbers exactly as FreeBSD ministat's ReadSet reads a file (fgets with
  * BUFSIZ 8192, trailing white space stripped, strtok on delim, '#' starts a comment, the 1-based
@@ -288,6 +307,6 @@ int atsd_tracefs_mounted(const char *mounts);
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 7
+#define ATSD_ABI_VERSION 8
 
 #endif

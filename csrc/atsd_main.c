@@ -136,7 +136,8 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv)
  * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
  * sample line is flushed as its pass ends, so a sub-run's parent has it before the next pass. */
 static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
-		    int32_t cell, const struct atsd_cell *c, int first, struct counting *k, struct summary *t)
+		    int32_t cell, const struct atsd_cell *c, int first, const uint64_t canary[2],
+		    struct counting *k, struct summary *t)
 {
 	struct atsd_region r;
 	uint64_t *order, *lat = NULL;
@@ -165,6 +166,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		int traced = rep < p->warmup && k->n > 0;
 		struct stride_stats *st = summary_at(t, p, cell, order[i]);
 		int64_t ipi0, ipi1;
+		struct atsd_self_state s0, s1;
 
 		if (dirty && (err = atsd_region_restore(&r, p->retouch)))
 			goto out;
@@ -173,7 +175,9 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		if (traced)
 			counting_read(k, NULL, NULL);
 		ipi0 = tlb_ipis();
+		atsd_self_state(p->cpu, &s0);  /* what disturbed the pass: read just outside it */
 		err = atsd_pass(&r, order[i], &ns, lat, &done);
+		atsd_self_state(p->cpu, &s1);
 		ipi1 = tlb_ipis();
 		dirty = 1;
 		if (err) {
@@ -191,6 +195,10 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
 		if (ipi0 >= 0 && ipi1 >= 0)
 			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
+		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRIu64, s1.preempted - s0.preempted, s1.cpu_ns - s0.cpu_ns);
+		if (s0.steal_ticks >= 0 && s1.steal_ticks >= 0)
+			fprintf(out, "\tsteal_ticks=%" PRId64, s1.steal_ticks - s0.steal_ticks);
+		fprintf(out, "\tcanary_compute_ns=%" PRIu64 "\tcanary_chase_ns=%" PRIu64, canary[0], canary[1]);
 		if (traced) {
 			counting_read(k, out, st->sums);
 			counting_close(k);
@@ -245,11 +253,18 @@ static void sleep_until(double t)
 static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct counting *k, struct summary *t)
 {
 	struct atsd_bystanders *b = NULL;
+	struct atsd_canary *canary = NULL;
 	int32_t per_run = p->warmup_rounds + p->rounds, i, j, cells[256], ncells, nrunning = -1;
-	int err = 0;
+	int err;
 	double first = 0;
 
+	/* the host-drift canary, timed before every round as atsdbench run times it */
+	if ((err = atsd_canary_new(&canary, ATSD_CANARY_BYTES, p->seed))) {
+		fprintf(stderr, "atsd: building the canary's buffer: %s\n", strerror(-err));
+		return err;
+	}
 	for (i = 0; i < per_run && !interrupted && !err; i++) {
+		uint64_t timed[2];
 		int32_t round = run * per_run + i, r = i - p->warmup_rounds;  /* measured round r, paced over --spread */
 		if (r == 0)
 			first = now_s();
@@ -257,6 +272,7 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 			sleep_until(first + r * p->spread / p->rounds);
 		if (interrupted)
 			break;
+		atsd_canary_run(canary, ATSD_CANARY_COMPUTE, ATSD_CANARY_CHASE, &timed[0], &timed[1]);
 		ncells = atsd_cell_order(p, round, cells, 256);
 		for (j = 0; j < ncells && !interrupted && !err; j++) {
 			struct atsd_cell c;
@@ -270,10 +286,11 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 				}
 			}
 			err = run_cell(out, p, run, round, r < 0, ncells > 1 ? cells[j] : 0, &c,
-				       j * (p->warmup + p->reps) * p->nstrides, k, t);
+				       j * (p->warmup + p->reps) * p->nstrides, timed, k, t);
 		}
 	}
 	atsd_bystanders_stop(&b, NULL);
+	atsd_canary_free(&canary);
 	return err;
 }
 

@@ -31,6 +31,10 @@ def test_runs_and_imports(atsd, tmp_path, cli):
     assert not s.duplicated(["round", "rep", "stride_bytes"]).any()
     assert (s["calls"] == (16 << 20) // s["stride_bytes"]).all()
     assert res.host["page_size"] == os.sysconf("SC_PAGE_SIZE") and res.host["affinity"] == "unknown"
+    # what disturbed each pass and the round's canary, as run records them (not timed: only there and sane)
+    assert s["preempted"].ge(0).all() and s["cpu_share"].gt(0).all() and s["disturbed"].isin([True, False]).all()
+    assert (s["canary_compute_ns"] > 0).all() and (s["canary_chase_ns"] > 0).all()
+    assert s.groupby("round")["canary_compute_ns"].nunique().eq(1).all()  # one canary a round
 
 
 def test_same_seed_same_order_as_atsdbench(atsd, tmp_path):

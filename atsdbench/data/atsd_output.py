@@ -12,7 +12,7 @@ from .. import __version__
 from . import schema
 from ..errors import UsageError
 from ..units import parse_bracketed
-from .results import Result
+from .results import Result, disturbance
 from .schema import MAX_BYTES, MAX_INT64, cut
 
 # CONFIG_NR_CPUS is at most 8192 on every architecture Linux supports: a CPU list naming more is
@@ -26,7 +26,8 @@ INTS = {
                "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1), "runs": (1, MAX_INT64)},
     "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
                "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
-               "bystanders": (0, MAX_CPUS), "traced": (0, 1), "run": COUNT},
+               "bystanders": (0, MAX_CPUS), "traced": (0, 1), "run": COUNT, "preempted": COUNT, "cpu_ns": COUNT,
+               "steal_ticks": COUNT, "canary_compute_ns": COUNT, "canary_chase_ns": COUNT},
 }
 # bystanders and pages are lists: several values are an axis (cells, see plan.py).
 LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS)}}
@@ -179,6 +180,11 @@ def to_result(text, name="<atsd output>"):
                   "traced": bool(s.get("traced", 0))}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]
+        if "preempted" in s and "cpu_ns" in s:  # an atsd from before these fields measured none
+            sample.update(disturbance(s["preempted"], s["cpu_ns"], s.get("steal_ticks"), ns))
+        for key in ("canary_compute_ns", "canary_chase_ns"):
+            if key in s:
+                sample[key] = s[key]
         if "run" in s:  # --runs: the sub-run (its own process), as run --runs records it
             if s["run"] >= cfg["runs"]:
                 raise UsageError(f"{name}: a sample's run={s['run']} is not one of config runs={cfg['runs']}")

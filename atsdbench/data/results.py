@@ -96,6 +96,22 @@ class Result:
                 "config": _clean(self.config), "samples": [_clean(s) for s in self._records]}
 
 
+CPU_BUSY = 0.9  # share of a pass the measuring thread must have run for it to count as undisturbed
+
+
+def disturbance(preempted, cpu_ns, steal_ticks, ns):
+    """A pass's self-disturbance fields, from what was read just outside it (run's session and atsd
+    alike): `preempted` (involuntary context switches), `cpu_share` (the thread's CPU time over the
+    pass's wall time, the few reads around it included), `steal_ticks` (None: the kernel gives none);
+    `disturbed` when any of them says the pass did not have its CPU to itself."""
+    out = {"preempted": int(preempted), "cpu_share": round(cpu_ns / ns, 4) if ns else None}
+    if steal_ticks is not None:
+        out["steal_ticks"] = int(steal_ticks)
+    out["disturbed"] = bool(out["preempted"] > 0 or (out["cpu_share"] is not None and out["cpu_share"] < CPU_BUSY)
+                            or out.get("steal_ticks", 0) > 0)
+    return out
+
+
 def _clean(value):
     # JSON has no NaN; an unmeasurable value is null.
     if isinstance(value, float) and not math.isfinite(value):

@@ -116,6 +116,24 @@ def pin_self(cpu):
     _check(lib.atsd_pin_self(cpu), f"pinning to CPU {cpu}")
 
 
+def self_state(cpu):
+    """(involuntary context switches, thread CPU ns, steal ticks of `cpu` or None) so far: what
+    disturbs the measuring thread, read around a pass (csrc/atsd.h, as atsd reads it)."""
+    out = ffi.new("struct atsd_self_state *")
+    _check(lib.atsd_self_state(cpu, out), "reading the thread's own usage")
+    return out.preempted, out.cpu_ns, (out.steal_ticks if out.steal_ticks >= 0 else None)
+
+
+def steal_ticks(proc_stat, cpu):
+    """The steal ticks of `cpu` in /proc/stat text (None where it has none)."""
+    v = lib.atsd_steal_ticks(proc_stat.encode(), cpu)
+    return v if v >= 0 else None
+
+
+# The host-drift canary as both front ends time it before every round.
+CANARY_BYTES, CANARY_COMPUTE, CANARY_CHASE = lib.ATSD_CANARY_BYTES, lib.ATSD_CANARY_COMPUTE, lib.ATSD_CANARY_CHASE
+
+
 # Every C object is owned through one slot allocated here (a struct, or a pointer to the object) that
 # the C release clears before it frees: an interrupt between any two bytecodes of a close() leaves
 # either the object with its handle, or nothing to free.  Python never copies the raw pointer.

@@ -7,15 +7,6 @@ import os
 from ..units import format_cpulist, parse_bracketed, parse_cpulist  # noqa: F401 (the kernel's text, parsed where pure)
 
 
-def cpu_steal_ticks(stat_text, cpu):
-    """Steal time of one CPU so far, in USER_HZ ticks, from /proc/stat (None where it is not there)."""
-    for line in (stat_text or "").splitlines():
-        if line.startswith(f"cpu{cpu} "):
-            fields = line.split()
-            return int(fields[8]) if len(fields) > 8 and fields[8].isdigit() else None
-    return None
-
-
 def read(path, default=None):
     try:
         with open(path) as f:

@@ -4,9 +4,8 @@
 down; `s.round(i, warmup_round)` yields one sample per pass.  It does not keep them: the runner does.
 """
 import os
-import resource
-import time
 
+from ..data.results import disturbance
 from . import procfs
 from .plan import round_order
 
@@ -24,12 +23,6 @@ def latency_summary(lat_ns):
 
 
 BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to count as "with bystanders"
-CPU_BUSY = 0.9        # share of a pass the measuring thread must have run for it to count as undisturbed
-
-# The host-drift canary, timed before every round (outside the timed passes): 20M LCG steps (~20 ms
-# here) and a 250K-hop random chase over 16 MB (~40 ms).  Sizes as measured for issue 25, the chase
-# shortened from 2M hops (300 ms a round).
-CANARY_BYTES, CANARY_COMPUTE, CANARY_CHASE = 16 << 20, 20_000_000, 250_000
 
 
 class Session:
@@ -59,7 +52,7 @@ class Session:
                 from . import gpu
 
                 self.gpus[ordinal] = gpu.open_toucher(ordinal)  # every GPU of the plan, before any pass
-            self.canary = core.Canary(CANARY_BYTES, plan.seed)
+            self.canary = core.Canary(core.CANARY_BYTES, plan.seed)
             self._use_bystanders(cells[0]["bystanders"])
             if any(c["ceiling"] is not None for c in cells):
                 from .ceiling import Ceiling
@@ -92,11 +85,12 @@ class Session:
     def round(self, round_index, warmup_round):
         """One round: every cell in the round's shuffled order, each with a fresh region; yields one
         sample per pass."""
+        from . import core
         from .plan import cell_order
 
         cells, plan = self.plan.cells, self.plan
         order = cell_order(plan, round_index, self._c_plan) if len(cells) > 1 else [0]
-        compute_ns, chase_ns = self.canary.run(CANARY_COMPUTE, CANARY_CHASE)
+        compute_ns, chase_ns = self.canary.run(core.CANARY_COMPUTE, core.CANARY_CHASE)
         for position, index in enumerate(order):
             cell = cells[index]
             if len(cells) > 1:
@@ -130,9 +124,9 @@ class Session:
                 try:
                     spins0 = self.bystanders.read_spins()
                     before = counters.read(traced)
-                    self0 = _self_state(plan.cpu)
+                    self0 = core.self_state(plan.cpu)
                     ns, lat = region.timed_pass(stride, plan.latency)
-                    self1 = _self_state(plan.cpu)
+                    self1 = core.self_state(plan.cpu)
                     after = counters.read(traced)
                     spins1 = self.bystanders.read_spins()
                 finally:
@@ -155,7 +149,8 @@ class Session:
                     sample["bystander_share"] = min((b[1] - a[1]) / ns if ns else 0.0
                                                     for a, b in zip(spins0, spins1))
                     sample["bystander_idle"] = sample["bystander_share"] < BYSTANDER_BUSY
-                sample.update(_disturbance(self0, self1, ns))
+                steal = self1[2] - self0[2] if self0[2] is not None and self1[2] is not None else None
+                sample.update(disturbance(self1[0] - self0[0], self1[1] - self0[1], steal, ns))
                 sample.update(counters.delta(before, after))
                 if lat is not None:
                     sample.update(latency_summary(lat))
@@ -216,22 +211,3 @@ class Session:
         saved, self._saved_affinity = self._saved_affinity, None
         if saved is not None:
             os.sched_setaffinity(0, saved)
-
-
-def _self_state(cpu):
-    """What disturbs the measuring thread, read around a pass: its involuntary context switches, its
-    CPU time, and the steal time of its CPU (a hypervisor running something else there)."""
-    return (resource.getrusage(resource.RUSAGE_THREAD).ru_nivcsw, time.thread_time_ns(),
-            procfs.cpu_steal_ticks(procfs.read("/proc/stat"), cpu))
-
-
-def _disturbance(before, after, ns):
-    """A pass's self-disturbance: `preempted` (involuntary switches), `cpu_share` (the thread's CPU
-    time over the pass's wall time, the few reads around it included), `steal_ticks`; `disturbed`
-    when any of them says the pass did not have its CPU to itself."""
-    out = {"preempted": after[0] - before[0], "cpu_share": round((after[1] - before[1]) / ns, 4) if ns else None}
-    if before[2] is not None and after[2] is not None:
-        out["steal_ticks"] = after[2] - before[2]
-    out["disturbed"] = bool(out["preempted"] > 0 or (out["cpu_share"] is not None and out["cpu_share"] < CPU_BUSY)
-                            or out.get("steal_ticks", 0) > 0)
-    return out

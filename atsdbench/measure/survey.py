@@ -10,7 +10,6 @@ import os
 import time
 
 from . import core, procfs
-from .session import CANARY_COMPUTE
 
 SIZE, STRIDE, ROUNDS, PASSES = 64 << 20, 64 << 10, 3, 4
 
@@ -24,10 +23,10 @@ def survey(cpus=None, size=SIZE, rounds=ROUNDS, passes=PASSES):
     try:
         for cpu in sorted(cpus if cpus is not None else saved):
             core.pin_self(cpu)
-            irq0, steal0, t0 = _irq(cpu), procfs.cpu_steal_ticks(procfs.read("/proc/stat"), cpu), time.monotonic()
+            irq0, steal0, t0 = _irq(cpu), core.self_state(cpu)[2], time.monotonic()
             canary = core.Canary(1 << 20, cpu + 1)
             try:
-                canary_ns = min(canary.run(CANARY_COMPUTE // 4, 0)[0] for _ in range(3))
+                canary_ns = min(canary.run(core.CANARY_COMPUTE // 4, 0)[0] for _ in range(3))
             finally:
                 canary.close()
             means = []
@@ -42,7 +41,7 @@ def survey(cpus=None, size=SIZE, rounds=ROUNDS, passes=PASSES):
                             rates.append(size / ns)
                     means.append(float(np.mean(rates)))
             dt = time.monotonic() - t0
-            irq1, steal1 = _irq(cpu), procfs.cpu_steal_ticks(procfs.read("/proc/stat"), cpu)
+            irq1, steal1 = _irq(cpu), core.self_state(cpu)[2]
             m = np.asarray(means)
             out.append({"cpu": cpu, "gbps": float(m.mean()),
                         "cv_pct": float(m.std(ddof=1) / m.mean() * 100) if len(m) > 1 else None,

@@ -41,6 +41,27 @@ def test_good_output_imports_and_loads(tmp_path, capsys):
     assert r.label == "lab" and len(r.measured) == 8 and r.samples["lat_p99_us"].max() == pytest.approx(0.99)
 
 
+def test_self_disturbance_and_the_canary_are_imported_as_run_records_them(tmp_path):
+    from atsdbench.data import results
+
+    fields = [dict(preempted=0, cpu_ns=1_000_000, steal_ticks=0), dict(preempted=2, cpu_ns=990_000),
+              dict(preempted=0, cpu_ns=700_000, steal_ticks=0), {}]
+    samples = [sample(i // 2, 1 + i % 2, i, 65536, 0, 1_000_000, canary_compute_ns=20_000_000 + i, canary_chase_ns=40_000_000,
+                      **f) for i, f in enumerate(fields)]
+    (tmp_path / "d.txt").write_text(text(samples=samples))
+    r = importer.load(str(tmp_path / "d.txt"))
+    got = r._records
+    for f, s in zip(fields, got):
+        if f:  # run's own rule, on atsd's fields
+            want = results.disturbance(f["preempted"], f["cpu_ns"], f.get("steal_ticks"), 1_000_000)
+            assert {k: s.get(k) for k in want} == want
+        else:  # an atsd from before these fields: none made up
+            assert not {"preempted", "cpu_share", "disturbed"} & set(s)
+    assert [s.get("disturbed") for s in got] == [False, True, True, None]
+    assert [s["canary_compute_ns"] for s in got] == [20_000_000 + i for i in range(4)]
+    assert ("steal_ticks" in got[1]) is False and got[2]["cpu_share"] == 0.7
+
+
 BIG = "9" * 400
 BAD = [  # (what to replace in the good text, by what, the message)
     (CONFIG, CONFIG.replace("\tstrides=65536,1048576", ""), "line 3: config without strides"),
@@ -60,6 +81,8 @@ BAD = [  # (what to replace in the good text, by what, the message)
     ("ns=1000000", f"ns={BIG}", "line 4: ns='9999"),
     ("warmup=1\tns", "warmup=2\tns", "line 4: warmup='2' is out of range (0 to 1)"),
     ("lat_p50_ns=900", "lat_p50_ns=fast", "lat_p50_ns='fast' is not a whole number"),
+    ("ipis=0", "ipis=0\tpreempted=-1\tcpu_ns=5", "line 4: preempted='-1' is out of range"),
+    ("ipis=0", "ipis=0\tpreempted=0\tcpu_ns=x", "line 4: cpu_ns='x' is not a whole number"),
     ("end\tcomplete=1", "end\tcomplete", "'complete' is not key=value"),
     ("end\tcomplete=1", "ending", "unknown record 'ending'"),
 ]

@@ -6,7 +6,7 @@ import pytest
 
 from atsdbench.analysis import compare as comparison, stats
 from atsdbench.data import results
-from atsdbench.measure import procfs, session
+from atsdbench.measure import core
 from atsdbench.render import tables
 
 STAT = """cpu  100 0 50 1000 5 0 1 7 0 0
@@ -17,23 +17,34 @@ intr 12345
 
 
 def test_steal_ticks_are_the_eighth_field_of_the_cpus_line():
-    assert procfs.cpu_steal_ticks(STAT, 0) == 3 and procfs.cpu_steal_ticks(STAT, 1) == 4
-    assert procfs.cpu_steal_ticks(STAT, 2) is None and procfs.cpu_steal_ticks("", 0) is None
-    assert procfs.cpu_steal_ticks("cpu0 1 2 3 4 5 6 7\n", 0) is None  # an old kernel without steal
+    assert core.steal_ticks(STAT, 0) == 3 and core.steal_ticks(STAT, 1) == 4
+    assert core.steal_ticks(STAT, 2) is None and core.steal_ticks("", 0) is None
+    assert core.steal_ticks("cpu0 1 2 3 4 5 6 7\n", 0) is None  # an old kernel without steal
+    assert core.steal_ticks("cpu10 1 2 3 4 5 6 7 9\ncpu1 1 2 3 4 5 6 7 8\n", 1) == 8  # cpu1 is not cpu10
 
 
-@pytest.mark.parametrize("before,after,ns,disturbed", [
-    ((0, 0, 5), (0, 1_000_000, 5), 1_000_000, False),
-    ((0, 0, 5), (1, 1_000_000, 5), 1_000_000, True),        # preempted once
-    ((0, 0, 5), (0, 800_000, 5), 1_000_000, True),          # ran 80% of the pass
-    ((0, 0, 5), (0, 1_000_000, 6), 1_000_000, True),        # the hypervisor stole a tick
-    ((0, 0, None), (0, 1_000_000, None), 1_000_000, False),  # no steal column: not a disturbance
+def test_self_state_reads_this_thread_and_this_system():
+    before = core.self_state(0)
+    sum(range(200_000))
+    after = core.self_state(0)
+    assert after[0] >= before[0] and after[1] > before[1]
+    with open("/proc/stat") as f:
+        text = f.read()
+    assert (before[2] is None) == (core.steal_ticks(text, 0) is None)
+
+
+@pytest.mark.parametrize("preempted,cpu_ns,steal,ns,disturbed", [
+    (0, 1_000_000, 0, 1_000_000, False),
+    (1, 1_000_000, 0, 1_000_000, True),         # preempted once
+    (0, 800_000, 0, 1_000_000, True),           # ran 80% of the pass
+    (0, 1_000_000, 1, 1_000_000, True),         # the hypervisor stole a tick
+    (0, 1_000_000, None, 1_000_000, False),     # no steal column: not a disturbance
 ])
-def test_a_pass_is_disturbed_by_preemption_short_cpu_or_steal(before, after, ns, disturbed):
-    d = session._disturbance(before, after, ns)
+def test_a_pass_is_disturbed_by_preemption_short_cpu_or_steal(preempted, cpu_ns, steal, ns, disturbed):
+    d = results.disturbance(preempted, cpu_ns, steal, ns)
     assert d["disturbed"] is disturbed
-    assert d["preempted"] == after[0] - before[0] and d["cpu_share"] == round((after[1] - before[1]) / ns, 4)
-    assert ("steal_ticks" in d) == (before[2] is not None)
+    assert d["preempted"] == preempted and d["cpu_share"] == round(cpu_ns / ns, 4)
+    assert ("steal_ticks" in d) == (steal is not None)
 
 
 def _with_disturbance(fixtures, tmp_path, name, every):
