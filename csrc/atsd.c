@@ -659,13 +659,15 @@ int atsd_canary_free(struct atsd_canary **slot)
 }
 
 /* One /proc/stat line: CPU `cpu`'s steal ticks if it is that CPU's line, else -1 (also for a kernel
- * too old to have the column). */
+ * too old to have the column, or a field that is not a whole number). */
 static int64_t steal_of_line(const char *line, int32_t cpu)
 {
 	char name[24];
 	const char *q;
 	int i;
 
+	if (cpu < 0)
+		return -1;
 	snprintf(name, sizeof(name), "cpu%d ", (int)cpu);
 	if (strncmp(line, name, strlen(name)))
 		return -1;
@@ -678,7 +680,10 @@ static int64_t steal_of_line(const char *line, int32_t cpu)
 			q++;
 		if (!isdigit((unsigned char)*q))
 			return -1;
+		errno = 0;
 		v = strtoull(q, &end, 10);
+		if (errno || (*end && *end != ' ' && *end != '\n'))
+			return -1;
 		if (i == 7)
 			return v > INT64_MAX ? -1 : (int64_t)v;
 		q = end;
@@ -701,23 +706,45 @@ int64_t atsd_steal_ticks(const char *proc_stat, int32_t cpu)
 	return -1;
 }
 
-int atsd_self_state(int32_t cpu, struct atsd_self_state *out)
+static int64_t read_steal(int32_t cpu)
+{
+	char line[512];
+	int64_t v = -1;
+	FILE *f = fopen("/proc/stat", "re");
+
+	if (!f)  /* no /proc (a bare initramfs): no steal, not an error */
+		return -1;
+	while (v < 0 && fgets(line, sizeof(line), f))
+		v = steal_of_line(line, cpu);
+	fclose(f);
+	return v;
+}
+
+int atsd_self_state(int32_t cpu, int32_t after, struct atsd_self_state *out)
 {
 	struct rusage ru;
 	struct timespec ts;
-	char line[512];
-	FILE *f;
+	int err = 0;
 
+	out->preempted = 0;
+	out->cpu_ns = 0;
+	out->steal_ticks = after ? -1 : read_steal(cpu);
 	if (getrusage(RUSAGE_THREAD, &ru) || clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return -errno;
-	out->preempted = ru.ru_nivcsw;
-	out->cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	out->steal_ticks = -1;
-	f = fopen("/proc/stat", "re");
-	if (f) {  /* no /proc (a bare initramfs): no steal, not an error */
-		while (out->steal_ticks < 0 && fgets(line, sizeof(line), f))
-			out->steal_ticks = steal_of_line(line, cpu);
-		fclose(f);
+		err = -errno;
+	else {
+		out->preempted = ru.ru_nivcsw;
+		out->cpu_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	}
-	return 0;
+	if (after)
+		out->steal_ticks = read_steal(cpu);
+	return err;
+}
+
+void atsd_self_delta(const struct atsd_self_state *before, const struct atsd_self_state *after,
+		     struct atsd_self_state *delta)
+{
+	delta->preempted = after->preempted - before->preempted;
+	delta->cpu_ns = after->cpu_ns - before->cpu_ns;
+	delta->steal_ticks = before->steal_ticks >= 0 && after->steal_ticks >= before->steal_ticks ?
+			     after->steal_ticks - before->steal_ticks : -1;
 }

@@ -110,15 +110,20 @@ int atsd_canary_run(struct atsd_canary *c, uint64_t compute, uint64_t chase, uin
 		    uint64_t *chase_ns);
 int atsd_canary_free(struct atsd_canary **c);
 
-/* What disturbs the measuring thread, read just outside a timed pass: its involuntary context
- * switches (getrusage RUSAGE_THREAD), its CPU time (CLOCK_THREAD_CPUTIME_ID) and the steal time of
- * CPU `cpu` in USER_HZ ticks from /proc/stat (-1 where the kernel gives none). */
+/* What disturbs the measuring thread, read just outside a timed pass (after = 0 just before it,
+ * 1 just after): its involuntary context switches (getrusage RUSAGE_THREAD), its CPU time
+ * (CLOCK_THREAD_CPUTIME_ID) and the steal time of CPU `cpu` in USER_HZ ticks from /proc/stat (-1
+ * where the kernel gives none).  /proc/stat is read outside the two CPU-time reads, so that its
+ * cost (large on a big host) is not counted as the pass's.  delta(): after - before, steal -1
+ * unless both reads had it (and it did not go back). */
 struct atsd_self_state {
 	int64_t preempted;
-	uint64_t cpu_ns;
+	int64_t cpu_ns;
 	int64_t steal_ticks;
 };
-int atsd_self_state(int32_t cpu, struct atsd_self_state *out);
+int atsd_self_state(int32_t cpu, int32_t after, struct atsd_self_state *out);
+void atsd_self_delta(const struct atsd_self_state *before, const struct atsd_self_state *after,
+		     struct atsd_self_state *delta);
 /* The steal ticks of CPU `cpu` in /proc/stat text (its "cpuN " line, the 8th number), or -1. */
 int64_t atsd_steal_ticks(const char *proc_stat, int32_t cpu);
 

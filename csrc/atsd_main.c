@@ -166,7 +166,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		int traced = rep < p->warmup && k->n > 0;
 		struct stride_stats *st = summary_at(t, p, cell, order[i]);
 		int64_t ipi0, ipi1;
-		struct atsd_self_state s0, s1;
+		struct atsd_self_state s0, s1, d;
 
 		if (dirty && (err = atsd_region_restore(&r, p->retouch)))
 			goto out;
@@ -175,9 +175,10 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		if (traced)
 			counting_read(k, NULL, NULL);
 		ipi0 = tlb_ipis();
-		atsd_self_state(p->cpu, &s0);  /* what disturbed the pass: read just outside it */
+		atsd_self_state(p->cpu, 0, &s0);  /* what disturbed the pass: read just outside it */
 		err = atsd_pass(&r, order[i], &ns, lat, &done);
-		atsd_self_state(p->cpu, &s1);
+		atsd_self_state(p->cpu, 1, &s1);
+		atsd_self_delta(&s0, &s1, &d);
 		ipi1 = tlb_ipis();
 		dirty = 1;
 		if (err) {
@@ -195,9 +196,9 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
 		if (ipi0 >= 0 && ipi1 >= 0)
 			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
-		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRIu64, s1.preempted - s0.preempted, s1.cpu_ns - s0.cpu_ns);
-		if (s0.steal_ticks >= 0 && s1.steal_ticks >= 0)
-			fprintf(out, "\tsteal_ticks=%" PRId64, s1.steal_ticks - s0.steal_ticks);
+		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d.preempted, d.cpu_ns);
+		if (d.steal_ticks >= 0)
+			fprintf(out, "\tsteal_ticks=%" PRId64, d.steal_ticks);
 		fprintf(out, "\tcanary_compute_ns=%" PRIu64 "\tcanary_chase_ns=%" PRIu64, canary[0], canary[1]);
 		if (traced) {
 			counting_read(k, out, st->sums);
@@ -258,10 +259,21 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 	int err;
 	double first = 0;
 
-	/* the host-drift canary, timed before every round as atsdbench run times it */
+	/* the host-drift canary, timed before every round as atsdbench run times it: round 0's too with
+	 * the plan's first cell's bystanders running (Session starts them on entry) */
 	if ((err = atsd_canary_new(&canary, ATSD_CANARY_BYTES, p->seed))) {
 		fprintf(stderr, "atsd: building the canary's buffer: %s\n", strerror(-err));
 		return err;
+	}
+	{
+		struct atsd_cell c0;
+		atsd_plan_cell(p, 0, &c0);
+		nrunning = c0.bystanders;
+		if ((err = atsd_bystanders_start(&b, p->bystander_cpus, c0.bystanders))) {
+			fprintf(stderr, "atsd: starting %d bystanders: %s\n", c0.bystanders, strerror(-err));
+			atsd_canary_free(&canary);
+			return err;
+		}
 	}
 	for (i = 0; i < per_run && !interrupted && !err; i++) {
 		uint64_t timed[2];

@@ -595,11 +595,14 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 				    PRIu64 " are needed (e.g. echo %" PRIu64 " > /proc/sys/vm/nr_hugepages)", free_pages,
 				    fmt_size(unit, a, sizeof(a)), need, need);
 	}
-	if (!hugetlb || p->npages > 1) {
-		if (h->mem_available >= 0 && p->size > (uint64_t)h->mem_available)
-			return fail(-ENOMEM, msg, msglen, "size %s is more than the memory available (%.1f GiB "
-				    "MemAvailable)", fmt_size(p->size, a, sizeof(a)),
-				    (double)h->mem_available / (double)(1ULL << 30));
+	{
+		/* the region in base or THP pages, and the canary's buffer (timed before every round) */
+		uint64_t region = !hugetlb || p->npages > 1 ? p->size : 0;
+		char c[32];
+		if (h->mem_available >= 0 && region + ATSD_CANARY_BYTES > (uint64_t)h->mem_available)
+			return fail(-ENOMEM, msg, msglen, "size %s and the canary's %s are more than the memory "
+				    "available (%.1f GiB MemAvailable)", fmt_size(region, a, sizeof(a)),
+				    fmt_size(ATSD_CANARY_BYTES, c, sizeof(c)), (double)h->mem_available / (double)(1ULL << 30));
 	}
 	if (h->naffinity < 1)
 		return fail(-EINVAL, msg, msglen, "this process may run on no CPU");

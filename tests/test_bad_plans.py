@@ -16,7 +16,7 @@ NAMED = {
     "unparsable size": (["--size", "zz"], "size 'zz' is not a size"),
     "zero size": (["--size", "0"], "size must not be zero"),
     "size that overflows 64 bits": (["--size", "17592186044432M"], "is too large (a size must fit in 64 bits)"),
-    "size above MemAvailable": (["--size", "1T"], "size 1T is more than the memory available"),
+    "size above MemAvailable": (["--size", "1T"], "size 1T and the canary's 16M are more than the memory available"),
     "zero stride": (["--strides", "0"], "stride must not be zero"),
     "stride not a page multiple": (["--strides", "6K"], "stride 6K is not a multiple of the page size"),
     "stride larger than the size": (["--size", "64M", "--strides", "128M"], "stride 128M is larger than the size 64M"),

@@ -116,12 +116,19 @@ def pin_self(cpu):
     _check(lib.atsd_pin_self(cpu), f"pinning to CPU {cpu}")
 
 
-def self_state(cpu):
-    """(involuntary context switches, thread CPU ns, steal ticks of `cpu` or None) so far: what
-    disturbs the measuring thread, read around a pass (csrc/atsd.h, as atsd reads it)."""
+def self_state(cpu, after=False):
+    """What disturbs the measuring thread so far, read just before a pass (after=False) or just after
+    it (csrc/atsd.h, as atsd reads it); self_delta() of the two says what the pass met."""
     out = ffi.new("struct atsd_self_state *")
-    _check(lib.atsd_self_state(cpu, out), "reading the thread's own usage")
-    return out.preempted, out.cpu_ns, (out.steal_ticks if out.steal_ticks >= 0 else None)
+    _check(lib.atsd_self_state(cpu, int(after), out), "reading the thread's own usage")
+    return out
+
+
+def self_delta(before, after):
+    """(involuntary context switches, thread CPU ns, steal ticks or None) between two self_state()s."""
+    d = ffi.new("struct atsd_self_state *")
+    lib.atsd_self_delta(before, after, d)
+    return d.preempted, d.cpu_ns, (d.steal_ticks if d.steal_ticks >= 0 else None)
 
 
 def steal_ticks(proc_stat, cpu):

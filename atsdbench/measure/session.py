@@ -126,7 +126,7 @@ class Session:
                     before = counters.read(traced)
                     self0 = core.self_state(plan.cpu)
                     ns, lat = region.timed_pass(stride, plan.latency)
-                    self1 = core.self_state(plan.cpu)
+                    self1 = core.self_state(plan.cpu, after=True)
                     after = counters.read(traced)
                     spins1 = self.bystanders.read_spins()
                 finally:
@@ -149,8 +149,7 @@ class Session:
                     sample["bystander_share"] = min((b[1] - a[1]) / ns if ns else 0.0
                                                     for a, b in zip(spins0, spins1))
                     sample["bystander_idle"] = sample["bystander_share"] < BYSTANDER_BUSY
-                steal = self1[2] - self0[2] if self0[2] is not None and self1[2] is not None else None
-                sample.update(disturbance(self1[0] - self0[0], self1[1] - self0[1], steal, ns))
+                sample.update(disturbance(*core.self_delta(self0, self1), ns))
                 sample.update(counters.delta(before, after))
                 if lat is not None:
                     sample.update(latency_summary(lat))

@@ -23,7 +23,7 @@ def survey(cpus=None, size=SIZE, rounds=ROUNDS, passes=PASSES):
     try:
         for cpu in sorted(cpus if cpus is not None else saved):
             core.pin_self(cpu)
-            irq0, steal0, t0 = _irq(cpu), core.self_state(cpu)[2], time.monotonic()
+            irq0, self0, t0 = _irq(cpu), core.self_state(cpu), time.monotonic()
             canary = core.Canary(1 << 20, cpu + 1)
             try:
                 canary_ns = min(canary.run(core.CANARY_COMPUTE // 4, 0)[0] for _ in range(3))
@@ -41,12 +41,12 @@ def survey(cpus=None, size=SIZE, rounds=ROUNDS, passes=PASSES):
                             rates.append(size / ns)
                     means.append(float(np.mean(rates)))
             dt = time.monotonic() - t0
-            irq1, steal1 = _irq(cpu), core.self_state(cpu)[2]
+            irq1, steal = _irq(cpu), core.self_delta(self0, core.self_state(cpu, after=True))[2]
             m = np.asarray(means)
             out.append({"cpu": cpu, "gbps": float(m.mean()),
                         "cv_pct": float(m.std(ddof=1) / m.mean() * 100) if len(m) > 1 else None,
                         "irq_per_s": (irq1 - irq0) / dt if irq0 is not None and irq1 is not None else None,
-                        "steal_per_s": (steal1 - steal0) / dt if steal0 is not None and steal1 is not None else None,
+                        "steal_per_s": steal / dt if steal is not None else None,
                         "canary_ms": canary_ns / 1e6})
     finally:
         os.sched_setaffinity(0, saved)

@@ -334,12 +334,13 @@ def bystander_notes(records):
 def disturbance_notes(records):
     """Passes that did not have their CPU to themselves (measured around each pass, issue 25)."""
     from ..analysis.stats import disturbed
+    from ..data.results import CPU_BUSY
 
     n, of = disturbed(records)
     if not n:
         return []
     return [f"warning: {n} of {of} timed passes were disturbed (the measuring thread was preempted, ran less "
-            "than 90% of the pass, or its CPU had steal time): columns preempted, cpu_share, steal_ticks"]
+            f"than {CPU_BUSY:.0%} of the pass, or its CPU had steal time): columns preempted, cpu_share, steal_ticks"]
 
 
 def thp_notes(records):

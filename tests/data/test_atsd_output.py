@@ -46,8 +46,8 @@ def test_self_disturbance_and_the_canary_are_imported_as_run_records_them(tmp_pa
 
     fields = [dict(preempted=0, cpu_ns=1_000_000, steal_ticks=0), dict(preempted=2, cpu_ns=990_000),
               dict(preempted=0, cpu_ns=700_000, steal_ticks=0), {}]
-    samples = [sample(i // 2, 1 + i % 2, i, 65536, 0, 1_000_000, canary_compute_ns=20_000_000 + i, canary_chase_ns=40_000_000,
-                      **f) for i, f in enumerate(fields)]
+    samples = [sample(i // 2, 1 + i % 2, i, 65536, 0, 1_000_000, canary_compute_ns=20_000_000 + i,
+                      canary_chase_ns=40_000_000, **f) for i, f in enumerate(fields)]
     (tmp_path / "d.txt").write_text(text(samples=samples))
     r = importer.load(str(tmp_path / "d.txt"))
     got = r._records

@@ -21,16 +21,30 @@ def test_steal_ticks_are_the_eighth_field_of_the_cpus_line():
     assert core.steal_ticks(STAT, 2) is None and core.steal_ticks("", 0) is None
     assert core.steal_ticks("cpu0 1 2 3 4 5 6 7\n", 0) is None  # an old kernel without steal
     assert core.steal_ticks("cpu10 1 2 3 4 5 6 7 9\ncpu1 1 2 3 4 5 6 7 8\n", 1) == 8  # cpu1 is not cpu10
+    assert core.steal_ticks("cpu0 1 2 3 4 5 6 7 8x\n", 0) is None
+    assert core.steal_ticks("cpu-1 1 2 3 4 5 6 7 8", -1) is None
+    assert core.steal_ticks("cpu0 1 2 3 4 5 6 7 99999999999999999999999\n", 0) is None  # past 64 bits
 
 
 def test_self_state_reads_this_thread_and_this_system():
     before = core.self_state(0)
     sum(range(200_000))
-    after = core.self_state(0)
-    assert after[0] >= before[0] and after[1] > before[1]
+    preempted, cpu_ns, steal = core.self_delta(before, core.self_state(0, after=True))
+    assert preempted >= 0 and cpu_ns > 0
     with open("/proc/stat") as f:
         text = f.read()
-    assert (before[2] is None) == (core.steal_ticks(text, 0) is None)
+    assert (steal is None) == (core.steal_ticks(text, 0) is None)
+
+
+def test_steal_that_went_back_or_is_missing_is_no_steal():
+    a, b = core.ffi.new("struct atsd_self_state *"), core.ffi.new("struct atsd_self_state *")
+    a.preempted, a.cpu_ns, a.steal_ticks = 1, 100, 7
+    b.preempted, b.cpu_ns, b.steal_ticks = 3, 350, 9
+    assert core.self_delta(a, b) == (2, 250, 2)
+    b.steal_ticks = 6
+    assert core.self_delta(a, b)[2] is None
+    a.steal_ticks, b.steal_ticks = -1, 9
+    assert core.self_delta(a, b)[2] is None
 
 
 @pytest.mark.parametrize("preempted,cpu_ns,steal,ns,disturbed", [
