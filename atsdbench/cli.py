@@ -113,7 +113,7 @@ def build_parser():
     g.add_argument("--mem", default="2G")
     g.add_argument("--accel", default="tcg", help="tcg (default: emulation) or kvm (same arch only)")
     g.add_argument("--timeout", type=_int("--timeout"), default=None,
-                   help=f"seconds per guest (default {GUEST_TIMEOUT}, plus the runs' --gap sleeps)")
+                   help=f"seconds per guest (default {GUEST_TIMEOUT}, plus the runs' --gap and --spread sleeps)")
     g.add_argument("--initrd", action="append", default=[], metavar="ARCHIVE",
                    help="a cpio archive unpacked before guest's own (a root with Python, your tools); repeat for "
                    "several")

@@ -349,20 +349,21 @@ def cmd_model(args):
     return 0
 
 
-
-GUEST_TIMEOUT = 900  # seconds a guest may take to boot, run and power off, not counting the runs' --gap sleeps
+GUEST_TIMEOUT = 900  # seconds a guest may take to boot, run and power off, not counting the runs' sleeps
 
 
 def guest_timeout(given, waits):
-    """guest's --timeout in seconds: the default grows by the runs' --gap sleeps (`waits`), and a
-    given one that the sleeps alone would pass is refused (the guest would be killed as hung)."""
+    """guest's --timeout in seconds: the default grows by the runs' --gap and --spread sleeps
+    (`waits`), and a given one that the sleeps alone would reach is refused (the guest would be
+    killed as hung)."""
     if given is None:
         return GUEST_TIMEOUT + math.ceil(waits)
     if given < 1:
         raise UsageError(f"--timeout must be at least 1 s (got {given})")
     if given <= waits:
-        raise UsageError(f"--timeout {given} is shorter than the runs' --gap sleeps alone ({waits:g} s): the guest "
-                         f"would be killed as hung; leave --timeout out ({GUEST_TIMEOUT} s plus the sleeps) or give more")
+        raise UsageError(f"--timeout {given} is not longer than the runs' --gap and --spread sleeps alone "
+                         f"({waits:g} s): the guest would be killed as hung; leave --timeout out "
+                         f"({GUEST_TIMEOUT} s plus the sleeps) or give more")
     return given
 
 
@@ -397,7 +398,7 @@ def cmd_guest(args):
             core.plan_set(plan, o["field"], value if value is not None else o["const"])
         runs.append({"words": guest.atsd_words(checked), "attrs": guest.run_attrs(checked, events),
                      "tracepoints": events})
-        waits += (plan.runs - 1) * plan.gap  # the --gap sleeps alone, before any measuring
+        waits += guest.sleeps(plan.runs, plan.gap, plan.rounds, plan.spread)
     args.timeout = guest_timeout(args.timeout, waits)
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
         raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "

@@ -192,7 +192,9 @@ def test_bad_input_is_one_line_before_anything_boots(cli, tmp_path):
         (["--kernel", kernel, "--", "--size", "16M", "--", "--gpu", "0"], "the standalone atsd has no --gpu"),
         (["--kernel", kernel, "--timeout", "0"], "--timeout must be at least 1 s"),
         (["--kernel", kernel, "--timeout", "100", "--", "--runs", "2", "--gap", "50s", "--", "--runs", "2",
-          "--gap", "1m"], "--timeout 100 is shorter than the runs' --gap sleeps alone (110 s)"),
+          "--gap", "1m"], "--timeout 100 is not longer than the runs' --gap and --spread sleeps alone (110 s)"),
+        (["--kernel", kernel, "--timeout", "600", "--", "--rounds", "5", "--spread", "20m"],
+         "--timeout 600 is not longer than the runs' --gap and --spread sleeps alone (960 s)"),
     ]:
         p = cli("guest", "-o", tmp_path / "out", *args)
         assert p.returncode == 2 and p.stdout == "" and len(p.stderr.splitlines()) == 1, (args, p.stderr)
@@ -207,6 +209,10 @@ def test_the_default_timeout_grows_by_the_gap_sleeps():
     assert commands.guest_timeout(None, 7 * 150.0) == commands.GUEST_TIMEOUT + 1050  # -- --runs 8 --gap 150s
     assert commands.guest_timeout(None, 0.4) == commands.GUEST_TIMEOUT + 1
     assert commands.guest_timeout(1200, 1050.0) == 1200
+    assert guest.sleeps(8, 150.0, 5, 0.0) == 1050.0
+    assert guest.sleeps(1, 20.0, 5, 100.0) == 80.0  # the 5th round starts 4/5 of the spread in
+    assert guest.sleeps(3, 20.0, 5, 100.0) == 80.0 * 3  # sub-runs longer than the gap: back to back
+    assert guest.sleeps(3, 100.0, 2, 10.0) == 2 * 100.0 + 5.0
 
 
 def test_missing_qemu_names_the_debian_package(cli, tmp_path):
