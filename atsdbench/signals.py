@@ -64,7 +64,7 @@ def _excepthook(kind, value, tb, _previous=sys.excepthook):
         say_interrupted()
         try:
             sys.stdout.flush()  # what was written stays written (the round worker's reply)
-        except (OSError, ValueError):
+        except (OSError, ValueError, AttributeError):
             pass
         os._exit(130)
     _previous(kind, value, tb)
@@ -100,16 +100,17 @@ def end(code):
     """How the CLI and the round worker exit, once `code` is decided: signals are ignored from here,
     and where one came at all the process leaves by os._exit after flushing its streams.
 
-    Why: CPython (3.11, under `python -m`) remembers a KeyboardInterrupt raised inside any eval or
-    exec of a string, even one that was caught (namedtuple builds its __new__ that way, so a Ctrl-C
-    while a module imports is enough), and at the very end of the interpreter it kills itself by
-    SIGINT instead of returning the status: exit -2 after "atsdbench: interrupted"."""
+    Why: CPython (3.11) remembers a KeyboardInterrupt raised inside any eval or exec of a string,
+    even one that was caught (namedtuple builds its __new__ that way, so a Ctrl-C while a module
+    imports is enough), and where the interpreter ends through its main (`python -m`, as the worker
+    and the tests run, always does) it kills itself by SIGINT instead of returning the status:
+    exit -2 after "atsdbench: interrupted"."""
     ignore()
     if _received:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except (OSError, ValueError):  # a reader that left: what it missed is its to miss
+            except (OSError, ValueError, AttributeError):  # a reader that left, or no stream at all
                 pass
         os._exit(code)
     sys.exit(code)

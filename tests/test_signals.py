@@ -133,25 +133,33 @@ def test_uncaught_interrupt_is_one_line_and_130(tmp_path):
     assert p.returncode == 130 and p.stderr == "atsdbench: interrupted\n"
 
 
-
 _EVAL_INTERRUPT = "eval(\"__import__('signal').raise_signal(2)\")"  # a Ctrl-C inside an eval of a string
 
 
-def test_a_caught_interrupt_inside_an_eval_still_exits_130(tmp_path):
-    """CI's storm saw exit -2 after "atsdbench: interrupted": a second Ctrl-C landed in namedtuple's
-    eval of a string while the report's imports ran; cli.main caught it and returned 130, and CPython
-    (under `python -m`) still ended by killing itself with SIGINT.  signals.end leaves by os._exit."""
+def _caught_in_eval(tmp_path, *args):
     (tmp_path / "caught_in_eval.py").write_text(
         "import sys\nfrom atsdbench import signals\nsignals.install()\n"
         f"try:\n    {_EVAL_INTERRUPT}\nexcept KeyboardInterrupt:\n    pass\n"
         "print('kept')\n"
         "signals.end(130) if sys.argv[1:] == ['end'] else (signals.ignore(), sys.exit(130))\n")
-    ours = subprocess.run([sys.executable, "-m", "caught_in_eval", "end"], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "caught_in_eval", *args], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
+
+
+def test_a_caught_interrupt_inside_an_eval_still_exits_130(tmp_path):
+    """CI's storm saw exit -2 after "atsdbench: interrupted": a second Ctrl-C landed in namedtuple's
+    eval of a string while the report's imports ran; cli.main caught it and returned 130, and CPython
+    still ended by killing itself with SIGINT.  signals.end leaves by os._exit, its output flushed."""
+    ours = _caught_in_eval(tmp_path, "end")
     assert (ours.returncode, ours.stdout, ours.stderr) == (130, "kept\n", "")
-    plain = subprocess.run([sys.executable, "-m", "caught_in_eval"], capture_output=True, text=True, cwd=tmp_path,
-                           timeout=60)
-    assert plain.returncode in (130, -signal.SIGINT)  # -2 where the interpreter has the defect (3.11 has)
+
+
+def test_the_interpreter_defect_signals_end_is_for(tmp_path):
+    """What the test above guards against, shown on this interpreter (3.11 has it)."""
+    plain = _caught_in_eval(tmp_path)
+    if plain.returncode == 130:
+        pytest.skip(f"this Python ({sys.version.split()[0]}) returns the status after such an interrupt")
+    assert (plain.returncode, plain.stdout) == (-signal.SIGINT, "kept\n")
 
 
 def test_the_cli_ends_through_signals_end(tmp_path):

@@ -250,12 +250,17 @@ def test_run_policy_time_is_the_gap_schedule_plus_one_mean_sub_run():
     p = run_policy(max_time=70.0)
     for start, end in ((0.0, 5.0), (20.0, 26.0), (40.0, 46.0)):
         p.run_done(start, end)
-    # sub-run 4 starts at 3 gaps (60 s), not now (46 s), and lasts the mean 5.67 s: 65.7 <= 70
+    # sub-run 4 starts a gap after sub-run 3 did (60 s), not now (46 s), and lasts the mean 5.67 s: 65.7 <= 70
     assert p.after_run(recs, 46.0) is None and p.next_round_s == pytest.approx(60.0 - 46.0 + 17 / 3)
     late = run_policy(max_time=70.0, gap=2.0)
     for start, end in ((0.0, 5.0), (5.0, 11.0), (11.0, 17.0)):
         late.run_done(start, end)
     assert late.after_run(recs, 66.0) == "time"  # the gap long passed: from now, 66 + 5.67 > 70
+    long_first = run_policy(max_time=80.0)
+    for start, end in ((0.0, 25.0), (25.0, 26.0), (45.0, 46.0)):  # the first ran long, the others did not
+        long_first.run_done(start, end)
+    # a gap after the last start (65 s), not 3 gaps after the first (60 s)
+    assert long_first.after_run(recs, 46.0) is None and long_first.next_round_s == pytest.approx(65.0 - 46.0 + 9.0)
 
 
 def test_run_policy_summary_and_the_lines_it_prints():

@@ -27,7 +27,6 @@ def test_pacer_spreads_rounds_evenly_and_never_sleeps_when_late():
     assert runner.Pacer(0, 4).interval == 0
 
 
-
 def test_sub_runs_start_a_gap_after_the_one_before_even_after_a_long_one(monkeypatch):
     """--runs --gap: the gap is from the previous sub-run's start.  A schedule of k x gap from the
     first would start the third sub-run below 0.1 s after the second, the first having run long."""
