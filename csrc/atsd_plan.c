@@ -600,9 +600,10 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		uint64_t region = !hugetlb || p->npages > 1 ? p->size : 0;
 		char c[32];
 		if (h->mem_available >= 0 && region + ATSD_CANARY_BYTES > (uint64_t)h->mem_available)
-			return fail(-ENOMEM, msg, msglen, "size %s and the canary's %s are more than the memory "
-				    "available (%.1f GiB MemAvailable)", fmt_size(region, a, sizeof(a)),
-				    fmt_size(ATSD_CANARY_BYTES, c, sizeof(c)), (double)h->mem_available / (double)(1ULL << 30));
+			return fail(-ENOMEM, msg, msglen, "%s%s%sthe canary's %s %s more than the memory available "
+				    "(%.1f GiB MemAvailable)", region ? "size " : "", region ? fmt_size(region, a, sizeof(a)) : "",
+				    region ? " and " : "", fmt_size(ATSD_CANARY_BYTES, c, sizeof(c)), region ? "are" : "is",
+				    (double)h->mem_available / (double)(1ULL << 30));
 	}
 	if (h->naffinity < 1)
 		return fail(-EINVAL, msg, msglen, "this process may run on no CPU");
