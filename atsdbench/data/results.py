@@ -96,7 +96,8 @@ class Result:
                 "config": _clean(self.config), "samples": [_clean(s) for s in self._records]}
 
 
-CPU_BUSY = 0.9  # share of a pass the measuring thread must have run for it to count as undisturbed
+CPU_BUSY = 0.9        # share of a pass the measuring thread must have run for it to count as undisturbed
+BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to count as "with bystanders"
 
 
 def disturbance(preempted, cpu_ns, steal_ticks, ns):

@@ -5,7 +5,7 @@ down; `s.round(i, warmup_round)` yields one sample per pass.  It does not keep t
 """
 import os
 
-from ..data.results import disturbance
+from ..data.results import BYSTANDER_BUSY, disturbance
 from . import procfs
 from .plan import round_order
 
@@ -20,9 +20,6 @@ def latency_summary(lat_ns):
     keys, counts = np.unique(bins, return_counts=True)
     return {"lat_p50_us": float(p50), "lat_p90_us": float(p90), "lat_p99_us": float(p99),
             "lat_max_us": float(us.max()), "lat_hist": {int(k): int(c) for k, c in zip(keys, counts)}}
-
-
-BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to count as "with bystanders"
 
 
 class Session:

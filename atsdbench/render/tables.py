@@ -322,12 +322,14 @@ def adaptive_notes(config):
 def bystander_notes(records):
     """Passes during which a bystander did not run (its CPU busy elsewhere) measured fewer remote
     flushes than the plan asked for: say how many."""
+    from ..data.results import BYSTANDER_BUSY
+
     flagged = [s for s in records if not s.get("warmup") and "bystander_idle" in s]
     idle = sum(1 for s in flagged if s["bystander_idle"])
     if not idle:
         return []
-    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than 90% of the pass "
-            "(its CPU was busy with other work): those passes had fewer remote flushes than asked for "
+    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than {BYSTANDER_BUSY:.0%} of "
+            "the pass (its CPU was busy with other work): those passes had fewer remote flushes than asked for "
             "(column bystander_share in the result file)"]
 
 

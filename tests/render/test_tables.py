@@ -52,3 +52,15 @@ def test_csv_names_are_one_word_each(tmp_path, fixtures):
     head = show.render(r, fmt="csv")[0].splitlines()[0]
     assert head == ("stride,n,min,max,median,mean,stddev,cv_pct,us_per_call,p50_us,p90_us,p99_us,max_us,"
                     "gpu_touch_ms,ipis_per_call,flushes_per_call,full_flush_pct,expected_flush")
+
+
+def test_the_warnings_state_the_thresholds_the_data_side_applies(monkeypatch):
+    """The 90% in the warnings is data.results' own, not a copy of it."""
+    idle = [{"warmup": False, "bystander_idle": True}]
+    disturbed = [{"warmup": False, "disturbed": True, "preempted": 1, "cpu_share": 1.0}]
+    assert "less than 90% of the pass" in tables.bystander_notes(idle)[0]
+    assert "less than 90% of the pass" in tables.disturbance_notes(disturbed)[0]
+    monkeypatch.setattr(results, "BYSTANDER_BUSY", 0.75)
+    monkeypatch.setattr(results, "CPU_BUSY", 0.8)
+    assert "less than 75% of the pass" in tables.bystander_notes(idle)[0]
+    assert "less than 80% of the pass" in tables.disturbance_notes(disturbed)[0]
