@@ -26,6 +26,24 @@ def fixtures():
     return FIXTURES
 
 
+SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
+
+
+def _load_script(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def script():
+    """script("bench_verdict"): scripts/bench_verdict.py loaded as a module (scripts/ is no package)."""
+    return _load_script
+
+
 NEUTRAL = tempfile.mkdtemp(prefix="atsdbench-tests-")
 
 

@@ -1,6 +1,5 @@
 """scripts/bench_defaults.py (not live: nothing is measured): designs cut out of --runs files, the pairs,
 the sessions, the canary covariate and the seeded simulation, on simulated files with the real schema."""
-import importlib.util
 import math
 import pathlib
 import sys
@@ -11,23 +10,16 @@ import pytest
 SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
 
 
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def bench():
+def bench(script):
     sys.path.insert(0, str(SCRIPTS))  # --simulate imports bench_verdict as the script does
-    return _load("bench_defaults")
+    return script("bench_defaults")
 
 
 @pytest.fixture(scope="module")
-def series():
+def series(script):
     """Six files of 8 sub-runs x 5 rounds, 150 s apart, with canaries: a miniature of the real series."""
-    bv = _load("bench_verdict")
+    bv = script("bench_verdict")
     rng = np.random.default_rng(7)
     out = []
     for k in range(6):

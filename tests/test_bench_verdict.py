@@ -1,18 +1,10 @@
 """scripts/bench_verdict.py's simulation (not live: nothing is measured): its table and its seed."""
-import importlib.util
-import pathlib
-
 import pytest
-
-SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "bench_verdict.py"
 
 
 @pytest.fixture(scope="module")
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_verdict", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def bench(script):
+    return script("bench_verdict")
 
 
 def test_the_schedule_gives_each_design_its_wall_time(bench):

@@ -1,9 +1,7 @@
 """`atsdbench calibrate`: bad input before anything is measured, a profile made from a --runs file
 (--from), and (live) a small real calibration that compare then uses, and one interrupted."""
-import importlib.util
 import json
 import os
-import pathlib
 import signal
 import subprocess
 import sys
@@ -13,15 +11,10 @@ import pytest
 
 from atsdbench.data import profile, results
 
-SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "bench_verdict.py"
-
 
 @pytest.fixture(scope="module")
-def sim():
-    spec = importlib.util.spec_from_file_location("bench_verdict", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def sim(script):
+    return script("bench_verdict")
 
 
 @pytest.fixture

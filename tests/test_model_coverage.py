@@ -2,22 +2,15 @@
 sub-run unit hold the true change about as often as they say under the noise measured on this VM, and
 the same files' pooled rounds do not (issue 25.6: they covered 60-75%).  Seeded: the same numbers
 every run."""
-import importlib.util
-import pathlib
-
 import pytest
 
-SCRIPT = pathlib.Path(__file__).parent.parent / "scripts" / "model_coverage.py"
 PAIRS = 30  # A/A pairs and as many +10% pairs: 60 intervals a parameter
 PARAMETERS = ["fixed %", "per-page %", "whole flush %", "crossover %"]
 
 
 @pytest.fixture(scope="module")
-def coverage():
-    spec = importlib.util.spec_from_file_location("model_coverage", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def coverage(script):
+    return script("model_coverage")
 
 
 @pytest.fixture(scope="module")

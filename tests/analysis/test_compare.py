@@ -431,16 +431,9 @@ def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
 # ---- sides of one process with a noise profile (issue 25.2): analysis/noise.py, data/profile.py ----
 
 @pytest.fixture(scope="module")
-def sim():
+def sim(script):
     """scripts/bench_verdict.py: sides and calibrations simulated with the measured noise, real schema."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).parents[2] / "scripts" / "bench_verdict.py"
-    spec = importlib.util.spec_from_file_location("bench_verdict", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("bench_verdict")
 
 
 def _profiled_sides(sim, seed=1, change=0.0):

@@ -1,4 +1,3 @@
-import importlib.util
 import json
 import math
 import os
@@ -209,15 +208,8 @@ def test_lag1_threshold_power_and_warning_text():
 DRIFT = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "drift.py")
 
 
-def _drift():
-    spec = importlib.util.spec_from_file_location("drift", DRIFT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_drift_analysis_of_synthetic_rounds():
-    drift = _drift()
+def test_drift_analysis_of_synthetic_rounds(script):
+    drift = script("drift")
     means = 20 + ar1(0.8, 400, 1, seed=50)[0]
     rng = np.random.default_rng(51)
     rounds = [{"round": i, "t": 0.5 * i, "gbps": list(m + 0.1 * rng.standard_normal(3))}
@@ -238,8 +230,8 @@ def test_drift_analysis_of_synthetic_rounds():
     assert "batch-means" in text
 
 
-def test_drift_time_edges_and_duration():
-    drift = _drift()
+def test_drift_time_edges_and_duration(script):
+    drift = script("drift")
     assert drift.time_edges(0.05, 10) == [0.05, 0.1, 0.2, 0.5, 1, 2, 5]
     assert drift.time_edges(0.3, 100) == [0.2, 0.5, 1, 2, 5, 10, 20, 50]
     assert drift.parse_duration("90") == 90 and drift.parse_duration("5m") == 300
