@@ -343,14 +343,9 @@ def _simulate_design(task):
 
 def simulate(reps, seed, sps=(0, 3), jobs=1):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    tasks = [(seed, key, sp, reps) for key in _session_designs() for sp in sps]
-    if jobs > 1:
-        from multiprocessing import Pool
+    import bench_verdict as bv
 
-        with Pool(jobs) as pool:
-            rows = pool.map(_simulate_design, tasks, chunksize=1)
-    else:
-        rows = [_simulate_design(t) for t in tasks]
+    rows = bv.map_cells(_simulate_design, [(seed, key, sp, reps) for key in _session_designs() for sp in sps], jobs)
     return ["design", "sP %", "A/A %", "coverage %", "power at +10% %", "MDE %"], rows
 
 

@@ -225,14 +225,19 @@ def _cell(task):
             "MDE %": float(median(mdes)) if mdes else math.nan}
 
 
-def simulate(designs, sps, boots, reps, seed, jobs=1):
-    tasks = [(seed, d, sp, b, reps) for d in designs for sp in sps for b in boots]
+def map_cells(cell, tasks, jobs=1):
+    """[cell(task) for task in tasks], over `jobs` processes where more than one (each task seeds its
+    own generator, so the numbers do not depend on jobs).  model_coverage and bench_defaults use it too."""
     if jobs > 1:
         from multiprocessing import Pool
 
         with Pool(jobs) as pool:
-            return pool.map(_cell, tasks, chunksize=1)
-    return [_cell(t) for t in tasks]
+            return pool.map(cell, tasks, chunksize=1)
+    return [cell(t) for t in tasks]
+
+
+def simulate(designs, sps, boots, reps, seed, jobs=1):
+    return map_cells(_cell, [(seed, d, sp, b, reps) for d in designs for sp in sps for b in boots], jobs)
 
 
 def table(rows):

@@ -95,13 +95,7 @@ def cell(task):
 
 
 def simulate(designs, sps, pairs, seed, resamples=1000, jobs=1):
-    tasks = [(seed, d, sp, pairs, resamples) for d in designs for sp in sps]
-    if jobs > 1:
-        from multiprocessing import Pool
-
-        with Pool(jobs) as pool:
-            return pool.map(cell, tasks, chunksize=1)
-    return [cell(t) for t in tasks]
+    return bench.map_cells(cell, [(seed, d, sp, pairs, resamples) for d in designs for sp in sps], jobs)
 
 
 def table(rows):
