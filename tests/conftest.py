@@ -26,6 +26,13 @@ def fixtures():
     return FIXTURES
 
 
+# Run a command with tracefs at /sys/kernel/tracing in a mount namespace of its own (this machine's stays
+# as it is); where it is already mounted (systemd's default) the namespace has it and mount would fail.
+@pytest.fixture(scope="session")
+def in_tracefs():
+    return ('grep -q " /sys/kernel/tracing tracefs " /proc/mounts || '
+            'mount -t tracefs nodev /sys/kernel/tracing || exit; ')
+
 SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
 
 

@@ -163,10 +163,10 @@ def test_the_same_filters_and_columns_as_the_python_counters():
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
-def test_counts_flushes_on_warm_up_passes_only(atsd, tmp_path, cli):
-    # tracefs mounted in a mount namespace of its own (this machine's stays as it is)
+def test_counts_flushes_on_warm_up_passes_only(atsd, tmp_path, cli, in_tracefs):
+    # tracefs in a mount namespace of its own (in_tracefs)
     out = tmp_path / "c.txt"
-    p = subprocess.run(["unshare", "-m", "sh", "-c", 'mount -t tracefs nodev /sys/kernel/tracing && exec "$@"', "sh",
+    p = subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs + 'exec "$@"', "sh",
                         atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--seed", "6",
                         "-o", str(out)], capture_output=True, text=True)
     if "tlb:tlb_flush tracepoint is not readable" in p.stdout or "perf_event_open" in p.stdout:

@@ -171,11 +171,11 @@ print(os.path.exists(path))
 
 @pytest.mark.live  # mprotect under a real trace instance
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
-def test_a_real_trace_instance_records_and_goes_away():
+def test_a_real_trace_instance_records_and_goes_away(in_tracefs):
     # a real tracefs, mounted in a mount namespace of its own (this machine's stays as it is); x86's
     # tlb:tlb_flush stands in for POWER's events: the instance works the same way
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    p = subprocess.run(["unshare", "-m", "sh", "-c", 'mount -t tracefs nodev /sys/kernel/tracing && '
+    p = subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs +
                         '[ -d /sys/kernel/tracing/events/tlb/tlb_flush ] && exec "$0" -c "$1" "$2"',
                         sys.executable, REAL, here], capture_output=True, text=True)
     if p.returncode and not p.stdout:
