@@ -241,6 +241,21 @@ def _watch(proc, until, timeout=60):
     return seen
 
 
+def _ran_for(pid, cpu_seconds, timeout=60):
+    """Waits until pid has had cpu_seconds of CPU: on a busy machine a fixed sleep may end before the
+    process ran at all."""
+    deadline, tick = time.monotonic() + timeout, os.sysconf("SC_CLK_TCK")
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            return
+        if (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:
+            return
+        time.sleep(0.01)
+
+
 def test_sub_runs_are_fresh_processes_imported_as_run_runs_records_them(atsd, tmp_path, cli):
     from atsdbench.analysis import compare as comparison
 
@@ -310,7 +325,7 @@ def test_sigterm_stops_the_sub_run_under_way(atsd, tmp_path, target):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     seen = _watch(proc, lambda seen, now: bool(now))
     assert len(seen) == 1
-    time.sleep(0.3)  # some of its passes done
+    _ran_for(int(seen[0]), 0.3)  # some of its passes done, however loaded the machine
     os.kill(proc.pid if target == "atsd" else int(seen[0]), signal.SIGTERM)
     stdout, stderr = proc.communicate(timeout=30)  # 100000 rounds would take minutes
     assert proc.returncode == 130 and stderr == f"atsd: interrupted; wrote the finished samples to {out}\n"
