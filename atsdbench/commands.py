@@ -486,7 +486,8 @@ def _guest_console(path, text):
     rescue = files.write_rescue(text, suffix=".console")
     if rescue:
         return rescue, f"{why}; the console was saved to {rescue} instead"
-    return None, f"{why}; no rescue file could be written either: the console is lost (the result files hold atsd's output)"
+    return None, (f"{why}; no rescue file could be written either: the console is lost (the result files "
+                  "hold atsd's output)")
 
 
 def _guest_home(args, image, machine, text, qemu, runs, taken):
@@ -596,7 +597,8 @@ def _guest_home(args, image, machine, text, qemu, runs, taken):
                 _warn([f"guest {label}: not brought home from /out: {', '.join(left)}"])
             files_line = f"{brought} file{'s' * (brought != 1)} it left in /out under {stem}/" if brought else ""
             if out_why is None:
-                print(f"wrote {stem}.out (the command's output, exit {code})" + (f" and {files_line}" if brought else ""))
+                print(f"wrote {stem}.out (the command's output, exit {code})"
+                      + (f" and {files_line}" if brought else ""))
             elif brought:
                 print(f"wrote {files_line}")
             if code:

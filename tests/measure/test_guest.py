@@ -730,10 +730,11 @@ def test_a_second_guest_of_the_same_kernel_writes_a_fresh_name(fake_qemu, tmp_pa
     assert rc == 0, stderr
     assert [line.split()[1] for line in second.splitlines()] == [f"{out}/6.1.0-fake-2.json", f"{out}/6.1.0-fake-3.json"]
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.name in before} == before  # the first kept whole
-    assert sorted(p.name for p in out.iterdir()) == ["6.1.0-fake-2.console", "6.1.0-fake-2.json", "6.1.0-fake-3.console",
-                                                     "6.1.0-fake-3.json", "6.1.0-fake.console", "6.1.0-fake.json"]
+    assert sorted(p.name for p in out.iterdir()) == [f"6.1.0-fake{n}.{ext}" for n in ("-2", "-3", "")
+                                                     for ext in ("console", "json")]
     assert "size=16M seed=1" in (out / "6.1.0-fake.console").read_text()
-    assert "size=32M" in (out / "6.1.0-fake-2.console").read_text() and json.loads((out / "6.1.0-fake-3.json").read_text())
+    assert "size=32M" in (out / "6.1.0-fake-2.console").read_text()
+    assert json.loads((out / "6.1.0-fake-3.json").read_text())["complete"]
 
 
 def test_a_bad_output_or_archive_refuses_before_booting(fake_qemu, tmp_path, capsys):
@@ -796,3 +797,16 @@ def test_a_result_that_cannot_be_written_is_rescued_and_the_next_kernel_still_bo
     assert sorted(p.name for p in out.iterdir()) == ["6.1.0-fake-2-run1.json", "6.1.0-fake-2-run2.json",
                                                      "6.1.0-fake-2.console"]
     assert stdout.splitlines()[0] == f"wrote {out}/6.1.0-fake-2-run1.json (6.1.0-fake, x86_64, qemu-tcg, run 1 of 2)"
+
+
+def test_init_ships_as_package_data():
+    """/init is a file of the package (read with importlib.resources): pyproject must name it, or a
+    `pip install .` would ship guest without it."""
+    import pathlib
+    import tomllib
+
+    root = pathlib.Path(__file__).resolve().parent.parent.parent
+    pyproject = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "guest_init.sh" in pyproject["tool"]["setuptools"]["package-data"]["atsdbench.measure"]
+    assert guest_initramfs.INIT == (root / "atsdbench" / "measure" / "guest_init.sh").read_text()
+    assert guest_initramfs.INIT.startswith("#!/bin/busybox sh\n") and guest_initramfs.INIT.endswith("poweroff -f\n")
