@@ -690,6 +690,14 @@ def test_a_fresh_name_for_each_guest_and_nothing_overwritten(tmp_path):
     assert guest.claim(str(tmp_path), "k-x86_64", set(), ".failed.console") == f"{tmp_path}/k-x86_64-2"
 
 
+def test_two_guests_at_once_take_two_names(tmp_path, monkeypatch):
+    """Another guest into the same -o listed the folder before this one claimed its name: the exclusive
+    create of the console still sends it to the next."""
+    first = guest.claim(str(tmp_path), "6.1.0", set())
+    monkeypatch.setattr(os, "listdir", lambda path: [])  # as listed before the first one's claim
+    assert guest.claim(str(tmp_path), "6.1.0", set()) == f"{first}-2"
+
+
 def test_the_output_directory_is_checked_before_booting(tmp_path, monkeypatch):
     guest.check_output_dir(str(tmp_path), 1 << 20)
     guest.check_output_dir(str(tmp_path / "new" / "deeper"), 1 << 20)  # made when the guest boots
