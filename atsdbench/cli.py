@@ -122,7 +122,9 @@ def build_parser():
                    "output comes home as NAME.out, the files it leaves in $OUT as NAME/")
     g.add_argument("--trace-buffer", default="8M", metavar="SIZE",
                    help="tracefs buffer per CPU for a run's --tracepoints (default 8M)")
-    g.add_argument("-o", "--output", default=".", metavar="DIR", help="directory of the result files")
+    g.add_argument("-o", "--output", default=".", metavar="DIR",
+                   help="directory of the result files (default .; made if absent; nothing in it is overwritten: a "
+                   "name taken gets -2, -3, ...)")
 
     mo = sub.add_parser("model", help="fit per-call cost = fixed + per-page x pages and a whole-flush cost, with "
                         "CIs; before/after changes")

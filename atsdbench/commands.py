@@ -374,15 +374,15 @@ def cmd_guest(args):
     import os
     import re
 
-    from .measure import core, guest
+    from .measure import core, guest, guest_image, guest_initramfs, guest_qemu
     from .units import parse_size
 
     if not args.kernel:
         raise UsageError("guest needs --kernel IMAGE (one per kernel to boot)")
     machines = []
     for image in args.kernel:  # every image and option checked before anything boots
-        arch, _ = guest.detect_image(image)
-        machines.append(guest.choose_machine(arch, args.machine, image))
+        arch, _ = guest_image.detect_image(image)
+        machines.append(guest_image.choose_machine(arch, args.machine, image))
     groups = guest.split_runs(args.run_options)
     if len(groups) > 1 and not all(groups):
         raise UsageError("guest: each `--` starts a run and takes its options (an empty run between two `--`)")
@@ -407,7 +407,7 @@ def cmd_guest(args):
     if trace_kb < 4:
         raise UsageError(f"--trace-buffer must be a size of at least 4K per CPU, such as 8M (got {args.trace_buffer!r})")
     for archive in args.initrd:
-        guest.check_archive(archive)
+        guest_initramfs.check_archive(archive)
     if args.accel not in ("tcg", "kvm"):
         raise UsageError(f"--accel must be tcg or kvm (got {args.accel!r})")
     if args.accel == "kvm":
@@ -416,78 +416,121 @@ def cmd_guest(args):
             if arch != guest.host_arch():
                 raise UsageError(f"--accel kvm runs guests of this machine's own arch ({guest.host_arch()}); "
                                  f"--kernel {image} is {arch}: leave --accel out for emulation (TCG)")
-    need = guest.missing_tools(machines)
+    traced = sum(1 for run in runs if run["tracepoints"])
+    guest.check_output_dir(args.output, len(args.kernel) * guest.expected_bytes(len(runs), traced, trace_kb, args.smp))
+    need = guest_initramfs.missing_tools(machines)
     if need:
         raise guest.Missing(f"guest needs {' '.join(need)} (apt-get install {' '.join(need)})")
     if args.accel == "kvm":
-        problem = guest.kvm_problem()
+        problem = guest_qemu.kvm_problem()
         if problem:
             raise UsageError(f"--accel kvm: {problem}")
-    bases = {a: guest.initramfs(a) for a in {guest.MACHINES[m]["arch"] for m in machines}}
-    os.makedirs(args.output, exist_ok=True)
-    failed, written = 0, set()
+    bases = {a: guest_initramfs.initramfs(a) for a in {guest.MACHINES[m]["arch"] for m in machines}}
+    try:
+        os.makedirs(args.output, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"-o {args.output}: cannot make the directory: {e.strerror}") from None
+    failed, taken = 0, set()
     for image, machine in zip(args.kernel, machines):
         arch = guest.MACHINES[machine]["arch"]
         label = f"{os.path.basename(image)} ({machine})"
-        with tempfile_dir() as tmp:
-            log = os.path.join(tmp, "console.log")
-            initrd = guest.run_initramfs(bases[arch], runs, tmp, command=args.guest_command, trace_buffer_kb=trace_kb,
-                                         archives=args.initrd)
-            cmd = guest.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem, append=args.append,
-                                     accel=args.accel)
-            rc, seconds, messages = guest.boot(cmd, log, args.timeout, guest.tty_progress(label))
-            if sys.stderr.isatty():
-                sys.stderr.write("\n")
-            try:
-                with open(log, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-            except FileNotFoundError:  # qemu stopped before it opened the console
-                text = ""
-        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, written)
+        try:
+            with tempfile_dir() as tmp:
+                log = os.path.join(tmp, "console.log")
+                initrd = guest_initramfs.run_initramfs(bases[arch], runs, tmp, command=args.guest_command,
+                                                       trace_buffer_kb=trace_kb, archives=args.initrd)
+                cmd = guest_qemu.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem,
+                                              append=args.append, accel=args.accel)
+                rc, seconds, messages = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
+                if sys.stderr.isatty():
+                    sys.stderr.write("\n")
+                try:
+                    with open(log, encoding="utf-8", errors="replace") as f:
+                        text = f.read()
+                except FileNotFoundError:  # qemu stopped before it opened the console
+                    text = ""
+        except OSError as e:  # a full or unwritable temporary directory: this kernel only, the next boots
+            where = f" ({e.filename})" if e.filename else ""
+            print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
+            failed += 1
+            continue
+        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, taken)
     return 1 if failed else 0
 
 
-def _guest_home(args, image, machine, text, qemu, runs, written):
-    """What one boot brought home, written under -o: each run's result file (and trace), the command's
-    output and files, the console.  Every finished run is kept whatever came after it.  Returns how many
-    things failed (each said in one line on stderr)."""
+def _guest_keep(path, data):
+    """One of guest's files written through the atomic writer: None, or why it was not (naming it)."""
+    from .data import files
+
+    try:
+        files.write_atomically(path, lambda f: f.write(data), binary=isinstance(data, bytes))
+        return None
+    except (OSError, UsageError) as e:
+        return f"cannot write {path}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
+
+
+def _guest_console(path, text):
+    """The console written to `path` (the stem's placeholder), else to a rescue file, else nowhere:
+    (where it is or None, the line saying why it is not at `path` or None)."""
     import os
 
-    from .data import atsd_output as importer, results
-    from .measure import guest
+    from .data import files
+
+    why = _guest_keep(path, text)
+    if why is None:
+        return path, None
+    try:
+        os.unlink(path)  # the empty placeholder that claimed the name
+    except OSError:
+        pass
+    rescue = files.write_rescue(text, suffix=".console")
+    if rescue:
+        return rescue, f"{why}; the console was saved to {rescue} instead"
+    return None, (f"{why}; no rescue file could be written either: the console is lost (the result files "
+                  "hold atsd's output)")
+
+
+def _guest_home(args, image, machine, text, qemu, runs, taken):
+    """What one boot brought home, written under -o: each run's result file (and trace), the command's
+    output and files, the console; all under a stem no earlier guest used (nothing is overwritten).
+    Every finished run is kept whatever came after it, rescued where it cannot be written, and a
+    failed write is reported and the rest go on.  Returns how many things failed (each said on stderr)."""
+    import os
+
+    from .data import atsd_output as importer, guest_console, results
+    from .measure import guest, guest_qemu
 
     rc, seconds, messages = qemu
     arch = guest.MACHINES[machine]["arch"]
     label = f"{os.path.basename(image)} ({machine})"
-    accel = guest.accel_name(args.accel)
+    accel = guest_qemu.accel_name(args.accel)
 
     def fail(why, console):
-        print(f"atsdbench: guest {label}: {why}\n(the whole console: {console})", file=sys.stderr)
+        shown = f"the whole console: {console}" if console else "no console kept"
+        print(f"atsdbench: guest {label}: {why}\n({shown})", file=sys.stderr)
 
     try:
-        values = guest.reached_init(text, rc, args.timeout, messages)
+        values = guest_console.reached_init(text, rc, args.timeout, messages)
     except UsageError as e:
-        kept = os.path.join(args.output, f"{os.path.basename(image)}-{machine}.failed.console")
-        with open(kept, "w") as f:
-            f.write(text)
+        kept = guest.claim(args.output, f"{os.path.basename(image)}-{machine}", taken, ".failed.console")
+        kept, why = _guest_console(kept + ".failed.console", text)
+        if why:
+            print(f"atsdbench: guest {label}: {why}", file=sys.stderr)
         fail(e if args.accel != "kvm" else f"{e} (under KVM: try without --accel)", kept)
         return 1
     release = values.get("release") or "unknown"
-    stem = base = os.path.join(args.output, guest.result_name(release, machine, arch)[:-5])
-    k = 2
-    while stem in written:  # two images of one release
-        stem = f"{base}-{k}"
-        k += 1
-    written.add(stem)
-    console = stem + ".console"  # the evidence: kernel messages, atsd's own tables
-    with open(console, "w") as f:
-        f.write(text)
+    stem = guest.claim(args.output, guest.result_name(release, machine, arch)[:-5], taken)
+    console, why = _guest_console(stem + ".console", text)  # the evidence: kernel messages, atsd's own tables
     failed = 0
+    if why:
+        print(f"atsdbench: guest {label}: {why}", file=sys.stderr)
+        failed += 1
+    held = f" (the console holds it: {console})" if console else ""
     for k, run in enumerate(runs, 1):
         name = stem + (f"-run{k}" if len(runs) > 1 else "")
         which = f"run {k}: " if len(runs) > 1 else ""
         try:
-            got = guest.run_output(text, k, rc, args.timeout)
+            got = guest_console.run_output(text, k, rc, args.timeout)
             result = importer.to_result(got["output"], f"{image}'s atsd output")
         except UsageError as e:
             fail(f"{which}{e}", console)
@@ -500,14 +543,24 @@ def _guest_home(args, image, machine, text, qemu, runs, written):
                 result.host[field] = int(values[key])
         if values.get("MMU") and result.host.get("mmu") in (None, "unknown"):
             result.host["mmu"] = values["MMU"]
-        results.save_or_rescue(result, name + ".json")
+        try:
+            results.save_or_rescue(result, name + ".json")
+            saved = True
+        except UsageError as e:  # rescued (or on stdout): said, and the next run and kernel go on
+            print(f"atsdbench: guest {label}: {which}{e}", file=sys.stderr)
+            failed += 1
+            saved = False
         trace = got["trace"]
+        trace_written = False
         if trace is not None and trace["text"] is None:
             fail(f"{which}the trace came back damaged (the result file is whole)", console)
             failed += 1
         elif trace is not None:
-            with open(name + ".trace", "w") as f:
-                f.write(trace["text"])
+            why = _guest_keep(name + ".trace", trace["text"])
+            if why:
+                print(f"atsdbench: guest {label}: {which}{why}{held}", file=sys.stderr)
+                failed += 1
+            trace_written = why is None
             absent = [e for e in run["tracepoints"] if e not in trace["events"]]
             if absent:
                 _warn([f"guest {label}: {which}{', '.join(absent)}: no such tracepoint in this kernel (not traced)"])
@@ -515,33 +568,47 @@ def _guest_home(args, image, machine, text, qemu, runs, written):
                 _warn([f"guest {label}: {which}the trace lost {trace['lost']} events (a full buffer): it is "
                        "incomplete; a larger --trace-buffer or a smaller plan keeps them"])
         done = f"run {k} of {len(runs)}" if len(runs) > 1 else f"{seconds:.0f} s"
-        print(f"wrote {name}.json ({release}, {machine}, {accel}, {done})"
-              + (f", its trace {name}.trace" if trace is not None and trace["text"] is not None else ""))
+        if saved:
+            print(f"wrote {name}.json ({release}, {machine}, {accel}, {done})"
+                  + (f", its trace {name}.trace" if trace_written else ""))
     if args.guest_command is not None:
         try:
-            code, output, files, left = guest.command_output(text, rc, args.timeout)
+            code, output, files, left = guest_console.command_output(text, rc, args.timeout)
         except UsageError as e:
             fail(e, console)
             failed += 1
         else:
-            with open(stem + ".out", "w") as f:
-                f.write(output)
+            out_why = _guest_keep(stem + ".out", output)
+            problems, brought = [out_why] if out_why else [], 0
             for path, data in files.items():
-                os.makedirs(os.path.dirname(os.path.join(stem, path)), exist_ok=True)
-                with open(os.path.join(stem, path), "wb") as f:
-                    f.write(data)
+                target = os.path.join(stem, path)
+                try:
+                    os.makedirs(os.path.dirname(target), exist_ok=True)
+                except OSError as e:
+                    problems.append(f"cannot make {os.path.dirname(target)}: {e.strerror}")
+                    continue
+                why = _guest_keep(target, data)
+                problems += [why] if why else []
+                brought += why is None
+            for why in problems:
+                print(f"atsdbench: guest {label}: {why}{held}", file=sys.stderr)
+            failed += len(problems)
             if left:
                 _warn([f"guest {label}: not brought home from /out: {', '.join(left)}"])
-            print(f"wrote {stem}.out (the command's output, exit {code})"
-                  + (f" and {len(files)} file{'s' * (len(files) != 1)} it left in /out under {stem}/" if files else ""))
+            files_line = f"{brought} file{'s' * (brought != 1)} it left in /out under {stem}/" if brought else ""
+            if out_why is None:
+                print(f"wrote {stem}.out (the command's output, exit {code})"
+                      + (f" and {files_line}" if brought else ""))
+            elif brought:
+                print(f"wrote {files_line}")
             if code:
                 fail(f"the command exited {code} (its output: {stem}.out)", console)
                 failed += 1
-    kernel_log = [line.strip() for b in guest.parse_console(text)[1] if b["name"] == "kernel-log"
+    kernel_log = [line.strip() for b in guest_console.parse_console(text)[1] if b["name"] == "kernel-log"
                   for line in b["lines"] if line.strip()]
     if kernel_log:
         _warn([f"guest {label}: the kernel logged {kernel_log[0]!r} (the console has it all)"])
-    if len(runs) > 1 or args.guest_command is not None:
+    if (len(runs) > 1 or args.guest_command is not None) and console == stem + ".console":
         print(f"wrote {console} ({release}, {machine}, {accel}, {seconds:.0f} s)")
     return failed
 
