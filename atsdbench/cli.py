@@ -109,8 +109,10 @@ def build_parser():
     g.add_argument("--machine", default=None, help="power9 (radix), power9-hash, power8, x86_64 or aarch64 "
                    "(default: from the image)")
     g.add_argument("--append", default="", help="more kernel arguments")
-    g.add_argument("--smp", type=_int("--smp"), default=2)
-    g.add_argument("--mem", default="2G")
+    g.add_argument("--smp", type=_int("--smp"), default=2, metavar="N",
+                   help="virtual CPUs of the guest (default 2: a bystander or a remote flush needs a second)")
+    g.add_argument("--mem", default="2G", metavar="SIZE",
+                   help="guest memory, as qemu's -m takes it (default 2G; a run's --size must fit in it)")
     g.add_argument("--accel", default="tcg", help="tcg (default: emulation) or kvm (same arch only)")
     g.add_argument("--timeout", type=_int("--timeout"), default=None,
                    help=f"seconds per guest (default {GUEST_TIMEOUT}, plus the runs' --gap and --spread sleeps)")
