@@ -231,8 +231,9 @@ int atsd_plan_cells(const struct atsd_plan *p);
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
 int atsd_cell_order(const struct atsd_plan *p, int32_t round, int32_t *out, int32_t cap);
 
-/* A size such as 64K or 1G (binary, optional B/iB), overflow-checked.  0 or -errno with msg
- * (-EINVAL not a size or zero, -ERANGE too large); `what` names it in the message. */
+/* A size such as 64K, 1G or 2MiB (binary; B alone is bytes; KB .. TB are refused: to many they are
+ * decimal), ASCII only, at most 2^64 - 1.  0 or -errno with msg (-EINVAL not a size, decimal or
+ * zero, -ERANGE too large); `what` names it in the message. */
 int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen);
 
 /* 65536 -> "64K": exact binary units only, else plain bytes (messages and tables of both front ends). */
@@ -312,6 +313,6 @@ int atsd_tracefs_mounted(const char *mounts);
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 8
+#define ATSD_ABI_VERSION 9
 
 #endif

@@ -107,8 +107,14 @@ def cell_order(p, round_index):
 
 
 def parse_size(text, what="size"):
+    """The size rule of both front ends (units.parse_size is its pure twin)."""
+    text = str(text)
+    if "\0" in text:  # a C string would end there and take the prefix
+        from ..units import parse_size as pure
+
+        return pure(text, what)
     out = ffi.new("uint64_t *")
-    _msg_call(lib.atsd_parse_size, str(text).encode("utf-8", "surrogateescape"), what.encode(), out)
+    _msg_call(lib.atsd_parse_size, text.encode("utf-8", "surrogateescape"), what.encode(), out)
     return out[0]
 
 
