@@ -62,6 +62,13 @@ int atsd_region_unmap(struct atsd_region *r);
 int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
 	      uint64_t *lat, uint64_t *done);
 
+/* The latency percentiles of one pass's calls (atsd's lat_*_ns, atsdbench's lat_*_us), by nearest
+ * rank: percentile q is the smallest latency with at least q% of the calls at or below it (the
+ * ceil(q x n / 100)-th smallest, in integers), so each is a latency some call had, and q = 100 is the
+ * slowest.  Sorts lat (n entries) in place; out gets one value per percent[i] (each 1 to 100).
+ * -EINVAL for n 0 or a percent out of range. */
+int atsd_latency_percentiles(uint64_t *lat, uint64_t n, const int32_t *percent, int32_t count, uint64_t *out);
+
 /* Pin the calling thread to one CPU. */
 int atsd_pin_self(int32_t cpu);
 

@@ -118,6 +118,20 @@ def parse_size(text, what="size"):
     return out[0]
 
 
+def latency_percentiles(lat_ns, percents):
+    """Nearest-rank percentiles (each 1 to 100) of per-call latencies, a sequence of ns."""
+    import numpy as np
+
+    lat = np.array(lat_ns, dtype=np.uint64)  # a copy: the C rule sorts it
+    if lat.size == 0:
+        raise ValueError("no latency to take percentiles of")
+    pct = ffi.new("int32_t[]", list(percents))
+    out = ffi.new("uint64_t[]", len(pct))
+    _check(lib.atsd_latency_percentiles(ffi.cast("uint64_t *", ffi.from_buffer(lat)), lat.size, pct, len(pct), out),
+           "latency percentiles")
+    return list(out)
+
+
 def pin_self(cpu):
     _check(lib.atsd_pin_self(cpu), f"pinning to CPU {cpu}")
 

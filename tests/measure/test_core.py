@@ -4,6 +4,7 @@ import pathlib
 import re
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from atsdbench.measure import core
 
@@ -81,3 +82,46 @@ def test_bystanders_start_and_stop():
 def test_bystander_on_a_missing_cpu_fails_cleanly():
     with pytest.raises(OSError):
         core.Bystanders([4000])
+
+
+# --- the rules both front ends take from the core ---
+
+def test_latency_percentiles_are_nearest_rank():
+    lat = list(range(100, 0, -1))  # 1..100 ns, unsorted
+    assert core.latency_percentiles(lat, (50, 90, 99, 100)) == [50, 90, 99, 100]
+    # 10 calls: the p99 is the slowest (rank ceil(9.9) = 10), never a blend of the two slowest
+    assert core.latency_percentiles([1, 2, 3, 4, 5, 6, 7, 8, 9, 1000], (50, 90, 99)) == [5, 9, 1000]
+    assert core.latency_percentiles([7], (1, 50, 100)) == [7, 7, 7]
+    with pytest.raises(OSError):
+        core.latency_percentiles([1, 2], (0,))
+    with pytest.raises(ValueError):
+        core.latency_percentiles([], (50,))
+
+
+def test_latency_percentiles_leave_the_callers_array_alone():
+    import numpy as np
+
+    lat = np.array([3, 1, 2], dtype=np.uint64)
+    core.latency_percentiles(lat, (50,))
+    assert lat.tolist() == [3, 1, 2]
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=300), st.integers(1, 100))
+def test_latency_percentiles_are_numpys_inverted_cdf(lat, q):
+    """The definition, checked against an independent one: numpy's inverted_cdf is the nearest rank."""
+    import numpy as np
+
+    want = np.percentile(np.array(lat, dtype=np.uint64), q, method="inverted_cdf")
+    assert core.latency_percentiles(lat, (q,)) == [int(want)]
+
+
+def test_session_stores_the_core_percentiles():
+    import numpy as np
+
+    from atsdbench.measure.session import latency_summary
+
+    lat = np.array([1000, 2000, 3000, 4000, 100000], dtype=np.uint64)
+    s = latency_summary(lat)
+    # nearest rank: p90 and p99 of 5 calls are the slowest one (np.percentile would give 61.6 and 96.2)
+    assert (s["lat_p50_us"], s["lat_p90_us"], s["lat_p99_us"], s["lat_max_us"]) == (3.0, 100.0, 100.0, 100.0)
