@@ -224,6 +224,18 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
  * repetition by the seed.  out must hold (warmup + reps) * nstrides strides; returns the count. */
 int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, uint64_t cap);
 
+/* The schedule of a run's sleeps, which both front ends take from here (and `guest` its timeout).
+ * A sub-run (--runs) starts gap seconds after the one before started (previous), or at now where
+ * that has passed; the first (first != 0) at now.  From the one before's start, not k x gap from the
+ * first: after a sub-run that ran long, a fixed schedule would start the next one sooner than the gap. */
+double atsd_sub_run_start(int32_t first, double previous, double gap, double now);
+/* Measured round r (0-based) of a run paced over --spread starts r x spread / rounds after the first
+ * measured round (first_start): the rounds are spread evenly, sleeping between them, never inside. */
+double atsd_round_start(double first_start, int32_t r, double spread, int32_t rounds);
+/* The least time a plan's sleeps take, whatever its passes cost: each sub-run's last measured round
+ * starts at atsd_round_start's time, and each sub-run at atsd_sub_run_start's after the one before. */
+double atsd_least_sleep(int32_t runs, double gap, int32_t rounds, double spread);
+
 /* Axes: several values for --bystanders, --pages, --gpu or --ceiling make their product; a cell is
  * one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
  * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow

@@ -750,3 +750,25 @@ int atsd_cell_order(const struct atsd_plan *p, int32_t round, int32_t *out, int3
 	}
 	return n;
 }
+
+double atsd_sub_run_start(int32_t first, double previous, double gap, double now)
+{
+	return first || previous + gap < now ? now : previous + gap;
+}
+
+double atsd_round_start(double first_start, int32_t r, double spread, int32_t rounds)
+{
+	return spread > 0 && rounds > 0 && r > 0 ? first_start + r * spread / rounds : first_start;
+}
+
+double atsd_least_sleep(int32_t runs, double gap, int32_t rounds, double spread)
+{
+	double start = 0.0, end = 0.0;
+	int32_t i;
+
+	for (i = 0; i < runs; i++) {
+		start = atsd_sub_run_start(i == 0, start, gap, end);
+		end = atsd_round_start(start, rounds - 1, spread, rounds);  /* its passes take no time */
+	}
+	return end;
+}

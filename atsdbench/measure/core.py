@@ -118,6 +118,21 @@ def parse_size(text, what="size"):
     return out[0]
 
 
+def sub_run_start(previous, gap, now):
+    """When the next sub-run (--runs) starts; previous None for the first."""
+    return lib.atsd_sub_run_start(previous is None, previous or 0.0, gap, now)
+
+
+def round_start(first_start, r, spread, rounds):
+    """When measured round r starts, paced over --spread from the first's start."""
+    return lib.atsd_round_start(first_start, r, spread, rounds)
+
+
+def least_sleep(runs, gap, rounds, spread):
+    """The least seconds a plan's sleeps take (--gap between sub-runs, --spread within each)."""
+    return lib.atsd_least_sleep(runs, gap, rounds, spread)
+
+
 def latency_percentiles(lat_ns, percents):
     """Nearest-rank percentiles (each 1 to 100) of per-call latencies, a sequence of ns."""
     import numpy as np

@@ -125,3 +125,31 @@ def test_session_stores_the_core_percentiles():
     s = latency_summary(lat)
     # nearest rank: p90 and p99 of 5 calls are the slowest one (np.percentile would give 61.6 and 96.2)
     assert (s["lat_p50_us"], s["lat_p90_us"], s["lat_p99_us"], s["lat_max_us"]) == (3.0, 100.0, 100.0, 100.0)
+
+
+def test_sub_run_start_is_a_gap_after_the_one_before_started():
+    assert core.sub_run_start(None, 20.0, 7.0) == 7.0       # the first: at once
+    assert core.sub_run_start(0.0, 20.0, 7.0) == 20.0       # a start at 0 is a start
+    assert core.sub_run_start(100.0, 20.0, 105.0) == 120.0
+    assert core.sub_run_start(100.0, 20.0, 150.0) == 150.0  # the one before ran long: now
+    from atsdbench.measure import plan
+
+    assert plan.next_sub_run_start(100.0, 20.0, 105.0) == 120.0
+
+
+def test_round_start_spreads_the_measured_rounds():
+    assert [core.round_start(10.0, r, 60.0, 4) for r in range(5)] == [10.0, 25.0, 40.0, 55.0, 70.0]
+    assert core.round_start(10.0, 3, 0.0, 4) == 10.0  # no --spread: back to back
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.integers(1, 50), st.floats(0, 1e4), st.integers(1, 50), st.floats(0, 1e4))
+def test_least_sleep_is_the_schedule_with_passes_taking_no_time(runs, gap, rounds, spread):
+    """atsd_least_sleep against the two rules it is made of, stepped through here."""
+    start = end = 0.0
+    for i in range(runs):
+        start = core.sub_run_start(None if i == 0 else start, gap, end)
+        end = core.round_start(start, rounds - 1, spread, rounds)
+    assert core.least_sleep(runs, gap, rounds, spread) == pytest.approx(end)
+    paced = spread * (rounds - 1) / rounds
+    assert core.least_sleep(runs, gap, rounds, spread) == pytest.approx((runs - 1) * max(gap, paced) + paced)
