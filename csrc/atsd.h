@@ -325,6 +325,19 @@ const char *atsd_reason_column(const char *reason, char *out, uint64_t len);
  * (of those, pages == TLB_FLUSH_ALL), then flushes_<reason> per reason.  Returns the count (at most
  * cap; ATSD_MAX_REASONS + 2 holds them all). */
 int atsd_tlb_flush_columns(const struct atsd_tracepoint *t, struct atsd_count_column *out, int32_t cap);
+/* POWER's flush counts (tlb:tlb_flush never fires there): every column a kernel filter on one event
+ * can count, as atsd counts them with perf counters; atsdbench counts the same columns (and the
+ * errata workarounds, which need the order of events) from a trace buffer (measure/tlbie.py), taking
+ * the names, the hypervisor calls' opcodes and the filters it is tested against from here. */
+struct atsd_power_column {
+	char name[48];          /* ATSD_COLUMN_NAME: the result-file column */
+	char event[48];         /* the tracepoint, as "powerpc/tlbie" */
+	char filter[256];       /* ATSD_FILTER_MAX: its kernel filter, "" for none */
+	int32_t hash;           /* 1: a pseries hypervisor call, counted on a hash MMU only */
+	int32_t opcode;         /* that call's PAPR number, -1 for the others */
+};
+/* The columns in order; returns the count (at most cap; 16 holds them all). */
+int atsd_power_columns(struct atsd_power_column *out, int32_t cap);
 /* 1 when /proc/mounts text (NULL: this system's) lists a tracefs, else 0. */
 int atsd_tracefs_mounted(const char *mounts);
 /* Why EVENT ("tlb:tlb_flush") cannot be read, in one sentence with the way out.  euid -1: this

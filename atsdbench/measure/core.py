@@ -147,6 +147,16 @@ def latency_percentiles(lat_ns, percents):
     return list(out)
 
 
+def power_columns():
+    """POWER's flush-count columns (csrc/atsd_trace.c) as dicts: name, event, filter (None for
+    none), hash (a hypervisor call, hash MMU only) and opcode (its PAPR number, None else)."""
+    cap = 16
+    out = ffi.new("struct atsd_power_column[]", cap)
+    n = lib.atsd_power_columns(out, cap)
+    return [{"name": _text(c.name), "event": _text(c.event), "filter": _text(c.filter) or None,
+             "hash": bool(c.hash), "opcode": c.opcode if c.opcode >= 0 else None} for c in out[0:n]]
+
+
 def pin_self(cpu):
     _check(lib.atsd_pin_self(cpu), f"pinning to CPU {cpu}")
 
