@@ -27,7 +27,7 @@ def parse_size(text, what="size"):
     m = _SIZE.fullmatch(text)
     if not m:
         raise UsageError(f"{what} '{_cut(text)}' is not a size "
-                         "(use a number with an optional K, M, G suffix, binary: 1G = 2^30)")
+                         "(a whole number, optional K, M, G or T: binary, 1G = 2^30)")
     digits, unit, tail = m.group(1), (m.group(2) or "").upper(), (m.group(3) or "").upper()
     shift = _SUFFIX[unit]
     if unit and tail == "B":

@@ -132,8 +132,8 @@ int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg
 	while (is_space(*s))
 		s++;
 	if (!digits || *s)
-		return fail(-EINVAL, msg, msglen, "%s '%s' is not a size (use a number with an optional K, M, G "
-			    "suffix, binary: 1G = 2^30)", what, cut(text, c1, sizeof(c1)));
+		return fail(-EINVAL, msg, msglen, "%s '%s' is not a size (a whole number, optional K, M, G or "
+			    "T: binary, 1G = 2^30)", what, cut(text, c1, sizeof(c1)));
 	if (decimal)
 		return fail(-EINVAL, msg, msglen, "%s '%s': sizes are binary: write %.*s%c or %.*s%ciB (2^%d), "
 			    "not %cB (10^%d to many)", what, cut(text, c1, sizeof(c1)), digits > 20 ? 20 : digits,
