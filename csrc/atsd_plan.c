@@ -94,11 +94,12 @@ static int is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* Sizes are binary: K, M, G, T are 2^10 .. 2^40, alone or as KiB .. TiB; B alone is bytes.  KB, MB, GB
- * and TB are refused, since to many they mean 10^3 .. 10^12: a silent 256MB = 256M would measure 5%
- * (1TB = 1T: 10%) more than the user meant.  Only ASCII digits and white space, and the syntax is checked before the
- * value, so a text is "not a size" or "too large" for the same reason in both front ends
- * (atsdbench/units.py's parse_size is the rule's pure twin, held to this one by tests/test_units.py). */
+/* Sizes are binary: K, M, G, T are 2^10 .. 2^40, alone or as KiB .. TiB; B alone is bytes.  KB, MB,
+ * GB and TB are refused, since to many they mean 10^3 .. 10^12: a silent 256MB = 256M would measure
+ * 5% (1TB = 1T: 10%) more than the user meant.  Only ASCII digits and white space, and the syntax is
+ * checked before the value, so a text is "not a size" or "too large" for the same reason in both
+ * front ends (atsdbench/units.py's parse_size is the rule's pure twin, held to this one by
+ * tests/test_units.py). */
 int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen)
 {
 	const char *s = text, *num;
