@@ -250,9 +250,10 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Nearest rank, as a latency percentile conventionally is (a latency one call had, never a value
- * between two calls; the p99 of 100 calls is the 99th slowest, not a blend of two), and in integers:
- * ceil(q x n / 100) with n = 100a + b is q x a + ceil(q x b / 100), which cannot overflow. */
+/* Nearest rank, as a latency percentile conventionally is: a latency one call had, never a value
+ * between two calls (the p99 of 10 calls is the slowest, not 0.91 of the way from the 9th to it).
+ * In integers: ceil(q x n / 100) with n = 100a + b is q x a + ceil(q x b / 100), which cannot
+ * overflow, where q x n / 100 in doubles is not exact. */
 int atsd_latency_percentiles(uint64_t *lat, uint64_t n, const int32_t *percent, int32_t count, uint64_t *out)
 {
 	int32_t i;
