@@ -375,7 +375,6 @@ def cmd_guest(args):
     import re
 
     from .measure import core, guest, guest_image, guest_initramfs, guest_qemu
-    from .units import parse_size
 
     if not args.kernel:
         raise UsageError("guest needs --kernel IMAGE (one per kernel to boot)")
@@ -403,7 +402,7 @@ def cmd_guest(args):
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
         raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "
                          f"--smp {args.smp})")
-    trace_kb = parse_size(args.trace_buffer, "--trace-buffer") // 1024
+    trace_kb = core.parse_size(args.trace_buffer, "--trace-buffer") // 1024
     if trace_kb < 4:
         raise UsageError(f"--trace-buffer must be a size of at least 4K per CPU, such as 8M (got {args.trace_buffer!r})")
     for archive in args.initrd:

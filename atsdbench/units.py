@@ -5,16 +5,39 @@ import re
 from .errors import UsageError
 
 _SUFFIX = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
-_SIZE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+# csrc/atsd_plan.c's atsd_parse_size, which the measuring side calls through the core; this twin is for
+# the pure side (import, reading files), which must work without it.  ASCII only: \d and \s would take
+# other scripts' digits and spaces, which the C parser does not.
+_SIZE = re.compile(r"[ \t\n\r\f\v]*([0-9]+)[ \t\n\r\f\v]*(?:([KMGT])(IB|B)?|(B)?)[ \t\n\r\f\v]*",
+                   re.ASCII | re.IGNORECASE)
+_MAX_SIZE = (1 << 64) - 1
+
+
+def _cut(text):
+    """As the C parser echoes a bad value: at most 40 bytes, else its first 37 and '...'."""
+    raw = text.encode("utf-8", "surrogateescape")
+    return text if len(raw) <= 40 else raw[:37].decode("utf-8", "replace") + "..."
 
 
 def parse_size(text, what="size"):
-    """'64K' -> 65536.  Raises UsageError for anything unparsable or zero."""
-    m = _SIZE.match(str(text))
+    """'64K' -> 65536; binary (K = 2^10 ... T = 2^40, also KiB ... TiB), B alone is bytes, and KB ...
+    TB are refused (decimal to many).  Raises UsageError for anything unparsable, zero or above
+    2^64 - 1, with csrc/atsd_plan.c's words (tests/test_units.py holds the two alike)."""
+    text = str(text)
+    m = _SIZE.fullmatch(text)
     if not m:
-        raise UsageError(f"{what} {text!r} is not a size "
-                         "(use a number with an optional K, M, G suffix, binary: 1G = 2^30)")
-    value = int(m.group(1)) << _SUFFIX[m.group(2).upper()]
+        raise UsageError(f"{what} '{_cut(text)}' is not a size "
+                         "(a whole number, optional K, M, G or T: binary, 1G = 2^30)")
+    digits, unit, tail = m.group(1), (m.group(2) or "").upper(), (m.group(3) or "").upper()
+    shift = _SUFFIX[unit]
+    if unit and tail == "B":
+        number = digits[:20]
+        raise UsageError(f"{what} '{_cut(text)}': sizes are binary: write {number}{unit} or {number}{unit}iB "
+                         f"(2^{shift}), not {unit}B (10^{shift * 3 // 10} to many)")
+    digits = digits.lstrip("0") or "0"  # int() refuses more than 4300 digits; a size has at most 20
+    if len(digits) > 20 or int(digits) << shift > _MAX_SIZE:
+        raise UsageError(f"{what} '{_cut(text)}' is too large (a size must fit in 64 bits)")
+    value = int(digits) << shift
     if value == 0:
         raise UsageError(f"{what} must not be zero")
     return value

@@ -243,6 +243,35 @@ static int pin(pthread_t t, int32_t cpu)
 	return -pthread_setaffinity_np(t, sizeof(set), &set);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest rank, as a latency percentile conventionally is: a latency one call had, never a value
+ * between two calls (the p99 of 10 calls is the slowest, not 0.91 of the way from the 9th to it).
+ * In integers: ceil(q x n / 100) with n = 100a + b is q x a + ceil(q x b / 100), which cannot
+ * overflow, where q x n / 100 in doubles is not exact. */
+int atsd_latency_percentiles(uint64_t *lat, uint64_t n, const int32_t *percent, int32_t count, uint64_t *out)
+{
+	int32_t i;
+
+	if (!n)
+		return -EINVAL;
+	for (i = 0; i < count; i++)
+		if (percent[i] < 1 || percent[i] > 100)
+			return -EINVAL;
+	qsort(lat, (size_t)n, sizeof(*lat), cmp_u64);
+	for (i = 0; i < count; i++) {
+		uint64_t q = (uint64_t)percent[i];
+		uint64_t k = q * (n / 100) + (q * (n % 100) + 99) / 100;
+		out[i] = lat[(k ? k : 1) - 1];
+	}
+	return 0;
+}
+
 int atsd_pin_self(int32_t cpu)
 {
 	return pin(pthread_self(), cpu);

@@ -62,6 +62,13 @@ int atsd_region_unmap(struct atsd_region *r);
 int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
 	      uint64_t *lat, uint64_t *done);
 
+/* The latency percentiles of one pass's calls (atsd's lat_*_ns, atsdbench's lat_*_us), by nearest
+ * rank: percentile q is the smallest latency with at least q% of the calls at or below it (the
+ * ceil(q x n / 100)-th smallest, in integers), so each is a latency some call had, and q = 100 is the
+ * slowest.  Sorts lat (n entries) in place; out gets one value per percent[i] (each 1 to 100).
+ * -EINVAL for n 0 or a percent out of range. */
+int atsd_latency_percentiles(uint64_t *lat, uint64_t n, const int32_t *percent, int32_t count, uint64_t *out);
+
 /* Pin the calling thread to one CPU. */
 int atsd_pin_self(int32_t cpu);
 
@@ -217,6 +224,18 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
  * repetition by the seed.  out must hold (warmup + reps) * nstrides strides; returns the count. */
 int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, uint64_t cap);
 
+/* The schedule of a run's sleeps, which both front ends take from here (and `guest` its timeout).
+ * A sub-run (--runs) starts gap seconds after the one before started (previous), or at now where
+ * that has passed; the first (first != 0) at now.  From the one before's start, not k x gap from the
+ * first: after a sub-run that ran long, a fixed schedule would start the next one sooner than the gap. */
+double atsd_sub_run_start(int32_t first, double previous, double gap, double now);
+/* Measured round r (0-based) of a run paced over --spread starts r x spread / rounds after the first
+ * measured round (first_start): the rounds are spread evenly, sleeping between them, never inside. */
+double atsd_round_start(double first_start, int32_t r, double spread, int32_t rounds);
+/* The least time a plan's sleeps take, whatever its passes cost: each sub-run's last measured round
+ * starts at atsd_round_start's time, and each sub-run at atsd_sub_run_start's after the one before. */
+double atsd_least_sleep(int32_t runs, double gap, int32_t rounds, double spread);
+
 /* Axes: several values for --bystanders, --pages, --gpu or --ceiling make their product; a cell is
  * one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
  * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow
@@ -231,8 +250,9 @@ int atsd_plan_cells(const struct atsd_plan *p);
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
 int atsd_cell_order(const struct atsd_plan *p, int32_t round, int32_t *out, int32_t cap);
 
-/* A size such as 64K or 1G (binary, optional B/iB), overflow-checked.  0 or -errno with msg
- * (-EINVAL not a size or zero, -ERANGE too large); `what` names it in the message. */
+/* A size such as 64K, 1G or 2MiB (binary; B alone is bytes; KB .. TB are refused: to many they are
+ * decimal), ASCII only, at most 2^64 - 1.  0 or -errno with msg (-EINVAL not a size, decimal or
+ * zero, -ERANGE too large); `what` names it in the message. */
 int atsd_parse_size(const char *text, const char *what, uint64_t *out, char *msg, uint64_t msglen);
 
 /* 65536 -> "64K": exact binary units only, else plain bytes (messages and tables of both front ends). */
@@ -305,6 +325,19 @@ const char *atsd_reason_column(const char *reason, char *out, uint64_t len);
  * (of those, pages == TLB_FLUSH_ALL), then flushes_<reason> per reason.  Returns the count (at most
  * cap; ATSD_MAX_REASONS + 2 holds them all). */
 int atsd_tlb_flush_columns(const struct atsd_tracepoint *t, struct atsd_count_column *out, int32_t cap);
+/* POWER's flush counts (tlb:tlb_flush never fires there): every column a kernel filter on one event
+ * can count, as atsd counts them with perf counters; atsdbench counts the same columns (and the
+ * errata workarounds, which need the order of events) from a trace buffer (measure/tlbie.py), taking
+ * the names, the hypervisor calls' opcodes and the filters it is tested against from here. */
+struct atsd_power_column {
+	char name[48];          /* ATSD_COLUMN_NAME: the result-file column */
+	char event[48];         /* the tracepoint, as "powerpc/tlbie" */
+	char filter[256];       /* ATSD_FILTER_MAX: its kernel filter, "" for none */
+	int32_t hash;           /* 1: a pseries hypervisor call, counted on a hash MMU only */
+	int32_t opcode;         /* that call's PAPR number, -1 for the others */
+};
+/* The columns in order; returns the count (at most cap; 16 holds them all). */
+int atsd_power_columns(struct atsd_power_column *out, int32_t cap);
 /* 1 when /proc/mounts text (NULL: this system's) lists a tracefs, else 0. */
 int atsd_tracefs_mounted(const char *mounts);
 /* Why EVENT ("tlb:tlb_flush") cannot be read, in one sentence with the way out.  euid -1: this
@@ -312,6 +345,6 @@ int atsd_tracefs_mounted(const char *mounts);
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 8
+#define ATSD_ABI_VERSION 9
 
 #endif

@@ -82,13 +82,12 @@ static int32_t parse_cpulist(const char *text, int32_t *out, int32_t cap)
 
 /* perf counters on the tracepoints (atsd_counter_open), opened around warm-up passes only: an
  * attached tracepoint slows every flush, so no timed pass is traced.  x86: tlb:tlb_flush, the
- * columns of atsd_tlb_flush_columns.  POWER (tlb:tlb_flush never fires there): powerpc:tlbie ->
- * tlbie, tlbie_global (local == 0), tlbie_full (whole-PID flushes of a process, the kernel filter of
- * atsdbench/measure/tlbie.py FILTERS), powerpc:tlbia -> tlbia, and on a hash MMU powerpc:hcall_entry by
- * opcode -> h_remove, h_bulk_remove, ...  POWER9's errata workarounds (tlbie_fixup) are not counted:
- * "the same page again" is no field test, and atsdbench run reads them from the trace in order.
- * atsdbench counts POWER from a trace buffer instead, so these filters stand in for its parser;
- * tests/test_atsd.py holds them to tlbie.py's. */
+ * columns of atsd_tlb_flush_columns.  POWER (tlb:tlb_flush never fires there): the columns of
+ * atsd_power_columns (powerpc:tlbie and tlbia, and on a hash MMU powerpc:hcall_entry by opcode).
+ * POWER9's errata workarounds (tlbie_fixup) are not counted: "the same page again" is no field
+ * test, and atsdbench run reads them from the trace in order.  atsdbench counts POWER from a trace
+ * buffer instead, so these filters stand in for its parser; tests/measure/test_tlbie.py holds the
+ * two alike on real traces. */
 
 static int is_power(void)
 {
@@ -128,35 +127,23 @@ static uint64_t event_id(const char *root, const char *event, struct atsd_tracep
 	return root[0] && !atsd_tracepoint_find(root, event, tp) ? tp->id : 0;
 }
 
-static const struct { int op; const char *name; } hcalls[] = {
-	/* PAPR hypervisor calls that change the hash page table (tlbie.py HCALL_COLUMNS) */
-	{4, "h_remove"}, {8, "h_enter"}, {16, "h_clear_mod"}, {20, "h_clear_ref"}, {24, "h_protect"},
-	{292, "h_bulk_remove"},
-};
-
 static void setup_power(struct counting *k, const char *root, uint64_t tlbie)
 {
 	struct atsd_tracepoint tp;
+	struct atsd_power_column cols[16];
 	uint64_t tlbia = event_id(root, "powerpc/tlbia", &tp), hcall = event_id(root, "powerpc/hcall_entry", &tp);
-	char mmu[64], flt[64];
-	size_t i;
+	char mmu[64];
+	int32_t i, n = atsd_power_columns(cols, 16);
+	int hash;
 
-	add_column(k, "tlbie", tlbie, NULL);
-	add_column(k, "tlbie_global", tlbie, "local == 0");
-	/* IS=1 (rb 0x400, TLB set 0: a tlbiel walk over the sets counts once), process scoped, PID != 0 */
-	add_column(k, "tlbie_full", tlbie, "rb == 1024 && prs == 1 && rs >= 4294967296");
-	snprintf(k->events, sizeof(k->events), "powerpc:tlbie");
-	if (tlbia) {
-		add_column(k, "tlbia", tlbia, NULL);
-		strcat(k->events, ",powerpc:tlbia");
-	}
 	cpuinfo_field("MMU", mmu, sizeof(mmu));
-	if (hcall && !strcmp(mmu, "Hash")) {
-		for (i = 0; i < sizeof(hcalls) / sizeof(hcalls[0]); i++) {
-			snprintf(flt, sizeof(flt), "opcode == %d", hcalls[i].op);
-			add_column(k, hcalls[i].name, hcall, flt);
-		}
-		strcat(k->events, ",powerpc:hcall_entry");
+	hash = hcall && !strcmp(mmu, "Hash");
+	snprintf(k->events, sizeof(k->events), "powerpc:tlbie%s%s", tlbia ? ",powerpc:tlbia" : "",
+		 hash ? ",powerpc:hcall_entry" : "");
+	for (i = 0; i < n; i++) {
+		uint64_t id = cols[i].hash ? (hash ? hcall : 0) : !strcmp(cols[i].event, "powerpc/tlbia") ? tlbia : tlbie;
+		if (id)
+			add_column(k, cols[i].name, id, cols[i].filter[0] ? cols[i].filter : NULL);
 	}
 }
 

@@ -280,8 +280,8 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 		int32_t round = run * per_run + i, r = i - p->warmup_rounds;  /* measured round r, paced over --spread */
 		if (r == 0)
 			first = now_s();
-		else if (r > 0 && p->spread > 0)
-			sleep_until(first + r * p->spread / p->rounds);
+		else if (r > 0)
+			sleep_until(atsd_round_start(first, r, p->spread, p->rounds));
 		if (interrupted)
 			break;
 		atsd_canary_run(canary, ATSD_CANARY_COMPUTE, ATSD_CANARY_CHASE, &timed[0], &timed[1]);
@@ -426,10 +426,9 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (p.runs > 1) {
-		/* each sub-run starts at least gap after the one before started, as in atsdbench run */
+		/* each sub-run starts at least gap after the one before started (the core's schedule) */
 		for (run = 0; run < p.runs && !interrupted && !err; run++) {
-			if (run)
-				sleep_until(t0 + p.gap);
+			sleep_until(atsd_sub_run_start(run == 0, t0, p.gap, now_s()));
 			t0 = now_s();
 			if (!interrupted)
 				err = run_forked(o.mem, &p, run, &k, &t);

@@ -217,23 +217,14 @@ int output_close(struct output *o)
 	return err;
 }
 
-static int cmp_lat(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static uint64_t pct(const uint64_t *sorted, uint64_t n, double q)
-{
-	/* nearest rank */
-	uint64_t k = (uint64_t)(q * (double)n + 0.999999);
-	return sorted[(k ? k : 1) - 1];
-}
-
-/* Sorts lat: the latency percentiles of one pass's calls. */
+/* Sorts lat: the latency percentiles of one pass's calls (the core's rule, atsdbench's too). */
 void write_latency(FILE *out, uint64_t *lat, uint64_t calls)
 {
-	qsort(lat, calls, sizeof(*lat), cmp_lat);
+	static const int32_t percent[] = {50, 90, 99, 100};
+	uint64_t v[4];
+
+	if (atsd_latency_percentiles(lat, calls, percent, 4, v))
+		return;  /* no call: no latency */
 	fprintf(out, "\tlat_p50_ns=%" PRIu64 "\tlat_p90_ns=%" PRIu64 "\tlat_p99_ns=%" PRIu64 "\tlat_max_ns=%" PRIu64,
-		pct(lat, calls, .50), pct(lat, calls, .90), pct(lat, calls, .99), lat[calls - 1]);
+		v[0], v[1], v[2], v[3]);
 }

@@ -208,6 +208,44 @@ int atsd_tlb_flush_columns(const struct atsd_tracepoint *t, struct atsd_count_co
 	return n;
 }
 
+/* Each filter on the event's raw fields.  tlbie_full: IS=1 (rb 0x400, TLB set 0: a tlbiel walk over
+ * the 128 sets counts once), process scoped, PID (rs >> 32) not 0, the kernel's.  The hypervisor
+ * calls are those that change the hash page table (H_READ does not). */
+static const struct {
+	const char *name, *event, *filter;
+	int32_t opcode;
+} power_columns[] = {
+	{"tlbie", "powerpc/tlbie", "", -1},
+	{"tlbie_global", "powerpc/tlbie", "local == 0", -1},
+	{"tlbie_full", "powerpc/tlbie", "rb == 1024 && prs == 1 && rs >= 4294967296", -1},
+	{"tlbia", "powerpc/tlbia", "", -1},
+	{"h_remove", "powerpc/hcall_entry", NULL, 4},
+	{"h_enter", "powerpc/hcall_entry", NULL, 8},
+	{"h_clear_mod", "powerpc/hcall_entry", NULL, 16},
+	{"h_clear_ref", "powerpc/hcall_entry", NULL, 20},
+	{"h_protect", "powerpc/hcall_entry", NULL, 24},
+	{"h_bulk_remove", "powerpc/hcall_entry", NULL, 292},
+};
+
+int atsd_power_columns(struct atsd_power_column *out, int32_t cap)
+{
+	int32_t i, n = (int32_t)(sizeof(power_columns) / sizeof(power_columns[0]));
+
+	for (i = 0; i < n && i < cap; i++) {
+		struct atsd_power_column *c = &out[i];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->name, sizeof(c->name), "%s", power_columns[i].name);
+		snprintf(c->event, sizeof(c->event), "%s", power_columns[i].event);
+		c->opcode = power_columns[i].opcode;
+		c->hash = c->opcode >= 0;
+		if (c->hash)
+			snprintf(c->filter, sizeof(c->filter), "opcode == %d", c->opcode);
+		else
+			snprintf(c->filter, sizeof(c->filter), "%s", power_columns[i].filter);
+	}
+	return i;
+}
+
 int atsd_tracefs_mounted(const char *mounts)
 {
 	char *text = NULL, *line, *save = NULL, fs[64];

@@ -15,10 +15,14 @@ BAD_PLANS = [
     (["--size", "17179869185G"], "is too large"),
     (["--size", "99999999999999999999999"], "is too large"),
     (["--size", "1T"], "more than the memory available"),
+    (["--size", "256MB"], "size '256MB': sizes are binary: write 256M or 256MiB (2^20), not MB (10^6 to many)"),
+    (["--size", "1\u0663G"], "is not a size"),  # an Arabic-Indic digit: ASCII only
+    (["--size", "18446744073709551616"], "is too large"),
     # strides
     (["--strides", "0"], "stride must not be zero"),
     (["--strides", "6K"], "is not a multiple of the page size"),
     (["--strides", "abc"], "stride 'abc' is not a size"),
+    (["--strides", "64K,1mb"], "stride '1mb': sizes are binary: write 1M or 1MiB (2^20), not MB"),
     (["--strides", ","], "no stride given"),
     (["--strides", "64K,1M,64K"], "stride 64K is given twice"),
     (["--size", "64M", "--strides", "128M"], "stride 128M is larger than the size 64M"),

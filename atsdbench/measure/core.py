@@ -107,9 +107,54 @@ def cell_order(p, round_index):
 
 
 def parse_size(text, what="size"):
+    """The size rule of both front ends (units.parse_size is its pure twin)."""
+    text = str(text)
+    if "\0" in text:  # a C string would end there and take the prefix
+        from ..units import parse_size as pure
+
+        return pure(text, what)
     out = ffi.new("uint64_t *")
-    _msg_call(lib.atsd_parse_size, str(text).encode("utf-8", "surrogateescape"), what.encode(), out)
+    _msg_call(lib.atsd_parse_size, text.encode("utf-8", "surrogateescape"), what.encode(), out)
     return out[0]
+
+
+def sub_run_start(previous, gap, now):
+    """When the next sub-run (--runs) starts; previous None for the first."""
+    return lib.atsd_sub_run_start(previous is None, previous or 0.0, gap, now)
+
+
+def round_start(first_start, r, spread, rounds):
+    """When measured round r starts, paced over --spread from the first's start."""
+    return lib.atsd_round_start(first_start, r, spread, rounds)
+
+
+def least_sleep(runs, gap, rounds, spread):
+    """The least seconds a plan's sleeps take (--gap between sub-runs, --spread within each)."""
+    return lib.atsd_least_sleep(runs, gap, rounds, spread)
+
+
+def latency_percentiles(lat_ns, percents):
+    """Nearest-rank percentiles (each 1 to 100) of per-call latencies, a sequence of ns."""
+    import numpy as np
+
+    lat = np.array(lat_ns, dtype=np.uint64)  # a copy: the C rule sorts it
+    if lat.size == 0:
+        raise ValueError("no latency to take percentiles of")
+    pct = ffi.new("int32_t[]", list(percents))
+    out = ffi.new("uint64_t[]", len(pct))
+    _check(lib.atsd_latency_percentiles(ffi.cast("uint64_t *", ffi.from_buffer(lat)), lat.size, pct, len(pct), out),
+           "latency percentiles")
+    return list(out)
+
+
+def power_columns():
+    """POWER's flush-count columns (csrc/atsd_trace.c) as dicts: name, event, filter (None for
+    none), hash (a hypervisor call, hash MMU only) and opcode (its PAPR number, None else)."""
+    cap = 16
+    out = ffi.new("struct atsd_power_column[]", cap)
+    n = lib.atsd_power_columns(out, cap)
+    return [{"name": _text(c.name), "event": _text(c.event), "filter": _text(c.filter) or None,
+             "hash": bool(c.hash), "opcode": c.opcode if c.opcode >= 0 else None} for c in out[0:n]]
 
 
 def pin_self(cpu):

@@ -39,8 +39,9 @@ def sleeps(runs, gap, rounds, spread):
     """The least time one run's sleeps take, whatever its passes cost: each sub-run paces its measured
     rounds over --spread (the last starts (rounds - 1) / rounds of it in), and each sub-run starts
     at least --gap after the one before (plan.next_sub_run_start)."""
-    paced = spread * (rounds - 1) / rounds if spread > 0 and rounds > 0 else 0.0
-    return (runs - 1) * max(gap, paced) + paced
+    from . import core
+
+    return core.least_sleep(runs, gap, rounds, spread)
 
 
 def split_runs(words):

@@ -189,7 +189,9 @@ def next_sub_run_start(previous_start, gap, now):
     """When the next sub-run (--runs) starts: `gap` after the one before started, or now where that
     has passed.  From the one before's start, not k x gap from the first: after a sub-run that ran
     long, a fixed schedule would start the next one sooner than the gap."""
-    return now if previous_start is None else max(now, previous_start + gap)
+    from . import core
+
+    return core.sub_run_start(previous_start, gap, now)
 
 
 def round_kinds(plan, run=0):

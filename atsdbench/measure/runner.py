@@ -144,7 +144,7 @@ class Pacer:
     never inside one), so consecutive rounds are far enough apart to see the machine's drift."""
 
     def __init__(self, spread, rounds, clock=time.monotonic, sleep=signals.sleep):
-        self.interval = spread / rounds if spread and rounds else 0.0
+        self.spread, self.rounds = spread, rounds
         self.clock, self.sleep = clock, sleep
         self.first = None
 
@@ -153,7 +153,9 @@ class Pacer:
         if k == 0 or self.first is None:
             self.first = self.clock()
             return 0.0
-        delay = self.first + k * self.interval - self.clock()
+        from . import core
+
+        delay = core.round_start(self.first, k, self.spread, self.rounds) - self.clock()
         if delay <= 0:
             return 0.0
         if progress:

@@ -13,13 +13,15 @@ from .plan import round_order
 def latency_summary(lat_ns):
     import numpy as np
 
-    us = lat_ns.astype(np.float64) / 1e3
-    p50, p90, p99 = np.percentile(us, [50, 90, 99])
+    from . import core
+
+    # Nearest rank, the rule atsd's lat_*_ns follow too (csrc/atsd.c), so lat_p99_us means one thing.
+    p50, p90, p99, top = (v / 1e3 for v in core.latency_percentiles(lat_ns, (50, 90, 99, 100)))
     # Quarter-octave histogram of ns: compact enough to keep per pass, fine enough to plot.
     bins = np.floor(np.log2(np.maximum(lat_ns, 1).astype(np.float64)) * 4).astype(int)
     keys, counts = np.unique(bins, return_counts=True)
     return {"lat_p50_us": float(p50), "lat_p90_us": float(p90), "lat_p99_us": float(p99),
-            "lat_max_us": float(us.max()), "lat_hist": {int(k): int(c) for k, c in zip(keys, counts)}}
+            "lat_max_us": float(top), "lat_hist": {int(k): int(c) for k, c in zip(keys, counts)}}
 
 
 class Session:

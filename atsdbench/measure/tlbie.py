@@ -20,6 +20,8 @@ a PID flush.  `classify` marks them "fixup" so that they are counted apart.
 import re
 from collections import Counter, namedtuple
 
+from . import core
+
 IS_SHIFT = 10          # PPC_BITLSHIFT(53)
 SET_SHIFT = 12         # PPC_BITLSHIFT(51)
 AP_SHIFT = 5           # PPC_BITLSHIFT(58)
@@ -42,10 +44,13 @@ HPTE_INVALIDATE = {"H_REMOVE": 1, "H_BULK_REMOVE": 4}   # page table entries one
 # set-0 instruction), the errata workarounds, tlbia; on hash, the hypervisor calls that change the hash
 # page table, one column each (reading an entry, H_READ, changes nothing).
 COLUMNS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia")
-HCALL_COLUMNS = {op: name.lower() for op, name in HCALLS.items() if name != "H_READ"}
-# The columns a kernel filter on one event can count exactly (atsd counts them with perf counters; the
-# workarounds need the order of events: "the same page again").  Also in csrc/atsd_count.c (tests/test_atsd.py holds the two alike).
-FILTERS = {"tlbie": None, "tlbie_global": "local == 0", "tlbie_full": "rb == 1024 && prs == 1 && rs >= 4294967296"}
+# The hypervisor calls' columns and the tlbie columns' kernel filters are csrc/atsd_trace.c's table, which
+# atsd counts with as perf counters (the workarounds need the order of events: "the same page again");
+# this parser counts the same columns from a trace, and tests/measure/test_tlbie.py holds the filters to
+# it on real traces.
+_POWER = core.power_columns()
+HCALL_COLUMNS = {c["opcode"]: c["name"] for c in _POWER if c["hash"]}
+FILTERS = {c["name"]: c["filter"] for c in _POWER if c["event"] == "powerpc/tlbie"}
 
 _LINE = re.compile(r"^\s*(?P<task>.+?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+\S+\s+[\d.]+:\s+"
                    r"(?P<what>.*)$")

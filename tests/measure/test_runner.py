@@ -24,7 +24,8 @@ def test_pacer_spreads_rounds_evenly_and_never_sleeps_when_late():
     assert pacer.wait(2) == 0
     now[0] += 1
     assert pacer.wait(3) == 9 and events == [{"wait": 10, "before": "round 2 (--spread)"}]
-    assert runner.Pacer(0, 4).interval == 0
+    idle = runner.Pacer(0, 4, clock=clock, sleep=sleep)  # no --spread: back to back
+    assert [idle.wait(k) for k in range(4)] == [0, 0, 0, 0] and len(slept) == 2
 
 
 def test_sub_runs_start_a_gap_after_the_one_before_even_after_a_long_one(monkeypatch):
