@@ -18,7 +18,10 @@ import sys
 from collections import defaultdict
 from statistics import median
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+try:  # the installed package: tlbie takes its filters from the compiled core
+    import atsdbench.measure.core  # noqa: F401
+except ImportError:  # else the checkout, built in place (pip install -e .)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import atsdbench  # noqa: E402
 from atsdbench.measure import tlbie  # noqa: E402
 from atsdbench.data.guest_console import attrs, parse_console, unpack  # noqa: E402,F401  (the console, as guest reads it)
