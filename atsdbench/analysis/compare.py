@@ -410,7 +410,7 @@ def _profiles(groups, unit, effective, metric, asked_test, explicit, search, lab
         if explicit:
             raise UsageError(f"--profile {why}")
         return {}
-    found = profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, search)
+    found = profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, search, warnings=warnings)
     if found and 0 not in found:
         warnings.append(f"no noise profile for the baseline {labels[0]}, so none is used (no verdict); booted into "
                         f"its kernel, {_calibrate(groups[0][0])} makes one")

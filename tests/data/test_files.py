@@ -15,9 +15,6 @@ import atsdbench
 from atsdbench.data import files, results
 from atsdbench.errors import UsageError
 
-FIXTURE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "before.json")
-
-
 def make(n=6, label=None):
     samples = [{"stride_bytes": 65536, "round": i // 3, "rep": i % 3, "warmup": i % 3 == 0, "seconds": 0.01,
                 "calls": 16, "gbps": 0.1 + i, "ns": 10_000_000, "us_per_call": 1.0} for i in range(n)]
@@ -78,13 +75,12 @@ def test_a_failed_write_names_its_path(tmp_path, monkeypatch, writer):
     assert os.listdir(tmp_path) == []
 
 
-def test_cli_failed_writes_name_the_path(full_disk, tmp_path, fixtures):
-    """plot -o FULL/p.png and calibrate --from ... -o FULL/prof.json say which file."""
+def test_cli_plot_to_a_full_disk_names_the_path(full_disk, fixtures, cli):
+    """plot -o FULL/p.png says which file (calibrate --from's profile goes through the same writer)."""
     pytest.importorskip("matplotlib")
-    for args, target in ((["plot", str(fixtures / "before.json"), "-o", str(full_disk / "p.png")], "p.png"),):
-        p = subprocess.run([sys.executable, "-m", "atsdbench", *args], capture_output=True, text=True)
-        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
-        assert f"{full_disk / target}" in p.stderr and "No space left on device" in p.stderr, p.stderr
+    p = cli("plot", fixtures / "before.json", "-o", full_disk / "p.png")
+    assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+    assert f"{full_disk / 'p.png'}: No space left on device" in p.stderr, p.stderr
 
 
 def test_space_is_checked_before_working(tiny_disk):
@@ -121,11 +117,10 @@ def test_readers_stop_at_the_size_bound(tmp_path):
     assert files.read_bytes(str(path), limit=2000) == b" " * 2000
 
 
-def test_cli_show_of_special_files_is_one_line(tmp_path):
+def test_cli_show_of_special_files_is_one_line(tmp_path, cli):
     os.mkfifo(tmp_path / "f.json")
     for target in ("/dev/zero", str(tmp_path / "f.json")):
-        p = subprocess.run([sys.executable, "-m", "atsdbench", "show", target], capture_output=True, text=True,
-                           timeout=60)
+        p = cli("show", target)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and "not a regular file" in p.stderr, p.stderr
 
 
@@ -139,7 +134,7 @@ sys.stdin.read()
 """
 
 
-def test_two_writers_of_one_path(tmp_path, fixtures):
+def test_two_writers_of_one_path(tmp_path, fixtures, cli):
     """Issue 34, 3: while one atsdbench holds an output, a second refuses it (one line, exit 2) and the
     first one's file is what is left; once it is done the path is free again."""
     target = tmp_path / "r.json"
@@ -155,8 +150,7 @@ def test_two_writers_of_one_path(tmp_path, fixtures):
             results.save(make(), str(target))
         assert not target.exists()
         pytest.importorskip("matplotlib")
-        p = subprocess.run([sys.executable, "-m", "atsdbench", "plot", str(fixtures / "before.json"), "-o",
-                            str(picture)], capture_output=True, text=True)
+        p = cli("plot", fixtures / "before.json", "-o", picture)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and "being written by another" in p.stderr
     finally:
         holder.communicate("")
