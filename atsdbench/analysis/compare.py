@@ -214,16 +214,32 @@ def boots(group):
     return len({r.host.get("boot_id") for r in group})
 
 
-def choose_labels(groups, labels=None):
-    """The user's labels, else each side's label (its --label or kernel), else file names when those repeat."""
+# How much of a label compare, model and plot print: a 10 MB --label was printed six times by compare
+# (1.2 GB of output).  The result file keeps it whole, and so do compare's json rows (whole_labels).
+LABEL_WIDTH = 60
+
+
+def shown_label(text):
+    """A label cut to LABEL_WIDTH characters, the cut marked with an ellipsis."""
+    text = str(text)
+    return text if len(text) <= LABEL_WIDTH else text[:LABEL_WIDTH - 3] + "..."
+
+
+def choose_labels(groups, labels=None, whole=None):
+    """The user's labels, else each side's label (its --label or kernel), else file names when those repeat;
+    each cut to LABEL_WIDTH (shown_label).  `whole`, a dict, gets {label as cut: label as given}."""
     if labels is not None:
         if len(labels) != len(groups):
             raise UsageError(f"--labels gives {len(labels)} labels for {len(groups)} files")
-        return list(labels)
-    labels = [g[0].label if isinstance(g, list) else g.label for g in groups]
-    if len(set(labels)) < len(labels):
-        labels = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
-    return labels
+        full = list(labels)
+    else:
+        full = [g[0].label if isinstance(g, list) else g.label for g in groups]
+    if labels is None and len(set(map(shown_label, full))) < len(full):
+        full = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
+    shown = [shown_label(x) for x in full]
+    if whole is not None:
+        whole.update(zip(shown, full))
+    return shown
 
 
 def choose_unit(groups, unit, test, asked_test, warnings):
@@ -306,7 +322,8 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
     groups, level = load_sides(files)
     names = [_name(g) for g in groups]
-    labels = choose_labels(groups, labels)
+    whole = {}
+    labels = choose_labels(groups, labels, whole)
     warnings = measured_differences([g[0] for g in groups], names)
     warnings += disturbance_differences(groups, names)
     for g in groups:
@@ -361,6 +378,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level)
+    cmp.whole_labels = whole
     cmp.profiles = dict(profiled)
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)

@@ -578,3 +578,25 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
     note = tables.detect_notes(a)[0]
     assert note.startswith("a compare of two runs like this detects >= ") and "noise profile pa.json" in note
+
+
+def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
+    """Issue 34, 13: a 10 MB label was printed six times by compare; text now shows its first
+    LABEL_WIDTH characters and an ellipsis, the json rows keep it whole."""
+    import json
+
+    from atsdbench.analysis import compare
+
+    paths = []
+    for name, letter in (("before", "b"), ("after", "a")):
+        data = json.load(open(fixtures / f"{name}.json"))
+        data["config"]["label"] = letter * 1_000_000
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(data))
+    text = cli("compare", *paths, "--unit", "round")
+    assert text.returncode == 0, text.stderr
+    assert len(text.stdout) + len(text.stderr) < 20_000
+    assert "b" * (compare.LABEL_WIDTH - 3) + "..." in text.stdout and "b" * compare.LABEL_WIDTH not in text.stdout
+    rows = json.loads(cli("compare", *paths, "--unit", "round", "--format", "json").stdout)
+    assert rows[0]["base_label"] == "b" * 1_000_000 and rows[0]["new_label"] == "a" * 1_000_000
+    assert compare.shown_label("x" * 10) == "x" * 10
