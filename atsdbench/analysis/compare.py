@@ -5,6 +5,7 @@ Statistics come from stats (pure); rendering is in render/compare (strings).
 """
 import dataclasses
 import math
+import weakref
 
 import numpy as np
 
@@ -171,9 +172,25 @@ def group_observations(group, stride, unit, metric, cells=None):
 
     cells = cells or [None] * len(group)
     if unit == "run":
-        per_run = [stats.observations(r.samples, stride, "round", metric, c) for r, c in zip(group, cells)]
+        per_run = [_observations(r, stride, "round", metric, c) for r, c in zip(group, cells)]
         return np.array([stats.run_value(v, metric) for v in per_run if len(v)], dtype=float)
-    return np.concatenate([stats.observations(r.samples, stride, unit, metric, c) for r, c in zip(group, cells)])
+    return np.concatenate([_observations(r, stride, unit, metric, c) for r, c in zip(group, cells)])
+
+
+_seen = weakref.WeakKeyDictionary()  # Result -> {(unit, metric, cell): {stride: observations}}
+
+
+def _observations(result, stride, unit, metric, cell):
+    """stats.observations of a loaded file (or sub-run), every stride at once and kept with it: show's
+    notes compare a file with itself, at two units, and each of a --runs file's 625 sub-runs was
+    split once per stride, side and compare."""
+    import numpy as np
+
+    found = _seen.setdefault(result, {})
+    key = (unit, metric, cell)
+    if key not in found:
+        found[key] = stats.observations_by_stride(result.samples, unit, metric, cell)
+    return found[key].get(stride, np.empty(0))
 
 
 def _describe(value):

@@ -600,3 +600,29 @@ def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
     rows = json.loads(cli("compare", *paths, "--unit", "round", "--format", "json").stdout)
     assert rows[0]["base_label"] == "b" * 1_000_000 and rows[0]["new_label"] == "a" * 1_000_000
     assert compare.shown_label("x" * 10) == "x" * 10
+
+
+def test_a_runs_file_is_grouped_once(monkeypatch):
+    """Issue 34, 9: show of a --runs file of 625 sub-runs took 50 s, Result.sub_runs() filtering every
+    record once per sub-run, on every call, and each compare of show's notes splitting each sub-run
+    once per stride and side.  Now the sub-runs are made once, and each is split by stride once per
+    unit, however many strides and compares ask."""
+    from atsdbench.analysis import stats
+    from atsdbench.data import results
+    from atsdbench.render import tables
+
+    strides = [65536, 1 << 20, 2 << 20]
+    records = [{"stride_bytes": s, "round": r, "rep": p, "warmup": False, "seconds": 0.01, "calls": 16,
+                "gbps": 1.0 + 0.01 * ((r * 7 + p * 3 + i) % 11), "ns": 10_000_000, "us_per_call": 1.0, "run": r // 2}
+               for r in range(40) for i, s in enumerate(strides) for p in range(2)]
+    result = results.Result({"hostname": "h", "kernel_release": "6.1"},
+                            {"size": 1 << 30, "strides": strides, "rounds": 40, "reps": 2, "pages": "base", "runs": 20},
+                            records)
+    parts = result.sub_runs()
+    assert len(parts) == 20 and all(a is b for a, b in zip(parts, result.sub_runs()))
+    assert sum(len(p.records) for p in parts) == len(records)
+    calls = []
+    real = stats.observations_by_stride
+    monkeypatch.setattr(stats, "observations_by_stride", lambda *a, **k: calls.append(a[1:]) or real(*a, **k))
+    assert tables.detect_notes(result)
+    assert len(calls) <= 2 * len(parts), len(calls)  # two units (round, run's rounds), not x strides x sides
