@@ -1,4 +1,5 @@
 """One function per subcommand; each reads as its pipeline: options -> plan -> run -> export."""
+import functools
 import math
 import sys
 
@@ -43,6 +44,20 @@ def _progress(total):
     return tick
 
 
+def _releasing(command):
+    """A command that writes files: the outputs it claimed (data/files.py's locks) are let go when it
+    ends, however it ends, so a second command in the same process (the Python API, tests) finds them free."""
+    @functools.wraps(command)
+    def run(args):
+        try:
+            return command(args)
+        finally:
+            from .data import files
+
+            files.release_all()
+    return run
+
+
 def plan_options(args):
     """The plan's options as given on the command line (None: the option table's default)."""
     from .measure import core
@@ -51,6 +66,7 @@ def plan_options(args):
     return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
 
 
+@_releasing
 def cmd_run(args):
     # Held from the first import on: a Ctrl-C inside numpy's import would reach us as an ImportError
     # (C code turns the interrupt into its own error); here it waits for the check below.
@@ -123,6 +139,7 @@ def _report_saved(result, output, save_error):
 CALIBRATE_RUNS, CALIBRATE_GAP = "8", "150s"
 
 
+@_releasing
 def cmd_calibrate(args):
     """An A/A of K sub-runs of the plan (fresh processes, starts >= --gap apart): the result file kept
     as run keeps it (every finished pass, Ctrl-C safe), then the noise profile made from it, which
@@ -280,6 +297,7 @@ def cmd_info(args):
     return 0
 
 
+@_releasing
 def cmd_plot(args):
     from .analysis import compare as comparison
     from .render import plot
@@ -296,6 +314,7 @@ def cmd_plot(args):
     return 0
 
 
+@_releasing
 def cmd_import(args):
     from .data import atsd_output as importer, results
     from .render import tables as report

@@ -103,18 +103,19 @@ def claim(path, size=0):
     if key in _claimed:
         return
     recover_leftovers(_folder(path))
-    lock = _lock_path(path)
+    lock = _lock_path(key)  # one lock whatever name (a linked folder, ./) the path is given by
     while True:  # the holder removes the lock file when done: lock the file that is there, not one unlinked
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         except OSError as e:
             raise UsageError(f"cannot write output {path}: {e.strerror} (its lock file {lock})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
-            holder = os.read(fd, 32).decode("ascii", "replace").strip() if e.errno in (errno.EAGAIN, errno.EACCES) else ""
+            busy = e.errno in (errno.EAGAIN, errno.EACCES)
+            holder = os.read(fd, 32).decode("ascii", "replace").strip() if busy else ""
             os.close(fd)
-            if holder or e.errno in (errno.EAGAIN, errno.EACCES):
+            if busy:
                 raise UsageError(f"output {path} is being written by another atsdbench"
                                  f"{f' (pid {holder})' if holder.isdigit() else ''}: not writing it too (give "
                                  "another -o, or wait for that one)") from None
@@ -147,14 +148,15 @@ def release(path):
     os.close(fd)
 
 
-def _release_all():
+def release_all():
+    """Drop every claim of this process (a command's end; at exit, those still held)."""
     for key in list(_claimed):
         release(key)
 
 
 import atexit  # noqa: E402  (beside what it cleans up)
 
-atexit.register(_release_all)
+atexit.register(release_all)
 
 TMP_PREFIX = ".atsdbench-"
 _searched = set()  # folders already searched for leftovers by this process
