@@ -177,18 +177,19 @@ def _writer_alive(name):
     return int(pid) != os.getpid() or None
 
 
+# format -> from_dict(data, path) of each kind of file atsdbench writes as JSON, registered by its
+# module (results, profile) so that this one, which they import, imports neither.
+LOADERS = {}
+
+
 def _complete_json(path):
     """True when the file is a whole result file or noise profile (it loads)."""
     try:
         data = read_json(path, "a result file")
-        if isinstance(data, dict) and data.get("format") == "atsdbench-noise-profile":
-            from . import profile
-
-            profile.from_dict(data, path)
-        else:
-            from . import results
-
-            results.from_dict(data, path)
+        load = LOADERS.get(data.get("format")) if isinstance(data, dict) else None
+        if load is None:
+            return False
+        load(data, path)
         return True
     except (UsageError, OSError):
         return False

@@ -199,6 +199,9 @@ def from_dict(data, path="<profile>"):
     return Profile(data, path)
 
 
+files.LOADERS[FORMAT] = from_dict  # as results registers its own
+
+
 def load(path):
     """A Profile from a file; anything wrong with it is one UsageError line naming the file."""
     if isinstance(path, Profile):

@@ -231,6 +231,9 @@ def from_dict(data, path="<data>"):
                   data.get("started"), data.get("finished"), path)
 
 
+outfile.LOADERS[FORMAT] = from_dict  # a killed writer's complete leftover is recognised (files.recover_leftovers)
+
+
 def load(path):
     if isinstance(path, Result):
         return path
