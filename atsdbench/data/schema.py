@@ -195,7 +195,7 @@ CONFIG = Record({
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
                                "lag1": Value(int, float, lo=-1.001, hi=1.001, null=True)}, required=("stride_bytes", "rounds", "lag1"))),
     "adaptive": Record({
-        "target": Value(int, float, lo=0, hi=MAX_GBPS), "confidence": Value(int, float, lo=0, hi=1, null=True),
+        "target": Value(int, float, lo=0, hi=MAX_GBPS), "confidence": Value(int, float, lo=0, hi=100, null=True),
         "stop_reason": TEXT, "rounds": _int(null=True), "elapsed_s": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
         "met": BOOL,
         "unit": TEXT, "runs": _int(null=True), "min_runs": _int(null=True),  # --until --runs: sub-runs taken
