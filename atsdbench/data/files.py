@@ -391,16 +391,16 @@ def read_bytes(path, limit=MAX_INPUT):
             if st.st_size > limit:
                 raise _too_big(path, limit)
             os.set_blocking(fd, True)
-            chunks, got = [], 0
+            chunks, got, want = [], 0, st.st_size + 1
             while True:  # to the end, not st_size: a file written while read still ends where read ends
-                chunk = os.read(fd, min(1 << 24, limit + 1 - got))
+                chunk = os.read(fd, max(want - got, 1 << 20))  # mostly one read of the whole file: no copy
                 if not chunk:
                     break
                 chunks.append(chunk)
                 got += len(chunk)
                 if got > limit:
                     raise _too_big(path, limit)
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
         finally:
             os.close(fd)
 
@@ -433,14 +433,17 @@ def read_json(path, what, limit=MAX_INPUT):
     """A JSON file atsdbench reads (`what`: "a result file", "a noise profile"), parsed with one rule
     for numbers (NaN, Infinity and overflowing ones refused); anything wrong is one UsageError line."""
     data = read_bytes(path, limit)
+    size = len(data)
     try:
-        return json.loads(data.decode("utf-8"), parse_constant=_refuse_constant, parse_float=_finite)
+        text = data.decode("utf-8")
+        del data  # the bytes go before the parse: the memory peak is the text and what it parses into
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except UsageError:  # reading's own line (a UsageError is a ValueError: not "not JSON")
         raise
     except RecursionError:
         raise UsageError(f"{path} is not {what} (JSON nested too deeply)") from None
     except MemoryError:
-        raise UsageError(f"{path}: not enough memory to read it ({len(data) >> 20} MiB)") from None
+        raise UsageError(f"{path}: not enough memory to read it ({size >> 20} MiB)") from None
     except (ValueError, UnicodeDecodeError) as e:
         from .schema import shorten
 
