@@ -1,4 +1,5 @@
 """One function per subcommand; each reads as its pipeline: options -> plan -> run -> export."""
+import functools
 import math
 import sys
 
@@ -43,6 +44,20 @@ def _progress(total):
     return tick
 
 
+def _releasing(command):
+    """A command that writes files: the outputs it claimed (data/files.py's locks) are let go when it
+    ends, however it ends, so a second command in the same process (the Python API, tests) finds them free."""
+    @functools.wraps(command)
+    def run(args):
+        try:
+            return command(args)
+        finally:
+            from .data import files
+
+            files.release_all()
+    return run
+
+
 def plan_options(args):
     """The plan's options as given on the command line (None: the option table's default)."""
     from .measure import core
@@ -51,6 +66,7 @@ def plan_options(args):
     return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
 
 
+@_releasing
 def cmd_run(args):
     # Held from the first import on: a Ctrl-C inside numpy's import would reach us as an ImportError
     # (C code turns the interrupt into its own error); here it waits for the check below.
@@ -64,8 +80,8 @@ def cmd_run(args):
         plan = plans.make_plan(**plan_options(args))
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
-        results.check_writable(output)
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
+        results.claim(output, total or plan.passes_per_round, plan.latency)  # held until saved: one writer
         signals.check()  # a Ctrl-C during start-up: nothing measured, exit 130 with one line
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
@@ -91,7 +107,7 @@ def _measure_and_save(plan, output, total):
         print("atsdbench: no pass finished; nothing written", file=sys.stderr)
     else:
         try:
-            results.save_or_rescue(result, output)
+            results.save_or_rescue(result, output, later=True)
         except UsageError as e:
             save_error = e
     return result, save_error
@@ -99,12 +115,17 @@ def _measure_and_save(plan, output, total):
 
 def _report_saved(result, output, save_error):
     """The table of what was measured, where it went, and the save's or the run's error (raised)."""
+    from .data import results
     from .render import tables as report
 
-    if result.records:
-        print(report.run_report(result))
-        if save_error is None:
-            print(f"wrote {output}")
+    try:
+        if result.records:
+            print(report.run_report(result))
+            if save_error is None:
+                print(f"wrote {output}")
+    finally:  # no folder took the file: the JSON itself, after the table (or without it)
+        if isinstance(save_error, results.Unsaved):
+            results.print_unsaved(save_error)
     if save_error is not None:
         raise save_error
     if result.error:
@@ -118,6 +139,7 @@ def _report_saved(result, output, save_error):
 CALIBRATE_RUNS, CALIBRATE_GAP = "8", "150s"
 
 
+@_releasing
 def cmd_calibrate(args):
     """An A/A of K sub-runs of the plan (fresh processes, starts >= --gap apart): the result file kept
     as run keeps it (every finished pass, Ctrl-C safe), then the noise profile made from it, which
@@ -147,9 +169,9 @@ def cmd_calibrate(args):
             path = profile.default_path(facts, profile.plan_of(plan.config()), time.time())
             os.makedirs(os.path.dirname(path), exist_ok=True)
         output = profile.result_path(path)
-        results.check_writable(path)  # both named and checked before measuring
-        results.check_writable(output)
         total = (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
+        results.claim(path)  # both named, checked and locked before measuring
+        results.claim(output, total, plan.latency)
         signals.check()
         result, save_error = _measure_and_save(plan, output, total)
         interrupted = signals.take()
@@ -174,7 +196,7 @@ def _calibrate_from(args):
         import os
 
         os.makedirs(os.path.dirname(path), exist_ok=True)
-    results.check_writable(path)
+    results.claim(path)
     return _save_profile(result, path, None)
 
 
@@ -275,6 +297,7 @@ def cmd_info(args):
     return 0
 
 
+@_releasing
 def cmd_plot(args):
     from .analysis import compare as comparison
     from .render import plot
@@ -283,7 +306,7 @@ def cmd_plot(args):
     fmt = plot.output_format(args.output)
     plot.require_matplotlib()
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
-    results.check_writable(args.output)
+    results.claim(args.output)
     fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
                            labels=args.labels.split(",") if args.labels else None, model=args.model)
     plot.save(fig, args.output)
@@ -291,6 +314,7 @@ def cmd_plot(args):
     return 0
 
 
+@_releasing
 def cmd_import(args):
     from .data import atsd_output as importer, results
     from .render import tables as report
@@ -301,7 +325,7 @@ def cmd_import(args):
         raise UsageError("--page-size, --ceiling and --size go with --table")
     result = importer.load(args.file)
     output = args.output if args.output is not None else results.default_path(result.host)
-    results.check_writable(output)
+    results.claim(output, len(result.records))
     print(report.run_report(result))
     print(f"wrote {results.save_or_rescue(result, output)}")
     return 0
@@ -326,7 +350,7 @@ def _import_table(args):
     found, warnings = table.load(args.file, page, size, args.ceiling)
     paths = table.output_paths(args.output, len(found), args.file)
     for path in paths:
-        results.check_writable(path)
+        results.claim(path)
     for result, path in zip(found, paths):
         results.save_or_rescue(result, path)
     _warn(warnings)

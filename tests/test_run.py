@@ -222,3 +222,56 @@ def test_runs_are_sub_runs_in_fresh_processes_spaced_by_the_gap(tmp_path):
     assert firsts[1] >= 0.5 and firsts[2] >= 1.0  # each a gap after the one before started: a sleep's lower bound
     assert _time.monotonic() - t0 >= 1.0
     assert len(r.sub_runs()) == 3
+
+
+def test_no_rescue_folder_prints_the_table_then_the_json(monkeypatch, tmp_path, capsys):
+    """Issue 34, 1: no temporary directory usable (gettempdir() itself fails) and the current
+    directory full: the table, then the result file itself on stdout, and one line saying so."""
+    import errno
+    import tempfile
+
+    from atsdbench import cli
+    from atsdbench.data import files as outfile
+
+    real_write, real_mkstemp = outfile.write_atomically, tempfile.mkstemp
+
+    def full(path, write, binary=False):
+        if str(path).endswith("x.json"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(path, write, binary)
+
+    def mkstemp(*a, prefix=None, **k):
+        if prefix == "atsdbench-rescued-":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_mkstemp(*a, prefix=prefix, **k)
+
+    monkeypatch.setattr(outfile, "write_atomically", full)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    monkeypatch.setattr(tempfile, "_candidate_tempdir_list", lambda: [])
+    rc = cli.main(["run", "--size", "16M", "--strides", "64K", "--rounds", "1", "--reps", "1", "-o",
+                   str(tmp_path / "x.json")])
+    out, err = capsys.readouterr()
+    assert rc == 2 and err.count("\n") == 1 and "result was written to stdout above" in err, err
+    table, _, text = out.partition("\n{")
+    assert "GB/s" in table and "wrote" not in table
+    from atsdbench.data import results
+
+    assert results.from_dict(json.loads("{" + text)).complete
+
+
+def test_a_second_run_to_the_same_output_refuses_to_start(tmp_path, cli):
+    """Issue 34, 3: two runs with one -o both said "wrote"; the second now stops before measuring."""
+    target = tmp_path / "r.json"
+    code = "import sys; from atsdbench.data import files; files.claim(sys.argv[1]); print('held', flush=True); " \
+           "sys.stdin.read()"
+    holder = subprocess.Popen([sys.executable, "-c", code, str(target)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        p = cli("run", "--size", "16M", "--strides", "64K", "--rounds", "1", "--reps", "1", "-o", target)
+        assert p.returncode == 2 and p.stdout == "" and p.stderr.count("\n") == 1
+        assert f"output {target} is being written by another atsdbench (pid {holder.pid})" in p.stderr
+    finally:
+        holder.communicate("")
+    assert not target.exists()

@@ -5,6 +5,7 @@ Statistics come from stats (pure); rendering is in render/compare (strings).
 """
 import dataclasses
 import math
+import weakref
 
 import numpy as np
 
@@ -171,9 +172,25 @@ def group_observations(group, stride, unit, metric, cells=None):
 
     cells = cells or [None] * len(group)
     if unit == "run":
-        per_run = [stats.observations(r.samples, stride, "round", metric, c) for r, c in zip(group, cells)]
+        per_run = [_observations(r, stride, "round", metric, c) for r, c in zip(group, cells)]
         return np.array([stats.run_value(v, metric) for v in per_run if len(v)], dtype=float)
-    return np.concatenate([stats.observations(r.samples, stride, unit, metric, c) for r, c in zip(group, cells)])
+    return np.concatenate([_observations(r, stride, unit, metric, c) for r, c in zip(group, cells)])
+
+
+_seen = weakref.WeakKeyDictionary()  # Result -> {(unit, metric, cell): {stride: observations}}
+
+
+def _observations(result, stride, unit, metric, cell):
+    """stats.observations of a loaded file (or sub-run), every stride at once and kept with it: show's
+    notes compare a file with itself, at two units, and each of a --runs file's 625 sub-runs was
+    split once per stride, side and compare."""
+    import numpy as np
+
+    found = _seen.setdefault(result, {})
+    key = (unit, metric, cell)
+    if key not in found:
+        found[key] = stats.observations_by_stride(result.samples, unit, metric, cell)
+    return found[key].get(stride, np.empty(0))
 
 
 def _describe(value):
@@ -214,16 +231,32 @@ def boots(group):
     return len({r.host.get("boot_id") for r in group})
 
 
-def choose_labels(groups, labels=None):
-    """The user's labels, else each side's label (its --label or kernel), else file names when those repeat."""
+# How much of a label compare, model and plot print: a 10 MB --label was printed six times by compare
+# (1.2 GB of output).  The result file keeps it whole, and so do compare's json rows (whole_labels).
+LABEL_WIDTH = 60
+
+
+def shown_label(text):
+    """A label cut to LABEL_WIDTH characters, the cut marked with an ellipsis."""
+    text = str(text)
+    return text if len(text) <= LABEL_WIDTH else text[:LABEL_WIDTH - 3] + "..."
+
+
+def choose_labels(groups, labels=None, whole=None):
+    """The user's labels, else each side's label (its --label or kernel), else file names when those repeat;
+    each cut to LABEL_WIDTH (shown_label).  `whole`, a dict, gets {label as cut: label as given}."""
     if labels is not None:
         if len(labels) != len(groups):
             raise UsageError(f"--labels gives {len(labels)} labels for {len(groups)} files")
-        return list(labels)
-    labels = [g[0].label if isinstance(g, list) else g.label for g in groups]
-    if len(set(labels)) < len(labels):
-        labels = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
-    return labels
+        full = list(labels)
+    else:
+        full = [g[0].label if isinstance(g, list) else g.label for g in groups]
+    if labels is None and len(set(map(shown_label, full))) < len(full):
+        full = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
+    shown = [shown_label(x) for x in full]
+    if whole is not None:
+        whole.update(zip(shown, full))
+    return shown
 
 
 def choose_unit(groups, unit, test, asked_test, warnings):
@@ -306,7 +339,8 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
     groups, level = load_sides(files)
     names = [_name(g) for g in groups]
-    labels = choose_labels(groups, labels)
+    whole = {}
+    labels = choose_labels(groups, labels, whole)
     warnings = measured_differences([g[0] for g in groups], names)
     warnings += disturbance_differences(groups, names)
     for g in groups:
@@ -361,6 +395,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level)
+    cmp.whole_labels = whole
     cmp.profiles = dict(profiled)
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
@@ -410,7 +445,7 @@ def _profiles(groups, unit, effective, metric, asked_test, explicit, search, lab
         if explicit:
             raise UsageError(f"--profile {why}")
         return {}
-    found = profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, search)
+    found = profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, search, warnings=warnings)
     if found and 0 not in found:
         warnings.append(f"no noise profile for the baseline {labels[0]}, so none is used (no verdict); booted into "
                         f"its kernel, {_calibrate(groups[0][0])} makes one")

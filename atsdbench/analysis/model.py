@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import UsageError
 from ..units import format_size
 from .compare import boots, choose_unit, resolve_options, withheld_reason, withholds
+from .stats import chunk_rows
 
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
 RESAMPLES = 2000
@@ -115,20 +116,24 @@ def residuals(y, pages, whole, params):
     return np.where(whole, y - full, y - (fixed + slope * pages))
 
 
-def bootstrap(units, pages, whole, rng, resamples=RESAMPLES):
+def bootstrap(units, pages, whole, rng, resamples=RESAMPLES, chunk=None):
     """Parameter draws from resampled units (rows of `units`: one unit's mean per stride, NaN where it
     lacks the stride).  Rows are drawn whole, so a slow allocation stays slow for every stride.  Each
-    column's deviations are spread by sqrt(n/(n-1)) first, so the draws' variance is unbiased."""
+    column's deviations are spread by sqrt(n/(n-1)) first, so the draws' variance is unbiased.
+    Resampled `chunk` rows at a time (chunk_rows: bounded memory); the draws do not depend on it."""
     units = np.asarray(units, dtype=float)
     n = len(units)
+    chunk = chunk or chunk_rows(n, units.shape[1] if units.ndim == 2 else 1)
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore", RuntimeWarning)  # a stride no resampled unit has: NaN, dropped later
         centre = np.nanmean(units, axis=0)
         counts = np.sum(~np.isnan(units), axis=0)
         spread = np.sqrt(np.where(counts > 1, counts / np.maximum(counts - 1, 1), 1.0))
         inflated = centre + spread * (units - centre)
-        picks = rng.integers(0, n, size=(resamples, n))
-        means = np.nanmean(inflated[picks], axis=1)
+        means = np.empty((resamples,) + inflated.shape[1:])
+        for start in range(0, resamples, chunk):
+            rows = min(chunk, resamples - start)
+            means[start:start + rows] = np.nanmean(inflated[rng.integers(0, n, size=(rows, n))], axis=1)
     return estimate(means, pages, whole)
 
 

@@ -28,13 +28,22 @@ def measured(frame):
 def observations(frame, stride, unit="round", metric="mean", cell=None):
     """The observations of one stride (GB/s), of one cell where the file has cells: one per round,
     or one per pass."""
-    rows = frame[(frame["stride_bytes"] == stride) & ~frame["warmup"]]
+    return observations_by_stride(frame, unit, metric, cell).get(stride, np.empty(0))
+
+
+def observations_by_stride(frame, unit="round", metric="mean", cell=None):
+    """{stride: its observations} (as `observations`) of every stride, in one pass over the frame."""
+    rows = frame[~frame["warmup"]]
     if cell is not None and "cell" in rows:
         rows = rows[rows["cell"] == cell]
-    if unit == "pass":
-        return rows["gbps"].to_numpy(dtype=float)
-    grouped = rows.groupby("round")["gbps"]
-    return (grouped.mean() if metric == "mean" else grouped.median()).to_numpy(dtype=float)
+    out = {}
+    for s, g in rows.groupby("stride_bytes"):
+        if unit == "pass":
+            out[int(s)] = g["gbps"].to_numpy(dtype=float)
+        else:  # per stride, as one stride's rows alone: the same sums, to the last bit
+            grouped = g.groupby("round")["gbps"]
+            out[int(s)] = (grouped.mean() if metric == "mean" else grouped.median()).to_numpy(dtype=float)
+    return out
 
 
 def run_value(round_values, metric="mean"):
@@ -355,6 +364,17 @@ def _bootstrap_rng(seed):
     return {name: np.random.default_rng(seed)}
 
 
+# What one chunk of bootstrap resamples may hold (the picks and the values picked): model's 2000
+# resamples of 10^6 passes at once took 10 GB, plot's 4999 of its rounds 6 GB.
+CHUNK_BYTES = 32 << 20
+
+
+def chunk_rows(n, columns=1, budget=CHUNK_BYTES):
+    """Resamples per chunk for a bootstrap of `n` units of `columns` values each, within `budget` bytes.
+    Chunks draw from one generator in turn, so the resamples, and all that follows, do not depend on it."""
+    return max(1, budget // max(1, n * (columns + 1) * 8))
+
+
 def interval(values, metric="mean", confidence=95.0, seed=0):
     """(centre, low, high) of one set of observations: t-interval of the mean, or a percentile
     bootstrap of the median; low/high are NaN with fewer than two observations."""
@@ -367,7 +387,7 @@ def interval(values, metric="mean", confidence=95.0, seed=0):
     if metric == "mean":
         return t_interval(v, confidence)[:3]
     res = stats.bootstrap((v,), np.median, confidence_level=confidence / 100, n_resamples=4999,
-                          method="percentile", **_bootstrap_rng(seed))
+                          batch=chunk_rows(len(v)), method="percentile", **_bootstrap_rng(seed))
     return centre, float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 

@@ -42,16 +42,18 @@ PLAN_KEYS = ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pa
 HOST_KEYS = ("hostname", "cpu_model", "arch")
 KERNEL_KEYS = ("kernel_release", "kernel_version")
 
-_NUMBER = schema.Value(int, float, lo=0)
+# Variances of log rates, bounded by what any file can hold (schema.MAX_LOG_VAR): squared in the
+# Satterthwaite combination, a 1e160 would overflow every compare that found the profile.
+_VAR = schema.Value(int, float, lo=0, hi=schema.MAX_LOG_VAR)
 _COUNT = schema.Value(int, lo=1, hi=schema.MAX_INT64)
 ENTRY = schema.Record({
-    "cell": schema.Value(str), "stride_bytes": schema.BYTES, "within_var": _NUMBER, "within_df": _COUNT,
-    "means_var": _NUMBER, "means_df": _COUNT, "inv_rounds": schema.Value(int, float, lo=0, hi=1, above=True),
-    "between_var": _NUMBER, "between_df": schema.Value(int, float, lo=0, null=True),
+    "cell": schema.Value(str), "stride_bytes": schema.BYTES, "within_var": _VAR, "within_df": _COUNT,
+    "means_var": _VAR, "means_df": _COUNT, "inv_rounds": schema.Value(int, float, lo=0, hi=1, above=True),
+    "between_var": _VAR, "between_df": schema.Value(int, float, lo=0, hi=schema.MAX_INT64, null=True),
 }, required=("cell", "stride_bytes", "within_var", "within_df", "means_var", "means_df", "inv_rounds",
              "between_var"))
 TOP = schema.Record({
-    "created": schema.Value(int, float), "date": schema.Value(str),
+    "created": schema.Value(int, float, lo=0, hi=schema.MAX_SECONDS), "date": schema.Value(str),
     "host": schema.Record({"hostname": schema.Value(str), "kernel_release": schema.Value(str), "cpu_model": schema.TEXT,
                            "arch": schema.TEXT, "kernel_version": schema.TEXT, "boot_id": schema.TEXT,
                            "machine_id": schema.TEXT}, required=("hostname", "kernel_release")),
@@ -197,6 +199,9 @@ def from_dict(data, path="<profile>"):
     return Profile(data, path)
 
 
+files.LOADERS[FORMAT] = from_dict  # as results registers its own
+
+
 def load(path):
     """A Profile from a file; anything wrong with it is one UsageError line naming the file."""
     if isinstance(path, Profile):
@@ -212,8 +217,10 @@ def save(data, path):
     return path
 
 
-def stored(folder=None):
-    """Every readable profile in the store, newest first; files that are not profiles are skipped."""
+def stored(folder=None, broken=None):
+    """Every readable profile in the store, newest first; files that are not profiles are skipped, and
+    where `broken` is a list, each profile-like file that does not load is added to it as (path, why,
+    its JSON or None), so that one a side would have used is reported (broken_for), not skipped."""
     folder = folder or store()
     try:
         names = sorted(os.listdir(folder))
@@ -223,11 +230,37 @@ def stored(folder=None):
     for name in names:
         if not name.endswith(".json") or name.endswith(RESULT_SUFFIX) or name.startswith("."):
             continue
+        path = os.path.join(folder, name)
+        data = None
         try:
-            found.append(load(os.path.join(folder, name)))
-        except UsageError:
-            continue  # a broken or foreign file in the store must not stop a compare
+            data = files.read_json(path, "a noise profile", limit=MAX_SIZE)
+            found.append(from_dict(data, path))
+        except UsageError as e:  # a broken or foreign file in the store must not stop a compare
+            if broken is not None:
+                broken.append((path, str(e), data))
     return sorted(found, key=lambda p: p.data["created"], reverse=True)
+
+
+# A profile holds a few entries per cell and stride: 16 MiB is far beyond any real one, and a store's
+# stray file is not read further (files.MAX_INPUT is for result files).
+MAX_SIZE = 16 << 20
+
+
+def _might_describe(result, path, data):
+    """Whether a profile that did not load was meant for `result`: its default name's host, kernel and
+    plan digest, or the host and kernel its JSON still names."""
+    stem = os.path.basename(default_path(result.host, plan_of(result.config), 0)).rsplit("-", 2)[0]
+    if os.path.basename(path).startswith(stem + "-"):
+        return True
+    host = data.get("host") if isinstance(data, dict) else None
+    return (isinstance(host, dict) and host.get("hostname") == result.host.get("hostname")
+            and host.get("kernel_release") == result.host.get("kernel_release"))
+
+
+def broken_for(result, broken):
+    """The lines saying which broken profiles of the store `result` might have used (see stored)."""
+    return [f"{why} (a noise profile that may be {result.path or 'this side'}'s; not used: remove or replace it)"
+            for path, why, data in broken if _might_describe(result, path, data)]
 
 
 def find(result, candidates):
@@ -235,12 +268,13 @@ def find(result, candidates):
     return next((p for p in candidates if p.mismatch(result) is None), None)
 
 
-def assign(sides, explicit, search=True, folder=None):
+def assign(sides, explicit, search=True, folder=None, warnings=None):
     """{side index: Profile} for `sides` ({index: Result}, the one-process sides of a compare).
 
     Each explicit profile (compare --profile) must describe some side: one of another host, kernel or
     plan is refused (UsageError: which, and how it differs), and so are two for one side.  Sides
-    without one are looked up in the store (newest match) unless search is False."""
+    without one are looked up in the store (newest match) unless search is False; a side left without
+    one for which a store file that does not load looks meant gets a line in `warnings`."""
     out = {}
     for p in explicit:
         why = {i: p.mismatch(r) for i, r in sides.items()}
@@ -256,11 +290,14 @@ def assign(sides, explicit, search=True, folder=None):
             out[i] = p
     missing = [i for i in sides if i not in out]
     if search and missing:
-        candidates = stored(folder)
+        broken = []
+        candidates = stored(folder, broken)
         for i in missing:
             found = find(sides[i], candidates)
             if found is not None:
                 out[i] = found
+            elif warnings is not None:
+                warnings.extend(broken_for(sides[i], broken))
     return out
 
 

@@ -22,6 +22,9 @@ MAX_INT64 = 2 ** 63 - 1
 # What a pass can measure, from those: a rate is at most MAX_BYTES bytes in 1 ns (GB/s = bytes/ns),
 # a time at most MAX_INT64 ns.  Bounded so, sums over a file cannot overflow to infinity.
 MAX_GBPS, MAX_US, MAX_SECONDS = float(MAX_BYTES), MAX_INT64 / 1e3, MAX_INT64 / 1e9
+# The widest spread of log rates any file can hold: from 1 byte in MAX_INT64 ns to MAX_GBPS, about
+# 87 in natural log units; no variance of log rates (a noise profile's) can exceed its square.
+MAX_LOG_VAR = math.log(MAX_GBPS * MAX_INT64) ** 2
 # Latency buckets are floor(4 log2 ns) of a 64-bit ns count: 0..255, so at most three digits.
 BUCKET = re.compile(r"[0-9]{1,3}")
 # How much of a bad value a message shows: a 1 MB string must not become a 1 MB message.
@@ -168,7 +171,8 @@ SAMPLE = Record({
     "us_per_call": Value(int, float, lo=0, hi=MAX_US),
     # {bucket: calls}; a pass writes only buckets some call fell in
     "lat_hist": Mapping(_int(1), key=BUCKET, null=True), "gpu_touch_ns": _int(null=True), "cell": _int(),
-    "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "bystander_share": Value(int, float, null=True),
+    "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
+    "bystander_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
     "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
     "thp_share": Value(int, float, lo=0, hi=1, null=True),
     # issue 25: the host-drift canary of the pass's round, and the pass's self-disturbance
@@ -189,15 +193,17 @@ CONFIG = Record({
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
-                               "lag1": Value(int, float, null=True)}, required=("stride_bytes", "rounds", "lag1"))),
+                               "lag1": Value(int, float, lo=-1.001, hi=1.001, null=True)}, required=("stride_bytes", "rounds", "lag1"))),
     "adaptive": Record({
-        "target": Value(int, float), "confidence": Value(int, float, null=True), "stop_reason": TEXT,
-        "rounds": _int(null=True), "elapsed_s": Value(int, float, lo=0, null=True), "met": BOOL,
+        "target": Value(int, float, lo=0, hi=MAX_GBPS), "confidence": Value(int, float, lo=0, hi=100, null=True),
+        "stop_reason": TEXT, "rounds": _int(null=True), "elapsed_s": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
+        "met": BOOL,
         "unit": TEXT, "runs": _int(null=True), "min_runs": _int(null=True),  # --until --runs: sub-runs taken
         "half_widths": List(Record({"stride_bytes": BYTES, "cell": _int(), "rounds": _int(), "runs": _int(),
                                     "met": BOOL,
-                                    "half_width_pct": Value(int, float, null=True),
-                                    "mean_gbps": Value(int, float, null=True)}, required=("stride_bytes",))),
+                                    "half_width_pct": Value(int, float, lo=0, hi=MAX_GBPS, null=True),
+                                    "mean_gbps": Value(int, float, lo=0, hi=MAX_GBPS, null=True)},
+                                   required=("stride_bytes",))),
     }, required=("target",), null=True),
 }, required=("size", "strides", "rounds", "reps", "pages"))
 
@@ -208,7 +214,8 @@ HOST = Record({
     "tlb_single_page_flush_ceiling": Value(int, str, lo=0, hi=MAX_BYTES, null=True),
 })
 
-TOP = Record({"complete": BOOL, "started": Value(int, float, null=True), "finished": Value(int, float, null=True),
+TOP = Record({"complete": BOOL, "started": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
+              "finished": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
               "host": HOST, "config": CONFIG, "samples": List(Value(dict))},
              required=("complete", "host", "config", "samples"))
 

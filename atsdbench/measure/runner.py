@@ -37,6 +37,20 @@ class InProcess:
         return self.session.round(round_index, warmup_round)
 
 
+def worker_failure(returncode, stderr):
+    """Why a worker ended without its closing line: the signal that killed it (the OOM killer's
+    SIGKILL leaves no output of its own), or its exit status and last line on stderr."""
+    last = (stderr or "").strip().splitlines()[-1:]
+    said = f": {last[0]}" if last else " and printed nothing"
+    if returncode is not None and returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the round worker was killed by {name} (signal {-returncode}){said if last else ''}"
+    return f"the round worker exited {returncode} without finishing{said}"
+
+
 def _worker(plan, rounds, t, facts):
     """Runs `rounds` ([(index, warm-up?)]) of the plan in a fresh `python -m atsdbench.measure.worker`
     and yields each pass as the worker finishes it.  Signals are held here (see run): one recorded
@@ -70,7 +84,7 @@ def _worker(plan, rounds, t, facts):
         stderr = proc.stderr.read()
         proc.wait()
     if end is None:
-        raise OSError(f"round worker failed: {(stderr or 'no output').strip().splitlines()[-1:]}")
+        raise OSError(worker_failure(proc.returncode, stderr))
     facts.update(end.get("facts") or {})
     if end.get("error"):
         raise OSError(end["error"].get("errno") or 0, end["error"]["message"])

@@ -266,7 +266,10 @@ def render_csv(cmp):
 def render_json(cmp):
     from . import counts
 
-    return json.dumps(numbers.records(counts.json_rows(cmp)), indent=1)
+    whole = getattr(cmp, "whole_labels", {})  # labels cut for text, whole here
+    rows = [{**r, **{k: whole.get(r[k], r[k]) for k in ("base_label", "new_label") if k in r}}
+            for r in counts.json_rows(cmp)]
+    return json.dumps(numbers.records(rows), indent=1)
 
 
 def render_ministat(cmp):

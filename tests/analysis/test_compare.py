@@ -578,3 +578,51 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
     note = tables.detect_notes(a)[0]
     assert note.startswith("a compare of two runs like this detects >= ") and "noise profile pa.json" in note
+
+
+def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
+    """Issue 34, 13: a 10 MB label was printed six times by compare; text now shows its first
+    LABEL_WIDTH characters and an ellipsis, the json rows keep it whole."""
+    import json
+
+    from atsdbench.analysis import compare
+
+    paths = []
+    for name, letter in (("before", "b"), ("after", "a")):
+        data = json.load(open(fixtures / f"{name}.json"))
+        data["config"]["label"] = letter * 1_000_000
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(data))
+    text = cli("compare", *paths, "--unit", "round")
+    assert text.returncode == 0, text.stderr
+    assert len(text.stdout) + len(text.stderr) < 20_000
+    assert "b" * (compare.LABEL_WIDTH - 3) + "..." in text.stdout and "b" * compare.LABEL_WIDTH not in text.stdout
+    rows = json.loads(cli("compare", *paths, "--unit", "round", "--format", "json").stdout)
+    assert rows[0]["base_label"] == "b" * 1_000_000 and rows[0]["new_label"] == "a" * 1_000_000
+    assert compare.shown_label("x" * 10) == "x" * 10
+
+
+def test_a_runs_file_is_grouped_once(monkeypatch):
+    """Issue 34, 9: show of a --runs file of 625 sub-runs took 50 s, Result.sub_runs() filtering every
+    record once per sub-run, on every call, and each compare of show's notes splitting each sub-run
+    once per stride and side.  Now the sub-runs are made once, and each is split by stride once per
+    unit, however many strides and compares ask."""
+    from atsdbench.analysis import stats
+    from atsdbench.data import results
+    from atsdbench.render import tables
+
+    strides = [65536, 1 << 20, 2 << 20]
+    records = [{"stride_bytes": s, "round": r, "rep": p, "warmup": False, "seconds": 0.01, "calls": 16,
+                "gbps": 1.0 + 0.01 * ((r * 7 + p * 3 + i) % 11), "ns": 10_000_000, "us_per_call": 1.0, "run": r // 2}
+               for r in range(40) for i, s in enumerate(strides) for p in range(2)]
+    result = results.Result({"hostname": "h", "kernel_release": "6.1"},
+                            {"size": 1 << 30, "strides": strides, "rounds": 40, "reps": 2, "pages": "base", "runs": 20},
+                            records)
+    parts = result.sub_runs()
+    assert len(parts) == 20 and all(a is b for a, b in zip(parts, result.sub_runs()))
+    assert sum(len(p.records) for p in parts) == len(records)
+    calls = []
+    real = stats.observations_by_stride
+    monkeypatch.setattr(stats, "observations_by_stride", lambda *a, **k: calls.append(a[1:]) or real(*a, **k))
+    assert tables.detect_notes(result)
+    assert len(calls) <= 2 * len(parts), len(calls)  # two units (round, run's rounds), not x strides x sides

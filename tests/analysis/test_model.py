@@ -679,3 +679,27 @@ def test_real_small_run(cli, small_run):
             assert (s["regime"] == "whole-flush") == (s["pages"] > ceiling), (s, ceiling)
     assert all(s["regime_source"] in ("counters", "ceiling", "data") for s in m["strides"])
     assert all(s["us_per_call"] > 0 for s in m["strides"])
+
+
+def test_chunked_resampling_draws_what_one_big_draw_does():
+    """Issue 34, 8: the bootstrap resamples a chunk at a time (bounded memory at 10^6 passes); for a
+    seed the draws are those of all resamples at once, whatever the chunk."""
+    units = np.random.default_rng(1).normal(10, 1, size=(9, 3))
+    units[2, 1] = np.nan
+    pages, whole = np.array([16.0, 256.0, 1024.0]), np.array([False, False, True])
+    once = model.bootstrap(units, pages, whole, np.random.default_rng(0), resamples=201, chunk=201)
+    for chunk in (1, 2, 7, 64):
+        again = model.bootstrap(units, pages, whole, np.random.default_rng(0), resamples=201, chunk=chunk)
+        assert np.array_equal(once, again, equal_nan=True), chunk
+    assert model.chunk_rows(10**6, 4) == 1 and model.chunk_rows(10, 4) * 10 * 5 * 8 <= 32 << 20
+
+
+def test_chunked_median_interval_is_unchanged(monkeypatch):
+    """plot's median CI (scipy's bootstrap) in batches equals the one drawn at once."""
+    from atsdbench.analysis import stats
+
+    v = np.random.default_rng(2).normal(5, 1, size=31)
+    assert stats.chunk_rows(10**6) == 2 and stats.chunk_rows(31) >= 4999  # 10^6 rounds: 2 resamples a batch
+    once = stats.interval(v, "median", seed=3)
+    monkeypatch.setattr(stats, "chunk_rows", lambda n, columns=1: 7)
+    assert stats.interval(v, "median", seed=3) == once

@@ -76,6 +76,10 @@ def test_a_bad_file_is_one_line(tmp_path, text, words):
     (lambda d: d["calibration"].update(runs=1), "calibration.runs must be at least 2"),
     (lambda d: d["entries"][0].update(within_var=-1.0), "entries[0].within_var must be at least 0"),
     (lambda d: d["host"].pop("kernel_release"), "host has no kernel_release"),
+    # issue 34, 6: squared in the Satterthwaite combination, 1e160 overflowed every compare
+    (lambda d: d["entries"][0].update(means_var=1e160), "entries[0].means_var must be at most"),
+    (lambda d: d["entries"][0].update(between_df=1e300), "entries[0].between_df must be at most"),
+    (lambda d: d.update(created=-1e300), "created must be at least 0"),
 ])
 def test_a_profile_that_breaks_its_schema_is_refused(tmp_path, edit, words):
     path = _profile(tmp_path)
@@ -134,3 +138,54 @@ def test_the_calibrate_command_repeats_the_plan():
     axes = dict(CONFIG, axes={"bystanders": [0, 1], "ceiling": [None, 33]}, cells=[{}])
     assert "--bystanders 0,1" in profile.calibrate_command(axes) and "--ceiling kernel,33" in \
         profile.calibrate_command(axes)
+
+
+def test_special_files_in_the_store_are_skipped_without_hanging(tmp_path):
+    """Issue 34, 7: a FIFO named x.json hung every compare, a link to /dev/zero read until the OOM killer."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    good = _profile(folder, name="good.json")
+    os.mkfifo(folder / "x.json")
+    os.symlink("/dev/zero", folder / "zero.json")
+    broken = []
+    assert [p.path for p in profile.stored(str(folder), broken)] == [good]
+    assert sorted(os.path.basename(p) for p, _, _ in broken) == ["x.json", "zero.json"]
+    assert all("not a regular file" in why for _, why, _ in broken)
+
+
+def test_a_corrupt_matching_profile_is_reported(tmp_path):
+    """Issue 34, 14: a broken profile a side would have used is said, not skipped silently; a broken
+    one of another host is not the side's business."""
+    folder = tmp_path / "store"
+    folder.mkdir()
+    named = os.path.basename(profile.default_path(HOST, profile.plan_of(CONFIG), 0))
+    (folder / named).write_text('{"format": "atsdbench-noise-')  # by its name: this side's
+    path = _profile(folder, name="renamed.json")  # by its host and kernel: this side's, its variance absurd
+    data = json.load(open(path))
+    data["entries"][0]["means_var"] = 1e160
+    json.dump(data, open(path, "w"))
+    other = _profile(folder, host=dict(HOST, hostname="h2"), name="other.json")
+    data = json.load(open(other))
+    data["entries"][0]["within_df"] = 0
+    json.dump(data, open(other, "w"))
+    warnings = []
+    assert profile.assign({0: _result()}, [], folder=str(folder), warnings=warnings) == {}
+    assert len(warnings) == 2, warnings
+    assert warnings[0].startswith(f"{folder / named} is not JSON") and "may be side.json's; not used" in warnings[0]
+    assert warnings[1].startswith(f"{path}: entries[0].means_var must be at most")
+
+
+def test_compare_reports_a_corrupt_matching_profile(tmp_path, fixtures, cli):
+    """Through the command line: one warning line naming the profile, the compare still made."""
+    side = json.load(open(fixtures / "before.json"))
+    folder = tmp_path / "xdg" / "atsdbench" / "profiles"
+    folder.mkdir(parents=True)
+    path = _profile(folder, host=dict(side["host"]), config=dict(side["config"]), name="cal.json")
+    data = json.load(open(path))
+    data["entries"][0]["means_var"] = 1e160
+    json.dump(data, open(path, "w"))
+    p = cli("compare", str(fixtures / "before.json"), str(fixtures / "after.json"),
+            env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg")})
+    assert p.returncode == 0, p.stderr
+    lines = [line for line in p.stderr.splitlines() if "cal.json" in line]
+    assert len(lines) == 1 and "means_var must be at most" in lines[0] and "Traceback" not in p.stderr

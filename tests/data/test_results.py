@@ -3,7 +3,6 @@ import errno
 import json
 import os
 import stat
-import subprocess
 import tempfile
 
 import pytest
@@ -364,26 +363,14 @@ def test_save_or_rescue_writes_a_rescue_file_and_names_it(tmp_path, monkeypatch)
 def test_save_or_rescue_falls_back_to_stdout(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(outfile, "rescue_folders", lambda: [str(tmp_path / "gone")])
     monkeypatch.setattr(os, "access", lambda p, mode: False)
-    with pytest.raises(UsageError, match="Permission denied; no rescue file could be written: the result was "
-                       "written to stdout above"):
+    with pytest.raises(UsageError, match="Permission denied; no rescue file could be written in .*gone: the result "
+                       "was written to stdout above"):
         results.save_or_rescue(make(), str(tmp_path / "r.json"))
     assert json.loads(capsys.readouterr().out)["format"] == "atsdbench-result"
 
 
 def test_save_or_rescue_returns_the_path_when_all_is_well(tmp_path):
     assert results.save_or_rescue(make(), str(tmp_path / "r.json")) == str(tmp_path / "r.json")
-
-
-@pytest.fixture
-def tiny_disk(tmp_path):
-    """A 64 KiB tmpfs (needs root and mount(8)); skipped where it cannot be mounted."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.decode().strip()}")
-    yield mnt
-    subprocess.run(["umount", str(mnt)], check=False)
 
 
 def test_full_disk(tiny_disk, tmp_path, monkeypatch):

@@ -70,3 +70,27 @@ def test_spread_run_records_round_times_and_lag1():
     times = sorted(set(m["round_t"]))
     assert len(times) == 3 and times[2] - times[0] >= 0.35  # paced: 0.2 s apart at least
     assert r.config["spread"] == 0.6 and r.config["round_lag1"][0]["rounds"] == 3
+
+
+class _Plan:
+    def config(self):
+        return {}
+
+
+@pytest.mark.parametrize("child,said", [
+    ("import os, signal, sys; sys.stdin.read(); os.kill(os.getpid(), signal.SIGKILL)",
+     "the round worker was killed by SIGKILL (signal 9)"),
+    ("import sys; sys.stdin.read(); sys.exit('worker: out of memory')",
+     "the round worker exited 1 without finishing: worker: out of memory"),
+    ("import os, sys; sys.stdin.read(); os._exit(3)", "the round worker exited 3 without finishing and printed nothing"),
+])
+def test_a_worker_that_dies_says_how(monkeypatch, child, said):
+    """Issue 34, 12: a killed --processes/--runs child said "round worker failed: ['no output']"."""
+    import subprocess
+    import sys
+
+    real = subprocess.Popen
+    monkeypatch.setattr(runner.subprocess, "Popen", lambda args, **kw: real([sys.executable, "-c", child], **kw))
+    with pytest.raises(OSError) as e:
+        list(runner._worker(_Plan(), [(0, False)], 0.0, {}))
+    assert str(e.value) == said
