@@ -1,7 +1,8 @@
 """Command line: argument parsing, and `main`, which reads as the pipeline (parse -> plan -> run -> export).
 
 Heavy modules (pandas, scipy, matplotlib, the C core) are imported inside the commands, so
-`atsdbench --help` stays fast, and only run and calibrate (their options too) and guest need the core.
+`atsdbench --help` stays fast and works without the core (docs/development.md "What needs the
+compiled core").
 """
 import argparse
 import codecs
