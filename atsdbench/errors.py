@@ -36,16 +36,16 @@ def rebuild_hint(package_dir, installed_from=None):
     if checkout:
         # After a plain `pip install .` run from the checkout, the source tree shadows the installed
         # package: either way out works.
-        return (f"Python imported the source tree {checkout}: build the core there with `pip install -e {checkout}`, "
-                "or run from another directory to use the installed package")
+        return (f"a source tree: build it with `pip install -e {checkout}`, or run from another directory to "
+                "use the installed atsdbench")
     url = (installed_from or {}).get("url", "")
     if url.startswith("file://"):
         from urllib.parse import unquote, urlparse
 
         where = unquote(urlparse(url).path)
         editable = "-e " if (installed_from.get("dir_info") or {}).get("editable") else ""
-        return f"reinstall it with `pip install --force-reinstall --no-deps {editable}{where}`"
-    return "reinstall it with `pip install --force-reinstall --no-deps atsdbench`"
+        return f"reinstall with `pip install --force-reinstall --no-deps {editable}{where}`"
+    return "reinstall with `pip install --force-reinstall --no-deps atsdbench`"
 
 
 class CoreMissing(ImportError):
@@ -55,11 +55,10 @@ class CoreMissing(ImportError):
     @classmethod
     def explain(cls, package_dir, error=None):
         """error: the ImportError, where the module was there but would not load."""
-        why = "is missing" if error is None else f"does not load ({error})"
-        return cls(f"atsdbench's compiled core (atsdbench._atsd) {why} in {package_dir}; "
-                   f"{rebuild_hint(package_dir, _installed_from())}")
+        why = "missing in" if error is None else f"does not load ({error}) in"
+        return cls(f"compiled core {why} {package_dir}, {rebuild_hint(package_dir, _installed_from())}")
 
     @classmethod
     def stale(cls, package_dir, found, expected):
-        return cls(f"atsdbench's compiled core in {package_dir} is stale (ABI {found}, this atsdbench "
-                   f"expects {expected}); {rebuild_hint(package_dir, _installed_from())}")
+        return cls(f"compiled core in {package_dir} is stale (ABI {found}, this atsdbench expects {expected}), "
+                   f"{rebuild_hint(package_dir, _installed_from())}")

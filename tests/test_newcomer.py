@@ -36,7 +36,8 @@ def test_python_api_from_the_source_tree_says_what_to_do(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True)
     assert p.returncode != 0
     last = p.stderr.strip().splitlines()[-1]
-    assert "CoreMissing" in last and f"source tree {tree}:" in last and f"pip install -e {tree}`" in last
+    assert "CoreMissing" in last and f"{tree / 'atsdbench'}, a source tree:" in last
+    assert f"pip install -e {tree}`" in last
     assert "run from another directory" in last
 
 
