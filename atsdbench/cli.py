@@ -1,7 +1,8 @@
 """Command line: argument parsing, and `main`, which reads as the pipeline (parse -> plan -> run -> export).
 
 Heavy modules (pandas, scipy, matplotlib, the C core) are imported inside the commands, so
-`atsdbench --help` stays fast.
+`atsdbench --help` stays fast and works without the core (docs/development.md "What needs the
+compiled core").
 """
 import argparse
 import codecs
@@ -22,26 +23,31 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(re.sub(r"^argument (\S+): (?=\1 )", "", message))
 
 
-def build_parser():
+def build_parser(command=None):
+    """The parser.  run's and calibrate's options come from the compiled core's option table, so they
+    are added only to the subcommand asked for (`command`, the first word): every other command and
+    the top-level help work without the core."""
     p = _Parser(prog="atsdbench", description="Measure and compare the cost of TLB invalidation on Linux "
                 "(mprotect(PROT_NONE) over a populated region, in strides). GB/s = 10^9 bytes/s; sizes are binary.")
     p.add_argument("--version", action="version", version=f"atsdbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     r = sub.add_parser("run", help="measure and write a result file")
-    _add_plan_options(r)
+    if command == "run":
+        _add_plan_options(r)
 
     from .commands import CALIBRATE_GAP, CALIBRATE_RUNS, GUEST_TIMEOUT
 
     cal = sub.add_parser("calibrate", help=f"measure the between-run noise of a plan ({CALIBRATE_RUNS} sub-runs "
                          f"{CALIBRATE_GAP} apart) into a noise profile, which gives single runs a compare verdict")
-    _add_plan_options(cal, defaults={"runs": CALIBRATE_RUNS, "gap": CALIBRATE_GAP},
-                      helps={"runs": "sub-runs, each in a fresh process: the profile's between-run variance has "
-                                     "M - 1 df",
-                             "gap": "sub-runs start at least this long apart: the host drifts over minutes, which "
-                                    "the profile must see"},
-                      output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/profiles, where compare looks; "
-                      "the calibration's result file goes beside it as NAME.run.json)")
+    if command == "calibrate":
+        _add_plan_options(cal, defaults={"runs": CALIBRATE_RUNS, "gap": CALIBRATE_GAP},
+                          helps={"runs": "sub-runs, each in a fresh process: the profile's between-run variance "
+                                         "has M - 1 df",
+                                 "gap": "sub-runs start at least this long apart: the host drifts over minutes, "
+                                        "which the profile must see"},
+                          output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/profiles, where compare "
+                          "looks; the calibration's result file goes beside it as NAME.run.json)")
     cal.add_argument("--from", dest="source", default=None, metavar="FILE",
                      help="make the profile from this result file of 2 or more sub-runs (run --runs M) instead of "
                      "measuring")
@@ -251,11 +257,12 @@ def main(argv=None):
             code = ministat.main(argv[1:], prog="atsdbench stat")
         else:
             argv, run_options = _guest_split(argv)
-            args = build_parser().parse_args(_joined_values(argv))
+            parser = build_parser(argv[0] if argv else None)
+            args = parser.parse_args(_joined_values(argv))
             if args.command == "guest":
                 args.run_options = run_options
             if args.command is None:
-                build_parser().print_help()
+                parser.print_help()
                 return 2
             from . import commands
 

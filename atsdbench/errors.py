@@ -1,5 +1,5 @@
 """The one exception type for bad input (the CLI prints its message on one line and exits 2), and the
-missing compiled core."""
+missing (or stale) compiled core."""
 import os
 
 
@@ -7,15 +7,58 @@ class UsageError(ValueError):
     """Bad input from the user (options, files, plans the host cannot run)."""
 
 
+def checkout_of(package_dir):
+    """The source checkout holding this package directory (pyproject.toml and build_atsd.py beside
+    it: where `pip install -e` builds the core in place), or None."""
+    top = os.path.dirname(os.path.abspath(package_dir))
+    marks = ("pyproject.toml", "build_atsd.py")
+    return top if all(os.path.isfile(os.path.join(top, m)) for m in marks) else None
+
+
+def _installed_from():
+    """pip's record of where the installed atsdbench came from (PEP 610's direct_url.json), or None:
+    from an index, or not installed at all."""
+    import json
+
+    try:
+        from importlib import metadata
+
+        text = metadata.distribution("atsdbench").read_text("direct_url.json")
+        return json.loads(text) if text else None
+    except (ImportError, OSError, ValueError):  # PackageNotFoundError is an ImportError
+        return None
+
+
+def rebuild_hint(package_dir, installed_from=None):
+    """How to get a compiled core that matches, from where this atsdbench came: the checkout it is
+    imported from, the directory or archive pip installed it from, or the index."""
+    checkout = checkout_of(package_dir)
+    if checkout:
+        # After a plain `pip install .` run from the checkout, the source tree shadows the installed
+        # package: either way out works.
+        return (f"a source tree: build it with `pip install -e {checkout}`, or run from another directory to "
+                "use the installed atsdbench")
+    url = (installed_from or {}).get("url", "")
+    if url.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        where = unquote(urlparse(url).path)
+        editable = "-e " if (installed_from.get("dir_info") or {}).get("editable") else ""
+        return f"reinstall with `pip install --force-reinstall --no-deps {editable}{where}`"
+    return "reinstall with `pip install --force-reinstall --no-deps atsdbench`"
+
+
 class CoreMissing(ImportError):
-    """The compiled core (atsdbench._atsd) cannot be imported: one line saying why and the way out."""
+    """The compiled core (atsdbench._atsd) cannot be imported, or is not the one this Python side was
+    written for: one line saying why and the way out."""
 
     @classmethod
-    def explain(cls, package_dir):
-        checkout = os.path.exists(os.path.join(package_dir, os.pardir, "csrc", "atsd.h"))
-        if checkout:
-            return cls(f"atsdbench's compiled core is missing: Python imported the source tree {package_dir} "
-                       "(the current directory, or on sys.path), not the installed package; run from another "
-                       "directory, or build it in place with `pip install -e .`")
-        return cls(f"atsdbench's compiled core (atsdbench._atsd) is missing from {package_dir}: "
-                   "reinstall with `pip install --force-reinstall atsdbench`")
+    def explain(cls, package_dir, error=None):
+        """error: the ImportError, where the module was there but would not load."""
+        why = "missing in" if error is None else f"does not load ({error}) in"
+        return cls(f"compiled core {why} {package_dir}, {rebuild_hint(package_dir, _installed_from())}")
+
+    @classmethod
+    def stale(cls, package_dir, found, expected):
+        return cls(f"compiled core in {package_dir} is stale (ABI {found}, this atsdbench expects {expected}), "
+                   f"{rebuild_hint(package_dir, _installed_from())}")

@@ -19,6 +19,8 @@ def _source_copy(tmp_path):
     shutil.copytree(ROOT / "atsdbench", tree / "atsdbench",
                     ignore=shutil.ignore_patterns("_atsd*", "__pycache__"))
     shutil.copytree(ROOT / "csrc", tree / "csrc", ignore=shutil.ignore_patterns("atsd", "*.o"))
+    for name in ("pyproject.toml", "setup.py", "build_atsd.py"):
+        shutil.copy(ROOT / name, tree / name)
     return tree
 
 
@@ -34,7 +36,8 @@ def test_python_api_from_the_source_tree_says_what_to_do(tmp_path):
     p = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True)
     assert p.returncode != 0
     last = p.stderr.strip().splitlines()[-1]
-    assert "CoreMissing" in last and "source tree" in last and "pip install -e ." in last
+    assert "CoreMissing" in last and f"{tree / 'atsdbench'}, a source tree:" in last
+    assert f"pip install -e {tree}`" in last
     assert "run from another directory" in last
 
 
@@ -44,7 +47,7 @@ def test_cli_from_the_source_tree_is_one_line(tmp_path):
         "runpy.run_module('atsdbench', run_name='__main__')"
     p = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True, text=True)
     assert p.returncode == 2
-    assert p.stderr.count("\n") == 1 and "source tree" in p.stderr and "pip install -e ." in p.stderr
+    assert p.stderr.count("\n") == 1 and "source tree" in p.stderr and f"pip install -e {tree}`" in p.stderr
 
 
 def test_tracefs_problem_names_the_cause_and_the_fix():

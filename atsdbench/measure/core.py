@@ -5,12 +5,21 @@ import os
 from ..errors import CoreMissing, UsageError
 from ..signals import held
 
-try:
-    from .. import _atsd
-except ImportError:
-    raise CoreMissing.explain(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) from None
+# The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
+# from the compiled module, which may be older than the sources it is imported with (a checkout
+# pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
+ABI_VERSION = 9
 
-ffi, lib = _atsd.ffi, _atsd.lib
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+try:
+    from .._atsd import ffi, lib  # not `from .. import _atsd`, whose error names the package, not the module
+except ImportError as e:  # absent; or there, but built for another Python, or cffi is missing
+    raise CoreMissing.explain(_PACKAGE, None if e.name == "atsdbench._atsd" else e) from None
+
+_found = getattr(lib, "atsd_abi_version", lambda: None)()
+if _found != ABI_VERSION:
+    raise CoreMissing.stale(_PACKAGE, "unknown" if _found is None else _found, ABI_VERSION)
 
 PAGES = {"base": lib.ATSD_PAGES_BASE, "thp": lib.ATSD_PAGES_THP, "hugetlb": lib.ATSD_PAGES_HUGETLB}
 

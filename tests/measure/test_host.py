@@ -1,4 +1,6 @@
 """Parsers of /proc and sysfs, on committed fixtures (x86, POWER9 radix/hash with NPU2, arm64)."""
+import shutil
+
 import pytest
 
 from atsdbench.measure import counters, host, procfs
@@ -54,8 +56,12 @@ def test_tracepoint_format(fixtures):
     assert counters.reason_column(reasons[4]) == "flushes_remote_ipi_send"
 
 
-def test_pci_power9_npu2_and_nvidia(fixtures):
-    devs = host.pci_devices(str(fixtures / "pci-power9"))
+def test_pci_power9_npu2_and_nvidia(fixtures, tmp_path):
+    # sysfs names a device's driver by a symlink, which an sdist cannot carry: it is made here
+    tree = tmp_path / "pci-power9"
+    shutil.copytree(fixtures / "pci-power9", tree)
+    (tree / "0004:04:00.0" / "driver").symlink_to("../../../bus/pci/drivers/nvidia")
+    devs = host.pci_devices(str(tree))
     kinds = [(d["address"], d["vendor"], d["kind"], d["driver"]) for d in devs]
     assert kinds == [("0004:04:00.0", "NVIDIA", "GPU", "nvidia"),
                      ("0007:00:00.0", "IBM", "NPU2 (NVLink 2, POWER9)", None),
