@@ -37,11 +37,21 @@ def _one_line(p):
     (["--until", "5%"], "calibrate measures a fixed design: --until"),
     (["--runs", "0"], "--runs"),
     (["--gap", "soon"], "--gap"),
+    (["--rounds", "1"], "calibrate --rounds 1: one round a sub-run has no within-run variance"),
 ])
 def test_bad_input_is_one_line_before_anything_runs(cli, tmp_path, args, words):
     out = tmp_path / "p.json"
     err = _one_line(cli("calibrate", "--size", "16M", "--strides", "64K", *args, "-o", out))
     assert words in err and not out.exists() and not (tmp_path / "p.run.json").exists()
+
+
+def test_a_gap_under_the_measured_design_warns():
+    from atsdbench import commands
+
+    floor = float(commands.CALIBRATE_GAP.rstrip("s"))
+    assert commands.calibrate_gap_warnings(floor) == []
+    (line,) = commands.calibrate_gap_warnings(0.0)
+    assert line.startswith("--gap 0s is under 150s") and "docs/calibrate.md#" in line
 
 
 def test_an_output_that_cannot_be_written_is_refused_first(cli, tmp_path):
@@ -93,6 +103,8 @@ SMALL = ["--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2",
 def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
     cal = cli("calibrate", *SMALL, "--runs", "3", "--gap", "0s", "-o", tmp_path / "p.json")
     assert cal.returncode == 0, cal.stderr
+    assert "atsdbench: warning: --gap 0s is under" in cal.stderr
+    assert "noise profile" not in cal.stdout.split("noise profile of")[0]  # calibrate does not advise calibrate
     assert f"wrote {tmp_path / 'p.run.json'}" in cal.stdout and f"wrote {tmp_path / 'p.json'}" in cal.stdout
     kept = results.load(str(tmp_path / "p.run.json"))
     assert kept.complete and len(kept.sub_runs()) == 3

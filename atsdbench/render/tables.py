@@ -9,9 +9,9 @@ Max, Median, Mean, Stddev and CV% of its unit to 3 decimals, the unit in the tit
 from tabulate import tabulate
 
 from ..units import format_size
-from . import numbers
+from . import numbers, text
 
-UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
+UNITS_NOTE = text.UNITS
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
 COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/call", 1),
                    ("flushes_per_call", "flushes/call", 1), ("full_flush_share", "full flush %", 100),
@@ -61,13 +61,13 @@ def headline(result):
     if axes:
         extras.append(axes_text(c))
     h = result.host
-    rounds = f"{c['rounds']} rounds"
+    rounds = text.plural(c['rounds'], 'round')
     if (c.get("adaptive") or {}).get("unit") == "run":  # --until --runs: config runs is the minimum
         rounds = f"{c['adaptive'].get('runs') or 0} sub-runs (adaptive, at least {c.get('runs')}) of {c['rounds']} rounds"
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{c['adaptive'].get('rounds', 0)} rounds (adaptive, at least {c['rounds']})"
     line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
-             f"{rounds} x {c['reps']} reps{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
+             f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
     return f"{line1}\n{UNITS_NOTE}"
 
@@ -207,22 +207,21 @@ def show_table(result, unit="round", fmt="text"):
     table, warnings, shown = stride_table(result, unit, fmt, view="show")
     if fmt == "csv":
         return table, warnings
-    unit_note = (f"GB/s per round (N = rounds): each value is one round's mean rate; run's Median, Min and Max "
-                 f"are of single passes (show --unit pass)" if shown == "round" else
-                 "GB/s per pass (N = passes): Median, Min and Max as run prints them")
-    return f"{table}\n{unit_note}", warnings
+    unit_note = text.show_units(shown)
+    return f"{unit_note}\n{table}", warnings
 
 
 # show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.
-RUN_UNIT_NOTE = ("Median, Min, Max: of single passes (as show --unit pass); CV% within: of a round's passes, "
-                 "between: of round means (show's default unit)")
+RUN_UNIT_NOTE = text.RUN_UNITS
 
 
-def run_report(result):
-    return "\n".join([headline(result), run_table(result), RUN_UNIT_NOTE] + notes(result))
+def run_report(result, calibrating=False):
+    """run's report: the headline, the table, and the notes under it; calibrating: without the
+    compare advice (calibrate is that advice; the profile's own table follows)."""
+    return "\n".join([headline(result), RUN_UNIT_NOTE, run_table(result)] + notes(result, calibrating))
 
 
-def notes(result):
+def notes(result, calibrating=False):
     """The lines under a result's table, the same for `run` and `show`: how an adaptive run ended,
     an interrupted run, where the flush counts came from, idle bystanders, THP share, lag-1."""
     lines = adaptive_notes(result.config)
@@ -243,7 +242,7 @@ def notes(result):
 
         lag1 = round_lag1(result.records)
     notes += lag1_notes(lag1)
-    notes += detect_notes(result)
+    notes += [] if calibrating else detect_notes(result)
     return lines + notes
 
 
@@ -260,39 +259,26 @@ def detect_notes(result):
     except UsageError:
         return []
     if cmp.withheld:
-        from ..analysis.compare import FOR_A_VERDICT
-
-        alone = ("a compare of two files like this gives no verdict alone (one session a side: the host's drift "
-                 "between sessions minutes apart is not in its variance)")
         if len(result.sub_runs()) < 2:
-            return [f"{alone}; {FOR_A_VERDICT}"]
-        within = compare([result, result], unit="run")
-        return [f"{alone}; {_detects(within)} within the session (--unit run)", f"for a verdict: {FOR_A_VERDICT}"]
-    if not _detects(cmp):
+            return [text.detects_alone(""), text.for_a_verdict()]
+        return [text.detects_alone(_detects(compare([result, result], unit="run"))), text.for_a_verdict()]
+    found = _detects(cmp)
+    if not found:
         return []
-    scope = ("run-to-run drift between its files included; boot-to-boot not" if cmp.unit == "run" else
-             "within-run noise only: the drift another run meets is not in it")
-    unit = cmp.unit
-    if cmp.profiles:  # a one-process file with a noise profile of its host, kernel and plan (calibrate)
-        unit = "round"
-        scope = (f"run-to-run drift from the noise profile {cmp.profiles[0].name}, each kernel needing its own; "
-                 "boot-to-boot not")
     n = next(r["n_base"] for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan)))
-    return [f"a compare of two runs like this {_detects(cmp)} (80% power, {cmp.confidence:g}%, N = {n} {unit}s a side; "
-            f"{scope})"]
+    return [text.detects_profiled(found, n)]
 
 
 def _detects(cmp):
-    """'detects >= 2.4% at 64K, 2.0% at 1M', from compare's rows; '' where no row has an MDE."""
+    """The range of compare's rows' smallest detectable speedups, '2.0-2.4%' ('2.4%' where one); ''
+    where no row has one (each stride's own is in compare's Detects column)."""
     import math
 
-    from ..data.cells import where
-
-    found = [(r, r["mde_pct"]) for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
+    found = [r["mde_pct"] for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
     if not found:
         return ""
-    return "detects >= " + ", ".join(f"{numbers.pct(m, 1, sign=False)} at {where(r['stride_bytes'], r['cell'])}"
-                                     for r, m in found)
+    low, high = (numbers.pct(m, 1, sign=False) for m in (min(found), max(found)))
+    return low if low == high else f"{low[:-1]}-{high}"
 
 
 def adaptive_notes(config):
