@@ -39,7 +39,7 @@ def wrap(line):
     out, current = [], ""
     for part in line.split("; "):
         joined = f"{current}; {part}" if current else part
-        if len(joined) <= WIDTH:
+        if len(joined) < WIDTH:  # room for the ';' a broken line ends with
             current = joined
             continue
         if current:
@@ -146,7 +146,7 @@ def detects_alone(found):
     --unit run detects within a --runs file's session ('2.0-2.4%'), or ''."""
     if found:
         return see(f"no verdict alone for two such files; --unit run detects >= {found}", SESSION)
-    return see("two files like this give no verdict alone (one session a side)", SESSION)
+    return see("two files like this give no verdict alone: one session a side", SESSION)
 
 
 def detects_profiled(found, n):

@@ -191,7 +191,7 @@ def test_holm_by_default_and_adjust_none(fixtures):
 def test_legend_says_which_adjustment(cli, fixtures):
     out = cli("compare", "before.json", "after.json", "again.json", "--unit", "round", cwd=fixtures).stdout
     assert "Holm-adjusted p < 0.05 over the 8 comparisons made" in out
-    assert "n.s. (Holm): no change >= " in out  # a CI that excludes 0, not proven for the family
+    assert "n.s. (Holm)" in out  # a CI that excludes 0, not proven for the family
     out = cli("compare", "before.json", "after.json", "again.json", "--adjust", "none", "--unit", "round", cwd=fixtures).stdout
     assert "not adjusted for the 8 made (--adjust none)" in out and "(Holm)" not in out
     p = cli("compare", "before.json", "after.json", "--adjust", "bonferroni", "--unit", "round", cwd=fixtures)

@@ -1,0 +1,93 @@
+"""The text around every output (render/text.py): each output's longest line and its count of notes
+under the table are held in tests/golden/shapes.json (regenerate with ATSDBENCH_REGOLD=1 and review
+the diff); every note is at most text.WIDTH columns, at most text.MAX_NOTES of them, each naming a
+docs/ anchor that exists."""
+import json
+import os
+import pathlib
+import re
+
+import pytest
+
+from atsdbench.analysis import compare as comparison
+from atsdbench.data import results
+from atsdbench.render import compare as compare_formats, show, tables, text
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+SHAPES = ROOT / "tests" / "golden" / "shapes.json"
+
+
+def _compare(*files, **options):
+    return comparison.compare([str(FIXTURES / f) for f in files], **options)
+
+
+def _outputs():
+    before = results.load(str(FIXTURES / "before.json"))
+    out = {"run before.json": tables.run_report(before),
+           "show before.json": "\n".join([tables.headline(before), show.render(before)[0]] + tables.notes(before))}
+    cases = {"compare before after": (("before.json", "after.json"), {}),
+             "compare --unit round": (("before.json", "after.json"), {"unit": "round"}),
+             "compare three --unit round": (("before.json", "after.json", "again.json"), {"unit": "round"}),
+             "compare --metric median --unit round": (("before.json", "after.json"), {"metric": "median",
+                                                                                       "unit": "round"})}
+    for name, (files, options) in cases.items():
+        cmp = _compare(*files, **options)
+        out[name] = compare_formats.render_text(cmp)
+        out[name + " --format commit"] = compare_formats.render_commit(cmp)
+    return out
+
+
+def _notes(output):
+    """The lines under the table: after its last row (columns two spaces apart, or a rule), up to a
+    blank line (an appendix: compare's counts)."""
+    lines = output.split("\n")
+    rows = [i for i, line in enumerate(lines) if line.startswith(" ") or re.search(r"\S\s{2,}\S", line)]
+    notes = []
+    for line in lines[max(rows) + 1:]:
+        if not line:
+            break
+        notes.append(line)
+    return notes
+
+
+def _shape(output):
+    return {"longest": max(map(len, output.split("\n"))), "notes": len(_notes(output))}
+
+
+def test_shapes_are_the_golden_ones():
+    got = {name: _shape(o) for name, o in _outputs().items()}
+    if os.environ.get("ATSDBENCH_REGOLD"):
+        SHAPES.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    assert got == json.loads(SHAPES.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(_outputs()))
+def test_notes_are_short_few_and_anchored(name):
+    output = _outputs()[name]
+    notes = _notes(output)
+    assert len(notes) <= text.MAX_NOTES, notes
+    assert all(len(line) <= text.WIDTH for line in notes), notes
+    if "--format commit" not in name and name.startswith("compare"):
+        # the legend's two lines (test, confidence, unit, N; what a verdict means) and then one note of
+        # what the interval leaves out, which names its long story
+        assert "docs/" in notes[-1] and re.search(r"\(docs/[\w.-]+\.md#[\w-]+\)$", notes[-1]), notes
+    for line in notes:
+        assert "docs/" not in line or re.search(r"\(docs/[\w.-]+\.md#[\w-]+\)$", line), line
+
+
+def test_every_anchor_exists():
+    from tests.test_docs import _anchors
+
+    for target in text.ANCHORS:
+        file, _, anchor = target.partition("#")
+        assert anchor in _anchors(ROOT / file), target
+
+
+def test_no_figure_of_our_machines_is_printed():
+    for name, output in _outputs().items():
+        assert not re.search(r"measured here|this VM|\d+-\d+% of|\d+% of pairs", output), name
+
+
+def test_plurals():
+    assert text.plural(1, "round") == "1 round" and text.plural(2, "pass", "passes") == "2 passes"
