@@ -125,10 +125,6 @@ def legend(cmp):
     return "\n".join(lines)
 
 
-def within_run(confidence):
-    return f"within-run interval: a {numbers.level(confidence)} interval of this pair of runs only"
-
-
 def one_boot(boots):
     """boots: per side, the boots its runs came from (compare.boots): the note, or ''."""
     return text.one_boot() if boots and max(boots) < 2 else ""
