@@ -297,8 +297,11 @@ def cmd_plot(args):
     plot.require_matplotlib()
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
     results.check_writable(args.output)
+    warnings = []
     fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
-                           labels=args.labels.split(",") if args.labels else None, model=args.model)
+                           labels=args.labels.split(",") if args.labels else None, model=args.model,
+                           warnings=warnings)
+    _warn(warnings)
     plot.save(fig, args.output)
     print(f"wrote {args.output} ({fmt})")
     return 0

@@ -115,6 +115,11 @@ def load_group(item):
     return [part for r in _load_files(item) for part in r.sub_runs()]
 
 
+def side_files(item):
+    """One side's files as given (replicate runs of 'a.json,b.json' each a Result), for plot."""
+    return _load_files(item)
+
+
 def _load_files(item):
     """One side's files: a Result, a path, a list of them, or 'a.json,b.json' (replicate runs)."""
     if isinstance(item, str) and "," in item:
