@@ -34,24 +34,20 @@ UNIT_WORDS = {"run": "runs (each its own process: a replicate file or a --runs s
 
 
 def ci_note(m):
-    """The unit, N, and what the interval does not cover."""
+    """The unit, N, and what the interval does not cover: two lines of at most text.WIDTH columns."""
     if m.why_no_ci:
         return m.why_no_ci
-    head = (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
-            f"{m.n_units} {UNIT_WORDS[m.unit]} ({RESAMPLES} resamples, seed {SEED})")
+    units = {"run": "runs" if m.sessions > 1 else "sub-runs", "round": "rounds", "pass": "passes"}[m.unit]
+    head = (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x SE, bootstrap of {m.n_units} {units} "
+            f"({RESAMPLES} resamples, seed {SEED})")
+    one_boot = m.boots < 2
     if m.unit == "run" and m.sessions > 1:
-        covers = ("it covers run-to-run variance, the files made at different times"
-                  + ("; boot-to-boot not measured: one boot" if m.boots < 2 else ""))
-    elif m.unit == "run":
-        covers = ("the sub-runs of one file: it covers the drift within this session only, not the host's drift "
-                  "between sessions minutes apart (replicate files made at different times cover it)"
-                  + ("; boot-to-boot not measured: one boot" if m.boots < 2 else ""))
-    elif m.processes == 1:
-        covers = ("one process: it covers noise within this run only, not the drift another run meets (replicate "
-                  "files made at different times cover it)")
+        covers = text.one_boot() if one_boot else text.see("covers run-to-run variance and boots", text.BOOTS)
+    elif m.unit == "run" or m.processes == 1:
+        covers = text.within_session(one_boot)
     else:
-        covers = f"the {UNIT_WORDS[m.unit]} of {m.processes} runs pooled: it leaves out run-to-run drift"
-    return f"{head}; {covers}"
+        covers = text.see(f"the {units} of {m.processes} runs pooled: it leaves out run-to-run drift", text.WITHIN)
+    return f"{head}\n{covers}"
 
 
 def model_text(m):
@@ -209,8 +205,8 @@ def _commit_footer(analysis):
         return text.wrap(f"no CI: one session a side (within-session only: {per}; {n}){boot}; "
                          f"for a CI: {text.FOR_A_VERDICT}")
     mixed = "; a one-process side is one run, assumed to vary as the other side's runs" if analysis.mixed else ""
-    return (f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for reading "
-            "four at once")
+    return text.wrap(f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for "
+                     "reading four at once")
 
 
 RENDERERS = {"text": render_text, "json": render_json, "csv": render_csv, "commit": render_commit}

@@ -23,7 +23,9 @@ TESTS = "docs/compare.md#rules-and-options"
 CALIBRATE = "docs/calibrate.md#what-it-does"
 BATCHES = "docs/methodology.md#drift-and-autocorrelation"
 MODEL = "docs/model.md#cost-model-atsdbench-model"
-ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL)
+PROFILE_TABLE = "docs/calibrate.md#report"
+ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
+           PROFILE_TABLE)
 
 
 def see(text, anchor):

@@ -22,7 +22,39 @@ def _compare(*files, **options):
     return comparison.compare([str(FIXTURES / f) for f in files], **options)
 
 
+_CACHE = {}
+
+
+def _profile_text():
+    """calibrate's report of a simulated 4-sub-run profile (scripts/bench_verdict.py, seeded)."""
+    import importlib.util
+
+    import numpy as np
+
+    from atsdbench.analysis import noise
+    from atsdbench.data import profile
+    from atsdbench.render import profile as profile_report
+
+    spec = importlib.util.spec_from_file_location("bench_verdict", ROOT / "scripts" / "bench_verdict.py")
+    sim = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sim)
+    r = sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A")
+    entries, rounds = noise.profile_entries(r)
+    data = profile.build(r.host, r.config, entries, True, rounds, None, "cal.json", span_s=60.0)
+    data["date"] = "2026-01-01 00:00:00 UTC"  # the golden holds lengths: no clock in them
+    return profile_report.render(profile.Profile(data, "p.json"))
+
+
 def _outputs():
+    if not _CACHE:
+        _CACHE.update(_make_outputs())
+    return _CACHE
+
+
+def _make_outputs():
+    from atsdbench.analysis import model
+    from atsdbench.render import model as model_formats
+
     before = results.load(str(FIXTURES / "before.json"))
     out = {"run before.json": tables.run_report(before),
            "show before.json": "\n".join([tables.headline(before), show.render(before)[0]] + tables.notes(before))}
@@ -35,6 +67,12 @@ def _outputs():
         cmp = _compare(*files, **options)
         out[name] = compare_formats.render_text(cmp)
         out[name + " --format commit"] = compare_formats.render_commit(cmp)
+    sides = [comparison.load_group(str(FIXTURES / f)) for f in ("before.json", "after.json")]
+    for unit in ("auto", "round"):
+        analysis = model.analyse(sides, ["Before", "After"], unit=unit)
+        out[f"model --unit {unit}"] = model_formats.render_text(analysis)
+        out[f"model --unit {unit} --format commit"] = model_formats.render_commit(analysis)
+    out["calibrate's profile"] = _profile_text()
     return out
 
 
@@ -68,7 +106,7 @@ def test_notes_are_short_few_and_anchored(name):
     notes = _notes(output)
     assert len(notes) <= text.MAX_NOTES, notes
     assert all(len(line) <= text.WIDTH for line in notes), notes
-    if "--format commit" not in name and name.startswith("compare"):
+    if "--format commit" not in name and name.startswith(("compare", "model")):
         # the legend's two lines (test, confidence, unit, N; what a verdict means) and then one note of
         # what the interval leaves out, which names its long story
         assert "docs/" in notes[-1] and re.search(r"\(docs/[\w.-]+\.md#[\w-]+\)$", notes[-1]), notes
