@@ -24,8 +24,8 @@ def _with_unit(v, unit):
 
 def _title(m):
     cell = f" [{m.cell}]" if m.cell else ""
-    return (f"{m.label}{cell} ({m.file}): us per mprotect call = fixed + per-page x pages "
-            f"({format_size(m.page_bytes)} pages), one whole-flush cost past the flush ceiling")
+    return (f"{m.label}{cell} ({m.file})\nus per mprotect call = fixed + per-page x pages "
+            f"({format_size(m.page_bytes)} pages); one whole-flush cost past the ceiling")
 
 
 # A run: a replicate file or a --runs sub-run, each its own process (compare's words for its run unit).

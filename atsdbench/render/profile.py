@@ -26,7 +26,7 @@ def render(profile, confidence=95.0):
                      tablefmt="simple", disable_numparse=True)
     h = profile.host
     return "\n".join([f"noise profile of {h['hostname']} ({h.get('cpu_model') or 'CPU unknown'}), kernel "
-                      f"{h['kernel_release']}: {profile.describe()}", table,
+                      f"{h['kernel_release']}:", profile.describe(), table,
                       text.see("SD%: 100 x SD of log rates, within sub-runs and between them", text.PROFILE_TABLE),
                       text.see(f"Detects: two single runs' compare, 80% power at {numbers.level(confidence)}, "
                                f"Holm over {text.plural(len(entries), 'stride')}", text.PROFILE_TABLE),

@@ -19,7 +19,7 @@ SHAPES = ROOT / "tests" / "golden" / "shapes.json"
 
 
 def _compare(*files, **options):
-    return comparison.compare([str(FIXTURES / f) for f in files], **options)
+    return comparison.compare(list(files), **options)
 
 
 _CACHE = {}
@@ -47,7 +47,12 @@ def _profile_text():
 
 def _outputs():
     if not _CACHE:
-        _CACHE.update(_make_outputs())
+        here = os.getcwd()
+        os.chdir(FIXTURES)  # file names as given, not this checkout's path: the golden holds lengths
+        try:
+            _CACHE.update(_make_outputs())
+        finally:
+            os.chdir(here)
     return _CACHE
 
 
@@ -55,7 +60,7 @@ def _make_outputs():
     from atsdbench.analysis import model
     from atsdbench.render import model as model_formats
 
-    before = results.load(str(FIXTURES / "before.json"))
+    before = results.load("before.json")
     out = {"run before.json": tables.run_report(before),
            "show before.json": "\n".join([tables.headline(before), show.render(before)[0]] + tables.notes(before))}
     cases = {"compare before after": (("before.json", "after.json"), {}),
@@ -67,7 +72,7 @@ def _make_outputs():
         cmp = _compare(*files, **options)
         out[name] = compare_formats.render_text(cmp)
         out[name + " --format commit"] = compare_formats.render_commit(cmp)
-    sides = [comparison.load_group(str(FIXTURES / f)) for f in ("before.json", "after.json")]
+    sides = [comparison.load_group(f) for f in ("before.json", "after.json")]
     for unit in ("auto", "round"):
         analysis = model.analyse(sides, ["Before", "After"], unit=unit)
         out[f"model --unit {unit}"] = model_formats.render_text(analysis)
