@@ -56,6 +56,16 @@ def wrap(line):
     return "\n".join(out)
 
 
+def hang(line, indent):
+    """One fact a line, as lines of at most WIDTH columns, the rest of it under its value."""
+    import textwrap
+
+    if len(line) <= WIDTH:
+        return line
+    return "\n".join(textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent, break_on_hyphens=False,
+                                   break_long_words=False))
+
+
 def plural(n, one, many=None):
     """'1 round', '5 rounds'; many for irregular plurals ('pass', 'passes')."""
     return f"{n} {one if n == 1 else many or one + 's'}"

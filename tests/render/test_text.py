@@ -134,3 +134,10 @@ def test_no_figure_of_our_machines_is_printed():
 
 def test_plurals():
     assert text.plural(1, "round") == "1 round" and text.plural(2, "pass", "passes") == "2 passes"
+
+
+def test_a_long_fact_hangs_under_its_value():
+    line = "mitigations: " + ", ".join(f"spectre_v{i}: Mitigation; retpolines, IBPB conditional" for i in range(4))
+    out = text.hang(line, 13).split("\n")
+    assert len(out) > 1 and all(len(x) <= text.WIDTH for x in out) and all(x.startswith(" " * 13) for x in out[1:])
+    assert text.hang("short: yes", 7) == "short: yes"
