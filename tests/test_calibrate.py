@@ -64,10 +64,11 @@ def test_a_profile_from_a_runs_file(cli, tmp_path, calibration_file):
     p = cli("calibrate", "--from", calibration_file, "-o", tmp_path / "p.json")
     assert p.returncode == 0 and p.stderr == "", p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0].startswith("noise profile of sim (CPU unknown), kernel sim-A: p.json (4 sub-runs x 3 rounds, "
-                               "20 s apart")
-    assert lines[1].split() == ["Stride", "within", "SD%", "df", "between", "SD%", "df", "Detects", "(80%)"]
-    assert [line.split()[0] for line in lines[3:7]] == ["64K", "1M", "2M", "4M"]
+    assert lines[0] == "noise profile of sim (CPU unknown), kernel sim-A:"
+    assert lines[1].startswith("p.json (4 sub-runs x 3 rounds, 20 s apart")
+    assert lines[2].split() == ["Stride", "within", "SD%", "df", "between", "SD%", "df", "Detects", "(80%)"]
+    assert [line.split()[0] for line in lines[4:8]] == ["64K", "1M", "2M", "4M"]
+    assert "Holm over 4 strides" in p.stdout and all(len(line) <= 100 for line in lines[2:])
     assert lines[-1] == f"wrote {tmp_path / 'p.json'}" and "boot-to-boot not measured" in p.stdout
     made = profile.load(str(tmp_path / "p.json"))
     assert made.calibration == {"runs": 4, "gap": 20.0, "rounds": [3, 3, 3, 3], "complete": True,
