@@ -47,11 +47,9 @@ def wrap(line):
         if current:
             out.append(current + ";")
         current = part
-        while len(current) > WIDTH:
-            head, rest = textwrap.wrap(current, WIDTH, break_on_hyphens=False)[0], None
-            rest = current[len(head):].lstrip()
-            out.append(head)
-            current = rest
+        if len(current) >= WIDTH:  # one part too long alone: at spaces, its last piece carried on
+            *whole, current = textwrap.wrap(current, WIDTH - 1, break_on_hyphens=False)
+            out += whole
     out.append(current)
     return "\n".join(out)
 

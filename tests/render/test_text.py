@@ -141,3 +141,10 @@ def test_a_long_fact_hangs_under_its_value():
     out = text.hang(line, 13).split("\n")
     assert len(out) > 1 and all(len(x) <= text.WIDTH for x in out) and all(x.startswith(" " * 13) for x in out[1:])
     assert text.hang("short: yes", 7) == "short: yes"
+
+
+def test_wrap_breaks_after_semicolons_and_keeps_every_word():
+    line = "; ".join(["alpha beta gamma delta"] * 12) + "; " + "word " * 40
+    out = text.wrap(line).split("\n")
+    assert all(len(x) <= text.WIDTH for x in out) and " ".join(out).split() == line.split()
+    assert text.wrap("short; line") == "short; line"
