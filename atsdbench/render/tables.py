@@ -69,7 +69,19 @@ def headline(result):
     line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
              f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
-    return f"{line1}\n{UNITS_NOTE}"
+    return "\n".join([line1, UNITS_NOTE] + trace_notes(c))
+
+
+def trace_notes(config):
+    """Where the flush counts came from, or why there are none: above the table, with the units (the
+    columns it explains), leaving the lines under it for what the numbers mean."""
+    if config.get("trace_scope"):
+        events = config.get("trace_events") or "tlb:tlb_flush"
+        how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
+        return [f"flush counts: {events} {how} ({config['trace_scope']}-wide), on warm-up passes (none timed)"]
+    if config.get("trace_error") and config.get("trace") != "off":
+        return [f"no flush counts: {config['trace_error']}"]
+    return []
 
 
 def axes_text(config):
@@ -223,19 +235,12 @@ def run_report(result, calibrating=False):
 
 def notes(result, calibrating=False):
     """The lines under a result's table, the same for `run` and `show`: how an adaptive run ended,
-    an interrupted run, where the flush counts came from, idle bystanders, THP share, lag-1."""
+    an interrupted run, idle bystanders, THP share, lag-1, what a compare of two like it detects
+    (where the flush counts came from is in the headline, trace_notes)."""
     lines = adaptive_notes(result.config)
     if not result.complete:
         lines.append("interrupted: only finished passes are shown and saved (complete: false)")
-    notes = []
-    if result.config.get("trace_scope"):
-        events = result.config.get("trace_events") or "tlb:tlb_flush"
-        how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
-        notes.append(f"flush counts: {events} {how} ({result.config['trace_scope']}-wide), "
-                     "counted on warm-up passes so no timed pass is traced")
-    elif result.config.get("trace_error") and result.config.get("trace") != "off":
-        notes.append(f"no flush counts: {result.config['trace_error']}")
-    notes += bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
+    notes = bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
         from ..analysis.timeseries import round_lag1
@@ -314,9 +319,8 @@ def bystander_notes(records):
     idle = sum(1 for s in flagged if s["bystander_idle"])
     if not idle:
         return []
-    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than {BYSTANDER_BUSY:.0%} of "
-            "the pass (its CPU was busy with other work): those passes had fewer remote flushes than asked for "
-            "(column bystander_share in the result file)"]
+    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran under {BYSTANDER_BUSY:.0%} of the "
+            "pass: fewer remote flushes (bystander_share)"]
 
 
 def disturbance_notes(records):
@@ -327,8 +331,8 @@ def disturbance_notes(records):
     n, of = disturbed(records)
     if not n:
         return []
-    return [f"warning: {n} of {of} timed passes were disturbed (the measuring thread was preempted, ran less "
-            f"than {CPU_BUSY:.0%} of the pass, or its CPU had steal time): columns preempted, cpu_share, steal_ticks"]
+    return [f"warning: {n} of {of} timed passes were disturbed (preempted, under {CPU_BUSY:.0%} of the pass on "
+            "CPU, or steal): columns preempted, cpu_share"]
 
 
 def thp_notes(records):
@@ -338,8 +342,8 @@ def thp_notes(records):
     if not shares or min(shares) >= 0.9:
         return []
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
-    return [f"warning: --pages thp: transparent huge pages backed {low} to {high} of the region (not all: "
-            "fragmentation, or THP disabled); column thp_share in the result file"]
+    return [f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmentation, or THP "
+            "off): thp_share"]
 
 
 def lag1_notes(rows):
