@@ -9,18 +9,7 @@ from . import numbers, text
 from ..data.cells import where
 from ..units import format_size
 
-TEST_NAMES = {"welch": "Welch's t-test on log rates (speedup = ratio of geometric means, CI exponentiated)",
-              "student": "Student's t-test (pooled s) on log rates (speedup = ratio of geometric means, "
-                         "CI exponentiated)",
-              "mannwhitney": "Hodges-Lehmann shift of log rates (speedup = median of the pairwise ratios), "
-                             "exact Mann-Whitney CI and p",
-              "paired-t": "Paired t on log rates, paired by round (speedup = ratio of geometric means, "
-                          "CI exponentiated)",
-              "wilcoxon": "Hodges-Lehmann median of the per-round log differences, paired by round, Wilcoxon "
-                          "signed-rank CI and p",
-              "satterthwaite": "Welch-Satterthwaite t on log rates, each side's variance its own rounds' plus its "
-                               "noise profile's between-run component (speedup = ratio of geometric means, CI "
-                               "exponentiated)"}
+# The tests' long descriptions are in docs/compare.md ("Rules and options"); the legend names them short.
 SHORT_NAMES = {"welch": "Welch's t on log rates", "student": "Student's t on log rates",
                "mannwhitney": "Hodges-Lehmann/Mann-Whitney on log rates",
                "paired-t": "Paired t on log rates, paired by round",

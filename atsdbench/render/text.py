@@ -92,8 +92,8 @@ def one_boot():
 
 
 def mixed(student):
-    return see("replicates on one side only: its single run is one observation"
-               + (", varying as the other's" if student else ""), MIXED)
+    return see("one side replicated: the single run is " + ("assumed to vary as those runs" if student else
+                                                          "one observation"), MIXED)
 
 
 def profiled(runs, boot=True):

@@ -166,7 +166,7 @@ def test_mixed_groups_are_student_on_runs_and_say_the_assumption(cli, fixtures):
     rows = p.stdout.splitlines()[1:]
     assert all(",student,95.0,run,2,1," in r for r in rows)
     p = cli("compare", "before.json,again.json", "after.json", cwd=fixtures)
-    assert "its single run is one observation, varying as the other's" in p.stdout
+    assert "one side replicated: the single run is assumed to vary as those runs" in p.stdout
     p = cli("compare", "before.json,again.json", "after.json", "--test", "welch", cwd=fixtures)
     assert p.returncode == 2 and "--test welch needs replicate runs on every side" in p.stderr
     assert len(p.stderr.strip().splitlines()) == 1

@@ -67,7 +67,9 @@ def _make_outputs():
              "compare --unit round": (("before.json", "after.json"), {"unit": "round"}),
              "compare three --unit round": (("before.json", "after.json", "again.json"), {"unit": "round"}),
              "compare --metric median --unit round": (("before.json", "after.json"), {"metric": "median",
-                                                                                       "unit": "round"})}
+                                                                                       "unit": "round"}),
+             "compare before,again after": (("before.json,again.json", "after.json"), {}),
+             "compare single_round before": (("single_round.json", "before.json"), {})}
     for name, (files, options) in cases.items():
         cmp = _compare(*files, **options)
         out[name] = compare_formats.render_text(cmp)
