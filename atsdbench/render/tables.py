@@ -63,9 +63,10 @@ def headline(result):
     h = result.host
     rounds = text.plural(c['rounds'], 'round')
     if (c.get("adaptive") or {}).get("unit") == "run":  # --until --runs: config runs is the minimum
-        rounds = f"{c['adaptive'].get('runs') or 0} sub-runs (adaptive, at least {c.get('runs')}) of {c['rounds']} rounds"
+        rounds = (f"{text.plural(c['adaptive'].get('runs') or 0, 'sub-run')} (adaptive, at least {c.get('runs')}) "
+                  f"of {text.plural(c['rounds'], 'round')}")
     elif c.get("adaptive"):  # config rounds is then the minimum
-        rounds = f"{c['adaptive'].get('rounds', 0)} rounds (adaptive, at least {c['rounds']})"
+        rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
     line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
              f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
@@ -298,7 +299,8 @@ def adaptive_notes(config):
     target = f"target {numbers.level(a['target'])}" + ("" if a.get("confidence", 95) == 95 else
                                                         f" ({numbers.level(a['confidence'])} CI)")
     seconds = a.get("elapsed_s") or 0
-    taken = f"{a.get('runs') or 0} sub-runs" if a.get("unit") == "run" else f"{a.get('rounds') or 0} rounds"
+    taken = text.plural(a.get("runs") or 0, "sub-run") if a.get("unit") == "run" else \
+        text.plural(a.get("rounds") or 0, "round")
     after = f"after {taken} ({numbers.fixed(seconds, 0 if seconds >= 10 else 1)} s)"
     stopped = a.get("stop_reason") or "error"
     missed = [r for r in a.get("half_widths") or [] if not r.get("met")]

@@ -150,3 +150,9 @@ def test_wrap_breaks_after_semicolons_and_keeps_every_word():
     out = text.wrap(line).split("\n")
     assert all(len(x) <= text.WIDTH for x in out) and " ".join(out).split() == line.split()
     assert text.wrap("short; line") == "short; line"
+
+
+def test_one_round_of_one_rep_reads_singular():
+    r = results.load(str(FIXTURES / "before.json"))
+    r.config.update(rounds=1, reps=1)
+    assert "1 round x 1 rep, CPU" in tables.headline(r)
