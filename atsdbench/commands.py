@@ -169,8 +169,9 @@ def cmd_calibrate(args):
     _report_saved(result, output, save_error, calibrating=True)
     if not result.complete or interrupted:
         if result.records:
-            print(f"no noise profile written (the calibration was interrupted); atsdbench calibrate --from {output} "
-                  "makes one from its finished sub-runs")
+            from .render import text
+
+            print(text.interrupted_calibration(output))
         return 130
     return _save_profile(result, path, _machine_id())
 

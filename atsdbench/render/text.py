@@ -139,6 +139,10 @@ def short_gap(gap, floor):
                "minutes", CALIBRATE)
 
 
+def interrupted_calibration(output):
+    return f"no noise profile written (interrupted): atsdbench calibrate --from {output} makes one of what finished"
+
+
 # ---- run and show ----
 
 UNITS = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
