@@ -214,7 +214,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
             raise UsageError(f"{f.path}: no measured pass has a rate (gbps): nothing to plot")
     labels = _labels(sides, labels)
     sizes = [side[0].config.get("size") for side in sides]
-    if len(set(sizes)) > 1 and warnings is not None:  # a "-80%" speedup panel of 1G against 256M
+    if len(set(map(repr, sizes))) > 1 and warnings is not None:  # a "-80%" speedup panel of 1G against 256M
         warnings.append(text.size_mismatch([(label, format_size(s) if isinstance(s, int) else "?")
                                             for label, s in zip(labels, sizes)]))
     has_latency = any(latency_distribution(side[0], s) for side in sides for s in side[0].config.get("strides", []))
