@@ -165,4 +165,4 @@ def detects_alone(found):
 
 def detects_profiled(found, n):
     """A one-process file with a noise profile: what a compare of two like it detects."""
-    return see(f"compare of two like this detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)
+    return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)

@@ -581,7 +581,7 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
     assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
     note = tables.detect_notes(a)[0]
-    assert note.startswith("compare of two like this detects >= ") and note.endswith("(docs/compare.md#profiles)")
+    assert note.startswith("two runs like this: detects >= ") and note.endswith("(docs/compare.md#profiles)")
     assert len(note) <= 100
 
 
