@@ -98,12 +98,12 @@ def mixed(student):
 
 def profiled(runs, boot=True):
     """Where one-process sides took their between-run variance: runs = the profiles' sub-run counts."""
-    return see(f"between-run variance from noise profiles ({'/'.join(map(str, runs))} sub-runs)"
+    return see(f"between-run variance: noise profiles ({'/'.join(map(str, runs))} sub-runs)"
                + ("; boots not covered" if boot else ""), PROFILES)
 
 
 def paired():
-    return see("paired by round: drift between rounds cancels; the CI is this run's own noise", PAIRED)
+    return see("paired by round: drift cancels; the CI is this run's own noise", PAIRED)
 
 
 # ---- warnings compare and model give about their inputs ----
@@ -123,20 +123,19 @@ def size_mismatch(names_sizes):
 
 def batched(labels, rounds, batches):
     """Sides of many rounds compared as batch means (analysis/compare._time_order)."""
-    return see(f"{', '.join(labels)}: {rounds}+ rounds, so each side is {batches} batch means of consecutive "
-               "rounds (short-range autocorrelation absorbed, slow drift not)", BATCHES)
+    return see(f"{', '.join(labels)}: {rounds}+ rounds: {batches} batch means a side (slow drift not absorbed)",
+               BATCHES)
 
 
 def autocorrelated(places):
-    return see(f"round means autocorrelated (lag-1 beyond 5% of independent rounds): {'; '.join(places)}; "
-               "the CI is too narrow: take rounds spread in time (run --spread) or replicate runs", BATCHES)
+    return see(f"round means autocorrelated: {'; '.join(places)}; the CI is too narrow (run --spread, or "
+               "replicate runs)", BATCHES)
 
 
 # ---- calibrate ----
 
 def short_gap(gap, floor):
-    return see(f"--gap {gap:g}s is under {floor:g}s: the profile will hold less of the host's drift over "
-               "minutes", CALIBRATE)
+    return see(f"--gap {gap:g}s under {floor:g}s: less of the host's drift in the profile", CALIBRATE)
 
 
 def interrupted_calibration(output):

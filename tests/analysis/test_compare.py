@@ -486,7 +486,7 @@ def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
         assert r["ci_low_pct"] == pytest.approx((math.exp(low) - 1) * 100)
     text = render.render_text(cmp)
     assert "95% CI" in text.splitlines()[1] and "faster" in text
-    assert "between-run variance from noise profiles (8 sub-runs); boots not covered" in text
+    assert "between-run variance: noise profiles (8 sub-runs); boots not covered" in text
     assert cmp.rows[0]["profile_base"].startswith("calibration-A.json (8 sub-runs")
     assert "Welch-Satterthwaite t on log rates" in text
     commit = " ".join(render.render_commit(cmp).splitlines()[6:])
