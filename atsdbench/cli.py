@@ -53,8 +53,9 @@ def build_parser(command=None):
                      "measuring")
 
     s = sub.add_parser("show", help="one result file's per-stride summary")
-    s.add_argument("file")
-    s.add_argument("--unit", choices=("round", "pass"), default="round")
+    s.add_argument("file", metavar="FILE", help="a result file (run -o, import, calibrate's NAME.run.json)")
+    s.add_argument("--unit", choices=("round", "pass"), default="round",
+                   help="what each N is: round (a round's mean rate; default) or pass (single passes, as run prints)")
     s.add_argument("--format", default="text", help="text, markdown or csv")
 
     c = sub.add_parser("compare", help="before/after speedup per stride with confidence intervals")
@@ -84,16 +85,18 @@ def build_parser(command=None):
                    add_help=False)
 
     i = sub.add_parser("info", help="what on this host shapes TLB-invalidation cost")
-    i.add_argument("--json", action="store_true")
+    i.add_argument("--json", action="store_true", help="the host facts and warnings as JSON (default: text)")
     i.add_argument("--cpus", action="store_true", help="also measure each allowed CPU briefly (rate, CV, interrupts, "
                    "steal) and say which one --cpu auto takes")
 
     pl = sub.add_parser("plot", help="GB/s against stride (and latency, speedup) as PNG/SVG/PDF")
-    pl.add_argument("files", nargs="+", metavar="FILE")
+    pl.add_argument("files", nargs="+", metavar="FILE",
+                    help="result files, baseline first; a1.json,a2.json = replicate runs of one side")
     pl.add_argument("-o", "--output", required=True, help="picture file; its extension picks the format")
     pl.add_argument("--metric", choices=("mean", "median"), default="median")
     pl.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
-    pl.add_argument("--labels", default=None)
+    pl.add_argument("--labels", default=None, help="legend labels, comma-separated (default: each file's --label, "
+                    "else its kernel release, with the file name where two would read the same)")
     pl.add_argument("--model", action="store_true", help="add a us/call against pages panel with the cost model")
 
     im = sub.add_parser("import", help="turn the output of the standalone `atsd` program, or a published rate "

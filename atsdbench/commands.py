@@ -113,14 +113,14 @@ def _measure_and_save(plan, output, total):
     return result, save_error
 
 
-def _report_saved(result, output, save_error):
+def _report_saved(result, output, save_error, calibrating=False):
     """The table of what was measured, where it went, and the save's or the run's error (raised)."""
     from .data import results
     from .render import tables as report
 
     try:
         if result.records:
-            print(report.run_report(result))
+            print(report.run_report(result, calibrating))
             if save_error is None:
                 print(f"wrote {output}")
     finally:  # no folder took the file: the JSON itself, after the table (or without it)
@@ -137,6 +137,15 @@ def _report_saved(result, output, save_error):
 # --from-runs), profiles of 8 sub-runs ~150 s apart gave reboot-spaced single runs a nominal A/A (1 of 21,
 # CIs holding 0 in 95% of rows), profiles of 8 sub-runs 20 s apart 26% (75%)
 CALIBRATE_RUNS, CALIBRATE_GAP = "8", "150s"
+
+
+def calibrate_gap_warnings(gap):
+    """A gap under the default's: the profile would hold less of the host's drift over minutes than the
+    design that was measured nominal (docs/calibrate.md, "What it does")."""
+    from .render import text
+
+    floor = float(CALIBRATE_GAP.rstrip("s"))
+    return [] if gap >= floor else [text.short_gap(gap, floor)]
 
 
 @_releasing
@@ -163,6 +172,10 @@ def cmd_calibrate(args):
         if plan.runs < 2:
             raise UsageError(f"calibrate --runs {plan.runs}: one sub-run has no between-run variance to measure "
                              f"(give 2 or more; the default is {CALIBRATE_RUNS})")
+        if plan.rounds < 2:  # noise.profile_entries needs a sub-run's spread of round means: say so now
+            raise UsageError(f"calibrate --rounds {plan.rounds}: one round a sub-run has no within-run variance "
+                             "to measure (give 2 or more)")
+        _warn(calibrate_gap_warnings(plan.gap))
         facts = host.probe()
         path = args.output
         if path is None:
@@ -175,11 +188,12 @@ def cmd_calibrate(args):
         signals.check()
         result, save_error = _measure_and_save(plan, output, total)
         interrupted = signals.take()
-    _report_saved(result, output, save_error)
+    _report_saved(result, output, save_error, calibrating=True)
     if not result.complete or interrupted:
         if result.records:
-            print(f"no noise profile written (the calibration was interrupted); atsdbench calibrate --from {output} "
-                  "makes one from its finished sub-runs")
+            from .render import text
+
+            print(text.interrupted_calibration(output))
         return 130
     return _save_profile(result, path, _machine_id())
 
@@ -307,8 +321,11 @@ def cmd_plot(args):
     plot.require_matplotlib()
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
     results.claim(args.output)
+    warnings = []
     fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
-                           labels=args.labels.split(",") if args.labels else None, model=args.model)
+                           labels=args.labels.split(",") if args.labels else None, model=args.model,
+                           warnings=warnings)
+    _warn(warnings)
     plot.save(fig, args.output)
     print(f"wrote {args.output} ({fmt})")
     return 0

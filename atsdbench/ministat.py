@@ -420,6 +420,16 @@ def _int_option(text):
     return _cint_wrap(n), whole
 
 
+def _asks_help(argv):
+    """-h or --help among the options (before a "--"; after one they are file names)."""
+    for a in argv:
+        if a == "--":
+            return False
+        if a in ("-h", "--help"):
+            return True
+    return False
+
+
 def parse_args(argv, isatty=None, env=None, prog="ministat"):
     try:
         opts, files = getopt.gnu_getopt(argv, "AC:c:d:snw:")
@@ -538,6 +548,10 @@ def read_sets(inputs, column, delim, need_t):
 def main(argv, prog="ministat", stdout=None, stdin=None):
     stdout = stdout or sys.stdout
     stdin = stdin or sys.stdin.buffer
+    if prog != "ministat" and _asks_help(argv):  # ministat has no -h; `atsdbench --help` sends users here
+        stdout.write(USAGE.replace("ministat", prog, 1) + "\n")
+        stdout.flush()
+        return 0
     try:
         o, files = parse_args(argv, isatty=stdout.isatty() if hasattr(stdout, "isatty") else False, prog=prog)
         plot = not o["stats_only"] and not o["suppress_plot"]

@@ -37,11 +37,21 @@ def _one_line(p):
     (["--until", "5%"], "calibrate measures a fixed design: --until"),
     (["--runs", "0"], "--runs"),
     (["--gap", "soon"], "--gap"),
+    (["--rounds", "1"], "calibrate --rounds 1: one round a sub-run has no within-run variance"),
 ])
 def test_bad_input_is_one_line_before_anything_runs(cli, tmp_path, args, words):
     out = tmp_path / "p.json"
     err = _one_line(cli("calibrate", "--size", "16M", "--strides", "64K", *args, "-o", out))
     assert words in err and not out.exists() and not (tmp_path / "p.run.json").exists()
+
+
+def test_a_gap_under_the_measured_design_warns():
+    from atsdbench import commands
+
+    floor = float(commands.CALIBRATE_GAP.rstrip("s"))
+    assert commands.calibrate_gap_warnings(floor) == []
+    (line,) = commands.calibrate_gap_warnings(0.0)
+    assert line.startswith("--gap 0s under 150s") and "docs/calibrate.md#" in line
 
 
 def test_an_output_that_cannot_be_written_is_refused_first(cli, tmp_path):
@@ -54,10 +64,11 @@ def test_a_profile_from_a_runs_file(cli, tmp_path, calibration_file):
     p = cli("calibrate", "--from", calibration_file, "-o", tmp_path / "p.json")
     assert p.returncode == 0 and p.stderr == "", p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0].startswith("noise profile of sim (CPU unknown), kernel sim-A: p.json (4 sub-runs x 3 rounds, "
-                               "20 s apart")
-    assert lines[1].split() == ["Stride", "within", "SD%", "df", "between", "SD%", "df", "Detects", "(80%)"]
-    assert [line.split()[0] for line in lines[3:7]] == ["64K", "1M", "2M", "4M"]
+    assert lines[0] == "noise profile of sim (CPU unknown), kernel sim-A:"
+    assert lines[1].startswith("p.json (4 sub-runs x 3 rounds, 20 s apart")
+    assert lines[2].split() == ["Stride", "within", "SD%", "df", "between", "SD%", "df", "Detects", "(80%)"]
+    assert [line.split()[0] for line in lines[4:8]] == ["64K", "1M", "2M", "4M"]
+    assert "Holm over 4 strides" in p.stdout and all(len(line) <= 100 for line in lines[2:])
     assert lines[-1] == f"wrote {tmp_path / 'p.json'}" and "boot-to-boot not measured" in p.stdout
     made = profile.load(str(tmp_path / "p.json"))
     assert made.calibration == {"runs": 4, "gap": 20.0, "rounds": [3, 3, 3, 3], "complete": True,
@@ -93,6 +104,8 @@ SMALL = ["--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2",
 def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
     cal = cli("calibrate", *SMALL, "--runs", "3", "--gap", "0s", "-o", tmp_path / "p.json")
     assert cal.returncode == 0, cal.stderr
+    assert "atsdbench: warning: --gap 0s under" in cal.stderr
+    assert "noise profile" not in cal.stdout.split("noise profile of")[0]  # calibrate does not advise calibrate
     assert f"wrote {tmp_path / 'p.run.json'}" in cal.stdout and f"wrote {tmp_path / 'p.json'}" in cal.stdout
     kept = results.load(str(tmp_path / "p.run.json"))
     assert kept.complete and len(kept.sub_runs()) == 3
@@ -101,7 +114,7 @@ def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
     for name in ("a.json", "b.json"):
         assert cli("run", *SMALL, "-o", tmp_path / name).returncode == 0
     p = cli("compare", "a.json", "b.json", "--profile", "p.json", cwd=tmp_path)
-    assert p.returncode == 0 and "between-run variance from noise profiles" in p.stdout, p.stderr
+    assert p.returncode == 0 and "between-run variance: noise profiles" in p.stdout, p.stderr
     other = cli("run", *SMALL, "--rounds", "3", "-o", tmp_path / "c.json")  # --rounds differs: another plan
     assert other.returncode == 0
     assert "is of another plan: rounds 2, c.json 3" in _one_line(cli("compare", "c.json", "c.json", "--profile",

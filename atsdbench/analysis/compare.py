@@ -25,26 +25,10 @@ MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), (
             ("config", "gpu"), ("host", "page_size"), ("host", "arch")]
 
 
-# Measured with scripts/bench_defaults.py (docs/methodology.md, "Measured: A/A across sessions"): sides >= 60 s
-# apart, as a reboot spaces them, the host's drift over minutes is beyond what one file a side can see, and
-# replicate runs made at different times, alternating, are the design that stayed nominal.
-FOR_A_VERDICT = ("compare replicate runs made at different times, 5 a side, alternating the kernels where you can "
-                 "(a1.json,...,a5.json b1.json,...,b5.json), or calibrate each kernel (atsdbench calibrate) for "
-                 "single runs")
-
-
-def withheld_reason(what="verdict", simulated=None):
-    """Why a side of one session (one file, of one process or of --runs sub-runs) gets no `what` (compare:
-    verdict; model: CI of the change), what was measured for it, and the commands that would give one."""
-    also = f"; simulated, {simulated}" if simulated else ""
-    return (f"every side is one session (one file), whose variance holds none of the host's drift between sessions "
-            f"minutes apart (measured here, sides >= 60 s apart: two single processes of the same thing were called "
-            f"different in 59% of pairs, files of 3-8 sub-runs 20 s apart in 20-69%{also}): for a {what}, "
-            f"{FOR_A_VERDICT}; --unit round (one process's rounds) or --unit run (a file's sub-runs) gives the "
-            f"within-session {what}")
-
-
-WITHHELD = withheld_reason()
+# Why a comparison gives no verdict, as a code render words (render/text.withheld).  The rule and its
+# evidence (scripts/bench_defaults.py: sides >= 60 s apart, one file a side is called different far
+# beyond its level) are in docs/methodology.md, "Measured: A/A across sessions".
+WITHHELD = "one-session"
 
 
 def withholds(asked, effective, level="session"):
@@ -73,7 +57,8 @@ class Comparison:
     emulated: list = dataclasses.field(default_factory=list)  # labels of sides from emulated guests (qemu-tcg)
     boots: list = dataclasses.field(default_factory=list)  # boots each side's runs come from (host.boot_id)
     batched: dict = dataclasses.field(default_factory=dict)  # file index -> rounds made into batch means
-    withheld: str = None  # why no verdict is given (every side one session, unit not asked for)
+    withheld: str = None  # why no verdict is given: WITHHELD (every side one session, unit not asked for)
+    labels_given: bool = False  # --labels: the user's names, which every format uses
     level: str = "session"  # "file": replicate files the unit (load_sides); "session": one file a side
     profiles: dict = dataclasses.field(default_factory=dict)  # side index -> its noise profile (data/profile)
     unprofiled: dict = dataclasses.field(default_factory=dict)  # side index -> the calibrate command it lacks
@@ -129,6 +114,11 @@ def load_sides(items):
 def load_group(item):
     """One side of a comparison, its --runs sub-runs as replicates (see load_sides for the level rule)."""
     return [part for r in _load_files(item) for part in r.sub_runs()]
+
+
+def side_files(item):
+    """One side's files as given (replicate runs of 'a.json,b.json' each a Result), for plot."""
+    return _load_files(item)
 
 
 def _load_files(item):
@@ -222,6 +212,24 @@ def disturbance_differences(groups, names):
             if i and s is not None and s - shares[0] > 0.1 and s > 2 * shares[0]]
 
 
+def input_warnings(groups, level):
+    """An interrupted file (complete: false), and a file given more than once (an A/A of identical
+    data): compare and model say so rather than take them silently."""
+    import os
+
+    from ..render import text
+
+    files = {}  # a file once per side at the session level (a --runs file is several sub-runs)
+    for g in groups:
+        paths = [r.path for r in g] if level == "file" else list(dict.fromkeys(r.path for r in g))
+        for path in paths:
+            if path is not None:
+                files.setdefault(os.path.realpath(path), []).append(next(x for x in g if x.path == path))
+    out = [text.same_file(rs[0].path, len(rs)) for rs in files.values() if len(rs) > 1]
+    out += [text.incomplete(rs[0].path) for rs in files.values() if not rs[0].complete]
+    return out
+
+
 def _name(group):
     return ",".join(dict.fromkeys(r.path or "?" for r in group))  # a --runs file once, not once per sub-run
 
@@ -304,16 +312,14 @@ def _time_order(obs, groups, labels):
             batched.append(place)
         elif timeseries.warn_if_autocorrelated(timeseries.lag1(x), len(x), tests=len(obs)):
             high.append(f"{place} ({timeseries.lag1(x):+.2f} over {len(x)} rounds)")
+    from ..render import text
+
     out = []
     if batched:
-        out.append(f"{', '.join(batched)}: {timeseries.ROBUST_MIN_ROUNDS} rounds or more, so each side's "
-                   f"observations are {timeseries.BATCHES} batch means of consecutive rounds: they absorb "
-                   "short-range autocorrelation, not drift slower than the run (a 95% CI covered 79-88% of the "
-                   "time for this VM's drift, simulated); replicate runs cover it")
+        out.append(text.batched(list(dict.fromkeys(labels[i] for i in rounds)), timeseries.ROBUST_MIN_ROUNDS,
+                                timeseries.BATCHES))
     if high:
-        out.append(f"round means are autocorrelated (lag-1 above what independent rounds reach 5% of the time): "
-                   f"{'; '.join(high)}: the CI is too narrow for what another run will meet; take rounds "
-                   "spread in time (run --spread) or replicate runs")
+        out.append(text.autocorrelated(high))
     return out, {i: sorted(v) for i, v in rounds.items()}
 
 
@@ -339,9 +345,10 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
     groups, level = load_sides(files)
     names = [_name(g) for g in groups]
-    whole = {}
+    given_labels, whole = labels, {}
     labels = choose_labels(groups, labels, whole)
-    warnings = measured_differences([g[0] for g in groups], names)
+    warnings = input_warnings(groups, level)
+    warnings += measured_differences([g[0] for g in groups], names)
     warnings += disturbance_differences(groups, names)
     for g in groups:
         files = list(dict.fromkeys(r.path for r in g))
@@ -397,6 +404,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level)
     cmp.whole_labels = whole
     cmp.profiles = dict(profiled)
+    cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
     return count_changes.attach(cmp, groups, cells, common)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..units import format_size
-from .compare import boots, choose_unit, resolve_options, withheld_reason, withholds
+from .compare import WITHHELD, boots, choose_unit, input_warnings, resolve_options, withholds
 from .stats import chunk_rows
 
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
@@ -372,10 +372,8 @@ def _us(v):
 
 CHANGE_COLUMNS = ["parameter", "cell", "base_label", "new_label", "base", "new", "change_pct", "ci_low_pct",
                   "ci_high_pct", "confidence", "unit", "n_base", "n_new", "verdict_withheld"]
-# compare's rule and words; the coverage is model's own (scripts/model_coverage.py: the noise measured
-# on this VM, one process x 5 rounds a side, sP 0-5%, 300 A/A and 300 +10% pairs).
-WITHHELD = withheld_reason("CI of the change", "the change's 95% within-run intervals held the true change "
-                                               "46-76% of the time")
+# compare's rule (analysis/compare.withholds), its code worded by render/text.  The coverage that backs
+# it for model (scripts/model_coverage.py, measured on the project's VM) is in docs/methodology.md.
 
 
 def change(base, new, confidence=95.0, withheld=False):
@@ -447,11 +445,23 @@ class Analysis:
     boots: list = dataclasses.field(default_factory=list)  # per side, the boots its runs come from
 
 
+def size_warnings(groups, labels):
+    """Sides of different region sizes: the per-call cost, and so the fixed cost, scale with the size
+    alone ("fixed cost -725%" from 1G against 256M), so say so (model compares them still)."""
+    from ..render import text
+
+    sizes = [g[0].config.get("size") for g in groups]
+    if len(set(map(repr, sizes))) < 2:  # a mangled file may hold anything there
+        return []
+    return [text.size_mismatch([(label, format_size(s) if isinstance(s, int) else "?")
+                                for label, s in zip(labels, sizes)])]
+
+
 def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, unit="auto", level="session"):
     """groups: per side a list of Results (replicate files, or --runs sub-runs; level as compare.load_sides
     gives it).  The first side is the baseline.  unit: auto, run, round or pass, as compare's --unit."""
     _, _, _, unit = resolve_options(confidence=confidence, unit=unit)
-    warns = []
+    warns = input_warnings(groups, level) + size_warnings(groups, labels)
     effective, _, mixed = choose_unit(groups, unit, None, None, warns)
     withheld = WITHHELD if len(groups) > 1 and withholds(unit, effective, level) else None
     sides = [side_models(g, label, confidence, i, resamples, seed, unit)

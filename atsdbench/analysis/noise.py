@@ -147,6 +147,24 @@ def spread_check(log_means, entry):
     return ratio, float(min(1.0, 2 * min(special.fdtr(d1, d2, ratio), special.fdtrc(d1, d2, ratio))))
 
 
+# A profile of few sub-runs, or one whose between-run part swamps its rounds, can give an interval
+# that rules nothing out ("[-100.0, +194243617.4]%"): refused, with the reason, where it spans more
+# than a factor MAX_SPAN of new/base or rests on fewer than DF_FLOOR degrees of freedom (docs/compare.md,
+# "Intervals too wide to read").  The same rule bounds calibrate's Detects.
+MAX_SPAN = 10.0
+DF_FLOOR = 2.0
+
+
+def unreadable(log_width, df):
+    """Why an interval of log width `log_width` (high - low of log new/base) on `df` degrees of freedom
+    is not worth printing, or None."""
+    if not df >= DF_FLOOR:
+        return f"{df:.2g} df, under {DF_FLOOR:g}: the profile is too thin"
+    if not log_width <= math.log(MAX_SPAN):
+        return f"the interval spans more than {MAX_SPAN:g}x"
+    return None
+
+
 def difference(base, new, confidence=95.0):
     """stats.difference's answer for two Sides: the speedup (ratio of the sides' run observations),
     a t interval with the combined variance and Satterthwaite df, p; `why` where a side's between-run
@@ -166,6 +184,10 @@ def difference(base, new, confidence=95.0):
         return out
     se = math.sqrt(variance)
     low, high, _ = stats.t_bounds(d, se, df, confidence)
+    why = unreadable(high - low, df)
+    if why:
+        out.update(ci_low_pct=math.nan, ci_high_pct=math.nan, p_value=math.nan, why=why)
+        return out
     p = float(2 * special.stdtr(df, -abs(d) / se))
     out.update(ci_low_pct=(math.exp(low) - 1) * 100, ci_high_pct=(math.exp(high) - 1) * 100, p_value=p, se=se,
                df=df)
@@ -185,4 +207,8 @@ def detects(entry, rounds, confidence=95.0, tests=1):
                       (-entry["inv_rounds"] * own, entry["within_df"], (k, "within"))]
         sides += terms
     variance, df = combine(sides)
-    return stats.mde_pct(math.sqrt(variance), df, confidence, tests) if variance > 0 else math.nan
+    if not variance > 0:
+        return math.nan
+    mde = stats.mde_pct(math.sqrt(variance), df, confidence, tests)
+    # a change past MAX_SPAN-fold, or on too few df, is no figure of what the design detects
+    return math.nan if unreadable(math.log1p(mde / 100) if mde > -100 else math.inf, df) else mde

@@ -5,23 +5,11 @@ import math
 from tabulate import tabulate
 
 from ..analysis import stats, timeseries
-from ..analysis.compare import FOR_A_VERDICT
-from . import numbers
+from . import numbers, text
 from ..data.cells import where
 from ..units import format_size
 
-TEST_NAMES = {"welch": "Welch's t-test on log rates (speedup = ratio of geometric means, CI exponentiated)",
-              "student": "Student's t-test (pooled s) on log rates (speedup = ratio of geometric means, "
-                         "CI exponentiated)",
-              "mannwhitney": "Hodges-Lehmann shift of log rates (speedup = median of the pairwise ratios), "
-                             "exact Mann-Whitney CI and p",
-              "paired-t": "Paired t on log rates, paired by round (speedup = ratio of geometric means, "
-                          "CI exponentiated)",
-              "wilcoxon": "Hodges-Lehmann median of the per-round log differences, paired by round, Wilcoxon "
-                          "signed-rank CI and p",
-              "satterthwaite": "Welch-Satterthwaite t on log rates, each side's variance its own rounds' plus its "
-                               "noise profile's between-run component (speedup = ratio of run means, CI "
-                               "exponentiated)"}
+# The tests' long descriptions are in docs/compare.md ("Rules and options"); the legend names them short.
 SHORT_NAMES = {"welch": "Welch's t on log rates", "student": "Student's t on log rates",
                "mannwhitney": "Hodges-Lehmann/Mann-Whitney on log rates",
                "paired-t": "Paired t on log rates, paired by round",
@@ -54,15 +42,14 @@ def verdict(row):
     if _nan(row["p_value"]):  # no test made (emulated, too few): that reason first
         return f"n/a ({row['note'] or 'no test'})"
     if row.get("verdict_withheld"):
-        return "no verdict (one session a side)"
+        return "no verdict"  # the note under the table says why
     if _nan(row["ci_low_pct"]):
         return "n/a (too few to prove any)"
     if not row["significant"]:
         # The CI alone would exclude 0: say which rule decided, or the row reads as a contradiction.
         holm = " (Holm)" if row["p_value"] < stats.alpha(row["confidence"]) else ""
-        mde = row.get("mde_pct", math.nan)
-        return f"no difference proven{holm}" if _nan(mde) else \
-            f"n.s.{holm}: no change >= {numbers.pct(mde, 1, sign=False)} (80% power)"
+        # the Detects column beside it says which change it could have seen
+        return f"no difference proven{holm}" if _nan(row.get("mde_pct", math.nan)) else f"n.s.{holm}"
     return "faster" if row["speedup_pct"] > 0 else "slower"
 
 
@@ -85,71 +72,51 @@ def adjustment(cmp):
     level = f"{stats.alpha(cmp.confidence):g}"
     made = cmp.tests_made
     if cmp.withheld:
-        return f"no verdict: {cmp.withheld}"
+        return text.withheld()
     if made == 0:
         return "no verdict: no comparison could be made (the warnings say why)"
     if made <= 1:
         return f"verdict: p < {level} (one comparison: nothing to adjust)"
     if cmp.adjust == "holm":
-        return (f"verdicts: Holm-adjusted p < {level} over the {made} comparisons made (the CIs are each "
-                "comparison's own)")
-    return f"verdicts: p < {level} for each comparison alone, not adjusted for the {made} made (--adjust none)"
+        return f"verdicts: Holm-adjusted p < {level} over the {text.plural(made, 'comparison')} made"
+    return f"verdicts: p < {level} each, not adjusted for the {made} made (--adjust none)"
+
+
+def _unit_words(cmp):
+    """The observation in a few words: 'round', 'file', 'batch of rounds (5 a side)'."""
+    if cmp.paired:
+        return "round's difference of two cells"
+    if cmp.unit == "round" and cmp.batched:
+        return f"batch of consecutive rounds ({timeseries.BATCHES} a side)"
+    return {"round+profile": "round"}.get(cmp.unit, unit_name(cmp))
 
 
 def legend(cmp):
-    agg = "mean" if cmp.metric == "mean" else "median"
+    """At most text.MAX_NOTES lines under the table: the test and N, what a verdict means, and the
+    one thing the CI does not cover that matters most here, each naming its docs/ anchor."""
     if cmp.paired:
         n = ", ".join(sorted({str(r["n_base"]) for r in cmp.rows}, key=int))
-        return (f"{TEST_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; observation = one round's "
-                f"difference between two cells of one run (each the {agg} of its passes in that round); "
-                f"N (rounds paired) = {n}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}\n"
-                f"paired by round: the cells of a round ran interleaved, so drift between rounds (and runs) moves "
-                f"both alike and cancels; the CI covers the cells' own noise inside this run")
-    unit = {"round": f"round (the {agg} of a round's passes)", "pass": "pass",
-            "run": (f"file (a replicate run made at its own time; the {agg} of its round {agg}s, over its sub-runs "
-                    "where it has them)" if cmp.level == "file" else
-                    f"sub-run (a --runs sub-run of one file, each its own process; the {agg} of its round {agg}s)"),
-            "round+profile": f"round (the {agg} of a round's passes)"}[cmp.unit]
-    if cmp.unit == "round" and cmp.batched:
-        made = sorted({n for ns in cmp.batched.values() for n in ns})
-        unit = (f"batch mean of consecutive rounds ({timeseries.BATCHES} a side, from {'/'.join(map(str, made))} "
-                f"rounds; each round the {agg} of its passes)")
-    text = (f"{TEST_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; observation = one {unit}; "
-            f"N (base/new) = {_sizes(cmp)}; GB/s = 10^9 bytes/s\n{adjustment(cmp)}")
+        return "\n".join([f"{SHORT_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; N (rounds) = {n}",
+                          adjustment(cmp), text.paired()])
+    lines = [f"{SHORT_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; one observation per "
+             f"{_unit_words(cmp)}; N = {_sizes(cmp)}", adjustment(cmp)]
+    boot = bool(one_boot(cmp.boots))
     if cmp.mixed:
-        text += "\nreplicate runs on one side only: a single run is one observation"
-        if cmp.test == "student":
-            text += ", assumed to vary from run to run as the replicated side does"
+        lines.append(text.mixed(cmp.test == "student"))
     elif cmp.withheld:
-        text += "\n" + within_run(cmp.confidence) + "\n" + CALIBRATE
+        lines.append(text.for_a_verdict())
     elif cmp.profiles:
-        text += "\n" + profile_lines(cmp)
+        lines.append(text.profiled(sorted({p.calibration["runs"] for p in cmp.profiles.values()}), boot))
     elif cmp.unit != "run" or cmp.level != "file":
-        text += "\n" + SINGLE_RUNS
-    if not cmp.paired and one_boot(cmp.boots):
-        text += "\n" + one_boot(cmp.boots)
-    return text
-
-
-# What a legend says a CI does not cover, in compare's words and model's alike.
-# Measured with scripts/aa_false_positive.py: single runs drift more than their rounds predict.
-SINGLE_RUNS = ("one file a side: the CI covers noise within its session only, not the host's drift between sessions "
-               "minutes apart; compare replicate runs made at different times (a.json,b.json,...) to cover it")
-
-
-def within_run(confidence):
-    return (f"the within-run interval is a {numbers.level(confidence)} interval of this pair of runs only, not of "
-            "the change another pair would see")
+        lines.append(text.within_session(boot))
+    elif boot:
+        lines.append(text.one_boot())
+    return "\n".join(lines)
 
 
 def one_boot(boots):
-    """boots: per side, the boots its runs came from (compare.boots)."""
-    return ("boot-to-boot not measured: one boot a side (replicate files from separate boots of each kernel would "
-            "cover it)") if boots and max(boots) < 2 else ""
-
-
-CALIBRATE = ("single runs get a verdict with a noise profile of each kernel: atsdbench calibrate (the same run "
-             "options, once per kernel and plan) measures one, and compare finds it")
+    """boots: per side, the boots its runs came from (compare.boots): the note, or ''."""
+    return text.one_boot() if boots and max(boots) < 2 else ""
 
 
 def profile_sources(cmp, short=False):
@@ -162,22 +129,6 @@ def profile_sources(cmp, short=False):
     for i, p in sorted(cmp.profiles.items()):
         sides.setdefault(p.key, (p, []))[1].append(cmp.labels[i])
     return "; ".join(f"{', '.join(labels)}: {one(p)}" for p, labels in sides.values())
-
-
-def profile_lines(cmp):
-    """What a compare with noise profiles rests on, and what it does not cover."""
-    from ..analysis import noise
-
-    lines = [f"between-run variance from noise profiles (atsdbench calibrate: sub-runs in fresh processes of this "
-             f"plan, host and kernel): {profile_sources(cmp)}",
-             f"checked: each side's round spread against its profile's within-run variance (F test, two-sided "
-             f"{noise.CHECK_LEVEL:.0%}; rows that disagree get no verdict); the between-run part is the host's noise "
-             "when the profile was measured, which the check sees only through the within-run spread"]
-    lines += [f"not covered: {note}" for note in cmp.profile_notes]
-    for i, command in sorted(cmp.unprofiled.items()):
-        lines.append(f"no verdict for {cmp.labels[i]}: no noise profile for its kernel ({command}, booted into it, "
-                     "makes one)")
-    return "\n".join(lines)
 
 
 def _lead(cmp, key):
@@ -200,11 +151,11 @@ def _table(cmp, tablefmt):
 
 
 def render_text(cmp):
-    return f"mprotect rate (GB/s), {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"mprotect rate (GB/s = 10^9 bytes/s), {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def render_markdown(cmp):
-    return f"{_table(cmp, 'github')}\n\n{legend(cmp)}"
+    return f"mprotect rate (GB/s = 10^9 bytes/s), {CENTRES[cmp.metric]}\n\n{_table(cmp, 'github')}\n\n{legend(cmp)}"
 
 
 def _commit_footer(cmp):
@@ -222,24 +173,25 @@ def _commit_footer(cmp):
     if cmp.profiles:
         unit = f"one observation per round, between-run variance from noise profiles ({profile_sources(cmp, True)})"
         unit += "".join(f"; no profile for {cmp.labels[i]}, so n.s." for i in sorted(cmp.unprofiled))
-    boot = "; one boot a side (boot-to-boot not measured)" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
-    if not cmp.paired and cmp.level != "file" and not cmp.profiles:
-        boot = "; one session a side (the drift between sessions not measured)" + boot
+    boot = "; one boot a side" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
+    if not cmp.paired and cmp.level != "file" and not cmp.profiles and not cmp.withheld:
+        boot = "; one session a side" + boot
     mdes = [r["mde_pct"] for r in cmp.rows if not _nan(r.get("mde_pct", math.nan))]
     if mdes:
         low, high = numbers.pct(min(mdes), 0, sign=False), numbers.pct(max(mdes), 0, sign=False)
         boot += f"; detects >= {low if low == high else low[:-1] + '-' + high} (80% power)"
     if cmp.withheld:
-        return f"no verdict: one session a side ({unit}; {n}{boot}), so n.s. throughout; {FOR_A_VERDICT} for one"
-    return (f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
-            f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
+        return text.wrap(f"no verdict: one session a side, so n.s. throughout; {unit}; {n}{boot}; "
+                         f"for a verdict: {text.FOR_A_VERDICT}")
+    return text.wrap(f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
+                     f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
 
 
 def render_commit(cmp):
     """The layout kernel commit messages use (POWER9 NPU ATSD patch, 2018), plus what pasting needs:
     "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
     confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
-    labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired else ["Before", "After"]
+    labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired or cmp.labels_given else ["Before", "After"]
     header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]

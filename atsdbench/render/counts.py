@@ -44,7 +44,7 @@ def _table(cmp, tablefmt):
     labels = cmp.labels
     headers = (["Cell"] if _has_cells(rows) else []) + ["Stride", "Counter", f"{labels[0]}"]
     for label in labels[1:]:
-        headers += [f"{label}", "Change", ""]
+        headers += [f"{label}", "Change", "Verdict"]
     body = []
     for (cell, _, counter), rs in _grouped(rows).items():
         line = ([cell] if _has_cells(rows) else []) + [rs[0]["stride"], analysis.name(counter),
@@ -85,7 +85,7 @@ def render_markdown(cmp):
 
 def render_commit(cmp):
     """Left-aligned, two spaces apart, no trailing spaces: the commit message layout of render/compare."""
-    labels = cmp.labels if len(cmp.labels) > 2 else ["Before", "After"]
+    labels = cmp.labels if len(cmp.labels) > 2 or cmp.labels_given else ["Before", "After"]
     rows = cmp.counts
     header = (["Cell"] if _has_cells(rows) else []) + ["Stride", "Per call", labels[0]]
     for label in labels[1:]:

@@ -4,10 +4,10 @@ import math
 
 from tabulate import tabulate
 
-from ..analysis.compare import FOR_A_VERDICT
 from ..analysis.model import CHANGE_COLUMNS, PARAMS, RESAMPLES, SEED, WHOLE
 from ..units import format_size
-from .compare import SINGLE_RUNS, one_boot, within_run
+from . import text
+from .compare import one_boot
 from .numbers import csv_text, interval, level, pct, pct_interval, records, sig3
 
 NAMES = {"fixed_us": ("fixed cost", "us"), "per_page_us": ("per-page cost", "us"),
@@ -24,8 +24,8 @@ def _with_unit(v, unit):
 
 def _title(m):
     cell = f" [{m.cell}]" if m.cell else ""
-    return (f"{m.label}{cell} ({m.file}): us per mprotect call = fixed + per-page x pages "
-            f"({format_size(m.page_bytes)} pages), one whole-flush cost past the flush ceiling")
+    return (f"{m.label}{cell} ({m.file})\nus per mprotect call = fixed + per-page x pages "
+            f"({format_size(m.page_bytes)} pages); one whole-flush cost past the ceiling")
 
 
 # A run: a replicate file or a --runs sub-run, each its own process (compare's words for its run unit).
@@ -34,24 +34,20 @@ UNIT_WORDS = {"run": "runs (each its own process: a replicate file or a --runs s
 
 
 def ci_note(m):
-    """The unit, N, and what the interval does not cover."""
+    """The unit, N, and what the interval does not cover: two lines of at most text.WIDTH columns."""
     if m.why_no_ci:
         return m.why_no_ci
-    head = (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x standard error from a bootstrap over "
-            f"{m.n_units} {UNIT_WORDS[m.unit]} ({RESAMPLES} resamples, seed {SEED})")
+    units = {"run": "runs" if m.sessions > 1 else "sub-runs", "round": "rounds", "pass": "passes"}[m.unit]
+    head = (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x SE, bootstrap of {m.n_units} {units} "
+            f"({RESAMPLES} resamples, seed {SEED})")
+    one_boot = m.boots < 2
     if m.unit == "run" and m.sessions > 1:
-        covers = ("it covers run-to-run variance, the files made at different times"
-                  + ("; boot-to-boot not measured: one boot" if m.boots < 2 else ""))
-    elif m.unit == "run":
-        covers = ("the sub-runs of one file: it covers the drift within this session only, not the host's drift "
-                  "between sessions minutes apart (replicate files made at different times cover it)"
-                  + ("; boot-to-boot not measured: one boot" if m.boots < 2 else ""))
-    elif m.processes == 1:
-        covers = ("one process: it covers noise within this run only, not the drift another run meets (replicate "
-                  "files made at different times cover it)")
+        covers = text.one_boot() if one_boot else text.see("covers run-to-run variance and boots", text.BOOTS)
+    elif m.unit == "run" or m.processes == 1:
+        covers = text.within_session(one_boot)
     else:
-        covers = f"the {UNIT_WORDS[m.unit]} of {m.processes} runs pooled: it leaves out run-to-run drift"
-    return f"{head}; {covers}"
+        covers = text.see(f"the {units} of {m.processes} runs pooled: it leaves out run-to-run drift", text.WITHIN)
+    return f"{head}\n{covers}"
 
 
 def model_text(m):
@@ -75,39 +71,30 @@ def _sizes(rows):
 
 
 def change_legend(analysis):
-    """Under the before/after tables: what the change is, its unit and N a side, which levels its
-    interval leaves out (compare's words), and why a change of one process a side has no CI."""
+    """Under the before/after tables, at most text.MAX_NOTES lines: what the change is, its interval's
+    method, unit and N a side; then why there is no CI, or the level the CI leaves out (compare's words)."""
     rows = analysis.changes
     units = {r["unit"] for r in rows} - {None}
     name = {"run": "runs", "round": "rounds", "pass": "passes"}
-    n = f"N (base/new) = {_sizes(rows)} {'/'.join(name[u] for u in sorted(units)) or 'observations'}"
-    lines = ["change = new/base - 1, one parameter at a time: not adjusted for reading four at once"]
-    how = "estimate +- t(Welch df) x bootstrap standard error"
+    each = "/".join(name[u] for u in sorted(units)) or "rounds"
+    head = "change = new/base - 1 per parameter, unadjusted"
     if not _has_interval(analysis):
-        lines.append(_no_interval(analysis))
-        return "\n".join(lines)
+        return "\n".join([head, _no_interval(analysis)])
+    ci = "within-run interval" if analysis.withheld else f"{level(analysis.confidence)} CI"
+    lines = [f"{head}; {ci}: bootstrap of {each}; N = {_sizes(rows)}"]
+    boot = bool(one_boot(analysis.boots))
     if analysis.withheld:
-        lines.append(f"within-run interval: each side's {'/'.join(name[u] for u in sorted(units)) or 'rounds'} "
-                     f"resampled independently, {how}; {n}")
-        lines.append(within_run(analysis.confidence))
-        lines.append(f"no CI of the change: {analysis.withheld}")
+        lines += [text.withheld("CI"), text.for_a_verdict("CI")]
     elif analysis.mixed:
-        lines.append(f"{level(analysis.confidence)} CI: each side's {UNIT_WORDS['run']} resampled; a side of one "
-                     "process is one run, assumed to vary from run to run as the other side's runs do (its variance "
-                     "n x their squared standard error; t with n - 1 df); " + n)
+        lines.append(text.mixed(True))
     elif units == {"run"}:
-        lines.append(f"{level(analysis.confidence)} CI: each side's {UNIT_WORDS['run']} resampled independently, "
-                     f"{how}; {n}")
-    elif units:
-        lines.append(f"{level(analysis.confidence)} CI: each side's {'/'.join(name[u] for u in sorted(units))} "
-                     f"resampled independently, {how}; {n}")
-        if all(m.processes == 1 for models in analysis.sides for m in models):
-            lines.append(SINGLE_RUNS)
-        else:
-            lines.append(f"the {'/'.join(name[u] for u in sorted(units))} of each side's runs pooled: the CI "
-                         "leaves out run-to-run drift")
-    if one_boot(analysis.boots):
-        lines.append(one_boot(analysis.boots))
+        if boot:
+            lines.append(text.one_boot())
+    elif all(m.processes == 1 for models in analysis.sides for m in models):
+        lines.append(text.within_session(boot))
+    else:
+        lines.append(text.see(f"the {each} of each side's runs pooled: the CI leaves out run-to-run drift",
+                              text.WITHIN))
     return "\n".join(lines)
 
 
@@ -215,10 +202,11 @@ def _commit_footer(analysis):
     n = f"N = {only[0]} per side" if len(sizes) == 1 and only[0] == only[1] else f"N (base/new) = {_sizes(rows)}"
     per = f"one observation per {'/'.join(units)}"
     if analysis.withheld:
-        return f"no CI: one session a side (within-session only: {per}; {n}){boot}; {FOR_A_VERDICT} for one"
+        return text.wrap(f"no CI: one session a side (within-session only: {per}; {n}){boot}; "
+                         f"for a CI: {text.FOR_A_VERDICT}")
     mixed = "; a one-process side is one run, assumed to vary as the other side's runs" if analysis.mixed else ""
-    return (f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for reading "
-            "four at once")
+    return text.wrap(f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for "
+                     "reading four at once")
 
 
 RENDERERS = {"text": render_text, "json": render_json, "csv": render_csv, "commit": render_commit}

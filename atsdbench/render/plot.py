@@ -74,14 +74,14 @@ def _finish(ax, xlabel, ylabel, title, ticks=None):
     ax.grid(True, alpha=0.3)
 
 
-def _series(files, labels):
-    """(result, cell index, legend label) per line: one per file, or one per cell of a file with cells
-    ("LABEL bystanders=1")."""
+def _series(sides, labels):
+    """(side's results, cell index, legend label) per line: one per side (a file, or a set of replicate
+    files), or one per cell of a side with cells ("LABEL bystanders=1")."""
     out = []
-    for f, label in zip(files, labels):
-        names = cells.labels(f)
+    for side, label in zip(sides, labels):
+        names = cells.labels(side[0])
         for index, name in names.items():
-            out.append((f, index, f"{label} {printable(name)}" if index is not None else label))
+            out.append((side, index, f"{label} {printable(name)}" if index is not None else label))
     return out
 
 
@@ -97,31 +97,36 @@ def _ceiling_strides(files):
     return [(ceiling, f"flush ceiling ({format_size(ceiling)})")] if ceiling else []
 
 
-def _rate_panel(ax, files, labels, metric, confidence, ticks):
+def _rate_panel(ax, sides, labels, metric, confidence, ticks):
+    import numpy as np
+
     units = set()
-    for f, cell, label in _series(files, labels):
-        frame = cells.frame_of(f.samples, cell)
-        unit = stats.effective_unit(frame, "round")
+    for side, cell, label in _series(sides, labels):
+        frames = [cells.frame_of(f.samples, cell) for f in side]
+        unit = "pass" if any(stats.effective_unit(fr, "round") == "pass" for fr in frames) else "round"
         units.add(unit)
-        measured = stats.measured(frame)
-        strides = sorted(int(s) for s in measured["stride_bytes"].unique())
+        measured = [stats.measured(fr) for fr in frames]
+        strides = sorted({int(s) for m in measured for s in m["stride_bytes"].unique()})
         centres, below, above = [], [], []
-        for s in strides:
-            c, lo, hi = stats.interval(stats.observations(frame, s, unit, metric), metric, confidence)
+        for s in strides:  # a replicate set's observations pooled: each file's rounds are its own
+            obs = np.concatenate([stats.observations(fr, s, unit, metric) for fr in frames])
+            c, lo, hi = stats.interval(obs, metric, confidence)
             centres.append(c)
             below.append(0 if math.isnan(lo) else c - lo)
             above.append(0 if math.isnan(hi) else hi - c)
         line = ax.errorbar(strides, centres, yerr=[below, above], marker="o", capsize=4, label=label)
-        ax.scatter(measured["stride_bytes"], measured["gbps"], s=6, alpha=0.25, color=line.lines[0].get_color())
-    for stride, text in _ceiling_strides(files):
+        for m in measured:
+            ax.scatter(m["stride_bytes"], m["gbps"], s=6, alpha=0.25, color=line.lines[0].get_color())
+    for stride, text in _ceiling_strides([side[0] for side in sides]):
         ax.axvline(stride, color="grey", linestyle="--", label=text)
     per = "round" if units == {"round"} else "pass where a file has one round"
     _finish(ax, "stride", "GB/s (10^9 bytes/s)",
             f"mprotect(PROT_NONE) rate, {metric} with {level(confidence)} CI (one observation per {per})", ticks)
 
 
-def _latency_panel(ax, files, labels):
-    for f, cell, label in _series(files, labels):
+def _latency_panel(ax, sides, labels):
+    for side, cell, label in _series(sides, labels):
+        f = side[0]  # a replicate set's first file: the distributions of one run
         for s in f.config.get("strides", []):
             dist = latency_distribution(f, s, cell)
             if dist:
@@ -145,11 +150,12 @@ def _speedup_panel(ax, files, labels, metric, confidence, ticks):
             ticks)
 
 
-def _model_panel(ax, files, labels, confidence):
+def _model_panel(ax, sides, labels, confidence):
     """us per call against pages: the strides, the fitted line, the whole-flush level, the crossover."""
     from ..analysis import model
 
-    analysis = model.analyse([[f] for f in files], labels, confidence)
+    analysis = model.analyse(sides, labels, confidence, level="file" if any(len(s) > 1 for s in sides) else
+                             "session")
     for models in analysis.sides:
         for m in models:
             name = f"{m.label}{f' [{m.cell}]' if m.cell else ''}"
@@ -173,26 +179,57 @@ def _model_panel(ax, files, labels, confidence):
             "cost model: fixed + per-page x pages, whole flush past the ceiling")
 
 
-def make_figure(files, metric="median", confidence=95.0, labels=None, model=False):
-    """The matplotlib Figure (tests inspect it); nothing is written."""
+def _labels(sides, given):
+    """The user's labels, else each side's --label or kernel release; where two sides would read the
+    same (one kernel twice), the file name joins it: "6.8.0 (a.json)"."""
+    if given is not None:
+        return [printable(x) for x in comparison.choose_labels(sides, given)]
+    names = [side[0].label for side in sides]
+    if len(set(names)) < len(names):
+        names = [f"{n} ({','.join(os.path.basename(f.path or '?') for f in side)})" for n, side in zip(names, sides)]
+    return [printable(x) for x in names]
+
+
+def title(sides):
+    """What the picture is of: kernels, region sizes and hosts, each once."""
+    def once(values):
+        return ", ".join(dict.fromkeys(str(v) for v in values if v is not None)) or "?"
+
+    files = [f for side in sides for f in side]
+    sizes = once(format_size(f.config["size"]) if isinstance(f.config.get("size"), int) else None for f in files)
+    return (f"{once(f.host.get('kernel_release') for f in files)}, {sizes}, on "
+            f"{once(f.host.get('hostname') for f in files)}")
+
+
+def make_figure(files, metric="median", confidence=95.0, labels=None, model=False, warnings=None):
+    """The matplotlib Figure (tests inspect it); nothing is written.  files: per side a result file, or
+    a set of replicate files ('a1.json,a2.json', as compare takes them); warnings, a list, gets what
+    the picture cannot show (sides of different sizes)."""
+    from . import text
+
     plt = require_matplotlib()
-    files = [results.load(f) for f in files]
-    for f in files:  # an axis with nothing on it fails deep inside matplotlib
+    sides = [comparison.side_files(item) for item in files]
+    for f in (f for side in sides for f in side):  # an axis with nothing on it fails deep inside matplotlib
         if not f.measured["gbps"].notna().any():
             raise UsageError(f"{f.path}: no measured pass has a rate (gbps): nothing to plot")
-    labels = [printable(x) for x in comparison.choose_labels(files, labels)]
-    has_latency = any(latency_distribution(f, s) for f in files for s in f.config.get("strides", []))
-    panels = 1 + has_latency + (len(files) > 1) + bool(model)
+    labels = _labels(sides, labels)
+    sizes = [side[0].config.get("size") for side in sides]
+    if len(set(map(repr, sizes))) > 1 and warnings is not None:  # a "-80%" speedup panel of 1G against 256M
+        warnings.append(text.size_mismatch([(label, format_size(s) if isinstance(s, int) else "?")
+                                            for label, s in zip(labels, sizes)]))
+    has_latency = any(latency_distribution(side[0], s) for side in sides for s in side[0].config.get("strides", []))
+    panels = 1 + has_latency + (len(sides) > 1) + bool(model)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
     axes = [a[0] for a in axes]
-    ticks = sorted({int(s) for f in files for s in f.measured["stride_bytes"].unique()})
-    _rate_panel(axes[0], files, labels, metric, confidence, ticks)
+    ticks = sorted({int(s) for side in sides for f in side for s in f.measured["stride_bytes"].unique()})
+    _rate_panel(axes[0], sides, labels, metric, confidence, ticks)
     if has_latency:
-        _latency_panel(axes[1], files, labels)
-    if len(files) > 1:
-        _speedup_panel(axes[1 + has_latency], files, labels, metric, confidence, ticks)
+        _latency_panel(axes[1], sides, labels)
+    if len(sides) > 1:
+        _speedup_panel(axes[1 + has_latency], sides, labels, metric, confidence, ticks)
     if model:
-        _model_panel(axes[-1], files, labels, confidence)
+        _model_panel(axes[-1], sides, labels, confidence)
+    fig.suptitle(printable(title(sides)))
     fig.tight_layout()
     return fig
 

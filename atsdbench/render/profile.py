@@ -6,7 +6,7 @@ from tabulate import tabulate
 
 from ..analysis import noise
 from ..data.cells import where
-from . import numbers
+from . import numbers, text
 
 
 def _sd_pct(variance):
@@ -25,11 +25,10 @@ def render(profile, confidence=95.0):
     table = tabulate(body, headers=["Stride", "within SD%", "df", "between SD%", "df", "Detects (80%)"],
                      tablefmt="simple", disable_numparse=True)
     h = profile.host
-    return (f"noise profile of {h['hostname']} ({h.get('cpu_model') or 'CPU unknown'}), kernel {h['kernel_release']}: "
-            f"{profile.describe()}\n{table}\n"
-            f"on log rates (SD% = 100 x SD, about the CV); within: round means inside a sub-run; between: the "
-            "sub-run effect beyond that (a fresh process, the host's slower drift), 0 where none shows, its df by "
-            "Satterthwaite\n"
-            f"Detects: the smallest speedup a compare of two single runs of this plan ({rounds} rounds a side) "
-            f"finds with 80% power at {numbers.level(confidence)} (Holm over the {len(entries)} strides), each "
-            f"kernel with a profile like this one; boot-to-boot not measured (one boot)")
+    return "\n".join([f"noise profile of {h['hostname']} ({h.get('cpu_model') or 'CPU unknown'}), kernel "
+                      f"{h['kernel_release']}:", profile.describe(), table,
+                      text.see("SD%: 100 x SD of log rates, within sub-runs and between them", text.PROFILE_TABLE),
+                      text.see(f"Detects: two single runs' compare, 80% power at {numbers.level(confidence)}, "
+                               f"Holm over {text.plural(len(entries), 'stride')}", text.PROFILE_TABLE),
+                      text.see(f"one profile per kernel ({text.plural(rounds, 'round')} a side); boot-to-boot not "
+                               "measured", text.BOOTS)])

@@ -9,9 +9,9 @@ Max, Median, Mean, Stddev and CV% of its unit to 3 decimals, the unit in the tit
 from tabulate import tabulate
 
 from ..units import format_size
-from . import numbers
+from . import numbers, text
 
-UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
+UNITS_NOTE = text.UNITS
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
 COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/call", 1),
                    ("flushes_per_call", "flushes/call", 1), ("full_flush_share", "full flush %", 100),
@@ -61,15 +61,28 @@ def headline(result):
     if axes:
         extras.append(axes_text(c))
     h = result.host
-    rounds = f"{c['rounds']} rounds"
+    rounds = text.plural(c['rounds'], 'round')
     if (c.get("adaptive") or {}).get("unit") == "run":  # --until --runs: config runs is the minimum
-        rounds = f"{c['adaptive'].get('runs') or 0} sub-runs (adaptive, at least {c.get('runs')}) of {c['rounds']} rounds"
+        rounds = (f"{text.plural(c['adaptive'].get('runs') or 0, 'sub-run')} (adaptive, at least {c.get('runs')}) "
+                  f"of {text.plural(c['rounds'], 'round')}")
     elif c.get("adaptive"):  # config rounds is then the minimum
-        rounds = f"{c['adaptive'].get('rounds', 0)} rounds (adaptive, at least {c['rounds']})"
+        rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
     line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
-             f"{rounds} x {c['reps']} reps{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
+             f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
-    return f"{line1}\n{UNITS_NOTE}"
+    return "\n".join([line1, UNITS_NOTE] + trace_notes(c))
+
+
+def trace_notes(config):
+    """Where the flush counts came from, or why there are none: above the table, with the units (the
+    columns it explains), leaving the lines under it for what the numbers mean."""
+    if config.get("trace_scope"):
+        events = config.get("trace_events") or "tlb:tlb_flush"
+        how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
+        return [f"flush counts: {events} {how} ({config['trace_scope']}-wide), on warm-up passes (none timed)"]
+    if config.get("trace_error") and config.get("trace") != "off":
+        return [f"no flush counts: {config['trace_error']}"]
+    return []
 
 
 def axes_text(config):
@@ -207,43 +220,35 @@ def show_table(result, unit="round", fmt="text"):
     table, warnings, shown = stride_table(result, unit, fmt, view="show")
     if fmt == "csv":
         return table, warnings
-    unit_note = (f"GB/s per round (N = rounds): each value is one round's mean rate; run's Median, Min and Max "
-                 f"are of single passes (show --unit pass)" if shown == "round" else
-                 "GB/s per pass (N = passes): Median, Min and Max as run prints them")
-    return f"{table}\n{unit_note}", warnings
+    unit_note = text.show_units(shown)
+    return f"{unit_note}\n{table}", warnings
 
 
 # show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.
-RUN_UNIT_NOTE = ("Median, Min, Max: of single passes (as show --unit pass); CV% within: of a round's passes, "
-                 "between: of round means (show's default unit)")
+RUN_UNIT_NOTE = text.RUN_UNITS
 
 
-def run_report(result):
-    return "\n".join([headline(result), run_table(result), RUN_UNIT_NOTE] + notes(result))
+def run_report(result, calibrating=False):
+    """run's report: the headline, the table, and the notes under it; calibrating: without the
+    compare advice (calibrate is that advice; the profile's own table follows)."""
+    return "\n".join([headline(result), RUN_UNIT_NOTE, run_table(result)] + notes(result, calibrating))
 
 
-def notes(result):
+def notes(result, calibrating=False):
     """The lines under a result's table, the same for `run` and `show`: how an adaptive run ended,
-    an interrupted run, where the flush counts came from, idle bystanders, THP share, lag-1."""
+    an interrupted run, idle bystanders, THP share, lag-1, what a compare of two like it detects
+    (where the flush counts came from is in the headline, trace_notes)."""
     lines = adaptive_notes(result.config)
     if not result.complete:
         lines.append("interrupted: only finished passes are shown and saved (complete: false)")
-    notes = []
-    if result.config.get("trace_scope"):
-        events = result.config.get("trace_events") or "tlb:tlb_flush"
-        how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
-        notes.append(f"flush counts: {events} {how} ({result.config['trace_scope']}-wide), "
-                     "counted on warm-up passes so no timed pass is traced")
-    elif result.config.get("trace_error") and result.config.get("trace") != "off":
-        notes.append(f"no flush counts: {result.config['trace_error']}")
-    notes += bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
+    notes = bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
         from ..analysis.timeseries import round_lag1
 
         lag1 = round_lag1(result.records)
     notes += lag1_notes(lag1)
-    notes += detect_notes(result)
+    notes += [] if calibrating else detect_notes(result)
     return lines + notes
 
 
@@ -260,39 +265,26 @@ def detect_notes(result):
     except UsageError:
         return []
     if cmp.withheld:
-        from ..analysis.compare import FOR_A_VERDICT
-
-        alone = ("a compare of two files like this gives no verdict alone (one session a side: the host's drift "
-                 "between sessions minutes apart is not in its variance)")
         if len(result.sub_runs()) < 2:
-            return [f"{alone}; {FOR_A_VERDICT}"]
-        within = compare([result, result], unit="run")
-        return [f"{alone}; {_detects(within)} within the session (--unit run)", f"for a verdict: {FOR_A_VERDICT}"]
-    if not _detects(cmp):
+            return [text.detects_alone(""), text.for_a_verdict()]
+        return [text.detects_alone(_detects(compare([result, result], unit="run"))), text.for_a_verdict()]
+    found = _detects(cmp)
+    if not found:
         return []
-    scope = ("run-to-run drift between its files included; boot-to-boot not" if cmp.unit == "run" else
-             "within-run noise only: the drift another run meets is not in it")
-    unit = cmp.unit
-    if cmp.profiles:  # a one-process file with a noise profile of its host, kernel and plan (calibrate)
-        unit = "round"
-        scope = (f"run-to-run drift from the noise profile {cmp.profiles[0].name}, each kernel needing its own; "
-                 "boot-to-boot not")
     n = next(r["n_base"] for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan)))
-    return [f"a compare of two runs like this {_detects(cmp)} (80% power, {cmp.confidence:g}%, N = {n} {unit}s a side; "
-            f"{scope})"]
+    return [text.detects_profiled(found, n)]
 
 
 def _detects(cmp):
-    """'detects >= 2.4% at 64K, 2.0% at 1M', from compare's rows; '' where no row has an MDE."""
+    """The range of compare's rows' smallest detectable speedups, '2.0-2.4%' ('2.4%' where one); ''
+    where no row has one (each stride's own is in compare's Detects column)."""
     import math
 
-    from ..data.cells import where
-
-    found = [(r, r["mde_pct"]) for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
+    found = [r["mde_pct"] for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan))]
     if not found:
         return ""
-    return "detects >= " + ", ".join(f"{numbers.pct(m, 1, sign=False)} at {where(r['stride_bytes'], r['cell'])}"
-                                     for r, m in found)
+    low, high = (numbers.pct(m, 1, sign=False) for m in (min(found), max(found)))
+    return low if low == high else f"{low[:-1]}-{high}"
 
 
 def adaptive_notes(config):
@@ -307,7 +299,8 @@ def adaptive_notes(config):
     target = f"target {numbers.level(a['target'])}" + ("" if a.get("confidence", 95) == 95 else
                                                         f" ({numbers.level(a['confidence'])} CI)")
     seconds = a.get("elapsed_s") or 0
-    taken = f"{a.get('runs') or 0} sub-runs" if a.get("unit") == "run" else f"{a.get('rounds') or 0} rounds"
+    taken = text.plural(a.get("runs") or 0, "sub-run") if a.get("unit") == "run" else \
+        text.plural(a.get("rounds") or 0, "round")
     after = f"after {taken} ({numbers.fixed(seconds, 0 if seconds >= 10 else 1)} s)"
     stopped = a.get("stop_reason") or "error"
     missed = [r for r in a.get("half_widths") or [] if not r.get("met")]
@@ -328,9 +321,8 @@ def bystander_notes(records):
     idle = sum(1 for s in flagged if s["bystander_idle"])
     if not idle:
         return []
-    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran less than {BYSTANDER_BUSY:.0%} of "
-            "the pass (its CPU was busy with other work): those passes had fewer remote flushes than asked for "
-            "(column bystander_share in the result file)"]
+    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran under {BYSTANDER_BUSY:.0%} of the "
+            "pass: fewer remote flushes (bystander_share)"]
 
 
 def disturbance_notes(records):
@@ -341,8 +333,8 @@ def disturbance_notes(records):
     n, of = disturbed(records)
     if not n:
         return []
-    return [f"warning: {n} of {of} timed passes were disturbed (the measuring thread was preempted, ran less "
-            f"than {CPU_BUSY:.0%} of the pass, or its CPU had steal time): columns preempted, cpu_share, steal_ticks"]
+    return [f"warning: {n} of {of} timed passes were disturbed (preempted, under {CPU_BUSY:.0%} of the pass on "
+            "CPU, or steal): columns preempted, cpu_share"]
 
 
 def thp_notes(records):
@@ -352,8 +344,8 @@ def thp_notes(records):
     if not shares or min(shares) >= 0.9:
         return []
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
-    return [f"warning: --pages thp: transparent huge pages backed {low} to {high} of the region (not all: "
-            "fragmentation, or THP disabled); column thp_share in the result file"]
+    return [f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmentation, or THP "
+            "off): thp_share"]
 
 
 def lag1_notes(rows):

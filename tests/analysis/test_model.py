@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from atsdbench.analysis import model
+from atsdbench.analysis import compare as comparison, model
 from atsdbench.data import results, published_table as table
 from atsdbench.errors import UsageError
 
@@ -407,8 +407,8 @@ def test_one_round_says_passes():
 
     m = fit(make(X86, rounds=1, reps=2, ceiling=33)).sides[0][0]
     note = model_formats.ci_note(m)
-    assert "bootstrap over 2 passes (" in note and "passs" not in note
-    assert "bootstrap over 5 rounds (" in model_formats.ci_note(fit(make(X86, ceiling=33)).sides[0][0])
+    assert "bootstrap of 2 passes (" in note and "passs" not in note
+    assert "bootstrap of 5 rounds (" in model_formats.ci_note(fit(make(X86, ceiling=33)).sides[0][0])
 
 
 def test_before_after_across_page_sizes_is_refused():
@@ -500,7 +500,7 @@ def test_one_process_a_side_gets_a_within_run_interval_not_a_ci():
                                                    label="new")
     analysis = model.analyse([[a], [b]], ["old", "new"])
     assert analysis.withheld == model.WITHHELD and analysis.unit == "round"
-    assert "every side is one session" in model.WITHHELD and "5 a side, alternating" in model.WITHHELD
+    assert model.WITHHELD == comparison.WITHHELD  # compare's rule and code, worded by render/text
     assert all(r["verdict_withheld"] and r["unit"] == "round" for r in analysis.changes)
     assert all(math.isfinite(r["ci_low_pct"]) for r in analysis.changes[:3])  # shown, as compare shows it
     asked = model.analyse([[a], [b]], ["old", "new"], unit="round")
@@ -538,13 +538,12 @@ def test_legends_say_unit_n_and_what_is_not_covered():
     a, b = runs_side("old", seed=1), runs_side("new", 0.9, seed=2)
     analysis = model.analyse([load_group(a), load_group(b)], ["old", "new"], unit="run")
     text = formats.render_text(analysis)
-    assert "N (base/new) = 5/5 runs" in text and "runs (each its own process" in text
+    assert "bootstrap of runs; N = 5/5" in text
     assert compare_formats.one_boot([1, 1]) in text  # one boot a side
-    assert "bootstrap over 5 runs (each its own process" in formats.ci_note(analysis.sides[0][0])
-    assert "boot-to-boot not measured" in formats.ci_note(analysis.sides[0][0])
-    assert "the sub-runs of one file: it covers the drift within this session only" in \
-        formats.ci_note(analysis.sides[0][0])
-    footer = formats.render_commit(analysis).splitlines()[-1]
+    note = formats.ci_note(analysis.sides[0][0])
+    assert "bootstrap of 5 sub-runs (" in note and max(map(len, note.splitlines())) <= 100
+    assert "one file a side: the CI leaves out drift between sessions and boots" in note
+    footer = " ".join(formats.render_commit(analysis).splitlines()[-2:])
     assert footer.startswith("95% CIs, bootstrap; one observation per run; N = 5 per side; one boot a side")
     # two boots a side: that level is in the data, and no line says it is missing
     two = [load_group(f) for f in (a, b)]
@@ -554,13 +553,12 @@ def test_legends_say_unit_n_and_what_is_not_covered():
     assert "boot-to-boot" not in formats.render_text(model.analyse(two, ["old", "new"], unit="run"))
     one = make(X86, ceiling=33, label="old")
     single = formats.ci_note(fit(one).sides[0][0])
-    assert "one process: it covers noise within this run only" in single
+    assert "one file a side: the CI leaves out drift between sessions" in single
     withheld = model.analyse([[one], [make(X86, ceiling=33, seed=5, label="new")]], ["old", "new"])
     text = formats.render_text(withheld)
-    assert "within-run interval" in text and f"no CI of the change: {model.WITHHELD}" in text
-    assert compare_formats.within_run(95.0) in text and "N (base/new) = 5/5 rounds" in text
+    assert "within-run interval: bootstrap of rounds; N = 5/5" in text and "no CI: one session a side" in text
     asked = model.analyse([[one], [make(X86, ceiling=33, seed=5, label="new")]], ["old", "new"], unit="round")
-    assert compare_formats.SINGLE_RUNS in formats.render_text(asked)
+    assert "one file a side: the CI leaves out drift between sessions" in formats.render_text(asked)
 
 
 # --- command line ----------------------------------------------------------------------------------
@@ -591,11 +589,12 @@ def test_cli_before_after_text_commit_csv(cli, tmp_path):
     # one process a side: the change has a within-run interval, not a CI, and says why
     p = cli("model", a, b)
     assert p.returncode == 0 and "new against old" in p.stdout and "within-run interval" in p.stdout
-    assert "no CI of the change: every side is one session" in p.stdout
+    assert "no CI: one session a side" in p.stdout
     commit = cli("model", a, b, "--format", "commit").stdout.splitlines()
     assert commit[2].startswith("per-page cost  0.1") and "CI" not in commit[2]
-    assert commit[-1].startswith("no CI: one session a side (within-session only: one observation per round; N = 5 "
-                                 "per side); one boot a side")
+    foot = " ".join(commit[-2:])
+    assert "no CI: one session a side (within-session only: one observation per round; N = 5 per side)" in foot
+    assert max(map(len, commit)) <= 100
     # --unit round asks for it knowingly
     commit = cli("model", a, b, "--format", "commit", "--unit", "round").stdout.splitlines()
     assert commit[2].startswith("per-page cost  0.1") and "% to " in commit[2] and "95% CI" in commit[2]
@@ -703,3 +702,17 @@ def test_chunked_median_interval_is_unchanged(monkeypatch):
     once = stats.interval(v, "median", seed=3)
     monkeypatch.setattr(stats, "chunk_rows", lambda n, columns=1: 7)
     assert stats.interval(v, "median", seed=3) == once
+
+
+def test_sides_of_different_sizes_are_warned_about(fixtures):
+    # 1G against 64M: the per-call costs differ with the size alone ("fixed cost -725%" said nothing)
+    from atsdbench.analysis.compare import load_group
+
+    big, small = (load_group(str(fixtures / n)) for n in ("before.json", "small_other.json"))
+    try:
+        analysis = model.analyse([big, small], ["big", "small"])
+    except UsageError:  # nothing to fit in the small file: the warning is then made before the refusal
+        assert model.size_warnings([big, small], ["big", "small"])
+    else:
+        assert any("differ in size (1G in big, 64M in small)" in w for w in analysis.warnings)
+    assert model.size_warnings([big, big], ["a", "b"]) == []

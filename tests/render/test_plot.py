@@ -66,3 +66,28 @@ def test_bad_extension_and_missing_matplotlib(cli, fixtures, tmp_path):
             env={**os.environ, "PYTHONPATH": str(fake)})
     assert p.returncode == 2 and p.stderr.strip() == (
         "atsdbench: plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
+
+
+def test_replicate_sets_titles_and_size_mismatch(fixtures):
+    before, after, small = (str(fixtures / n) for n in ("before.json", "after.json", "small_other.json"))
+    warnings = []
+    fig = plot.make_figure([f"{before},{after}", small], warnings=warnings)
+    rate = fig.axes[0]
+    assert len(rate.containers) == 2  # one errorbar per side, the replicate set pooled
+    assert fig._suptitle.get_text().startswith("4.19.0-rc4") and "1G, 64M" in fig._suptitle.get_text()
+    assert len(warnings) == 1 and "differ in size (1G in" in warnings[0] and "64M in" in warnings[0]
+    same = []
+    plot.make_figure([before, after], warnings=same)
+    assert same == []
+
+
+def test_one_kernel_twice_keeps_the_kernel_in_the_legend(fixtures, tmp_path):
+    import json
+
+    for name in ("x.json", "y.json"):
+        data = json.loads((fixtures / "before.json").read_text())
+        data["config"].pop("label", None)
+        (tmp_path / name).write_text(json.dumps(data))
+    fig = plot.make_figure([str(tmp_path / "x.json"), str(tmp_path / "y.json")])
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["4.19.0-rc4 (x.json)", "4.19.0-rc4 (y.json)"]

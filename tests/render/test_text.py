@@ -1,0 +1,158 @@
+"""The text around every output (render/text.py): each output's longest line and its count of notes
+under the table are held in tests/golden/shapes.json (regenerate with ATSDBENCH_REGOLD=1 and review
+the diff); every note is at most text.WIDTH columns, at most text.MAX_NOTES of them, each naming a
+docs/ anchor that exists."""
+import json
+import os
+import pathlib
+import re
+
+import pytest
+
+from atsdbench.analysis import compare as comparison
+from atsdbench.data import results
+from atsdbench.render import compare as compare_formats, show, tables, text
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures"
+SHAPES = ROOT / "tests" / "golden" / "shapes.json"
+
+
+def _compare(*files, **options):
+    return comparison.compare(list(files), **options)
+
+
+_CACHE = {}
+
+
+def _profile_text():
+    """calibrate's report of a simulated 4-sub-run profile (scripts/bench_verdict.py, seeded)."""
+    import importlib.util
+
+    import numpy as np
+
+    from atsdbench.analysis import noise
+    from atsdbench.data import profile
+    from atsdbench.render import profile as profile_report
+
+    spec = importlib.util.spec_from_file_location("bench_verdict", ROOT / "scripts" / "bench_verdict.py")
+    sim = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sim)
+    r = sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A")
+    entries, rounds = noise.profile_entries(r)
+    data = profile.build(r.host, r.config, entries, True, rounds, None, "cal.json", span_s=60.0)
+    data["date"] = "2026-01-01 00:00:00 UTC"  # the golden holds lengths: no clock in them
+    return profile_report.render(profile.Profile(data, "p.json"))
+
+
+def _outputs():
+    if not _CACHE:
+        here = os.getcwd()
+        os.chdir(FIXTURES)  # file names as given, not this checkout's path: the golden holds lengths
+        try:
+            _CACHE.update(_make_outputs())
+        finally:
+            os.chdir(here)
+    return _CACHE
+
+
+def _make_outputs():
+    from atsdbench.analysis import model
+    from atsdbench.render import model as model_formats
+
+    before = results.load("before.json")
+    out = {"run before.json": tables.run_report(before),
+           "show before.json": "\n".join([tables.headline(before), show.render(before)[0]] + tables.notes(before))}
+    cases = {"compare before after": (("before.json", "after.json"), {}),
+             "compare --unit round": (("before.json", "after.json"), {"unit": "round"}),
+             "compare three --unit round": (("before.json", "after.json", "again.json"), {"unit": "round"}),
+             "compare --metric median --unit round": (("before.json", "after.json"), {"metric": "median",
+                                                                                       "unit": "round"}),
+             "compare before,again after": (("before.json,again.json", "after.json"), {}),
+             "compare single_round before": (("single_round.json", "before.json"), {})}
+    for name, (files, options) in cases.items():
+        cmp = _compare(*files, **options)
+        out[name] = compare_formats.render_text(cmp)
+        out[name + " --format commit"] = compare_formats.render_commit(cmp)
+    sides = [comparison.load_group(f) for f in ("before.json", "after.json")]
+    for unit in ("auto", "round"):
+        analysis = model.analyse(sides, ["Before", "After"], unit=unit)
+        out[f"model --unit {unit}"] = model_formats.render_text(analysis)
+        out[f"model --unit {unit} --format commit"] = model_formats.render_commit(analysis)
+    out["calibrate's profile"] = _profile_text()
+    return out
+
+
+def _notes(output):
+    """The lines under the table: after its last row (columns two spaces apart, or a rule), up to a
+    blank line (an appendix: compare's counts)."""
+    lines = output.split("\n")
+    rows = [i for i, line in enumerate(lines) if line.startswith(" ") or re.search(r"\S\s{2,}\S", line)]
+    notes = []
+    for line in lines[max(rows) + 1:]:
+        if not line:
+            break
+        notes.append(line)
+    return notes
+
+
+def _shape(output):
+    return {"longest": max(map(len, output.split("\n"))), "notes": len(_notes(output))}
+
+
+def test_shapes_are_the_golden_ones():
+    got = {name: _shape(o) for name, o in _outputs().items()}
+    if os.environ.get("ATSDBENCH_REGOLD"):
+        SHAPES.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    assert got == json.loads(SHAPES.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(_outputs()))
+def test_notes_are_short_few_and_anchored(name):
+    output = _outputs()[name]
+    notes = _notes(output)
+    assert len(notes) <= text.MAX_NOTES, notes
+    assert all(len(line) <= text.WIDTH for line in notes), notes
+    if "--format commit" not in name and name.startswith(("compare", "model")):
+        # the legend's two lines (test, confidence, unit, N; what a verdict means) and then one note of
+        # what the interval leaves out, which names its long story
+        assert "docs/" in notes[-1] and re.search(r"\(docs/[\w.-]+\.md#[\w-]+\)$", notes[-1]), notes
+    for line in notes:
+        assert "docs/" not in line or re.search(r"\(docs/[\w.-]+\.md#[\w-]+\)$", line), line
+
+
+def test_every_anchor_exists():
+    from tests.test_docs import _anchors
+
+    for target in text.ANCHORS:
+        file, _, anchor = target.partition("#")
+        assert anchor in _anchors(ROOT / file), target
+
+
+def test_no_figure_of_our_machines_is_printed():
+    for name, output in _outputs().items():
+        assert not re.search(r"measured here|this VM|\d+-\d+% of|\d+% of pairs", output), name
+
+
+def test_plurals():
+    assert text.plural(1, "round") == "1 round" and text.plural(2, "pass", "passes") == "2 passes"
+
+
+def test_a_long_fact_hangs_under_its_value():
+    line = "mitigations: " + ", ".join(f"spectre_v{i}: Mitigation; retpolines, IBPB conditional" for i in range(4))
+    out = text.hang(line, 13).split("\n")
+    assert len(out) > 1 and all(len(x) <= text.WIDTH for x in out) and all(x.startswith(" " * 13) for x in out[1:])
+    assert text.hang("short: yes", 7) == "short: yes"
+
+
+def test_wrap_breaks_after_semicolons_and_keeps_every_word():
+    line = "; ".join(["alpha beta gamma delta"] * 12) + "; " + "word " * 40
+    out = text.wrap(line).split("\n")
+    assert all(len(x) <= text.WIDTH for x in out) and " ".join(out).split() == line.split()
+    assert text.wrap("short; line") == "short; line"
+
+
+def test_one_round_of_one_rep_reads_singular():
+    r = results.load(str(FIXTURES / "before.json"))
+    r.config.update(rounds=1, reps=1)
+    assert "1 round x 1 rep, CPU" in tables.headline(r)
