@@ -57,6 +57,7 @@ def console(fixtures):
     return (fixtures / "power" / "power9-radix.console").read_text()
 
 
+@pytest.mark.slow
 def test_radix_guest_passes_with_the_kernel_rule(tmp_path, fixtures):
     rc, line = verdict_process(tmp_path, console(fixtures), "--mmu", "Radix")
     assert rc == 0 and line.startswith("power9-radix ok: MMU Radix, 64K pages")
