@@ -77,7 +77,8 @@ def run_cli_here(*args, stdin=None, cwd=None, env=None):
 
     What only a process shows stays with run_cli (the `cli_process` fixture): the entry point's signal
     handling and exit status (signals.install, signals.end), closed or non-UTF-8 streams, a fresh interpreter's
-    imports, a C library loaded and kept by an earlier command."""
+    imports, a C library loaded and kept by an earlier command, and what a child process or C code writes to
+    descriptors 1 and 2 themselves (here it is not in stdout and stderr)."""
     import io
     import signal
     import traceback
