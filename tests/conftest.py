@@ -72,8 +72,8 @@ def run_cli_here(*args, stdin=None, cwd=None, env=None):
     """`cli.main(ARGS)` in this process, as run_cli would run it in a fresh one: the same CompletedProcess
     (exit status, stdout, stderr), its own stdin, stdout and stderr (not a terminal, UTF-8), cwd, environment
     (env, as subprocess's, replaces it whole), the interpreter's default warning filters with warnings printed
-    on its stderr, and the signal handlers and signals module state put back after.  A process start costs
-    ~0.5 s of importing numpy, pandas and scipy; this costs nothing once they are loaded.
+    on its stderr, and the signal handlers and signals module state put back after.  A process start imports
+    numpy, pandas and scipy again; here they are loaded once.
 
     What only a process shows stays with run_cli (the `cli_process` fixture): the entry point's signal
     handling and exit status (signals.install, signals.end), closed or non-UTF-8 streams, a fresh interpreter's
