@@ -63,8 +63,95 @@ def run_cli(*args, stdin=None, cwd=None, env=None):
                           text=True, cwd=cwd or NEUTRAL, env=env, timeout=600)
 
 
+def _text(data):
+    # as subprocess.run(text=True) reads a pipe: universal newlines
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def run_cli_here(*args, stdin=None, cwd=None, env=None):
+    """`cli.main(ARGS)` in this process, as run_cli would run it in a fresh one: the same CompletedProcess
+    (exit status, stdout, stderr), its own stdin, stdout and stderr (not a terminal, UTF-8), cwd, environment
+    (env, as subprocess's, replaces it whole), the interpreter's default warning filters with warnings printed
+    on its stderr, and the signal handlers and signals module state put back after.  A process start imports
+    numpy, pandas and scipy again; here they are loaded once.
+
+    What only a process shows stays with run_cli (the `cli_process` fixture): the entry point's signal
+    handling and exit status (signals.install, signals.end), closed or non-UTF-8 streams, a fresh interpreter's
+    imports, a C library loaded and kept by an earlier command, and what a child process or C code writes to
+    descriptors 1 and 2 themselves (here it is not in stdout and stderr)."""
+    import io
+    import signal
+    import traceback
+    import warnings
+
+    from atsdbench import cli, signals
+
+    argv = [str(a) for a in args]
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="strict")
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    inp = io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8")
+    saved_streams = sys.stdin, sys.stdout, sys.stderr
+    saved_hooks = sys.excepthook, sys.unraisablehook
+    saved_handlers = {s: signal.getsignal(s) for s in signals.SIGNALS}
+    saved_state = signals._depth, list(signals._pending), dict(signals._callers), list(signals._received), \
+        list(signals._said)
+    saved_env = dict(os.environ) if env is not None else None
+    saved_cwd = os.getcwd()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(cwd or NEUTRAL)
+        sys.stdin, sys.stdout, sys.stderr = inp, out, err
+        with warnings.catch_warnings():
+            warnings.resetwarnings()  # what a fresh `python` has (pytest turns more on and records them)
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.simplefilter("ignore", category)
+            warnings.showwarning = show
+            try:
+                code = cli.main(argv)
+            except SystemExit as e:  # argparse's --help and --version
+                code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            except Exception:  # what the interpreter would print, and its status
+                traceback.print_exc()
+                code = 1
+        for stream in (out, err):
+            stream.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved_streams
+        sys.excepthook, sys.unraisablehook = saved_hooks
+        for s, h in saved_handlers.items():
+            signal.signal(s, h)
+        signals._depth, signals._pending[:], signals._callers, signals._received[:], signals._said[:] = (
+            saved_state[0], saved_state[1], saved_state[2], saved_state[3], saved_state[4])
+        os.chdir(saved_cwd)
+        if saved_env is not None:
+            os.environ.clear()
+            os.environ.update(saved_env)
+        _close_figures()
+    return subprocess.CompletedProcess(["atsdbench", *argv], code, _text(out.buffer.getvalue()),
+                                       _text(err.buffer.getvalue()))
+
+
+def _close_figures():
+    # a process's figures end with it; here plot's would pile up (matplotlib warns at 20)
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
+
+
 @pytest.fixture
 def cli():
+    """cli(*args, stdin=None, cwd=None, env=None) -> CompletedProcess: `atsdbench ARGS` in this process."""
+    return run_cli_here
+
+
+@pytest.fixture
+def cli_process():
+    """The same in a fresh `python -m atsdbench` process, for what only a process shows (run_cli_here)."""
     return run_cli
 
 

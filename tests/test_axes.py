@@ -133,6 +133,7 @@ def _covered(r, ratio):
     return (r["low"] <= ratio) & (ratio <= r["high"])
 
 
+@pytest.mark.slow
 def test_paired_t_covers_the_truth_and_is_far_narrower_than_unpaired():
     """95% of paired CIs hold the true ratio; Welch on the same rounds (the cells as independent
     samples) sees the shared round luck as noise: its CI is wider by a factor of several."""
@@ -164,6 +165,7 @@ def test_signed_rank_ci_covers_at_least_its_level_exactly_as_theory_says():
         assert theory >= 0.95 and abs(cov - theory) < 4 * math.sqrt(theory * (1 - theory) / EXPERIMENTS), (n, cov)
 
 
+@pytest.mark.slow
 def test_percentile_bootstrap_of_the_median_difference_falls_short():
     """Why --metric median does not use a paired bootstrap: at 8-10 rounds its 95% percentile CI
     of the median difference covers 92-94% (BCa no better), short of its level."""
@@ -180,6 +182,7 @@ def test_percentile_bootstrap_of_the_median_difference_falls_short():
     assert np.mean(cover) < 0.94, cover
 
 
+@pytest.mark.slow
 def test_within_run_aa_is_called_different_about_five_percent_of_the_time():
     """An A/A inside one run (two cells of the same thing) over 4 strides: each stride's paired t
     calls it different ~5% of the time, and Holm keeps the whole compare at <= 5%."""

@@ -49,6 +49,7 @@ def test_pairs_are_two_files_apart_and_disjoint_ones_independent(bench):
     assert len({f for p in disjoint for f in p}) == 2 * len(disjoint)
 
 
+@pytest.mark.slow
 def test_the_tables_have_a_row_per_design(bench, series):
     head, rows = bench.design_table(series)
     assert [r[0] for r in rows] == list(bench.DESIGNS) and "A/A, all pairs" in head
@@ -74,6 +75,7 @@ def test_ancova_recovers_a_known_side_difference(bench):
     assert df0 == 22 and abs(d0 - 0.25) < 0.1 and se0 > se
 
 
+@pytest.mark.slow
 def test_the_simulation_is_seeded(bench):
     head, rows = bench.simulate(2, 25, sps=(0,))
     assert rows == bench.simulate(2, 25, sps=(0,))[1]

@@ -35,6 +35,7 @@ def test_a_simulated_side_has_the_real_schema_and_compare_takes_it(bench):
     assert "run" not in bench.simulate_side(rng, 1, 5, 0.0, 0.0, 0.0).records[0]
 
 
+@pytest.mark.slow
 def test_the_simulation_table_and_its_seed(bench, capsys):
     args = ["--reps", "3", "--designs", "1x5,3x5@20", "--sp", "3", "--boot", "0,2", "--jobs", "1"]
     assert bench.main(args) == 0
@@ -54,6 +55,7 @@ def test_the_simulation_table_and_its_seed(bench, capsys):
     assert capsys.readouterr().out.splitlines()[:6] == first.splitlines()[:6]
 
 
+@pytest.mark.slow
 def test_a_profiled_single_run_keeps_its_coverage_seeded(bench):
     """One process a side with a noise profile of its kernel (issue 25.2), through the real estimator and
     the real compare: its CI must cover the truth (the within-run verdict it replaces covered 46-65%)."""

@@ -121,13 +121,48 @@ def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
                                                                      "p.json", cwd=tmp_path))
 
 
+def _workers(pid):
+    """The pids of the round workers (`python -m atsdbench.measure.worker`) that are pid's children now."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+    except FileNotFoundError:
+        return None  # a kernel without CONFIG_PROC_CHILDREN
+    out = []
+    for kid in kids:
+        try:
+            with open(f"/proc/{kid}/cmdline", "rb") as f:
+                if b"atsdbench.measure.worker" in f.read():
+                    out.append(kid)
+        except OSError:  # it ended in between
+            pass
+    return out
+
+
+def _first_sub_run_ended(proc, timeout=50):
+    """Until the first sub-run's worker came and went (no fixed sleep: under load it may take long)."""
+    deadline, seen = time.monotonic() + timeout, False
+    while time.monotonic() < deadline and proc.poll() is None:
+        workers = _workers(proc.pid)
+        if workers is None:
+            time.sleep(15)  # the first sub-run takes a second or two
+            return
+        if workers:
+            seen = True
+        elif seen:
+            return
+        time.sleep(0.02)
+    if proc.poll() is None:
+        raise AssertionError("the first sub-run did not end" if seen else "no sub-run started")
+
+
 @pytest.mark.live  # measures
 def test_an_interrupted_calibration_keeps_its_passes_and_writes_no_profile(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "calibrate", *SMALL, "--runs", "3", "--gap", "60s",
                              "-o", str(tmp_path / "p.json")], cwd=str(tmp_path), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     kept = tmp_path / "p.run.json"
-    time.sleep(15)  # the first sub-run takes a second or two; the second waits for its gap
+    _first_sub_run_ended(proc)  # the second waits for its 60 s gap
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "Traceback" not in err, err

@@ -229,6 +229,7 @@ def _through_show_and_compare(tmp_path, capsysbinary, text, fmt):
     return shown
 
 
+@pytest.mark.slow
 @fast(100)
 @given(text=mutated_results(), fmt=st.sampled_from(["text", "ministat", "csv"]))
 def test_hostile_result_files(tmp_path, capsysbinary, text, fmt):
@@ -236,6 +237,7 @@ def test_hostile_result_files(tmp_path, capsysbinary, text, fmt):
     _through_show_and_compare(tmp_path, capsysbinary, text, fmt)
 
 
+@pytest.mark.slow
 @fast(80)
 @given(text=extreme_results(), fmt=st.sampled_from(["text", "ministat", "csv", "json", "commit"]))
 def test_extreme_but_valid_result_files(tmp_path, capsysbinary, text, fmt):
@@ -243,6 +245,7 @@ def test_extreme_but_valid_result_files(tmp_path, capsysbinary, text, fmt):
     assert _through_show_and_compare(tmp_path, capsysbinary, text, fmt) == 0
 
 
+@pytest.mark.slow
 @fast(12)
 @given(text=st.one_of(mutated_results(), extreme_results()))
 def test_result_files_through_plot(tmp_path, capsysbinary, text):
@@ -305,6 +308,7 @@ def mutated_atsd_output(draw):
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow
 @fast(150)
 @given(text=mutated_atsd_output())
 def test_mutated_atsd_output(tmp_path, capsysbinary, text):
@@ -378,6 +382,7 @@ def stat_case(draw):
     return files, options
 
 
+@pytest.mark.slow
 @fast(150)
 @given(case=stat_case())
 def test_stat_matches_ministat_or_fails_cleanly(tmp_path, capsys, case):
@@ -403,6 +408,7 @@ def _same_as_ministat_unless_it_crashes(argv, cwd, capsys):
     return out, err, code
 
 
+@pytest.mark.slow
 @fast(40)
 @given(data=st.lists(st.one_of(numbers, st.sampled_from([math.inf, -math.inf, math.nan])), min_size=3,
                      max_size=8),

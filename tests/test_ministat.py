@@ -41,9 +41,10 @@ def write(tmp_path, name, values, fmt="%.6g", extra=""):
     return name
 
 
-@pytest.fixture
-def data(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    """The data sets, written once for the module (100,000 numbers among them); the tests only read them."""
+    tmp_path = tmp_path_factory.mktemp("ministat")
     rng = np.random.default_rng(20150715)
     files = {
         "normal": write(tmp_path, "normal", rng.normal(100, 10, 40)),
@@ -71,7 +72,13 @@ def data(tmp_path, monkeypatch):
     (tmp_path / "colon").write_text("1:2;3\n4;5:6\n7:8:9\n10;11;12\n")
     (tmp_path / "bad").write_text("1\n2\n3x\n4\n")
     (tmp_path / "syntax").write_text("+3\n.5\n0x1p3\n1e5\n-0\n7.\n")
-    return files
+    return tmp_path, files
+
+
+@pytest.fixture
+def data(data_dir, monkeypatch):
+    monkeypatch.chdir(data_dir[0])
+    return data_dir[1]
 
 
 CASES = [
@@ -114,19 +121,19 @@ def test_errors(data, capsys, argv):
 
 
 @needs_ministat
-def test_stdin(data, capsys, tmp_path):
-    text = (tmp_path / "normal").read_bytes()
+def test_stdin(data, capsys):
+    with open(data["normal"], "rb") as f:
+        text = f.read()
     assert ours([], text, capsys) == theirs([], text)
     assert ours(["-", "normal2"], text, capsys) == theirs(["-", "normal2"], text)
     assert ours(["-n"], b"1\n2\n", capsys) == theirs(["-n"], b"1\n2\n")
 
 
 @needs_ministat
-def test_cli_matches_through_atsdbench_stat(data, tmp_path):
-    p = subprocess.run([sys.executable, "-m", "atsdbench", "stat", "seed_x", "seed_p"], capture_output=True,
-                       text=True, cwd=tmp_path)
-    assert (p.stdout, p.returncode) == theirs(["seed_x", "seed_p"], cwd=tmp_path)[::2]
-    p = subprocess.run([sys.executable, "-m", "atsdbench", "stat", "bad"], capture_output=True, text=True, cwd=tmp_path)
+def test_cli_matches_through_atsdbench_stat(data_dir, cli):
+    p = cli("stat", "seed_x", "seed_p", cwd=data_dir[0])
+    assert (p.stdout, p.returncode) == theirs(["seed_x", "seed_p"], cwd=data_dir[0])[::2]
+    p = cli("stat", "bad", cwd=data_dir[0])
     assert p.returncode == 2 and p.stderr == "atsdbench stat: Invalid data on line 3 in bad\n"
 
 

@@ -4,6 +4,8 @@ the same files' pooled rounds do not (issue 25.6: they covered 60-75%).  Seeded:
 every run."""
 import pytest
 
+pytestmark = pytest.mark.slow  # every test reads the simulated cells or prints the table
+
 PAIRS = 30  # A/A pairs and as many +10% pairs: 60 intervals a parameter
 PARAMETERS = ["fixed %", "per-page %", "whole flush %", "crossover %"]
 

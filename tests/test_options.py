@@ -51,11 +51,8 @@ def test_argparse_is_built_from_the_table():
     assert flags == want
 
 
-@pytest.mark.live  # builds atsd with make
-def test_atsd_help_is_built_from_the_table(tmp_path):
-    exe = tmp_path / "atsd"
-    subprocess.run(["make", "-s", "-C", str(pathlib.Path(__file__).parent.parent / "csrc"), f"OUT={exe}"], check=True)
-    text = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True).stdout
+def test_atsd_help_is_built_from_the_table(atsd):  # live through the fixture: the session's one make of atsd
+    text = subprocess.run([atsd, "--help"], capture_output=True, text=True, check=True).stdout
     for o in core.options():
         assert (f"--{o['name']}" in text) == o["atsd"], o["name"]
         if o["atsd"]:

@@ -5,6 +5,7 @@ import gzip
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,8 @@ import atsdbench
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "power_verdict.py"
 
 
-def verdict(tmp_path, console_text, *args):
+def verdict_process(tmp_path, console_text, *args):
+    """The script as power-check runs it: its exit status and its one line."""
     log = tmp_path / "console.log"
     log.write_text(console_text)
     p = subprocess.run([sys.executable, str(SCRIPT), str(log), "--guest", "power9-radix", "--cpu", "POWER9",
@@ -25,20 +27,47 @@ def verdict(tmp_path, console_text, *args):
     return p.returncode, lines[0]
 
 
+@pytest.fixture
+def verdict(tmp_path, script, cli, monkeypatch, capsys):
+    """verdict(CONSOLE, ARGS...): the script's main() in this process, its `atsdbench import`s through the
+    in-process cli fixture, so a check starts no interpreter; verdict_process runs the script whole."""
+    module = script("power_verdict")
+
+    def run(cmd, capture_output, text, cwd):
+        assert cmd[:3] == [sys.executable, "-m", "atsdbench"] and capture_output and text, cmd
+        return cli(*cmd[3:], cwd=cwd)
+
+    monkeypatch.setattr(module, "subprocess", types.SimpleNamespace(run=run))
+
+    def check(console_text, *args):
+        log = tmp_path / "console.log"
+        log.write_text(console_text)
+        monkeypatch.setattr(sys, "argv", ["power_verdict.py", str(log), "--guest", "power9-radix", "--cpu", "POWER9",
+                                          "--out", str(tmp_path / "out"), "--timeout", "120", *args])
+        capsys.readouterr()
+        rc = module.main()
+        out, err = capsys.readouterr()
+        lines = out.splitlines()
+        assert len(lines) == 1 and err == "", (out, err)
+        return rc, lines[0]
+    return check
+
+
 def console(fixtures):
     return (fixtures / "power" / "power9-radix.console").read_text()
 
 
+@pytest.mark.slow
 def test_radix_guest_passes_with_the_kernel_rule(tmp_path, fixtures):
-    rc, line = verdict(tmp_path, console(fixtures), "--mmu", "Radix")
+    rc, line = verdict_process(tmp_path, console(fixtures), "--mmu", "Radix")
     assert rc == 0 and line.startswith("power9-radix ok: MMU Radix, 64K pages")
     assert "4M whole PID" in line and "64K 1 page" in line
     # every output came back and was imported
     assert len(list((tmp_path / "out").glob("atsd-*.json"))) == 4
 
 
-def test_radix_guest_checks_atsd_s_own_counts(tmp_path, fixtures):
-    rc, line = verdict(tmp_path, console(fixtures), "--mmu", "Radix")
+def test_radix_guest_checks_atsd_s_own_counts(verdict, tmp_path, fixtures):
+    rc, line = verdict(console(fixtures), "--mmu", "Radix")
     # atsd's perf counters (kernel filters) on its warm-up passes: tlbie / whole-PID flushes per call;
     # 1M without a bystander shows the kernel's own trim of the CPU mask (a tlbiel walk, 1 of 64 calls)
     assert rc == 0 and "atsd's counts tlbie/full PID per call, b0 (ceiling 256): 64K 1/0, 1M 18/0.0156" in line
@@ -58,45 +87,45 @@ def atsd_sample_edit(text, size, bystanders, stride, field, value):
     return "\n".join(out)
 
 
-def test_atsd_s_counts_that_break_the_rule_are_named(tmp_path, fixtures):
+def test_atsd_s_counts_that_break_the_rule_are_named(verdict, fixtures):
     text = atsd_sample_edit(console(fixtures), "256M", 1, 4 << 20, "tlbie_full", 0)
-    rc, line = verdict(tmp_path, text, "--mmu", "Radix")
+    rc, line = verdict(text, "--mmu", "Radix")
     assert rc == 1 and line == ("power9-radix FAILED: atsd size=256M bystanders=1: tlbie_full 0 per call at 4M "
                                 "(64 pages, ceiling 33), the kernel's rule says 1 (atsd's counts)")
 
 
-def test_hash_guest_counts_hypervisor_calls(tmp_path, fixtures):
+def test_hash_guest_counts_hypervisor_calls(verdict, fixtures):
     text = (fixtures / "power" / "power9-hash.console").read_text()
-    rc, line = verdict(tmp_path, text, "--mmu", "Hash")
+    rc, line = verdict(text, "--mmu", "Hash")
     assert rc == 0 and line.startswith("power9-radix ok: MMU Hash, 64K pages;")
     # atsd's own counts: one H_REMOVE for one page, H_BULK_REMOVE of four entries for more
     assert "atsd's counts H_REMOVE+H_BULK_REMOVE per call, b0: 64K 1+0, 1M 0+4, 2M 0+8, 4M 0+16" in line
-    rc, line = verdict(tmp_path, atsd_sample_edit(text, "64M", 0, 2 << 20, "h_bulk_remove", 0), "--mmu", "Hash")
+    rc, line = verdict(atsd_sample_edit(text, "64M", 0, 2 << 20, "h_bulk_remove", 0), "--mmu", "Hash")
     assert rc == 1 and "atsd size=64M bystanders=0: 2M (32 pages): 0 H_REMOVE, 0 H_BULK_REMOVE" in line
-    rc, line = verdict(tmp_path, atsd_sample_edit(text, "64M", 1, 64 << 10, "tlbie", 1024), "--mmu", "Hash")
+    rc, line = verdict(atsd_sample_edit(text, "64M", 1, 64 << 10, "tlbie", 1024), "--mmu", "Hash")
     assert rc == 1 and line.endswith("64K (1 page): 1 H_REMOVE, 0 H_BULK_REMOVE, 1 tlbie per call (atsd's counts)")
 
 
-def test_wrong_mmu_fails_in_one_line(tmp_path, fixtures):
-    rc, line = verdict(tmp_path, console(fixtures), "--mmu", "Hash")
+def test_wrong_mmu_fails_in_one_line(verdict, fixtures):
+    rc, line = verdict(console(fixtures), "--mmu", "Hash")
     assert rc == 1 and line == "power9-radix FAILED: /proc/cpuinfo says MMU Radix, expected Hash"
 
 
-def test_a_guest_that_stops_early_or_hangs_fails(tmp_path, fixtures):
+def test_a_guest_that_stops_early_or_hangs_fails(verdict, fixtures):
     text = console(fixtures)
     cut = text[:text.index("@@ begin trace")]
-    rc, line = verdict(tmp_path, cut, "--mmu", "Radix")
+    rc, line = verdict(cut, "--mmu", "Radix")
     assert rc == 1 and "stopped before the end" in line
-    rc, line = verdict(tmp_path, cut, "--mmu", "Radix", "--qemu-rc", "124")
+    rc, line = verdict(cut, "--mmu", "Radix", "--qemu-rc", "124")
     assert rc == 1 and "timed out after 120 s" in line
-    rc, line = verdict(tmp_path, text[:text.index("@@ guest")], "--mmu", "Radix", "--qemu-rc", "1")
+    rc, line = verdict(text[:text.index("@@ guest")], "--mmu", "Radix", "--qemu-rc", "1")
     assert rc == 1 and "did not reach /init (qemu exit 1)" in line
 
 
-def test_a_flush_that_breaks_the_rule_is_named(tmp_path, fixtures):
+def test_a_flush_that_breaks_the_rule_is_named(verdict, fixtures):
     # Pretend the ceiling were 100: 4M (64 pages) would then have to be flushed page by page.
     text = console(fixtures).replace("@@ ceiling 33", "@@ ceiling 100")
-    rc, line = verdict(tmp_path, text, "--mmu", "Radix")
+    rc, line = verdict(text, "--mmu", "Radix")
     assert rc == 1 and "4M with bystanders=1 (64 pages, ceiling 100): 0 page and 1 whole-PID" in line
 
 
@@ -124,9 +153,9 @@ def python_console(fixtures, edit=None, name="power9-radix-python-tlbie.console"
     return "\n".join(out)
 
 
-def test_python_cli_counts_tlbie_by_the_kernel_rule(tmp_path, fixtures):
+def test_python_cli_counts_tlbie_by_the_kernel_rule(verdict, tmp_path, fixtures):
     # the guest as it runs now: no flushes column, tlbie columns on the traced passes
-    rc, line = verdict(tmp_path, python_console(fixtures), "--mmu", "Radix", "--python")
+    rc, line = verdict(python_console(fixtures), "--mmu", "Radix", "--python")
     assert rc == 0 and line.startswith("power9-radix ok: info: MMU Radix, 64K pages, ceiling 33")
     # tlbie/full PID/fixup per call: local per page up to the local ceiling (256), a tlbiel walk of the
     # whole PID above it (32M); with a bystander global, the whole PID above 33 pages, two workarounds
@@ -139,16 +168,16 @@ def test_python_cli_counts_tlbie_by_the_kernel_rule(tmp_path, fixtures):
         assert r.samples[~r.samples["traced"]]["tlbie"].isna().all()  # counted on warm-up passes only
 
 
-def test_python_cli_zero_flush_column_is_named(tmp_path, fixtures):
+def test_python_cli_zero_flush_column_is_named(verdict, fixtures):
     # as the guest ran it before POWER was counted: tlb:tlb_flush exists there but never fires
     old = python_console(fixtures, name="power9-radix-python.console")
-    rc, line = verdict(tmp_path, old, "--mmu", "Radix", "--python")
+    rc, line = verdict(old, "--mmu", "Radix", "--python")
     assert rc == 1 and line.endswith("atsdbench info says powerpc:tlbie tracepoint: nothing, "
                                      "the guest has readable (flushes counted from it)")
     # with info as it is now, the result files' column of zeros is what fails
     info = "tlb:tlb_flush tracepoint:            readable\n"
     assert info in old
-    rc, line = verdict(tmp_path, old.replace(info, info + "powerpc:tlbie tracepoint: readable (flushes counted from it)\n"),
+    rc, line = verdict(old.replace(info, info + "powerpc:tlbie tracepoint: readable (flushes counted from it)\n"),
                        "--mmu", "Radix", "--python")
     assert rc == 1 and "the flushes column reads 0 on every pass" in line and "absent must mean not measured" in line
 
@@ -159,9 +188,9 @@ def drop_counts(samples, bystanders):
             del s[key]
 
 
-def test_python_cli_without_flush_columns_fails(tmp_path, fixtures):
+def test_python_cli_without_flush_columns_fails(verdict, fixtures):
     # the guest is root with tracefs mounted: a run that counted nothing did not work
-    rc, line = verdict(tmp_path, python_console(fixtures, drop_counts), "--mmu", "Radix", "--python")
+    rc, line = verdict(python_console(fixtures, drop_counts), "--mmu", "Radix", "--python")
     assert rc == 1 and "run --bystanders 0: no tlbie columns" in line
 
 
@@ -180,7 +209,7 @@ def edit_stride(stride, column, value):
     (4 << 20, "tlbie_global", lambda s: 64 * s["calls"], "64 tlbie per call at 4M (64 pages, ceiling 33), the whole PID"),
     (1 << 20, "tlbie_fixup", lambda s: 0, "tlbie_fixup 0 per call at 1M"),
 ])
-def test_python_cli_tlbie_columns_that_break_the_rule_are_named(tmp_path, fixtures, stride, column, value, message):
-    rc, line = verdict(tmp_path, python_console(fixtures, edit_stride(stride, column, value)), "--mmu", "Radix",
+def test_python_cli_tlbie_columns_that_break_the_rule_are_named(verdict, fixtures, stride, column, value, message):
+    rc, line = verdict(python_console(fixtures, edit_stride(stride, column, value)), "--mmu", "Radix",
                        "--python")
     assert rc == 1 and line.startswith("power9-radix FAILED: run --bystanders 1: ") and message in line, line

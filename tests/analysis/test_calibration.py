@@ -63,6 +63,7 @@ SIZES_MEDIAN = [(n, n) for n in range(4, 11)] + [(4, 7), (8, 5), (10, 6)]
 TRUTHS = [0.4, 1.0, 2.0]  # a 0.4x slowdown, no change, a 2x speedup (the review's cases)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("structure", [rounds, runs])
 @pytest.mark.parametrize("test", ["welch", "student"])
 def test_mean_ci_covers_the_true_ratio(structure, test):
@@ -71,6 +72,7 @@ def test_mean_ci_covers_the_true_ratio(structure, test):
         assert 0.93 <= cov <= 0.97, (test, structure.__name__, ratio, cov)
 
 
+@pytest.mark.slow
 def test_mean_ci_covers_when_the_sides_differ_in_spread():
     """Welch's reason to exist: one side steady (2% CV), the other noisy (13%).  The truth is the
     ratio of geometric means (round noise is lognormal, pass noise is the same on both sides)."""
@@ -86,6 +88,7 @@ def test_mean_ci_covers_when_the_sides_differ_in_spread():
     assert 0.93 <= hits / total <= 0.97
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("structure", [rounds, runs])
 def test_median_ci_covers_the_true_ratio(structure):
     for i, ratio in enumerate(TRUTHS):
@@ -139,6 +142,7 @@ def aa_rates(seed, shared, compares=4000, strides=4, n=5):
     return out
 
 
+@pytest.mark.slow
 def test_aa_over_four_strides_is_called_different_about_five_percent_of_the_time_after_holm():
     """Independent strides: Student's t is exact, so Holm's family-wise rate is ~5%; Welch's and the
     exact median test are conservative at 5 a side (below 5%).  Strides that share a round's luck
@@ -151,6 +155,7 @@ def test_aa_over_four_strides_is_called_different_about_five_percent_of_the_time
             assert rates[name, "none"] > 0.1, (name, rates)  # what Holm is for
 
 
+@pytest.mark.slow
 def test_the_table_script_prints_its_table():
     """scripts/calibration_table.py prints docs' coverage and power table from the helpers above."""
     import os

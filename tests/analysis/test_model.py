@@ -356,6 +356,7 @@ def _coverage(rounds, sims, rng):
     return hits / sims
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rounds", [3, 5])
 def test_interval_coverage_by_simulation(rounds):
     # Percentile intervals cover 73% (3 rounds) and 84% (5 rounds) here; the t x bootstrap-SE ones 95%.
@@ -363,6 +364,7 @@ def test_interval_coverage_by_simulation(rounds):
     assert np.all(cover >= 0.915) and np.all(cover <= 0.985), cover
 
 
+@pytest.mark.slow
 def test_change_coverage_by_simulation():
     hits, sims = np.zeros(4), 250
     truth_a = {65536: 11.1, M: 33.6, 2 * M: 57.6, 4 * M: 13.0}

@@ -67,6 +67,7 @@ def _simulated(rng, between_sd, within_sd, rounds, runs):
     return noise.entry(cal), side
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("between_sd,runs", [(0.05, 8), (0.02, 8), (0.05, 5)])
 def test_a_profiled_side_covers_its_level_seeded(between_sd, runs):
     """Two sides of one process, each with its own profile: the CI of their ratio (1 here) covers

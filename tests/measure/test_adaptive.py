@@ -438,6 +438,7 @@ def test_vectorised_fixed_batches_is_mean_ci():
         assert method == "batch-means" and half == pytest.approx((high - low) / 2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phi, cap, ours_at_least, rounds_between", [(0.0, 300, 0.92, (80, 120)),
                                                                       (0.5, 500, 0.88, (220, 300))])
 def test_stopping_on_precision_keeps_coverage_where_fixed_batches_lose_it(phi, cap, ours_at_least, rounds_between):
@@ -451,6 +452,7 @@ def test_stopping_on_precision_keeps_coverage_where_fixed_batches_lose_it(phi, c
     assert rounds_between[0] <= rounds <= rounds_between[1] and their_rounds < rounds
 
 
+@pytest.mark.slow
 def test_short_adaptive_runs_lose_little_coverage():
     # CV 2%, target 1%: ~17 rounds on the t interval; stopping costs a few points of the 95%.
     x = 1 + 0.02 * ar1_rows(0.0, 120, 3000, np.random.default_rng(11))
@@ -520,6 +522,7 @@ def side_coverage(bench, sides, runs, rounds, gap, sp, until, seed, max_time=600
     return covered / rows, float(np.median(taken)), timed / sides, float(np.median(walls))
 
 
+@pytest.mark.slow
 def test_stopping_on_sub_runs_keeps_coverage():
     # --until 5% --runs 3, 5 rounds a sub-run 20 s apart, sP 3%: about 8 sub-runs (a sub-run mean's CV
     # is ~5% here).  Stopped on, the t interval over sub-run means still covers ~93-95%; a rule that
@@ -558,6 +561,7 @@ def test_cli_run_prints_and_saves_the_outcome(cli, tmp_path):
 
 # --- the docs' table ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_coverage_script_prints_its_table():
     """scripts/adaptive_coverage.py prints docs' table from the helpers above (few replicates here)."""
     script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "adaptive_coverage.py")
@@ -567,6 +571,7 @@ def test_the_coverage_script_prints_its_table():
     assert len(lines) == 2 + 8 and all(line.startswith("| ") and line.endswith(" |") for line in lines)
 
 
+@pytest.mark.slow
 def test_the_coverage_script_prints_its_sub_run_table():
     script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "adaptive_coverage.py")
     p = subprocess.run([sys.executable, script, "--runs", "4"], capture_output=True, text=True)

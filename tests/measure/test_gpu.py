@@ -73,10 +73,10 @@ def test_run_with_fake_gpu(env):
 @pytest.mark.parametrize("call", ["cuInit", "cuDeviceGetCount", "cuDeviceGet", "cuDeviceGetName", "cuDriverGetVersion",
                                   "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain", "cuCtxSetCurrent",
                                   "cuModuleLoadData", "cuModuleGetFunction", "cuLaunchKernel", "cuCtxSynchronize"])
-def test_each_driver_error_is_one_line(env, cli, tmp_path, monkeypatch, call):
+def test_each_driver_error_is_one_line(env, cli_process, tmp_path, monkeypatch, call):
     monkeypatch.setenv("FAKE_CUDA_FAIL", f"{call}=999")
-    p = cli("run", "--gpu", "--size", "16M", "--strides", "1M", "--rounds", "1", "--reps", "1", "-o",
-            tmp_path / "g.json")
+    p = cli_process("run", "--gpu", "--size", "16M", "--strides", "1M", "--rounds", "1", "--reps", "1", "-o",
+                    tmp_path / "g.json")
     assert p.returncode == 2
     assert p.stderr == f"atsdbench: --gpu: {call} failed: CUDA_ERROR_FAKE_999 (fake error 999)\n"
     assert not (tmp_path / "g.json").exists()
@@ -86,12 +86,12 @@ def test_each_driver_error_is_one_line(env, cli, tmp_path, monkeypatch, call):
 
 
 @pytest.mark.live
-def test_launch_failure_after_passes_keeps_them(env, cli, monkeypatch, tmp_path):
+def test_launch_failure_after_passes_keeps_them(env, cli_process, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_CUDA_FAIL", "cuLaunchKernel=700")
     monkeypatch.setenv("FAKE_CUDA_FAIL_AFTER", "2")
     out = tmp_path / "g.json"
-    p = cli("run", "--gpu", "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--warmup", "0",
-            "--warmup-rounds", "0", "--no-trace", "-o", out)
+    p = cli_process("run", "--gpu", "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1",
+                    "--warmup", "0", "--warmup-rounds", "0", "--no-trace", "-o", out)
     assert p.returncode == 2
     assert p.stderr.strip().endswith("cuLaunchKernel failed: CUDA_ERROR_FAKE_700 (fake error 700)")
     r = atsdbench.load(str(out))
@@ -99,22 +99,22 @@ def test_launch_failure_after_passes_keeps_them(env, cli, monkeypatch, tmp_path)
 
 
 @pytest.mark.live
-def test_not_pageable_says_neither_ats_nor_hmm(env, cli, monkeypatch, tmp_path):
+def test_not_pageable_says_neither_ats_nor_hmm(env, cli_process, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_CUDA_PAGEABLE", "0")
-    p = cli("run", "--gpu", "0", "--size", "16M", "-o", tmp_path / "g.json")
+    p = cli_process("run", "--gpu", "0", "--size", "16M", "-o", tmp_path / "g.json")
     assert p.returncode == 2 and "neither ATS nor HMM" in p.stderr and len(p.stderr.splitlines()) == 1
 
 
 @pytest.mark.live
-def test_no_such_device(env, cli, tmp_path):
-    p = cli("run", "--gpu", "3", "--size", "16M", "-o", tmp_path / "g.json")
+def test_no_such_device(env, cli_process, tmp_path):
+    p = cli_process("run", "--gpu", "3", "--size", "16M", "-o", tmp_path / "g.json")
     assert p.returncode == 2 and "has 1 CUDA device(s)" in p.stderr
 
 
 @pytest.mark.live
-def test_no_driver(cli, tmp_path, monkeypatch):
+def test_no_driver(cli_process, tmp_path, monkeypatch):
     monkeypatch.setenv("ATSDBENCH_LIBCUDA", str(tmp_path / "libcuda.so.1"))
-    p = cli("run", "--gpu", "--size", "16M", "-o", tmp_path / "g.json")
+    p = cli_process("run", "--gpu", "--size", "16M", "-o", tmp_path / "g.json")
     assert p.returncode == 2 and "cannot load" in p.stderr and len(p.stderr.splitlines()) == 1
 
 

@@ -5,6 +5,7 @@ import gzip
 import os
 import shutil
 import struct
+import sys
 
 import pytest
 
@@ -244,18 +245,18 @@ def test_guest_boots_and_imports(cli, tmp_path):
     assert path.name == data["host"]["kernel_release"] + ".json" or "-power" in path.name
 
 
-def test_power_check_s_verdict_on_guest_results(fixtures):
+def test_power_check_s_verdict_on_guest_results(fixtures, script, monkeypatch, capsys):
     """scripts/power_verdict.py --result: atsdbench guest's result files against the flush rule, with the
-    ceilings the guest's debugfs gave (recorded in host)."""
-    import subprocess
-    import sys
-
-    script = fixtures.parent.parent / "scripts" / "power_verdict.py"
+    ceilings the guest's debugfs gave (recorded in host).  Its main() in this process: --result starts none."""
+    power_verdict = script("power_verdict")
 
     def verdict(name, mmu, path):
-        p = subprocess.run([sys.executable, str(script), "--guest", name, "--mmu", mmu, "--cpu", "POWER9", "--out",
-                            "/nonexistent", "--result", str(path)], capture_output=True, text=True)
-        return p.returncode, p.stdout.strip()
+        monkeypatch.setattr(sys, "argv", ["power_verdict.py", "--guest", name, "--mmu", mmu, "--cpu", "POWER9",
+                                          "--out", "/nonexistent", "--result", str(path)])
+        rc = power_verdict.main()
+        out, err = capsys.readouterr()
+        assert err == "", err
+        return rc, out.strip()
 
     rc, line = verdict("power9", "Radix", fixtures / "guest" / "6.1.0-57-powerpc64le.json")
     assert rc == 0 and "b0 (ceiling 256):" in line and "2M 32/0, 4M 64/0" in line and "4M 3/1" in line, line

@@ -54,7 +54,7 @@ def test_cli_writes_each_format(cli, fixtures, tmp_path, ext, magic):
         assert matplotlib.image.imread(str(out)).shape[:2] == (720, 800)  # 8 x 7.2 in at 100 dpi
 
 
-def test_bad_extension_and_missing_matplotlib(cli, fixtures, tmp_path):
+def test_bad_extension_and_missing_matplotlib(cli, cli_process, fixtures, tmp_path):
     p = cli("plot", "before.json", "-o", tmp_path / "x.gif", cwd=fixtures)
     assert p.returncode == 2 and "must be .png, .svg or .pdf" in p.stderr
     fake = tmp_path / "fake"
@@ -62,8 +62,8 @@ def test_bad_extension_and_missing_matplotlib(cli, fixtures, tmp_path):
     (fake / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
     import os
 
-    p = cli("plot", "before.json", "-o", tmp_path / "x.png", cwd=fixtures,
-            env={**os.environ, "PYTHONPATH": str(fake)})
+    p = cli_process("plot", "before.json", "-o", tmp_path / "x.png", cwd=fixtures,  # a fresh interpreter's import
+                    env={**os.environ, "PYTHONPATH": str(fake)})
     assert p.returncode == 2 and p.stderr.strip() == (
         "atsdbench: plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
 
