@@ -62,6 +62,26 @@ int atsd_region_unmap(struct atsd_region *r);
 int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
 	      uint64_t *lat, uint64_t *done);
 
+/* The operations a pass can time (run --op), each stride by stride over the populated region:
+ * mprotect(PROT_NONE); madvise(MADV_DONTNEED) (the pages freed, the mapping kept); munmap (the
+ * mapping gone: the pass then reserves the range PROT_NONE, untimed, so nothing else is mapped
+ * there).  atsd_op_pass() is atsd_pass() for any op; atsd_op_restore() is the untimed preparation
+ * between passes (munmap: the region mapped again over its own range, with its advice), then
+ * atsd_region_restore(r, retouch).  Names: "mprotect", and the call as tables print it,
+ * "mprotect(PROT_NONE)"; NULL for an op out of range.  atsd_op_parse(): the op, or -EINVAL. */
+enum atsd_op {
+	ATSD_OP_MPROTECT = 0,
+	ATSD_OP_MADVISE = 1,
+	ATSD_OP_MUNMAP = 2,
+	ATSD_NOPS = 3
+};
+int atsd_op_pass(struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *ns, uint64_t *lat,
+		 uint64_t *done);
+int atsd_op_restore(struct atsd_region *r, int32_t op, int32_t retouch);
+const char *atsd_op_name(int32_t op);
+const char *atsd_op_call(int32_t op);
+int atsd_op_parse(const char *name);
+
 /* Pin the calling thread to one CPU. */
 int atsd_pin_self(int32_t cpu);
 
@@ -193,6 +213,8 @@ struct atsd_plan {
 	uint64_t align;         /* set by the check: the region's alignment, a THP (and hugetlb) page at
 				 * least, and the largest stride, so every stride's calls are aligned alike */
 	char cpu_reason[64];    /* set by the check: why the measuring CPU is the one it is */
+	int32_t nops;
+	int32_t ops[16];        /* axis of enum atsd_op (--op) */
 };
 
 /* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */
@@ -217,8 +239,8 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
  * repetition by the seed.  out must hold (warmup + reps) * nstrides strides; returns the count. */
 int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, uint64_t cap);
 
-/* Axes: several values for --bystanders, --pages, --gpu or --ceiling make their product; a cell is
- * one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
+/* Axes: several values for --op, --bystanders, --pages, --gpu or --ceiling make their product; a cell
+ * is one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
  * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow
  * the stride order atsd_round_order(p, round * ncells + cell, ...), which for one cell is the round's. */
 struct atsd_cell {
@@ -226,6 +248,7 @@ struct atsd_cell {
 	int32_t pages;
 	int32_t gpu;            /* -1 none */
 	int32_t ceiling;        /* -1 the kernel's */
+	int32_t op;             /* enum atsd_op */
 };
 int atsd_plan_cells(const struct atsd_plan *p);
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
@@ -312,6 +335,16 @@ int atsd_tracefs_mounted(const char *mounts);
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 8
+#define ATSD_ABI_VERSION 9
+
+/* Inside the core only (atsd.c, atsd_ops.c). */
+#include <time.h>
+#ifdef CLOCK_MONOTONIC_RAW
+#define ATSD_CLOCK CLOCK_MONOTONIC_RAW
+#else
+#define ATSD_CLOCK CLOCK_MONOTONIC
+#endif
+/* The region mapped again over its own range, with its advice, unpopulated (munmap's restore). */
+int atsd_region_remap(struct atsd_region *r);
 
 #endif

@@ -66,7 +66,8 @@ static void usage(FILE *f)
 	int i;
 
 	fputs("usage: atsd [options] [-o FILE]\n"
-	      "Measures mprotect(PROT_NONE) over a populated region in strides (GB/s = 10^9 bytes/s;\n"
+	      "Measures mprotect(PROT_NONE) (or --op's call) over a populated region in strides\n"
+	      "(GB/s = 10^9 bytes/s; "
 	      "sizes binary), prints a table per stride and, with -o, writes FILE for\n"
 	      "`atsdbench import FILE`.  Options:\n", f);
 	for (i = 0; atsd_option_get(i, &o) == 0; i++) {
@@ -168,7 +169,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		int64_t ipi0, ipi1;
 		struct atsd_self_state s0, s1, d;
 
-		if (dirty && (err = atsd_region_restore(&r, p->retouch)))
+		if (dirty && (err = atsd_op_restore(&r, c->op, p->retouch)))
 			goto out;
 		if (traced && counting_open(k))
 			traced = 0;  /* a pass without counts, not a failed run */
@@ -176,7 +177,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			counting_read(k, NULL, NULL);
 		ipi0 = tlb_ipis();
 		atsd_self_state(p->cpu, 0, &s0);  /* what disturbed the pass: read just outside it */
-		err = atsd_pass(&r, order[i], &ns, lat, &done);
+		err = atsd_op_pass(&r, c->op, order[i], &ns, lat, &done);
 		atsd_self_state(p->cpu, 1, &s1);
 		atsd_self_delta(&s0, &s1, &d);
 		ipi1 = tlb_ipis();
@@ -184,7 +185,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		if (err) {
 			char a[32];
 			counting_close(k);
-			fprintf(stderr, "atsd: mprotect(PROT_NONE) failed at call %" PRIu64 " of stride %s: %s\n",
+			fprintf(stderr, "atsd: %s failed at call %" PRIu64 " of stride %s: %s\n", atsd_op_call(c->op),
 				done + 1, atsd_format_size(order[i], a, sizeof(a)), strerror(-err));
 			goto out;
 		}
@@ -194,6 +195,8 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			fprintf(out, "\trun=%d", run);
 		if (atsd_plan_cells(p) > 1)
 			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
+		if (atsd_plan_cells(p) > 1 && p->nops > 1)
+			fprintf(out, "\top=%s", atsd_op_name(c->op));
 		if (ipi0 >= 0 && ipi1 >= 0)
 			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
 		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d.preempted, d.cpu_ns);

@@ -31,6 +31,8 @@
 	  "M sub-runs, each in a fresh process (its own allocations, address space, bystanders): compare's unit within one session") \
 	X("gap", 0, BOTH, "gap", "DURATION", NULL, "20s", \
 	  "with --runs: sub-runs start at least this long apart (a fast drift decorrelates in ~20 s; a slower one needs replicate files)") \
+	X("op", 0, BOTH, "op", "mprotect|madvise|munmap", NULL, "mprotect", \
+	  "what each call does to its stride: mprotect(PROT_NONE), madvise(MADV_DONTNEED) or munmap") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
 	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \

@@ -95,6 +95,9 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 		p->warmup_rounds);
 	for (i = 0; i < p->npages; i++)  /* a list: an axis */
 		fprintf(out, "%s%s", i ? "," : "", page_names[p->pages[i]]);
+	fputs("\top=", out);
+	for (i = 0; i < p->nops; i++)
+		fprintf(out, "%s%s", i ? "," : "", atsd_op_name(p->ops[i]));
 	fputs("\tbystanders=", out);
 	for (i = 0; i < p->nbystanders; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystanders[i]);

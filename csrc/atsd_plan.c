@@ -223,6 +223,18 @@ static int one_pages(struct atsd_plan *p, const char *tok, int i, char *msg, uin
 	return fail(-EINVAL, msg, msglen, "--pages must be base, thp or hugetlb (got '%s')", cut(tok, c1, sizeof(c1)));
 }
 
+static int one_op(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	int k = atsd_op_parse(tok);
+	char c1[48];
+
+	if (k < 0)
+		return fail(-EINVAL, msg, msglen, "--op must be mprotect, madvise or munmap (got '%s')",
+			    cut(tok, c1, sizeof(c1)));
+	p->ops[i] = k;
+	return 0;
+}
+
 static int one_bystanders(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
 {
 	long long v;
@@ -341,6 +353,8 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 	}
 	if (!strcmp(field, "pages"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->npages, one_pages, p, msg, msglen);
+	if (!strcmp(field, "op"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->nops, one_op, p, msg, msglen);
 	if (!strcmp(field, "bystanders"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nbystanders, one_bystanders, p, msg, msglen);
 	if (!strcmp(field, "gpu"))
@@ -624,6 +638,13 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		return fail(-EINVAL, msg, msglen, "--bystanders %d needs %d other CPUs, but the affinity mask has %d "
 			    "besides CPU %d", want, want, others, p->cpu);
 	choose_bystanders(p, h, want);
+	for (i = 0; i < p->nops; i++) {
+		int k;
+		for (k = 0; p->ops[i] == ATSD_OP_MUNMAP && k < p->ngpu; k++)
+			if (p->gpu[k] >= 0)
+				return fail(-EINVAL, msg, msglen, "--op munmap with --gpu: the GPU toucher is not made for "
+					    "a region unmapped and mapped anew every pass; give --op mprotect or madvise");
+	}
 	if (p->trace == ATSD_TRACE_ON && p->warmup < 1)
 		return fail(-EINVAL, msg, msglen, "--trace counts flushes on warm-up passes, so no timed pass is "
 			    "traced: it needs --warmup 1 or more");
@@ -813,7 +834,7 @@ int atsd_host_probe(struct atsd_host *h)
 
 int atsd_plan_cells(const struct atsd_plan *p)
 {
-	return p->nbystanders * p->npages * p->ngpu * p->nceiling;
+	return p->nops * p->nbystanders * p->npages * p->ngpu * p->nceiling;
 }
 
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out)
@@ -828,7 +849,9 @@ int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *o
 	i /= p->ngpu;
 	out->pages = p->pages[i % p->npages];
 	i /= p->npages;
-	out->bystanders = p->bystanders[i];
+	out->bystanders = p->bystanders[i % p->nbystanders];
+	i /= p->nbystanders;
+	out->op = p->ops[i];
 	return 0;
 }
 

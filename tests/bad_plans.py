@@ -37,6 +37,9 @@ BAD_PLANS = [
     (["--bystanders=-1"], "--bystanders must be at least 0"),
     (["--cpu", "4095"], "--cpu 4095 is not in this process's CPU affinity"),
     (["--cpu", "x"], "--cpu 'x' is not a whole number"),
+    # ops (run --op)
+    (["--op", "mprotect,bogus"], "--op must be mprotect, madvise or munmap (got 'bogus')"),
+    (["--op", "madvise,,munmap"], "--op 'madvise,,munmap' has an empty value"),
     # pages
     (["--pages", "huge"], "--pages must be base, thp or hugetlb (got 'huge')"),
     (["--pages", "hugetlb", "--strides", "64K"], "huge"),  # no hugetlb, or not a huge page multiple

@@ -222,3 +222,49 @@ def test_runs_are_sub_runs_in_fresh_processes_spaced_by_the_gap(tmp_path):
     assert firsts[1] >= 0.5 and firsts[2] >= 1.0  # each a gap after the one before started: a sleep's lower bound
     assert _time.monotonic() - t0 >= 1.0
     assert len(r.sub_runs()) == 3
+
+
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_each_op_s_rate_and_counts_per_call(op, tmp_path, in_tracefs):
+    """run --op: the op in the config and the table's heading, a rate per pass, and the kernel's counts
+    per call (tlb:tlb_flush with its reasons, in a mount namespace with tracefs; IPIs).  With a
+    bystander keeping the mm live on the other CPU, each op's flushes must reach it."""
+    from atsdbench.data.cells import OPS
+
+    two = len(os.sched_getaffinity(0)) >= 2
+    out = tmp_path / f"{op}.json"
+    p = subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs + 'exec "$@"', "sh", sys.executable, "-m",
+                        "atsdbench", "run", "--size", "16M", "--strides", "64K,2M", "--rounds", "2", "--reps", "2",
+                        "--op", op, "--latency", *(["--bystanders", "1"] if two else []), "--seed", "4", "-o",
+                        str(out)], capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"{OPS[op]} rate over 16M")
+    r = atsdbench.load(str(out))
+    s = r.samples
+    assert r.config["op"] == op and "op" not in s  # one op: config only, no axis
+    assert (s["gbps"] > 0).all() and (s["calls"] == (16 << 20) // s["stride_bytes"]).all()
+    assert s["lat_p99_us"].gt(0).all()
+    if "ipis" in s:
+        assert s["ipis"].ge(0).all()
+    traced = s[s["traced"]]
+    if r.config.get("trace_events"):
+        # every call of every op invalidates what it took away, at least once
+        assert len(traced) and (traced["flushes"] >= traced["calls"]).all()
+        if two:
+            live = traced[traced["bystander_share"] >= 0.9]
+            if len(live):
+                assert live["flushes_remote_ipi_send"].sum() > 0
+
+
+def test_ops_as_an_axis_are_paired_cells_of_one_run(tmp_path, cli):
+    p = cli("run", "--size", "16M", "--strides", "64K", "--rounds", "2", "--reps", "1", "--op", "mprotect,madvise,munmap",
+            "--seed", "2", "-o", tmp_path / "ops.json")
+    assert p.returncode == 0, p.stderr
+    assert "cell 2: op=munmap" in p.stdout and p.stdout.startswith("mprotect,madvise,munmap rate over")
+    r = atsdbench.load(str(tmp_path / "ops.json"))
+    assert r.config["axes"] == {"op": ["mprotect", "madvise", "munmap"]} and set(r.samples["op"]) == set(OPS3)
+    c = cli("compare", tmp_path / "ops.json", "--by", "op")
+    assert c.returncode == 0 and "op=madvise" in c.stdout and "op=munmap" in c.stdout, c.stderr
+
+
+OPS3 = ("mprotect", "madvise", "munmap")

@@ -469,3 +469,60 @@ def test_signal_storm_into_atsd(atsd, tmp_path, busy):
             b.kill()
             b.wait()
     assert hits >= trials // 2, f"only {hits} of {trials} signals landed during a run"
+
+
+# The workloads (issue 30), one test per kind so `-k` picks them: a storm into each, idle and busy,
+# a few times.  The munmap kind also checks that a signal never finds the region's hole unreserved.
+WORKLOADS = {
+    "op-madvise": ["--strides", "64K,1M", "--rounds", "40", "--op", "madvise"],
+    "op-munmap": ["--strides", "64K,1M", "--rounds", "40", "--op", "munmap"],
+    "op-axis": ["--strides", "64K,1M", "--rounds", "30", "--op", "mprotect,madvise,munmap"],
+}
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.parametrize("kind", WORKLOADS)
+def test_signal_storm_into_workload_runs(tmp_path, kind, busy):
+    rng = random.Random(sum(map(ord, kind)) + busy)
+    burners = _burner() if busy else []
+    hits, trials = 0, 3
+    try:
+        for i in range(trials):
+            out = tmp_path / f"{kind}-{i}.json"
+            proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "16M", *WORKLOADS[kind],
+                                     "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, cwd=NEUTRAL)
+            sent = _storm(proc, rng, window=1.5)
+            stdout, stderr = proc.communicate(timeout=120)
+            hits += _check_outcome(kind, proc, str(out), stdout, stderr, sent)
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert hits >= 1, f"no signal of {trials} storms landed during a run"
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("kind", WORKLOADS)
+def test_signal_storm_into_atsd_workloads(atsd, tmp_path, kind):
+    rng = random.Random(sum(map(ord, kind)) + 220)
+    hits = 0
+    for i in range(3):
+        out = tmp_path / f"{kind}-{i}.tsv"
+        proc = subprocess.Popen([atsd, "--size", "16M", *WORKLOADS[kind], "-o", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sent = _storm(proc, rng, window=0.6)
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode in ((130, 0) if sent else (0,)), f"{kind}: {proc.returncode} {stderr}"
+        if proc.returncode != 130:
+            continue
+        hits += 1
+        assert out.exists() and "end\tcomplete=0" in out.read_text(), stderr
+        p = subprocess.run([sys.executable, "-m", "atsdbench", "import", str(out), "-o",
+                            str(tmp_path / f"{kind}-{i}.json")], capture_output=True, text=True, cwd=NEUTRAL,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr
+        data = json.loads((tmp_path / f"{kind}-{i}.json").read_text())
+        assert data["complete"] is False and len(data["samples"]) == out.read_text().count("\nsample\t")
+    assert hits >= 1

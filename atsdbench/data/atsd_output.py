@@ -11,6 +11,7 @@ import re
 from .. import __version__
 from . import schema
 from ..errors import UsageError
+from .cells import OPS
 from ..units import parse_bracketed
 from .results import Result, disturbance
 from .schema import MAX_BYTES, MAX_INT64, cut
@@ -150,11 +151,15 @@ def to_result(text, name="<atsd output>"):
     if not config["bystanders"] or not all(p in PAGES for p in pages):
         raise UsageError(f"{name}: config pages={cut(config['pages'])} or bystanders is not a list of "
                          "base/thp/hugetlb and whole numbers")
-    lists = {"bystanders": config["bystanders"], "pages": pages}
+    ops = config.get("op", "mprotect").split(",")  # an atsd from before --op timed mprotect
+    if not all(o in OPS for o in ops):
+        raise UsageError(f"{name}: config op={cut(config.get('op'))} is not a list of {', '.join(OPS)}")
+    # in the C core's cell numbering: op slowest, then bystanders, pages
+    lists = {"op": ops, "bystanders": config["bystanders"], "pages": pages}
     axes = {k: v for k, v in lists.items() if len(v) > 1}
     cfg = {"size": size, "strides": config["strides"],
            "rounds": config["rounds"], "reps": config["reps"], "warmup": config["warmup"],
-           "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0],
+           "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0], "op": ops[0],
            "bystanders": config["bystanders"][0], "cpu": config["cpu"],
            "bystander_cpus": config.get("bystander_cpus", []),
            "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",

@@ -12,6 +12,10 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      from the run's start to its round's), `bystander_share`/`bystander_spins_min`/`bystander_idle`,
      config `round_lag1`, `spread`, `until`/`adaptive`, `ceiling`.  Version 1 files load unchanged
      (one cell).
+  3  run --op: config `op` (mprotect, madvise or munmap: what each call did to its stride), and with
+     several ops an axis `op` (config axes/cells, sample column `op`).  A version 2 reader would
+     take a madvise or munmap file for mprotect rates.  Files before it timed mprotect: they load
+     as op mprotect.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -27,7 +31,7 @@ from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (run, import and plot call it before working)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 

@@ -183,7 +183,7 @@ SAMPLE = Record({
 
 CONFIG = Record({
     "size": BYTES, "strides": List(BYTES, nonempty=True), "rounds": _int(1), "reps": _int(1), "warmup": _int(),
-    "warmup_rounds": _int(), "pages": Value(str), "bystanders": _int(), "cpu": _int(null=True), "cpu_reason": TEXT,
+    "warmup_rounds": _int(), "pages": Value(str), "op": Value(str), "bystanders": _int(), "cpu": _int(null=True), "cpu_reason": TEXT,
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),

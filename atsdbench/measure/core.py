@@ -90,12 +90,12 @@ def round_order(p, round_index):
 
 
 def cells(p):
-    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling) tuples."""
+    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling, op) tuples."""
     c = ffi.new("struct atsd_cell *")
     out = []
     for i in range(lib.atsd_plan_cells(p)):
         _check(lib.atsd_plan_cell(p, i, c), "enumerating cells")
-        out.append((c.bystanders, c.pages, c.gpu, c.ceiling))
+        out.append((c.bystanders, c.pages, c.gpu, c.ceiling, c.op))
     return out
 
 
@@ -104,6 +104,16 @@ def cell_order(p, round_index):
     out = ffi.new("int32_t[]", n)
     _check(lib.atsd_cell_order(p, round_index, out, n), "ordering the cells")
     return list(out)
+
+
+def op_name(op):
+    """"mprotect" for ATSD_OP_MPROTECT (csrc/atsd_ops.c)."""
+    return _text(lib.atsd_op_name(op))
+
+
+def op_call(op):
+    """"mprotect(PROT_NONE)" for ATSD_OP_MPROTECT: the call as tables and messages name it."""
+    return _text(lib.atsd_op_call(op))
 
 
 def parse_size(text, what="size"):
@@ -158,11 +168,14 @@ class Region:
     def address(self):
         return int(ffi.cast("uintptr_t", self._r.addr))
 
-    def restore(self, retouch=True):
-        _check(lib.atsd_region_restore(self._r, 1 if retouch else 0), "mprotect(PROT_READ|PROT_WRITE)")
+    def restore(self, retouch=True, op="mprotect"):
+        """Untimed, between passes: the region as the next pass of `op` needs it (munmap: mapped again)."""
+        what = "mapping the region again" if op == "munmap" else "mprotect(PROT_READ|PROT_WRITE)"
+        _check(lib.atsd_op_restore(self._r, lib.atsd_op_parse(op.encode()), 1 if retouch else 0), what)
 
-    def timed_pass(self, stride, latency=False):
-        """Returns (ns, per-call latency ns as a numpy array or None)."""
+    def timed_pass(self, stride, latency=False, op="mprotect"):
+        """One pass of `op` (mprotect, madvise, munmap) over the region in `stride`s.  Returns (ns,
+        per-call latency ns as a numpy array or None)."""
         ns = ffi.new("uint64_t *")
         done = ffi.new("uint64_t *")
         lat = None
@@ -172,9 +185,10 @@ class Region:
 
             lat = np.zeros(self.size // stride, dtype=np.uint64)
             buf = ffi.cast("uint64_t *", ffi.from_buffer(lat))
-        rc = lib.atsd_pass(self._r, stride, ns, buf, done)
+        code = lib.atsd_op_parse(op.encode())
+        rc = lib.atsd_op_pass(self._r, code, stride, ns, buf, done)
         if rc < 0:
-            raise OSError(-rc, f"mprotect(PROT_NONE) failed at call {done[0] + 1} of stride {stride}: "
+            raise OSError(-rc, f"{op_call(code) or op} failed at call {done[0] + 1} of stride {stride}: "
                                f"{os.strerror(-rc)}")
         return ns[0], lat
 

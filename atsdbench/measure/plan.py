@@ -36,6 +36,7 @@ class Plan:
     warmup_rounds: int = 1
     processes: bool = False
     pages: str = "base"
+    op: str = "mprotect"
     bystanders: int = 0
     cpu: int = 0
     cpu_reason: str = None
@@ -77,7 +78,7 @@ class Plan:
 
     @property
     def cells(self):
-        """Every configuration the run measures, in cell order: dicts of bystanders, pages, gpu,
+        """Every configuration the run measures, in cell order: dicts of op, bystanders, pages, gpu,
         ceiling.  One cell when the plan has no axes."""
         lists = [self.axes.get(name, [getattr(self, name)]) for name in AXES]
         return [dict(zip(AXES, combo)) for combo in itertools.product(*lists)]
@@ -152,13 +153,13 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
         raise UsageError(f"--until with --runs {p.runs}: the rule adds sub-runs from M and a CI over sub-runs "
                          "needs two, so --runs must be 2 or more (leave --runs out to add rounds to one process)")
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
-    lists = {"bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
+    lists = {"op": [core.op_name(k) for k in p.ops[0:p.nops]], "bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
              "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],
              "ceiling": [None if c < 0 else c for c in p.ceiling[0:p.nceiling]]}
     axes = {name: values for name, values in lists.items() if len(values) > 1}
     return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
                 warmup=p.warmup, warmup_rounds=p.warmup_rounds, processes=bool(p.processes),
-                pages=PAGES[p.pages[0]], bystanders=p.bystanders[0], cpu=p.cpu,
+                pages=PAGES[p.pages[0]], op=lists["op"][0], bystanders=p.bystanders[0], cpu=p.cpu,
                 cpu_reason=core.ffi.string(p.cpu_reason).decode() or None,
                 bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),

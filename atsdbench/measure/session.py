@@ -113,7 +113,7 @@ class Session:
             dirty = False
             for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
                 if dirty:
-                    region.restore(plan.retouch)
+                    region.restore(plan.retouch, cell["op"])
                 gpu_ns = gpu.touch(region) if gpu else None
                 traced = warm and counters.can_trace
                 if traced:
@@ -122,7 +122,7 @@ class Session:
                     spins0 = self.bystanders.read_spins()
                     before = counters.read(traced)
                     self0 = core.self_state(plan.cpu)
-                    ns, lat = region.timed_pass(stride, plan.latency)
+                    ns, lat = region.timed_pass(stride, plan.latency, cell["op"])
                     self1 = core.self_state(plan.cpu, after=True)
                     after = counters.read(traced)
                     spins1 = self.bystanders.read_spins()

@@ -66,10 +66,20 @@ def headline(result):
         rounds = f"{c['adaptive'].get('runs') or 0} sub-runs (adaptive, at least {c.get('runs')}) of {c['rounds']} rounds"
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{c['adaptive'].get('rounds', 0)} rounds (adaptive, at least {c['rounds']})"
-    line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
+    line1 = (f"{op_text(c)} rate over {format_size(c['size'])} ({', '.join(extras)}), "
              f"{rounds} x {c['reps']} reps{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
     return f"{line1}\n{UNITS_NOTE}"
+
+
+def op_text(config):
+    """"madvise(MADV_DONTNEED)" for a file of one op; "mprotect,madvise" for an axis of ops."""
+    from ..data.cells import OPS, op_of, value_text
+
+    ops = (config.get("axes") or {}).get("op")
+    if ops:
+        return ",".join(value_text(v) for v in ops)
+    return OPS.get(op_of(config), op_of(config))
 
 
 def axes_text(config):

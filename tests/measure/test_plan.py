@@ -86,6 +86,30 @@ def test_confidence_defaults_and_is_kept_with_until():
     assert plan(until="2%", confidence=90).confidence == 90.0
 
 
+def test_op_defaults_to_mprotect_and_is_an_axis_numbered_as_the_c_cells():
+    assert plan().op == "mprotect" and plan(op="munmap").op == "munmap" and not plan(op="madvise").axes
+    p = plan(size="16M", strides="64K", op="mprotect,madvise,munmap", bystanders="0,1")
+    assert p.axes == {"op": ["mprotect", "madvise", "munmap"], "bystanders": [0, 1]}
+    from atsdbench.measure import core
+
+    c = core.cells(p.to_c())
+    ops = {core.lib.ATSD_OP_MPROTECT: "mprotect", core.lib.ATSD_OP_MADVISE: "madvise",
+           core.lib.ATSD_OP_MUNMAP: "munmap"}
+    assert [(cell["op"], cell["bystanders"]) for cell in p.cells] == [(ops[t[4]], t[0]) for t in c]
+    assert p.config()["op"] == "mprotect" and p.config()["cells"][5] == {"op": "munmap", "bystanders": 1}
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(op="munmap", gpu=0), "--op munmap with --gpu"),
+    (dict(op="mprotect,munmap", gpu="none,0"), "--op munmap with --gpu"),
+    (dict(op="unmap"), "--op must be mprotect, madvise or munmap"),
+])
+def test_bad_ops_are_refused_by_the_c_check(kw, message):
+    with pytest.raises(UsageError, match=message):
+        plan(**kw)
+    assert plan(op="madvise", gpu=0).gpu == 0 and plan(op="munmap", gpu="none").gpu is None
+
+
 def test_ceiling_kernel_in_an_axis_reaches_the_c_plan():
     # "kernel" is None in the plan; its C plan must read it back as "kernel", not "none"
     p = plan(size="16M", strides="64K", ceiling="kernel,33")
