@@ -82,6 +82,30 @@ const char *atsd_op_name(int32_t op);
 const char *atsd_op_call(int32_t op);
 int atsd_op_parse(const char *name);
 
+/* Concurrent invalidators (--threads N): N threads of this mm, the caller thread 0 (pinned by its
+ * caller) and N - 1 helpers pinned to cpus[1..N-1], started with every signal blocked.  A pass gives
+ * thread i the i-th of N equal parts of the region, stride by stride; every thread waits on one
+ * barrier before its loop, so none starts before all have come.  Each thread's times are its own:
+ * t0/t1 its loop's clock reads, cpu_ns and preempted (involuntary switches) read just outside its
+ * loop, arrived its coming to the barrier.  The pass's ns is the slowest thread's t1 - t0
+ * (atsd_threads_slowest).  stop() clears the owner's slot first, like the other releases. */
+struct atsd_thread_times {
+	uint64_t t0;
+	uint64_t t1;
+	uint64_t cpu_ns;
+	int64_t preempted;
+	uint64_t done;          /* calls that succeeded */
+	uint64_t arrived;
+	int32_t err;            /* its first failure, -errno */
+	int32_t lost;           /* munmap: its part's hole could not be reserved */
+};
+struct atsd_threads;
+int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n);
+int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
+		      struct atsd_thread_times *times, uint64_t *ns);
+uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n);
+int atsd_threads_stop(struct atsd_threads **t);
+
 /* Pin the calling thread to one CPU. */
 int atsd_pin_self(int32_t cpu);
 
@@ -215,6 +239,10 @@ struct atsd_plan {
 	char cpu_reason[64];    /* set by the check: why the measuring CPU is the one it is */
 	int32_t nops;
 	int32_t ops[16];        /* axis of enum atsd_op (--op) */
+	int32_t nthreads;
+	int32_t threads[16];    /* axis of thread counts (--threads: concurrent invalidators of this mm) */
+	int32_t nthread_cpus;
+	int32_t thread_cpus[1024];  /* resolved by the check: cpu first, then further allowed CPUs */
 };
 
 /* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */
@@ -239,7 +267,7 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
  * repetition by the seed.  out must hold (warmup + reps) * nstrides strides; returns the count. */
 int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, uint64_t cap);
 
-/* Axes: several values for --op, --bystanders, --pages, --gpu or --ceiling make their product; a cell
+/* Axes: several values for --op, --threads, --bystanders, --pages, --gpu or --ceiling make their product; a cell
  * is one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
  * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow
  * the stride order atsd_round_order(p, round * ncells + cell, ...), which for one cell is the round's. */
@@ -249,6 +277,7 @@ struct atsd_cell {
 	int32_t gpu;            /* -1 none */
 	int32_t ceiling;        /* -1 the kernel's */
 	int32_t op;             /* enum atsd_op */
+	int32_t threads;
 };
 int atsd_plan_cells(const struct atsd_plan *p);
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
@@ -335,7 +364,7 @@ int atsd_tracefs_mounted(const char *mounts);
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 9
+#define ATSD_ABI_VERSION 10
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

@@ -141,6 +141,8 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		    struct counting *k, struct summary *t)
 {
 	struct atsd_region r;
+	struct atsd_threads *th = NULL;
+	static struct atsd_thread_times times[ATSD_MAX_CPUS];
 	uint64_t *order, *lat = NULL;
 	int err, dirty = 0, n, i;
 
@@ -161,6 +163,10 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			goto out;
 		}
 	}
+	if (c->threads > 1 && (err = atsd_threads_start(&th, p->thread_cpus, c->threads))) {
+		fprintf(stderr, "atsd: starting %d threads: %s\n", c->threads, strerror(-err));
+		goto out;
+	}
 	for (i = 0; i < n && !interrupted; i++) {
 		uint64_t ns, done, calls = p->size / order[i];
 		int rep = i / p->nstrides, warm = warmup_round || rep < p->warmup;
@@ -177,7 +183,14 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			counting_read(k, NULL, NULL);
 		ipi0 = tlb_ipis();
 		atsd_self_state(p->cpu, 0, &s0);  /* what disturbed the pass: read just outside it */
-		err = atsd_op_pass(&r, c->op, order[i], &ns, lat, &done);
+		if (th) {
+			int j;
+			err = atsd_threads_pass(th, &r, c->op, order[i], lat, times, &ns);
+			for (done = 0, j = 0; j < c->threads; j++)
+				done += times[j].done;
+		} else {
+			err = atsd_op_pass(&r, c->op, order[i], &ns, lat, &done);
+		}
 		atsd_self_state(p->cpu, 1, &s1);
 		atsd_self_delta(&s0, &s1, &d);
 		ipi1 = tlb_ipis();
@@ -197,6 +210,10 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
 		if (atsd_plan_cells(p) > 1 && p->nops > 1)
 			fprintf(out, "\top=%s", atsd_op_name(c->op));
+		if (atsd_plan_cells(p) > 1 && p->nthreads > 1)
+			fprintf(out, "\tthreads=%d", c->threads);
+		if (th)
+			write_thread_times(out, times, c->threads);
 		if (ipi0 >= 0 && ipi1 >= 0)
 			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
 		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d.preempted, d.cpu_ns);
@@ -214,7 +231,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		fflush(out);
 		if (!warm && st->n < t->cap && ns) {
 			st->gbps[st->n] = (double)p->size / (double)ns;
-			st->us[st->n++] = (double)ns / 1e3 / (double)calls;
+			st->us[st->n++] = (double)ns / 1e3 / (double)(calls / (uint64_t)c->threads);  /* a thread's calls */
 		}
 		if (!traced && ipi0 >= 0 && ipi1 >= 0) {
 			st->ipis += ipi1 - ipi0;
@@ -222,6 +239,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		}
 	}
 out:
+	atsd_threads_stop(&th);
 	free(lat);
 	free(order);
 	atsd_region_unmap(&r);

@@ -9,8 +9,13 @@
 #include "atsd.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -81,37 +86,55 @@ static inline uint64_t now_ns(void)
 #define CALL_MADVISE(a, len) madvise((a), (len), MADV_DONTNEED)
 #define CALL_MUNMAP(a, len) munmap((a), (len))
 
-int atsd_op_pass(struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *ns, uint64_t *lat,
-		 uint64_t *done)
+/* One op over [base, base + size) in strides: the timed loop, then (munmap) the hole reserved.
+ * *t0, *t1: the loop's clock reads; *done: the calls that succeeded. */
+static int timed_part(uint8_t *base, uint64_t size, int32_t op, uint64_t stride, uint64_t *lat, uint64_t *t0_out,
+		      uint64_t *t1_out, uint64_t *done, int *lost)
 {
-	uint8_t *base = r->addr;
-	uint64_t size = r->size, off = 0, t0 = 0, t1 = 0, n = 0;
+	uint64_t off = 0, t0 = 0, t1 = 0, n = 0;
 	int err = 0;
 
-	if (!base || stride == 0 || stride % r->page_size || size % stride || op < 0 || op >= ATSD_NOPS)
-		return -EINVAL;
 	if (op == ATSD_OP_MPROTECT)
 		TIMED_LOOP(CALL_MPROTECT);
 	else if (op == ATSD_OP_MADVISE)
 		TIMED_LOOP(CALL_MADVISE);
 	else
 		TIMED_LOOP(CALL_MUNMAP);
-	*ns = t1 - t0;
-	if (done)
-		*done = n;
-	if (op == ATSD_OP_MUNMAP && off) {
+	*t0_out = t0;
+	*t1_out = t1;
+	*done = n;
+	*lost = 0;
+	if (op == ATSD_OP_MUNMAP && n) {
 		/* Untimed: hold the hole at once, so no other mapping (the Python front end's allocator)
 		 * lands in it before atsd_op_restore maps the region again over its own reservation. */
-		void *p = mmap(base, off, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
+		uint64_t len = n * stride;
+		void *p = mmap(base, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE,
 			       -1, 0);
 		if (p != (void *)base) {
 			int e = p == MAP_FAILED ? -errno : -EEXIST;
 			if (p != MAP_FAILED)
-				munmap(p, off);  /* a kernel before 4.17 took NOREPLACE as a hint */
-			r->addr = NULL;  /* the region is gone: its restore and passes refuse (-EINVAL) */
-			return err ? err : e;
+				munmap(p, len);  /* a kernel before 4.17 took NOREPLACE as a hint */
+			*lost = 1;
+			return err ? err : e ? e : -EEXIST;
 		}
 	}
+	return err;
+}
+
+int atsd_op_pass(struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *ns, uint64_t *lat,
+		 uint64_t *done)
+{
+	uint64_t t0, t1, n;
+	int err, lost;
+
+	if (!r->addr || stride == 0 || stride % r->page_size || r->size % stride || op < 0 || op >= ATSD_NOPS)
+		return -EINVAL;
+	err = timed_part(r->addr, r->size, op, stride, lat, &t0, &t1, &n, &lost);
+	*ns = t1 - t0;
+	if (done)
+		*done = n;
+	if (lost)
+		r->addr = NULL;  /* part of the region is gone unreserved: its restore and passes refuse */
 	return err;
 }
 
@@ -131,4 +154,227 @@ int atsd_op_restore(struct atsd_region *r, int32_t op, int32_t retouch)
 	/* madvise left the mapping as it was: PROT_READ|PROT_WRITE already (mprotect to the same
 	 * protection changes nothing), and the touch faults the zapped pages back in. */
 	return atsd_region_restore(r, retouch);
+}
+
+/* ---- concurrent invalidators (--threads): one mm, each thread its own part of the region ---- */
+
+#define ATSD_CACHELINE 128
+
+struct worker {
+	struct atsd_threads *owner;
+	pthread_t thread;
+	int32_t cpu;
+	int32_t index;
+	int32_t err;            /* of its start (pinning) */
+	struct atsd_thread_times times;
+} __attribute__((aligned(ATSD_CACHELINE)));
+
+struct atsd_threads {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_barrier_t start;   /* every thread's pass starts here: none before all have come */
+	int n;                  /* threads, the caller (index 0) included */
+	int started;            /* helpers created (their count, for the stop) */
+	int ready;              /* helpers pinned and waiting: the start's barrier */
+	uint64_t job;           /* pass number: a helper runs pass `job` when it is ahead of what it ran */
+	int finished;           /* helpers done with pass `job` */
+	int stop;
+	/* the pass under way */
+	struct atsd_region *region;
+	int32_t op;
+	uint64_t stride;
+	uint64_t *lat;
+	struct worker *w;
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t thread_nivcsw(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : (int64_t)ru.ru_nivcsw;
+}
+
+/* Thread `i`'s share of the pass: its part, the barrier, its loop, its CPU time and switches read
+ * just outside the loop. */
+static void run_part(struct atsd_threads *t, int i)
+{
+	struct atsd_thread_times *x = &t->w[i].times;
+	uint64_t part = t->region->size / (uint64_t)t->n, c0, c1;
+	uint64_t *lat = t->lat ? t->lat + (uint64_t)i * (part / t->stride) : NULL;
+	int64_t s0, s1;
+	int lost;
+
+	memset(x, 0, sizeof(*x));
+	x->arrived = now_ns();
+	pthread_barrier_wait(&t->start);
+	s0 = thread_nivcsw();
+	c0 = thread_cpu_ns();
+	x->err = timed_part(t->region->addr + (uint64_t)i * part, part, t->op, t->stride, lat, &x->t0, &x->t1,
+			    &x->done, &lost);
+	c1 = thread_cpu_ns();
+	s1 = thread_nivcsw();
+	x->lost = lost;
+	x->cpu_ns = c1 - c0;
+	x->preempted = s0 >= 0 && s1 >= 0 ? s1 - s0 : 0;
+}
+
+static int pin(int32_t cpu)
+{
+	return atsd_pin_self(cpu);
+}
+
+static void *helper(void *arg)
+{
+	struct worker *w = arg;
+	struct atsd_threads *t = w->owner;
+	uint64_t ran = 0;
+
+	w->err = pin(w->cpu);
+	pthread_mutex_lock(&t->lock);
+	t->ready++;
+	pthread_cond_broadcast(&t->cond);
+	for (;;) {
+		while (!t->stop && t->job == ran)
+			pthread_cond_wait(&t->cond, &t->lock);
+		if (t->stop)
+			break;
+		ran = t->job;
+		pthread_mutex_unlock(&t->lock);
+		run_part(t, w->index);
+		pthread_mutex_lock(&t->lock);
+		t->finished++;
+		pthread_cond_broadcast(&t->cond);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n)
+{
+	uint64_t worst = 0;
+	int32_t i;
+
+	for (i = 0; i < n; i++)
+		if (times[i].t1 - times[i].t0 > worst)
+			worst = times[i].t1 - times[i].t0;
+	return worst;
+}
+
+int atsd_threads_stop(struct atsd_threads **slot)
+{
+	struct atsd_threads *t;
+	sigset_t set, old;
+	int i;
+
+	if (!slot || !*slot)
+		return 0;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	t = *slot;
+	*slot = NULL;  /* before anything is freed: a second stop finds nothing to free */
+	pthread_mutex_lock(&t->lock);
+	t->stop = 1;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	for (i = 1; i <= t->started; i++)
+		pthread_join(t->w[i].thread, NULL);
+	pthread_barrier_destroy(&t->start);
+	pthread_mutex_destroy(&t->lock);
+	pthread_cond_destroy(&t->cond);
+	free(t->w);
+	free(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return 0;
+}
+
+int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n)
+{
+	struct atsd_threads *t;
+	sigset_t all, old;
+	int i, err = 0;
+
+	*out = NULL;
+	if (n < 1 || n > ATSD_MAX_CPUS)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (posix_memalign((void **)&t->w, ATSD_CACHELINE, sizeof(*t->w) * (size_t)n)) {
+		free(t);
+		return -ENOMEM;
+	}
+	memset(t->w, 0, sizeof(*t->w) * (size_t)n);
+	t->n = n;
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cond, NULL);
+	pthread_barrier_init(&t->start, NULL, (unsigned)n);
+	/* Helpers inherit a mask with every signal blocked: a signal goes to the caller, which looks
+	 * for it between passes, so every thread stops between passes, never inside one. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 1; i < n; i++) {
+		t->w[i].owner = t;
+		t->w[i].cpu = cpus[i];
+		t->w[i].index = i;
+		err = -pthread_create(&t->w[i].thread, NULL, helper, &t->w[i]);
+		if (err)
+			break;
+		t->started = i;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_lock(&t->lock);
+	while (t->ready < t->started)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	for (i = 1; !err && i < n; i++)
+		err = t->w[i].err;
+	if (err) {
+		atsd_threads_stop(&t);
+		return err;
+	}
+	*out = t;
+	return 0;
+}
+
+int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
+		      struct atsd_thread_times *times, uint64_t *ns)
+{
+	int i, err = 0;
+
+	if (!t || !r->addr || stride == 0 || stride % r->page_size || op < 0 || op >= ATSD_NOPS ||
+	    r->size % ((uint64_t)t->n * stride))
+		return -EINVAL;
+	pthread_mutex_lock(&t->lock);
+	t->region = r;
+	t->op = op;
+	t->stride = stride;
+	t->lat = lat;
+	t->finished = 0;
+	t->job++;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	run_part(t, 0);
+	pthread_mutex_lock(&t->lock);
+	while (t->finished < t->n - 1)
+		pthread_cond_wait(&t->cond, &t->lock);
+	pthread_mutex_unlock(&t->lock);
+	for (i = 0; i < t->n; i++) {
+		times[i] = t->w[i].times;
+		if (t->w[i].times.lost)
+			r->addr = NULL;  /* a part is gone unreserved: the region's restore and passes refuse */
+		if (!err && t->w[i].times.err)
+			err = t->w[i].times.err;
+	}
+	*ns = atsd_threads_slowest(times, t->n);
+	return err;
 }

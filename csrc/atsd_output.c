@@ -98,6 +98,12 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 	fputs("\top=", out);
 	for (i = 0; i < p->nops; i++)
 		fprintf(out, "%s%s", i ? "," : "", atsd_op_name(p->ops[i]));
+	fputs("\tthreads=", out);
+	for (i = 0; i < p->nthreads; i++)
+		fprintf(out, "%s%d", i ? "," : "", p->threads[i]);
+	fputs("\tthread_cpus=", out);
+	for (i = 0; i < p->nthread_cpus; i++)
+		fprintf(out, "%s%d", i ? "," : "", p->thread_cpus[i]);
 	fputs("\tbystanders=", out);
 	for (i = 0; i < p->nbystanders; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystanders[i]);
@@ -239,4 +245,19 @@ void write_latency(FILE *out, uint64_t *lat, uint64_t calls)
 	qsort(lat, calls, sizeof(*lat), cmp_lat);
 	fprintf(out, "\tlat_p50_ns=%" PRIu64 "\tlat_p90_ns=%" PRIu64 "\tlat_p99_ns=%" PRIu64 "\tlat_max_ns=%" PRIu64,
 		pct(lat, calls, .50), pct(lat, calls, .90), pct(lat, calls, .99), lat[calls - 1]);
+}
+
+void write_thread_times(FILE *out, const struct atsd_thread_times *times, int n)
+{
+	int i;
+
+	fputs("\tthread_ns=", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", times[i].t1 - times[i].t0);
+	fputs("\tthread_cpu_ns=", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", times[i].cpu_ns);
+	fputs("\tthread_preempted=", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%" PRId64, i ? "," : "", times[i].preempted);
 }

@@ -219,6 +219,8 @@ void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const 
 			fprintf(f, "\ncell %d:", cell);
 			if (p->nops > 1)
 				fprintf(f, " op=%s", atsd_op_name(c.op));
+			if (p->nthreads > 1)
+				fprintf(f, " threads=%d", c.threads);
 			if (p->nbystanders > 1)
 				fprintf(f, " bystanders=%d", c.bystanders);
 			if (p->npages > 1)

@@ -358,3 +358,21 @@ def test_op_axis_same_cells_same_order_as_atsdbench(atsd, tmp_path):
     want = [(r, c, st, plan.cells[c]["op"]) for r in range(3) for c in plans.cell_order(plan, r)
             for _, _, st in plans.round_order(plan, r, cell=c)]
     assert got == want
+
+
+def test_threads_run_and_import_by_run_s_rule(atsd, tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second thread")
+    out = tmp_path / "t.txt"
+    p = subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--threads",
+                        "1,2", "--op", "munmap", "--seed", "4", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "cell 1: threads=2" in p.stdout
+    assert cli("import", out, "-o", tmp_path / "t.json").returncode == 0
+    res = atsdbench.load(str(tmp_path / "t.json"))
+    s = res.samples
+    plan = plans.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1, seed=4, threads="1,2", op="munmap")
+    assert res.config["axes"] == plan.axes and res.config["thread_cpus"] == plan.thread_cpus
+    two = s[s["threads"] == 2]
+    assert len(two) == 3 * 2 * 2 and (two["ns"] == two["thread_ns_max"]).all()
+    assert (two["disturbed"] == (two["threads_disturbed"] > 0)).all()

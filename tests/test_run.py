@@ -268,3 +268,28 @@ def test_ops_as_an_axis_are_paired_cells_of_one_run(tmp_path, cli):
 
 
 OPS3 = ("mprotect", "madvise", "munmap")
+
+
+def test_threads_as_an_axis_give_aggregate_rates_and_each_thread_s_share(tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second thread")
+    p = cli("run", "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--threads", "1,2",
+            "--op", "madvise", "--seed", "3", "-o", tmp_path / "t.json")
+    assert p.returncode == 0, p.stderr
+    assert "cell 1: threads=2" in p.stdout and "threads 1,2 on CPU" in p.stdout
+    r = atsdbench.load(str(tmp_path / "t.json"))
+    s = r.samples
+    assert r.config["axes"] == {"threads": [1, 2]} and len(r.config["thread_cpus"]) == 2
+    two, one = s[s["threads"] == 2], s[s["threads"] == 1]
+    assert len(two) == len(one) == 3 * 3 * 2
+    assert (two["ns"] == two["thread_ns_max"]).all() and (two["thread_ns_min"] <= two["thread_ns_max"]).all()
+    assert (two["gbps"] == (16 << 20) / two["ns"]).all()
+    assert (two["us_per_call"] == two["ns"] / 1e3 / (two["calls"] // 2)).all()
+    assert (two["disturbed"] == (two["threads_disturbed"] > 0)).all() and one["thread_ns_max"].isna().all()
+
+
+def test_threads_above_the_cpus_allowed_are_refused_before_measuring(tmp_path, cli):
+    n = len(os.sched_getaffinity(0))
+    p = cli("run", "--size", "16M", "--threads", str(n + 1), "-o", tmp_path / "x.json")
+    assert p.returncode == 2 and p.stderr.startswith(f"atsdbench: --threads {n + 1} needs {n + 1} CPUs")
+    assert len(p.stderr.splitlines()) == 1 and not (tmp_path / "x.json").exists()

@@ -90,12 +90,12 @@ def round_order(p, round_index):
 
 
 def cells(p):
-    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling, op) tuples."""
+    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling, op, threads) tuples."""
     c = ffi.new("struct atsd_cell *")
     out = []
     for i in range(lib.atsd_plan_cells(p)):
         _check(lib.atsd_plan_cell(p, i, c), "enumerating cells")
-        out.append((c.bystanders, c.pages, c.gpu, c.ceiling, c.op))
+        out.append((c.bystanders, c.pages, c.gpu, c.ceiling, c.op, c.threads))
     return out
 
 
@@ -236,6 +236,55 @@ class Bystanders:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class Threads:
+    """--threads: the calling thread (index 0, pinned already) and helpers pinned to cpus[1:], one mm;
+    a context manager.  pass_() runs one pass of all of them, each its own part of the region."""
+
+    def __init__(self, cpus):
+        self.cpus = list(cpus)
+        self._t = ffi.new("struct atsd_threads **")
+        self._times = ffi.new("struct atsd_thread_times[]", len(self.cpus))
+        arr = ffi.new("int32_t[]", self.cpus)
+        _check(lib.atsd_threads_start(self._t, arr, len(self.cpus)), f"starting threads on CPUs {self.cpus}")
+
+    def pass_(self, region, stride, latency=False, op="mprotect"):
+        """(the slowest thread's ns, [(loop ns, CPU ns, involuntary switches)] per thread, latency
+        ns of every call in thread order or None)."""
+        ns = ffi.new("uint64_t *")
+        lat, buf = None, ffi.NULL
+        if latency:
+            import numpy as np
+
+            lat = np.zeros(region.size // stride, dtype=np.uint64)
+            buf = ffi.cast("uint64_t *", ffi.from_buffer(lat))
+        code = lib.atsd_op_parse(op.encode())
+        rc = lib.atsd_threads_pass(self._t[0], region._r, code, stride, buf, self._times, ns)
+        times = [(t.t1 - t.t0, t.cpu_ns, t.preempted) for t in self._times]
+        if rc < 0:
+            done = sum(t.done for t in self._times)
+            raise OSError(-rc, f"{op_call(code) or op} failed in one of {len(self.cpus)} threads ({done} calls of "
+                               f"stride {stride} done): {os.strerror(-rc)}")
+        return ns[0], times, lat
+
+    def stop(self):
+        with held():
+            lib.atsd_threads_stop(self._t)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def slowest(durations):
+    """The pass's ns from each thread's (t0, t1), by the C rule (atsd_threads_slowest)."""
+    times = ffi.new("struct atsd_thread_times[]", max(1, len(durations)))
+    for t, (t0, t1) in zip(times, durations):
+        t.t0, t.t1 = t0, t1
+    return lib.atsd_threads_slowest(times, len(durations))
 
 
 class TracepointCounter:

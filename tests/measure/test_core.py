@@ -118,6 +118,39 @@ def test_a_munmap_pass_whose_hole_was_taken_fails_and_leaves_no_region():
         region.close()
 
 
+def test_the_pass_takes_the_slowest_thread_s_time():
+    # injected clock reads: thread 1 started late and ran longest; the pass is its 25 ns, not the span 0..30
+    assert core.slowest([(0, 10), (5, 30), (2, 4)]) == 25
+    assert core.slowest([(7, 7)]) == 0 and core.slowest([]) == 0
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_threads_start_on_a_barrier_and_each_does_its_own_part(op):
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second thread")
+    core.pin_self(cpus[0])
+    try:
+        with core.Region(4 << 20, 2 << 20) as region, core.Threads(cpus[:2]) as threads:
+            for retouch in (True, False):
+                ns, times, lat = threads.pass_(region, 64 << 10, latency=True, op=op)
+                raw = threads._times
+                # no thread's loop began before the last one came to the barrier
+                assert min(t.t0 for t in raw) >= max(t.arrived for t in raw)
+                assert ns == max(d for d, _, _ in times) and [t.done for t in raw] == [32, 32]
+                assert len(lat) == 64 and (lat > 0).all()
+                assert _resident(region) == ({"mprotect": 1024, "madvise": 0, "munmap": 0}[op] * 4096
+                                             // core.page_size(), True)
+                region.restore(retouch=retouch, op=op)
+            with pytest.raises(OSError):  # 4M is not 2 threads x whole 4M strides
+                threads.pass_(region, 4 << 20, op=op)
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
 def test_region_is_aligned_and_unmapped():
     region = core.Region(4 << 20, 4 << 20)
     addr = int(core.ffi.cast("uintptr_t", region._r.addr))
