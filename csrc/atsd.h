@@ -88,7 +88,11 @@ int atsd_op_parse(const char *name);
  * barrier before its loop, so none starts before all have come.  Each thread's times are its own:
  * t0/t1 its loop's clock reads, cpu_ns and preempted (involuntary switches) read just outside its
  * loop, arrived its coming to the barrier.  The pass's ns is the slowest thread's t1 - t0
- * (atsd_threads_slowest).  stop() clears the owner's slot first, like the other releases. */
+ * (atsd_threads_slowest).  stop() clears the owner's slot first, like the other releases.
+ * processes (--tasks processes): the helpers are forked processes, one mm each, every one mapping a
+ * region of its own of size / n (align, pages as atsd_region_map takes them) at its start, so start
+ * them before the caller maps its region (a fork would share that region copy-on-write); the
+ * caller's part is then the first size / n of its region.  Helpers die with the caller. */
 struct atsd_thread_times {
 	uint64_t t0;
 	uint64_t t1;
@@ -100,10 +104,14 @@ struct atsd_thread_times {
 	int32_t lost;           /* munmap: its part's hole could not be reserved */
 };
 struct atsd_threads;
-int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n);
+int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n, int32_t processes, uint64_t size,
+		       uint64_t align, int32_t pages);
 int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
 		      struct atsd_thread_times *times, uint64_t *ns);
 uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n);
+/* Untimed, between passes, after the caller restored its own region: processes restore theirs (in
+ * parallel, every one before it returns); threads share the caller's region, so nothing to do. */
+int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch);
 int atsd_threads_stop(struct atsd_threads **t);
 
 /* Pin the calling thread to one CPU. */
@@ -243,6 +251,12 @@ struct atsd_plan {
 	int32_t threads[16];    /* axis of thread counts (--threads: concurrent invalidators of this mm) */
 	int32_t nthread_cpus;
 	int32_t thread_cpus[1024];  /* resolved by the check: cpu first, then further allowed CPUs */
+	int32_t tasks;          /* enum atsd_tasks: what the --threads are */
+};
+
+enum atsd_tasks {
+	ATSD_TASKS_THREADS = 0,    /* threads of this mm */
+	ATSD_TASKS_PROCESSES = 1   /* processes, one mm each (will-it-scale's _processes) */
 };
 
 /* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */

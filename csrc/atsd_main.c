@@ -151,8 +151,18 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 	if (!order)
 		return -ENOMEM;
 	atsd_round_order(p, round * atsd_plan_cells(p) + cell, order, (uint64_t)n);
+	memset(&r, 0, sizeof(r));
+	/* before the region: a forked task (--tasks processes) would share it copy-on-write */
+	if (c->threads > 1 && (err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, p->size, p->align,
+						       c->pages))) {
+		fprintf(stderr, "atsd: starting %d %s: %s\n", c->threads, p->tasks ? "processes" : "threads",
+			strerror(-err));
+		free(order);
+		return err;
+	}
 	err = atsd_region_map(&r, p->size, p->align, c->pages);
 	if (err) {
+		atsd_threads_stop(&th);
 		free(order);
 		return err;
 	}
@@ -163,10 +173,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			goto out;
 		}
 	}
-	if (c->threads > 1 && (err = atsd_threads_start(&th, p->thread_cpus, c->threads))) {
-		fprintf(stderr, "atsd: starting %d threads: %s\n", c->threads, strerror(-err));
-		goto out;
-	}
+
 	for (i = 0; i < n && !interrupted; i++) {
 		uint64_t ns, done, calls = p->size / order[i];
 		int rep = i / p->nstrides, warm = warmup_round || rep < p->warmup;
@@ -175,7 +182,8 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		int64_t ipi0, ipi1;
 		struct atsd_self_state s0, s1, d;
 
-		if (dirty && (err = atsd_op_restore(&r, c->op, p->retouch)))
+		if (dirty && ((err = atsd_op_restore(&r, c->op, p->retouch)) ||
+			      (th && (err = atsd_threads_restore(th, c->op, p->retouch)))))
 			goto out;
 		if (traced && counting_open(k))
 			traced = 0;  /* a pass without counts, not a failed run */

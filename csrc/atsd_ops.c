@@ -15,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -156,34 +159,51 @@ int atsd_op_restore(struct atsd_region *r, int32_t op, int32_t retouch)
 	return atsd_region_restore(r, retouch);
 }
 
-/* ---- concurrent invalidators (--threads): one mm, each thread its own part of the region ---- */
+/* ---- concurrent invalidators (--threads): each task its own part of the region ----
+ *
+ * Tasks are threads of this mm, or (--tasks processes) forked processes with a region of their own,
+ * one mm each.  Either way the control block lives in a MAP_SHARED mapping with process-shared
+ * locks, so both kinds run the same loop. */
 
 #define ATSD_CACHELINE 128
 
+enum job { JOB_PASS = 1, JOB_RESTORE = 2 };
+
 struct worker {
-	struct atsd_threads *owner;
-	pthread_t thread;
-	int32_t cpu;
+	struct atsd_threads *owner;  /* the shared block: at the same address in every task */
 	int32_t index;
-	int32_t err;            /* of its start (pinning) */
+	pthread_t thread;
+	pid_t pid;
+	int32_t cpu;
+	int32_t err;            /* of its start (pinning, its region) */
 	struct atsd_thread_times times;
 } __attribute__((aligned(ATSD_CACHELINE)));
 
 struct atsd_threads {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	pthread_barrier_t start;   /* every thread's pass starts here: none before all have come */
-	int n;                  /* threads, the caller (index 0) included */
+	pthread_barrier_t start;   /* every task's pass starts here: none before all have come */
+	int n;                  /* tasks, the caller (index 0) included */
+	int processes;
 	int started;            /* helpers created (their count, for the stop) */
 	int ready;              /* helpers pinned and waiting: the start's barrier */
-	uint64_t job;           /* pass number: a helper runs pass `job` when it is ahead of what it ran */
-	int finished;           /* helpers done with pass `job` */
+	uint64_t job;           /* job number: a helper runs job `job` when it is ahead of what it ran */
+	int kind;               /* enum job */
+	int finished;           /* helpers done with job `job` */
 	int stop;
-	/* the pass under way */
-	struct atsd_region *region;
+	/* the job under way */
+	uint8_t *base;          /* threads: the caller's region, each takes its part */
+	uint64_t size;          /* the whole region's */
+	uint64_t part;          /* size / n */
 	int32_t op;
+	int32_t retouch;
 	uint64_t stride;
-	uint64_t *lat;
+	int32_t pages;
+	int32_t restore_err;
+	uint64_t align;
+	uint64_t *lat;          /* the caller's buffer (threads), or shlat (processes) */
+	uint64_t *shlat;        /* processes: part / page size entries a task, shared */
+	size_t bytes;           /* of this mapping */
 	struct worker *w;
 };
 
@@ -202,23 +222,23 @@ static int64_t thread_nivcsw(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? -1 : (int64_t)ru.ru_nivcsw;
 }
 
-/* Thread `i`'s share of the pass: its part, the barrier, its loop, its CPU time and switches read
- * just outside the loop. */
-static void run_part(struct atsd_threads *t, int i)
+/* Task `i`'s share of a pass over [base, base + part): the barrier, its loop, its CPU time and
+ * switches read just outside the loop. */
+static void run_part(struct atsd_threads *t, int i, uint8_t *base)
 {
 	struct atsd_thread_times *x = &t->w[i].times;
-	uint64_t part = t->region->size / (uint64_t)t->n, c0, c1;
-	uint64_t *lat = t->lat ? t->lat + (uint64_t)i * (part / t->stride) : NULL;
+	uint64_t c0, c1, *lat = NULL;
 	int64_t s0, s1;
 	int lost;
 
+	if (t->lat)
+		lat = t->lat + (uint64_t)i * (t->part / t->stride);
 	memset(x, 0, sizeof(*x));
 	x->arrived = now_ns();
 	pthread_barrier_wait(&t->start);
 	s0 = thread_nivcsw();
 	c0 = thread_cpu_ns();
-	x->err = timed_part(t->region->addr + (uint64_t)i * part, part, t->op, t->stride, lat, &x->t0, &x->t1,
-			    &x->done, &lost);
+	x->err = timed_part(base, t->part, t->op, t->stride, lat, &x->t0, &x->t1, &x->done, &lost);
 	c1 = thread_cpu_ns();
 	s1 = thread_nivcsw();
 	x->lost = lost;
@@ -226,34 +246,52 @@ static void run_part(struct atsd_threads *t, int i)
 	x->preempted = s0 >= 0 && s1 >= 0 ? s1 - s0 : 0;
 }
 
-static int pin(int32_t cpu)
+/* A helper's life: pinned (a process: its own region mapped), then one job after another. */
+static void helper_loop(struct atsd_threads *t, int i)
 {
-	return atsd_pin_self(cpu);
-}
-
-static void *helper(void *arg)
-{
-	struct worker *w = arg;
-	struct atsd_threads *t = w->owner;
+	struct atsd_region own;
 	uint64_t ran = 0;
 
-	w->err = pin(w->cpu);
+	memset(&own, 0, sizeof(own));
+	t->w[i].err = atsd_pin_self(t->w[i].cpu);
+	if (!t->w[i].err && t->processes)
+		t->w[i].err = atsd_region_map(&own, t->part, t->align, t->pages);
 	pthread_mutex_lock(&t->lock);
 	t->ready++;
 	pthread_cond_broadcast(&t->cond);
 	for (;;) {
+		int kind;
 		while (!t->stop && t->job == ran)
 			pthread_cond_wait(&t->cond, &t->lock);
 		if (t->stop)
 			break;
 		ran = t->job;
+		kind = t->kind;
 		pthread_mutex_unlock(&t->lock);
-		run_part(t, w->index);
+		if (kind == JOB_PASS) {
+			run_part(t, i, t->processes ? own.addr : t->base + (uint64_t)i * t->part);
+			if (t->w[i].times.lost)
+				own.addr = NULL;
+		} else {
+			int err = own.addr ? atsd_op_restore(&own, t->op, t->retouch) : -EINVAL;
+			pthread_mutex_lock(&t->lock);
+			if (err && !t->restore_err)
+				t->restore_err = err;
+			pthread_mutex_unlock(&t->lock);
+		}
 		pthread_mutex_lock(&t->lock);
 		t->finished++;
 		pthread_cond_broadcast(&t->cond);
 	}
 	pthread_mutex_unlock(&t->lock);
+	atsd_region_unmap(&own);
+}
+
+static void *helper_thread(void *arg)
+{
+	struct worker *w = arg;
+
+	helper_loop(w->owner, w->index);
 	return NULL;
 }
 
@@ -268,65 +306,114 @@ uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n)
 	return worst;
 }
 
+static void block_stop_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
 int atsd_threads_stop(struct atsd_threads **slot)
 {
 	struct atsd_threads *t;
-	sigset_t set, old;
+	sigset_t old;
 	int i;
 
 	if (!slot || !*slot)
 		return 0;
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, &old);
+	block_stop_signals(&old);
 	t = *slot;
 	*slot = NULL;  /* before anything is freed: a second stop finds nothing to free */
 	pthread_mutex_lock(&t->lock);
 	t->stop = 1;
 	pthread_cond_broadcast(&t->cond);
 	pthread_mutex_unlock(&t->lock);
-	for (i = 1; i <= t->started; i++)
-		pthread_join(t->w[i].thread, NULL);
+	for (i = 1; i <= t->started; i++) {
+		if (t->processes) {
+			while (waitpid(t->w[i].pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		} else {
+			pthread_join(t->w[i].thread, NULL);
+		}
+	}
 	pthread_barrier_destroy(&t->start);
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->cond);
-	free(t->w);
-	free(t);
+	munmap(t, t->bytes);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }
 
-int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n)
+int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n, int32_t processes, uint64_t size,
+		       uint64_t align, int32_t pages)
 {
 	struct atsd_threads *t;
+	pthread_mutexattr_t ma;
+	pthread_condattr_t ca;
+	pthread_barrierattr_t ba;
 	sigset_t all, old;
+	size_t head = (sizeof(*t) + ATSD_CACHELINE - 1) / ATSD_CACHELINE * ATSD_CACHELINE, bytes;
+	int64_t ps = atsd_page_size();
+	uint64_t lat_entries;
+	void *m;
 	int i, err = 0;
 
 	*out = NULL;
-	if (n < 1 || n > ATSD_MAX_CPUS)
+	if (n < 1 || n > ATSD_MAX_CPUS || ps < 0 || (processes && (size == 0 || size % (uint64_t)n)))
 		return -EINVAL;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	if (posix_memalign((void **)&t->w, ATSD_CACHELINE, sizeof(*t->w) * (size_t)n)) {
-		free(t);
-		return -ENOMEM;
-	}
-	memset(t->w, 0, sizeof(*t->w) * (size_t)n);
+	lat_entries = processes ? size / (uint64_t)ps : 0;
+	bytes = head + sizeof(struct worker) * (size_t)n + sizeof(uint64_t) * (size_t)lat_entries;
+	m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	t = m;
+	t->bytes = bytes;
+	t->w = (struct worker *)(void *)((uint8_t *)m + head);
+	t->shlat = lat_entries ? (uint64_t *)(void *)(t->w + n) : NULL;
 	t->n = n;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cond, NULL);
-	pthread_barrier_init(&t->start, NULL, (unsigned)n);
-	/* Helpers inherit a mask with every signal blocked: a signal goes to the caller, which looks
-	 * for it between passes, so every thread stops between passes, never inside one. */
+	t->processes = !!processes;
+	t->part = processes ? size / (uint64_t)n : 0;
+	t->align = align;
+	t->pages = pages;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&t->lock, &ma);
+	pthread_mutexattr_destroy(&ma);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+	pthread_cond_init(&t->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_barrierattr_init(&ba);
+	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+	pthread_barrier_init(&t->start, &ba, (unsigned)n);
+	pthread_barrierattr_destroy(&ba);
+	/* Helpers run with every signal blocked: a signal goes to the caller, which looks for it
+	 * between passes, so every task stops between passes, never inside one. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 1; i < n; i++) {
-		t->w[i].owner = t;
-		t->w[i].cpu = cpus[i];
-		t->w[i].index = i;
-		err = -pthread_create(&t->w[i].thread, NULL, helper, &t->w[i]);
+		struct worker *w = &t->w[i];
+		w->owner = t;
+		w->index = i;
+		w->cpu = cpus[i];
+		if (processes) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				/* C only from here: the caller's process may be Python's.  It dies with its parent. */
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				if (getppid() == 1)
+					_exit(1);
+				helper_loop(t, i);
+				_exit(0);
+			}
+			err = pid < 0 ? -errno : 0;
+			w->pid = pid;
+		} else {
+			err = -pthread_create(&w->thread, NULL, helper_thread, w);
+		}
 		if (err)
 			break;
 		t->started = i;
@@ -346,35 +433,66 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 	return 0;
 }
 
-int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
-		      struct atsd_thread_times *times, uint64_t *ns)
+/* Post a job to the helpers and wait for all of them; the caller's part runs in between. */
+static void post(struct atsd_threads *t, int kind)
 {
-	int i, err = 0;
-
-	if (!t || !r->addr || stride == 0 || stride % r->page_size || op < 0 || op >= ATSD_NOPS ||
-	    r->size % ((uint64_t)t->n * stride))
-		return -EINVAL;
 	pthread_mutex_lock(&t->lock);
-	t->region = r;
-	t->op = op;
-	t->stride = stride;
-	t->lat = lat;
+	t->kind = kind;
 	t->finished = 0;
+	t->restore_err = 0;
 	t->job++;
 	pthread_cond_broadcast(&t->cond);
 	pthread_mutex_unlock(&t->lock);
-	run_part(t, 0);
+}
+
+static void wait_helpers(struct atsd_threads *t)
+{
 	pthread_mutex_lock(&t->lock);
 	while (t->finished < t->n - 1)
 		pthread_cond_wait(&t->cond, &t->lock);
 	pthread_mutex_unlock(&t->lock);
+}
+
+int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
+		      struct atsd_thread_times *times, uint64_t *ns)
+{
+	uint64_t part = r->size / (t ? (uint64_t)t->n : 1);
+	int i, err = 0;
+
+	if (!t || !r->addr || stride == 0 || stride % r->page_size || op < 0 || op >= ATSD_NOPS ||
+	    r->size % ((uint64_t)t->n * stride) || (t->processes && part != t->part))
+		return -EINVAL;
+	t->base = r->addr;
+	t->size = r->size;
+	t->part = part;
+	t->op = op;
+	t->stride = stride;
+	t->lat = lat ? (t->processes ? t->shlat : lat) : NULL;
+	post(t, JOB_PASS);
+	run_part(t, 0, r->addr);
+	wait_helpers(t);
 	for (i = 0; i < t->n; i++) {
 		times[i] = t->w[i].times;
-		if (t->w[i].times.lost)
-			r->addr = NULL;  /* a part is gone unreserved: the region's restore and passes refuse */
+		if (i == 0 && t->w[i].times.lost)
+			r->addr = NULL;  /* its part is gone unreserved: the region's restore and passes refuse */
 		if (!err && t->w[i].times.err)
 			err = t->w[i].times.err;
 	}
+	if (lat && t->processes)  /* every task's calls, in task order */
+		memcpy(lat, t->shlat, sizeof(*lat) * (size_t)(r->size / stride));
 	*ns = atsd_threads_slowest(times, t->n);
 	return err;
+}
+
+int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch)
+{
+	if (!t || op < 0 || op >= ATSD_NOPS)
+		return -EINVAL;
+	if (!t->processes)
+		return 0;  /* one mm: the caller's restore of its region is every thread's */
+	t->op = op;
+	t->retouch = retouch;
+	post(t, JOB_RESTORE);
+	wait_helpers(t);
+	return t->restore_err;
 }

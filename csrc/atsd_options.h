@@ -35,6 +35,8 @@
 	  "what each call does to its stride: mprotect(PROT_NONE), madvise(MADV_DONTNEED) or munmap") \
 	X("threads", 0, BOTH, "threads", "N", NULL, "1", \
 	  "N threads of this mm invalidate at once, each its own part of the region, pinned to its own CPU") \
+	X("tasks", 0, BOTH, "tasks", "threads|processes", NULL, "threads", \
+	  "what the --threads are: threads of one mm, or processes with a region (an mm) each") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
 	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \

@@ -101,7 +101,7 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 	fputs("\tthreads=", out);
 	for (i = 0; i < p->nthreads; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->threads[i]);
-	fputs("\tthread_cpus=", out);
+	fprintf(out, "\ttasks=%s\tthread_cpus=", p->tasks ? "processes" : "threads");
 	for (i = 0; i < p->nthread_cpus; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->thread_cpus[i]);
 	fputs("\tbystanders=", out);

@@ -238,7 +238,7 @@ static int one_op(struct atsd_plan *p, const char *tok, int i, char *msg, uint64
 static int one_threads(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
 {
 	long long v;
-	int err = parse_count("threads", tok, 1, ATSD_MAX_CPUS, &v, msg, msglen);
+	int err = parse_count("threads", tok, 1, 1 << 20, &v, msg, msglen);  /* the check holds it to the CPUs */
 
 	p->threads[i] = (int32_t)v;
 	return err;
@@ -362,6 +362,13 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 	}
 	if (!strcmp(field, "pages"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->npages, one_pages, p, msg, msglen);
+	if (!strcmp(field, "tasks")) {
+		if (!strcmp(value, "threads") || !strcmp(value, "processes")) {
+			p->tasks = value[0] == 'p' ? ATSD_TASKS_PROCESSES : ATSD_TASKS_THREADS;
+			return 0;
+		}
+		return fail(-EINVAL, msg, msglen, "--tasks must be threads or processes (got '%s')", cut(value, c1, sizeof(c1)));
+	}
 	if (!strcmp(field, "threads"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nthreads, one_threads, p, msg, msglen);
 	if (!strcmp(field, "op"))
@@ -663,6 +670,9 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 					    "thread takes an equal part of the region in whole strides",
 					    fmt_size(p->size, a, sizeof(a)), p->threads[i], fmt_size(p->strides[s], b, sizeof(b)));
 	}
+	if (p->tasks == ATSD_TASKS_PROCESSES && threads < 2)
+		return fail(-EINVAL, msg, msglen, "--tasks processes makes the --threads processes: it needs --threads 2 "
+			    "or more");
 	/* helper threads take the CPUs bystanders would (other cores first), bystanders the ones after */
 	choose_bystanders(p, h, threads - 1 + want);
 	p->thread_cpus[0] = p->cpu;

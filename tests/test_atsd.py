@@ -376,3 +376,16 @@ def test_threads_run_and_import_by_run_s_rule(atsd, tmp_path, cli):
     two = s[s["threads"] == 2]
     assert len(two) == 3 * 2 * 2 and (two["ns"] == two["thread_ns_max"]).all()
     assert (two["disturbed"] == (two["threads_disturbed"] > 0)).all()
+
+
+def test_processes_run_one_mm_each_and_import(atsd, tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second task")
+    out = tmp_path / "p.txt"
+    p = subprocess.run([atsd, "--size", "16M", "--strides", "64K", "--rounds", "1", "--reps", "1", "--threads", "2",
+                        "--tasks", "processes", "--op", "madvise", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert cli("import", out, "-o", tmp_path / "p.json").returncode == 0
+    res = atsdbench.load(str(tmp_path / "p.json"))
+    assert res.config["tasks"] == "processes" and res.config["threads"] == 2
+    assert (res.samples["threads"] == 2).all() and (res.samples["gbps"] > 0).all()

@@ -293,3 +293,14 @@ def test_threads_above_the_cpus_allowed_are_refused_before_measuring(tmp_path, c
     p = cli("run", "--size", "16M", "--threads", str(n + 1), "-o", tmp_path / "x.json")
     assert p.returncode == 2 and p.stderr.startswith(f"atsdbench: --threads {n + 1} needs {n + 1} CPUs")
     assert len(p.stderr.splitlines()) == 1 and not (tmp_path / "x.json").exists()
+
+
+def test_processes_as_tasks_are_recorded_and_leave_no_process_behind(tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second task")
+    p = cli("run", "--size", "16M", "--strides", "64K", "--rounds", "2", "--reps", "1", "--threads", "2", "--tasks",
+            "processes", "--op", "munmap", "-o", tmp_path / "p.json")
+    assert p.returncode == 0, p.stderr
+    assert "2 processes on CPU" in p.stdout.splitlines()[0]
+    r = atsdbench.load(str(tmp_path / "p.json"))
+    assert r.config["tasks"] == "processes" and (r.samples["threads"] == 2).all()

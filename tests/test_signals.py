@@ -479,6 +479,8 @@ WORKLOADS = {
     "op-axis": ["--strides", "64K,1M", "--rounds", "30", "--op", "mprotect,madvise,munmap"],
     "threads-2": ["--strides", "64K,1M", "--rounds", "40", "--threads", "2"],
     "threads-munmap": ["--strides", "64K,1M", "--rounds", "30", "--threads", "1,2", "--op", "munmap"],
+    "threads-processes": ["--strides", "64K,1M", "--rounds", "30", "--threads", "2", "--tasks", "processes",
+                          "--op", "madvise"],
 }
 
 

@@ -164,7 +164,7 @@ def to_result(text, name="<atsd output>"):
     cfg = {"size": size, "strides": config["strides"],
            "rounds": config["rounds"], "reps": config["reps"], "warmup": config["warmup"],
            "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0], "op": ops[0],
-           "threads": threads[0], "thread_cpus": config.get("thread_cpus", []),
+           "threads": threads[0], "tasks": config.get("tasks", "threads"), "thread_cpus": config.get("thread_cpus", []),
            "bystanders": config["bystanders"][0], "cpu": config["cpu"],
            "bystander_cpus": config.get("bystander_cpus", []),
            "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",

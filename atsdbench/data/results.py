@@ -20,6 +20,7 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      aggregate (size / ns), `us_per_call` per call of one thread (ns / (calls / N)); sample
      `thread_ns_min`/`thread_ns_max` (the spread), `threads_disturbed` (threads the disturbance rule
      caught), `preempted` (all threads'), `cpu_share` (the least of any thread over its own loop).
+     Config `tasks`: threads (one mm) or processes (--tasks processes: one mm and region each).
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.

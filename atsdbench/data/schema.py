@@ -184,7 +184,7 @@ SAMPLE = Record({
 
 CONFIG = Record({
     "size": BYTES, "strides": List(BYTES, nonempty=True), "rounds": _int(1), "reps": _int(1), "warmup": _int(),
-    "warmup_rounds": _int(), "pages": Value(str), "op": Value(str), "threads": _int(1),
+    "warmup_rounds": _int(), "pages": Value(str), "op": Value(str), "threads": _int(1), "tasks": Value(str),
     "thread_cpus": List(_int()), "bystanders": _int(), "cpu": _int(null=True), "cpu_reason": TEXT,
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,

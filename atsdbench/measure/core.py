@@ -240,14 +240,22 @@ class Bystanders:
 
 class Threads:
     """--threads: the calling thread (index 0, pinned already) and helpers pinned to cpus[1:], one mm;
-    a context manager.  pass_() runs one pass of all of them, each its own part of the region."""
+    with processes=True forked processes, each with a region of its own (size / N, align, pages):
+    start them before the caller's Region.  A context manager.  pass_() runs one pass of all of
+    them, each its own part of the region; restore() puts the processes' regions back."""
 
-    def __init__(self, cpus):
+    def __init__(self, cpus, processes=False, size=0, align=0, pages="base"):
         self.cpus = list(cpus)
         self._t = ffi.new("struct atsd_threads **")
         self._times = ffi.new("struct atsd_thread_times[]", len(self.cpus))
         arr = ffi.new("int32_t[]", self.cpus)
-        _check(lib.atsd_threads_start(self._t, arr, len(self.cpus)), f"starting threads on CPUs {self.cpus}")
+        kind = "processes" if processes else "threads"
+        _check(lib.atsd_threads_start(self._t, arr, len(self.cpus), int(processes), size, align, PAGES[pages]),
+               f"starting {kind} on CPUs {self.cpus}")
+
+    def restore(self, retouch=True, op="mprotect"):
+        _check(lib.atsd_threads_restore(self._t[0], lib.atsd_op_parse(op.encode()), 1 if retouch else 0),
+               "restoring the tasks' regions")
 
     def pass_(self, region, stride, latency=False, op="mprotect"):
         """(the slowest thread's ns, [(loop ns, CPU ns, involuntary switches)] per thread, latency

@@ -19,6 +19,7 @@ from ..errors import UsageError
 MIN_ALIGN = 2 << 20
 PAGES = ("base", "thp", "hugetlb")
 TRACE = ("auto", "on", "off")
+TASKS = ("threads", "processes")
 
 
 def _axis_text(name, v):
@@ -38,6 +39,7 @@ class Plan:
     pages: str = "base"
     op: str = "mprotect"
     threads: int = 1
+    tasks: str = "threads"
     thread_cpus: list = dataclasses.field(default_factory=list)
     bystanders: int = 0
     cpu: int = 0
@@ -163,7 +165,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
     axes = {name: values for name, values in lists.items() if len(values) > 1}
     return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
                 warmup=p.warmup, warmup_rounds=p.warmup_rounds, processes=bool(p.processes),
-                pages=PAGES[p.pages[0]], op=lists["op"][0], threads=p.threads[0],
+                pages=PAGES[p.pages[0]], op=lists["op"][0], threads=p.threads[0], tasks=TASKS[p.tasks],
                 thread_cpus=list(p.thread_cpus[0:p.nthread_cpus]), bystanders=p.bystanders[0], cpu=p.cpu,
                 cpu_reason=core.ffi.string(p.cpu_reason).decode() or None,
                 bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),

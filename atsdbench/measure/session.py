@@ -108,8 +108,10 @@ class Session:
         plan, counters = self.plan, self.counters
         gpu = self.gpus.get(cell["gpu"])
         nthreads = cell["threads"]
-        with core.Region(plan.size, plan.align, cell["pages"]) as region, \
-                (core.Threads(plan.thread_cpus[:nthreads]) if nthreads > 1 else contextlib.nullcontext()) as threads:
+        # the tasks before the region: a forked one (--tasks processes) would share it copy-on-write
+        tasks = core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", plan.size, plan.align,
+                             cell["pages"]) if nthreads > 1 else contextlib.nullcontext()
+        with tasks as threads, core.Region(plan.size, plan.align, cell["pages"]) as region:
             thp_share = None
             if cell["pages"] == "thp":  # MADV_HUGEPAGE is advice: say how much of it was taken
                 thp_share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
@@ -118,6 +120,8 @@ class Session:
             for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
                 if dirty:
                     region.restore(plan.retouch, cell["op"])
+                    if threads:
+                        threads.restore(plan.retouch, cell["op"])
                 gpu_ns = gpu.touch(region) if gpu else None
                 traced = warm and counters.can_trace
                 if traced:

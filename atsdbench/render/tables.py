@@ -53,7 +53,7 @@ def headline(result):
     axes = c.get("axes") or {}
     extras = [] if "pages" in axes else [f"{c['pages']} pages"]
     if (c.get("threads") or 1) > 1 and "threads" not in axes:
-        extras.append(f"{c['threads']} threads on CPU {','.join(map(str, c.get('thread_cpus', [])))}")
+        extras.append(f"{c['threads']} {c.get('tasks') or 'threads'} on CPU {','.join(map(str, c.get('thread_cpus', [])))}")
     if c.get("bystanders") and "bystanders" not in axes:
         extras.append(f"{c['bystanders']} bystander(s) on CPU {','.join(map(str, c.get('bystander_cpus', [])))}")
     if not c.get("retouch", True):
@@ -96,6 +96,8 @@ def axes_text(config):
         parts.append(f"{a} {','.join(value_text(v) for v in vs)}")
         if a == "bystanders" and cpus:
             parts[-1] += f" on CPU {','.join(map(str, cpus))}"
+        if a == "threads" and config.get("tasks") == "processes":
+            parts[-1] += " (processes)"
         if a == "threads" and config.get("thread_cpus"):
             parts[-1] += f" on CPU {','.join(map(str, config['thread_cpus']))}"
     return f"{len(cells)} cells interleaved in every round: {' x '.join(parts)}"

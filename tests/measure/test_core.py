@@ -151,6 +151,35 @@ def test_threads_start_on_a_barrier_and_each_does_its_own_part(op):
         os.sched_setaffinity(0, cpus)
 
 
+@pytest.mark.live
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_processes_each_do_their_own_region_s_part_and_restore_it(op):
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second task")
+    core.pin_self(cpus[0])
+    try:
+        with core.Threads(cpus[:2], processes=True, size=4 << 20, align=2 << 20) as tasks, \
+                core.Region(4 << 20, 2 << 20) as region:
+            for _ in range(2):
+                ns, times, lat = tasks.pass_(region, 64 << 10, latency=True, op=op)
+                raw = tasks._times
+                assert min(t.t0 for t in raw) >= max(t.arrived for t in raw)
+                assert [t.done for t in raw] == [32, 32] and [t.err for t in raw] == [0, 0]
+                assert len(lat) == 64 and (lat > 0).all()  # the other process's calls came back too
+                region.restore(retouch=True, op=op)
+                tasks.restore(retouch=True, op=op)
+            with pytest.raises(OSError):  # a region of another size than the tasks were started for
+                with core.Region(8 << 20, 2 << 20) as other:
+                    tasks.pass_(other, 64 << 10, op=op)
+    finally:
+        os.sched_setaffinity(0, cpus)
+    with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
+        assert f.read().split() == []  # the helper process was reaped
+
+
 def test_region_is_aligned_and_unmapped():
     region = core.Region(4 << 20, 4 << 20)
     addr = int(core.ffi.cast("uintptr_t", region._r.addr))

@@ -131,8 +131,11 @@ def test_threads_take_the_cpu_then_further_cpus_and_bystanders_the_rest():
                                     "has 3"),
     (dict(threads=3, size="64M", strides="64K,2M"), "size 64M is not a multiple of --threads 3 x stride 64K"),
     (dict(threads="2,4", size="4M", strides="2M"), "size 4M is not a multiple of --threads 4 x stride 2M"),
+    (dict(tasks="processes"), "--tasks processes makes the --threads processes: it needs --threads 2 or more"),
+    (dict(threads=2, tasks="fork"), "--tasks must be threads or processes"),
 ])
 def test_bad_thread_plans_are_refused_before_measuring(kw, message):
+    assert plan(threads="1,2", tasks="processes").tasks == "processes" and plan().tasks == "threads"
     with pytest.raises(UsageError, match=message):
         plan(**kw)
 
