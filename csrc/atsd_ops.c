@@ -17,7 +17,9 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/futex.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,8 +164,8 @@ int atsd_op_restore(struct atsd_region *r, int32_t op, int32_t retouch)
 /* ---- concurrent invalidators (--threads): each task its own part of the region ----
  *
  * Tasks are threads of this mm, or (--tasks processes) forked processes with a region of their own,
- * one mm each.  Either way the control block lives in a MAP_SHARED mapping with process-shared
- * locks, so both kinds run the same loop. */
+ * one mm each.  Either way the control block lives in a MAP_SHARED mapping and every wait is on a
+ * futex word in it, so both kinds run the same loop. */
 
 #define ATSD_CACHELINE 128
 
@@ -179,18 +181,23 @@ struct worker {
 	struct atsd_thread_times times;
 } __attribute__((aligned(ATSD_CACHELINE)));
 
+/* Every wait is on a futex word in the shared block: a helper process killed from outside leaves
+ * no lock held and no condition variable waited on (glibc's would hang the next broadcast or the
+ * destroy), and the caller sees it gone within 200 ms. */
 struct atsd_threads {
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_barrier_t start;   /* every task's pass starts here: none before all have come */
+	/* The start barrier: pass k opens when gate reaches k x n.  Spun on, not slept in: every task
+	 * leaves it at once (no wake-up to wait for), its mm live on its CPU, and the caller can see a
+	 * helper process that died instead of waiting for it forever. */
+	uint64_t gate;
+	uint64_t passes;
 	int n;                  /* tasks, the caller (index 0) included */
 	int processes;
 	int started;            /* helpers created (their count, for the stop) */
-	int ready;              /* helpers pinned and waiting: the start's barrier */
-	uint64_t job;           /* job number: a helper runs job `job` when it is ahead of what it ran */
+	uint32_t ready;         /* helpers pinned and waiting */
+	uint32_t job;           /* job number: a helper runs job `job` when it is ahead of what it ran */
 	int kind;               /* enum job */
-	int finished;           /* helpers done with job `job` */
-	int stop;
+	uint32_t finished;      /* helpers done with job `job` */
+	uint32_t stop;
 	/* the job under way */
 	uint8_t *base;          /* threads: the caller's region, each takes its part */
 	uint64_t size;          /* the whole region's */
@@ -222,6 +229,33 @@ static int64_t thread_nivcsw(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? -1 : (int64_t)ru.ru_nivcsw;
 }
 
+static void futex_wait_for(uint32_t *word, uint32_t seen, long timeout_ns)
+{
+	struct timespec rel = {0, timeout_ns};
+
+	syscall(SYS_futex, word, FUTEX_WAIT, seen, timeout_ns ? &rel : NULL, NULL, 0);
+}
+
+static void futex_wake_all(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT32_MAX, NULL, NULL, 0);
+}
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+
+/* A helper process that is gone (killed from outside), reaped here so the stop does not wait for it. */
+static int helper_died(struct atsd_threads *t)
+{
+	int i, died = 0;
+
+	for (i = 1; t->processes && i <= t->started; i++)
+		if (t->w[i].pid > 0 && waitpid(t->w[i].pid, NULL, WNOHANG) == t->w[i].pid) {
+			t->w[i].pid = 0;
+			died = 1;
+		}
+	return died;
+}
+
 /* Task `i`'s share of a pass over [base, base + part): the barrier, its loop, its CPU time and
  * switches read just outside the loop. */
 static void run_part(struct atsd_threads *t, int i, uint8_t *base)
@@ -233,9 +267,17 @@ static void run_part(struct atsd_threads *t, int i, uint8_t *base)
 
 	if (t->lat)
 		lat = t->lat + (uint64_t)i * (t->part / t->stride);
+	uint64_t open = t->passes * (uint64_t)t->n, spins = 0;
+
 	memset(x, 0, sizeof(*x));
 	x->arrived = now_ns();
-	pthread_barrier_wait(&t->start);
+	__atomic_add_fetch(&t->gate, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&t->gate, __ATOMIC_ACQUIRE) < open) {
+		if (i == 0 && ++spins % (1u << 20) == 0 && helper_died(t)) {
+			x->err = -ECHILD;
+			return;
+		}
+	}
 	s0 = thread_nivcsw();
 	c0 = thread_cpu_ns();
 	x->err = timed_part(base, t->part, t->op, t->stride, lat, &x->t0, &x->t1, &x->done, &lost);
@@ -250,40 +292,32 @@ static void run_part(struct atsd_threads *t, int i, uint8_t *base)
 static void helper_loop(struct atsd_threads *t, int i)
 {
 	struct atsd_region own;
-	uint64_t ran = 0;
+	uint32_t ran = 0, job;
 
 	memset(&own, 0, sizeof(own));
 	t->w[i].err = atsd_pin_self(t->w[i].cpu);
 	if (!t->w[i].err && t->processes)
 		t->w[i].err = atsd_region_map(&own, t->part, t->align, t->pages);
-	pthread_mutex_lock(&t->lock);
-	t->ready++;
-	pthread_cond_broadcast(&t->cond);
+	__atomic_add_fetch(&t->ready, 1, __ATOMIC_RELEASE);
+	futex_wake_all(&t->ready);
 	for (;;) {
-		int kind;
-		while (!t->stop && t->job == ran)
-			pthread_cond_wait(&t->cond, &t->lock);
-		if (t->stop)
+		while ((job = LOAD(t->job)) == ran && !LOAD(t->stop))
+			futex_wait_for(&t->job, ran, 0);
+		if (LOAD(t->stop))
 			break;
-		ran = t->job;
-		kind = t->kind;
-		pthread_mutex_unlock(&t->lock);
-		if (kind == JOB_PASS) {
+		ran = job;
+		if (t->kind == JOB_PASS) {
 			run_part(t, i, t->processes ? own.addr : t->base + (uint64_t)i * t->part);
 			if (t->w[i].times.lost)
 				own.addr = NULL;
 		} else {
-			int err = own.addr ? atsd_op_restore(&own, t->op, t->retouch) : -EINVAL;
-			pthread_mutex_lock(&t->lock);
-			if (err && !t->restore_err)
-				t->restore_err = err;
-			pthread_mutex_unlock(&t->lock);
+			int32_t err = own.addr ? atsd_op_restore(&own, t->op, t->retouch) : -EINVAL, none = 0;
+			if (err)
+				__atomic_compare_exchange_n(&t->restore_err, &none, err, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 		}
-		pthread_mutex_lock(&t->lock);
-		t->finished++;
-		pthread_cond_broadcast(&t->cond);
+		__atomic_add_fetch(&t->finished, 1, __ATOMIC_RELEASE);
+		futex_wake_all(&t->finished);
 	}
-	pthread_mutex_unlock(&t->lock);
 	atsd_region_unmap(&own);
 }
 
@@ -327,21 +361,17 @@ int atsd_threads_stop(struct atsd_threads **slot)
 	block_stop_signals(&old);
 	t = *slot;
 	*slot = NULL;  /* before anything is freed: a second stop finds nothing to free */
-	pthread_mutex_lock(&t->lock);
-	t->stop = 1;
-	pthread_cond_broadcast(&t->cond);
-	pthread_mutex_unlock(&t->lock);
+	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&t->job, 1, __ATOMIC_RELEASE);
+	futex_wake_all(&t->job);
 	for (i = 1; i <= t->started; i++) {
 		if (t->processes) {
-			while (waitpid(t->w[i].pid, NULL, 0) < 0 && errno == EINTR)
+			while (t->w[i].pid > 0 && waitpid(t->w[i].pid, NULL, 0) < 0 && errno == EINTR)
 				;
 		} else {
 			pthread_join(t->w[i].thread, NULL);
 		}
 	}
-	pthread_barrier_destroy(&t->start);
-	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->cond);
 	munmap(t, t->bytes);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
@@ -351,9 +381,6 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 		       uint64_t align, int32_t pages)
 {
 	struct atsd_threads *t;
-	pthread_mutexattr_t ma;
-	pthread_condattr_t ca;
-	pthread_barrierattr_t ba;
 	sigset_t all, old;
 	size_t head = (sizeof(*t) + ATSD_CACHELINE - 1) / ATSD_CACHELINE * ATSD_CACHELINE, bytes;
 	int64_t ps = atsd_page_size();
@@ -378,18 +405,6 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 	t->part = processes ? size / (uint64_t)n : 0;
 	t->align = align;
 	t->pages = pages;
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-	pthread_mutex_init(&t->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
-	pthread_cond_init(&t->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	pthread_barrierattr_init(&ba);
-	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
-	pthread_barrier_init(&t->start, &ba, (unsigned)n);
-	pthread_barrierattr_destroy(&ba);
 	/* Helpers run with every signal blocked: a signal goes to the caller, which looks for it
 	 * between passes, so every task stops between passes, never inside one. */
 	sigfillset(&all);
@@ -419,10 +434,14 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 		t->started = i;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_mutex_lock(&t->lock);
-	while (t->ready < t->started)
-		pthread_cond_wait(&t->cond, &t->lock);
-	pthread_mutex_unlock(&t->lock);
+	{
+		uint32_t r;
+		while (!err && (r = LOAD(t->ready)) < (uint32_t)t->started) {
+			futex_wait_for(&t->ready, r, t->processes ? 200000000 : 0);
+			if (helper_died(t))
+				err = -ECHILD;
+		}
+	}
 	for (i = 1; !err && i < n; i++)
 		err = t->w[i].err;
 	if (err) {
@@ -433,24 +452,27 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 	return 0;
 }
 
-/* Post a job to the helpers and wait for all of them; the caller's part runs in between. */
+/* Post a job to the helpers; the caller's part runs before it waits for theirs. */
 static void post(struct atsd_threads *t, int kind)
 {
-	pthread_mutex_lock(&t->lock);
 	t->kind = kind;
-	t->finished = 0;
 	t->restore_err = 0;
-	t->job++;
-	pthread_cond_broadcast(&t->cond);
-	pthread_mutex_unlock(&t->lock);
+	__atomic_store_n(&t->finished, 0, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&t->job, 1, __ATOMIC_RELEASE);  /* publishes the job's fields */
+	futex_wake_all(&t->job);
 }
 
-static void wait_helpers(struct atsd_threads *t)
+/* 0, or -ECHILD where a helper process died (killed from outside): its job will never finish. */
+static int wait_helpers(struct atsd_threads *t)
 {
-	pthread_mutex_lock(&t->lock);
-	while (t->finished < t->n - 1)
-		pthread_cond_wait(&t->cond, &t->lock);
-	pthread_mutex_unlock(&t->lock);
+	uint32_t f;
+
+	while ((f = LOAD(t->finished)) < (uint32_t)(t->n - 1)) {
+		futex_wait_for(&t->finished, f, t->processes ? 200000000 : 0);
+		if (LOAD(t->finished) < (uint32_t)(t->n - 1) && helper_died(t))
+			return -ECHILD;
+	}
+	return 0;
 }
 
 int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
@@ -468,9 +490,13 @@ int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op,
 	t->op = op;
 	t->stride = stride;
 	t->lat = lat ? (t->processes ? t->shlat : lat) : NULL;
+	t->passes++;
 	post(t, JOB_PASS);
 	run_part(t, 0, r->addr);
-	wait_helpers(t);
+	if (t->w[0].times.err == -ECHILD)
+		return -ECHILD;
+	if ((err = wait_helpers(t)))
+		return err;
 	for (i = 0; i < t->n; i++) {
 		times[i] = t->w[i].times;
 		if (i == 0 && t->w[i].times.lost)
@@ -493,6 +519,5 @@ int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch)
 	t->op = op;
 	t->retouch = retouch;
 	post(t, JOB_RESTORE);
-	wait_helpers(t);
-	return t->restore_err;
+	return wait_helpers(t) ? -ECHILD : t->restore_err;
 }

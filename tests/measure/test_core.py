@@ -180,6 +180,28 @@ def test_processes_each_do_their_own_region_s_part_and_restore_it(op):
         assert f.read().split() == []  # the helper process was reaped
 
 
+@pytest.mark.live
+def test_a_helper_process_killed_from_outside_fails_the_pass_instead_of_hanging_it():
+    import os
+    import signal
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second task")
+    core.pin_self(cpus[0])
+    try:
+        with core.Threads(cpus[:2], processes=True, size=1 << 20, align=1 << 20) as tasks, \
+                core.Region(1 << 20, 1 << 20) as region:
+            with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
+                (child,) = map(int, f.read().split())
+            os.kill(child, signal.SIGKILL)
+            with pytest.raises(OSError) as info:
+                tasks.pass_(region, 64 << 10)
+            assert info.value.errno == errno.ECHILD
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
 def test_region_is_aligned_and_unmapped():
     region = core.Region(4 << 20, 4 << 20)
     addr = int(core.ffi.cast("uintptr_t", region._r.addr))
