@@ -199,8 +199,13 @@ def _table(cmp, tablefmt):
     return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
+def _title(cmp):
+    """"mprotect rate (GB/s)"; the calls of run --op where they are others."""
+    return f"{'/'.join(getattr(cmp, 'ops', None) or ['mprotect'])} rate (GB/s)"
+
+
 def render_text(cmp):
-    return f"mprotect rate (GB/s), {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"{_title(cmp)}, {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def render_markdown(cmp):
@@ -253,7 +258,7 @@ def render_commit(cmp):
         body.append(line)
     widths = [max(len(row[i]) for row in body) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]
-    return "mprotect rate (GB/s)\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
+    return _title(cmp) + "\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
 
 
 def render_csv(cmp):

@@ -578,3 +578,17 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
     note = tables.detect_notes(a)[0]
     assert note.startswith("a compare of two runs like this detects >= ") and "noise profile pa.json" in note
+
+
+def test_the_title_names_the_op_and_a_change_of_op_is_said(fixtures, tmp_path):
+    from atsdbench.render.compare import render_text
+
+    same = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")])
+    assert render_text(same).startswith("mprotect rate (GB/s)")  # files before --op timed mprotect
+    data = json.loads((fixtures / "after.json").read_text())
+    data["config"]["op"] = "madvise"
+    (tmp_path / "madvise.json").write_text(json.dumps(data))
+    other = comparison.compare([str(fixtures / "before.json"), str(tmp_path / "madvise.json")])
+    assert render_text(other).startswith("mprotect/madvise rate (GB/s)")
+    assert any("the sides time different calls (mprotect, madvise)" in w for w in other.warnings)
+    assert not any("different calls" in w for w in same.warnings)
