@@ -219,6 +219,9 @@ def test_c_releases_twice_release_nothing():
     assert lib.atsd_bystanders_stop(b, ffi.NULL) == 0
     c = ffi.new("struct atsd_counter **")
     assert lib.atsd_counter_close(c) == 0 and lib.atsd_counter_close(ffi.NULL) == 0
+    t = ffi.new("struct atsd_threads **")
+    assert lib.atsd_threads_start(t, ffi.new("int32_t[]", [0]), 1, 0, 0, 0, 0) == 0 and t[0] != ffi.NULL
+    assert lib.atsd_threads_stop(t) == 0 and t[0] == ffi.NULL and lib.atsd_threads_stop(t) == 0
     r = ffi.new("struct atsd_region *")
     assert lib.atsd_region_map(r, 1 << 20, 1 << 20, lib.ATSD_PAGES_BASE) == 0
     assert lib.atsd_region_unmap(r) == 0 and r.addr == ffi.NULL and r.map_addr == ffi.NULL
@@ -254,6 +257,31 @@ def test_bystanders_stop_interrupted_anywhere_frees_once():
     finally:
         os.sched_setaffinity(0, cpus)
     assert steps > 3
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
+def test_threads_stop_interrupted_anywhere_frees_once(processes):
+    """--threads' helpers (threads, or processes) joined or reaped once, whatever opcode of stop() a
+    signal lands on."""
+    from atsdbench.measure import core
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second task")
+    core.pin_self(cpus[0])
+    threads = _threads()
+
+    def children():
+        with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
+            return f.read().split()
+
+    try:
+        steps = _every_opcode(lambda: core.Threads(cpus[:2], processes, 1 << 20, 1 << 20), lambda t: t.stop(),
+                              lambda t: (_assert_threads(threads), children() == [] or pytest.fail("a child left")))
+    finally:
+        os.sched_setaffinity(0, cpus)
+    assert steps > 2
 
 
 def _threads():
