@@ -98,11 +98,11 @@ def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
     calls = {"n": 0}
     real = core.Region.timed_pass
 
-    def failing(self, stride, latency=False):
+    def failing(self, stride, latency=False, op="mprotect"):
         calls["n"] += 1
         if calls["n"] == 4:
             raise OSError(12, "mprotect(PROT_NONE) failed at call 1 of stride 65536: Cannot allocate memory")
-        return real(self, stride, latency)
+        return real(self, stride, latency, op)
 
     monkeypatch.setattr(core.Region, "timed_pass", failing)
     r = runner.run(plan.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1))
