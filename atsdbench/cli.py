@@ -73,7 +73,7 @@ def build_parser(command=None):
                    "together) or none (each comparison alone)")
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
     c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
-                   "with the axis's first value (other axes equal), paired by round (bystanders, pages, gpu, ceiling)")
+                   "with the axis's first value (other axes equal), paired by round (op, bystanders, pages, gpu, ceiling)")
     c.add_argument("--profile", action="append", default=[], metavar="FILE",
                    help="a noise profile (atsdbench calibrate) giving a one-process side its between-run variance; "
                    "repeat, one per kernel (default: found in the profile store by host, kernel and plan)")

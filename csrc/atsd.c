@@ -20,12 +20,6 @@
 #include <unistd.h>
 #include <linux/perf_event.h>
 
-#ifdef CLOCK_MONOTONIC_RAW
-#define ATSD_CLOCK CLOCK_MONOTONIC_RAW
-#else
-#define ATSD_CLOCK CLOCK_MONOTONIC
-#endif
-
 #define ATSD_CACHELINE 128  /* POWER lines are 128 bytes; enough for x86 and arm64 */
 
 /* Native cleanup runs with SIGINT and SIGTERM held: a handler (Python's, or atsd's) then runs
@@ -93,6 +87,14 @@ static void touch(const struct atsd_region *r)
 	}
 }
 
+/* The backing advice of base and THP regions (hugetlb needs none): 0 or -1 with errno. */
+static int advise(const struct atsd_region *r)
+{
+	if (r->pages == ATSD_PAGES_HUGETLB)
+		return 0;
+	return madvise(r->addr, r->size, r->pages == ATSD_PAGES_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
 int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_t pages)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
@@ -151,16 +153,26 @@ int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_
 	r->page_size = (uint64_t)ps;
 	r->pages = pages;
 
-	if (pages == ATSD_PAGES_BASE || pages == ATSD_PAGES_THP) {
-		int advice = pages == ATSD_PAGES_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE;
-		if (madvise(start, size, advice)) {
-			int err = -errno;
-			atsd_region_unmap(r);
-			return err;
-		}
+	if (advise(r)) {
+		int err = -errno;
+		atsd_region_unmap(r);
+		return err;
 	}
 	touch(r);
 	return 0;
+}
+
+int atsd_region_remap(struct atsd_region *r)
+{
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | (r->pages == ATSD_PAGES_HUGETLB ? MAP_HUGETLB : 0);
+
+	if (!r->addr)
+		return -EINVAL;
+	/* MAP_FIXED over the region's own range: what is there is ours (the rest of the region, or the
+	 * reservation the munmap pass left), so nothing else is replaced. */
+	if (mmap(r->addr, r->size, PROT_READ | PROT_WRITE, flags, -1, 0) == MAP_FAILED)
+		return -errno;
+	return advise(r) ? -errno : 0;
 }
 
 int atsd_region_restore(struct atsd_region *r, int32_t retouch)
@@ -188,47 +200,6 @@ int atsd_region_unmap(struct atsd_region *r)
 	if (addr && munmap(addr, len))
 		err = -errno;
 	release_signals(&old);
-	return err;
-}
-
-int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
-	      uint64_t *lat, uint64_t *done)
-{
-	uint8_t *base = r->addr;
-	uint64_t size = r->size, off, t0, t1, n = 0;
-	int err = 0;
-
-	if (!base || stride == 0 || stride % r->page_size || size % stride)
-		return -EINVAL;
-
-	/* Timed region: mprotect calls and clock reads only. */
-	if (lat) {
-		uint64_t prev = now_ns(), t;
-		t0 = prev;
-		for (off = 0; off < size; off += stride) {
-			if (mprotect(base + off, stride, PROT_NONE)) {
-				err = -errno;
-				break;
-			}
-			t = now_ns();
-			lat[n++] = t - prev;
-			prev = t;
-		}
-		t1 = prev;
-	} else {
-		t0 = now_ns();
-		for (off = 0; off < size; off += stride) {
-			if (mprotect(base + off, stride, PROT_NONE)) {
-				err = -errno;
-				break;
-			}
-		}
-		t1 = now_ns();
-		n = off / stride;
-	}
-	*ns = t1 - t0;
-	if (done)
-		*done = n;
 	return err;
 }
 

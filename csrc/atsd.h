@@ -69,6 +69,58 @@ int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
  * -EINVAL for n 0 or a percent out of range. */
 int atsd_latency_percentiles(uint64_t *lat, uint64_t n, const int32_t *percent, int32_t count, uint64_t *out);
 
+/* The operations a pass can time (run --op), each stride by stride over the populated region:
+ * mprotect(PROT_NONE); madvise(MADV_DONTNEED) (the pages freed, the mapping kept); munmap (the
+ * mapping gone: the pass then reserves the range PROT_NONE, untimed, so nothing else is mapped
+ * there).  atsd_op_pass() is atsd_pass() for any op; atsd_op_restore() is the untimed preparation
+ * between passes (munmap: the region mapped again over its own range, with its advice), then
+ * atsd_region_restore(r, retouch).  Names: "mprotect", and the call as tables print it,
+ * "mprotect(PROT_NONE)"; NULL for an op out of range.  atsd_op_parse(): the op, or -EINVAL. */
+enum atsd_op {
+	ATSD_OP_MPROTECT = 0,
+	ATSD_OP_MADVISE = 1,
+	ATSD_OP_MUNMAP = 2,
+	ATSD_NOPS = 3
+};
+int atsd_op_pass(struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *ns, uint64_t *lat,
+		 uint64_t *done);
+int atsd_op_restore(struct atsd_region *r, int32_t op, int32_t retouch);
+const char *atsd_op_name(int32_t op);
+const char *atsd_op_call(int32_t op);
+int atsd_op_parse(const char *name);
+
+/* Concurrent invalidators (--threads N): N threads of this mm, the caller thread 0 (pinned by its
+ * caller) and N - 1 helpers pinned to cpus[1..N-1], started with every signal blocked.  A pass gives
+ * thread i the i-th of N equal parts of the region, stride by stride; every thread waits on one
+ * barrier before its loop, so none starts before all have come.  Each thread's times are its own:
+ * t0/t1 its loop's clock reads, cpu_ns and preempted (involuntary switches) read just outside its
+ * loop, arrived its coming to the barrier.  The pass's ns is the slowest thread's t1 - t0
+ * (atsd_threads_slowest).  stop() clears the owner's slot first, like the other releases.
+ * processes (--tasks processes): the helpers are forked processes, one mm each, every one mapping a
+ * region of its own of size / n (align, pages as atsd_region_map takes them) at its start, so start
+ * them before the caller maps its region (a fork would share that region copy-on-write); the
+ * caller's part is then the first size / n of its region.  Helpers die with the caller. */
+struct atsd_thread_times {
+	uint64_t t0;
+	uint64_t t1;
+	uint64_t cpu_ns;
+	int64_t preempted;
+	uint64_t done;          /* calls that succeeded */
+	uint64_t arrived;
+	int32_t err;            /* its first failure, -errno */
+	int32_t lost;           /* munmap: its part's hole could not be reserved */
+};
+struct atsd_threads;
+int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n, int32_t processes, uint64_t size,
+		       uint64_t align, int32_t pages);
+int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
+		      struct atsd_thread_times *times, uint64_t *ns);
+uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n);
+/* Untimed, between passes, after the caller restored its own region: processes restore theirs (in
+ * parallel, every one before it returns); threads share the caller's region, so nothing to do. */
+int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch);
+int atsd_threads_stop(struct atsd_threads **t);
+
 /* Pin the calling thread to one CPU. */
 int atsd_pin_self(int32_t cpu);
 
@@ -200,6 +252,18 @@ struct atsd_plan {
 	uint64_t align;         /* set by the check: the region's alignment, a THP (and hugetlb) page at
 				 * least, and the largest stride, so every stride's calls are aligned alike */
 	char cpu_reason[64];    /* set by the check: why the measuring CPU is the one it is */
+	int32_t nops;
+	int32_t ops[16];        /* axis of enum atsd_op (--op) */
+	int32_t nthreads;
+	int32_t threads[16];    /* axis of thread counts (--threads: concurrent invalidators of this mm) */
+	int32_t nthread_cpus;
+	int32_t thread_cpus[1024];  /* resolved by the check: cpu first, then further allowed CPUs */
+	int32_t tasks;          /* enum atsd_tasks: what the --threads are */
+};
+
+enum atsd_tasks {
+	ATSD_TASKS_THREADS = 0,    /* threads of this mm */
+	ATSD_TASKS_PROCESSES = 1   /* processes, one mm each (will-it-scale's _processes) */
 };
 
 /* What the plan is checked against; atsd_host_probe() reads it from this system, tests inject it. */
@@ -236,8 +300,8 @@ double atsd_round_start(double first_start, int32_t r, double spread, int32_t ro
  * starts at atsd_round_start's time, and each sub-run at atsd_sub_run_start's after the one before. */
 double atsd_least_sleep(int32_t runs, double gap, int32_t rounds, double spread);
 
-/* Axes: several values for --bystanders, --pages, --gpu or --ceiling make their product; a cell is
- * one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
+/* Axes: several values for --op, --threads, --bystanders, --pages, --gpu or --ceiling make their product; a cell
+ * is one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
  * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow
  * the stride order atsd_round_order(p, round * ncells + cell, ...), which for one cell is the round's. */
 struct atsd_cell {
@@ -245,6 +309,8 @@ struct atsd_cell {
 	int32_t pages;
 	int32_t gpu;            /* -1 none */
 	int32_t ceiling;        /* -1 the kernel's */
+	int32_t op;             /* enum atsd_op */
+	int32_t threads;
 };
 int atsd_plan_cells(const struct atsd_plan *p);
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
@@ -345,6 +411,16 @@ int atsd_tracefs_mounted(const char *mounts);
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 9
+#define ATSD_ABI_VERSION 11
+
+/* Inside the core only (atsd.c, atsd_ops.c). */
+#include <time.h>
+#ifdef CLOCK_MONOTONIC_RAW
+#define ATSD_CLOCK CLOCK_MONOTONIC_RAW
+#else
+#define ATSD_CLOCK CLOCK_MONOTONIC
+#endif
+/* The region mapped again over its own range, with its advice, unpopulated (munmap's restore). */
+int atsd_region_remap(struct atsd_region *r);
 
 #endif

@@ -66,7 +66,8 @@ static void usage(FILE *f)
 	int i;
 
 	fputs("usage: atsd [options] [-o FILE]\n"
-	      "Measures mprotect(PROT_NONE) over a populated region in strides (GB/s = 10^9 bytes/s;\n"
+	      "Measures mprotect(PROT_NONE) (or --op's call) over a populated region in strides\n"
+	      "(GB/s = 10^9 bytes/s; "
 	      "sizes binary), prints a table per stride and, with -o, writes FILE for\n"
 	      "`atsdbench import FILE`.  Options:\n", f);
 	for (i = 0; atsd_option_get(i, &o) == 0; i++) {
@@ -140,6 +141,8 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		    struct counting *k, struct summary *t)
 {
 	struct atsd_region r;
+	struct atsd_threads *th = NULL;
+	static struct atsd_thread_times times[ATSD_MAX_CPUS];
 	uint64_t *order, *lat = NULL;
 	int err, dirty = 0, n, i;
 
@@ -148,8 +151,18 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 	if (!order)
 		return -ENOMEM;
 	atsd_round_order(p, round * atsd_plan_cells(p) + cell, order, (uint64_t)n);
+	memset(&r, 0, sizeof(r));
+	/* before the region: a forked task (--tasks processes) would share it copy-on-write */
+	if (c->threads > 1 && (err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, p->size, p->align,
+						       c->pages))) {
+		fprintf(stderr, "atsd: starting %d %s: %s\n", c->threads, p->tasks ? "processes" : "threads",
+			strerror(-err));
+		free(order);
+		return err;
+	}
 	err = atsd_region_map(&r, p->size, p->align, c->pages);
 	if (err) {
+		atsd_threads_stop(&th);
 		free(order);
 		return err;
 	}
@@ -160,6 +173,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			goto out;
 		}
 	}
+
 	for (i = 0; i < n && !interrupted; i++) {
 		uint64_t ns, done, calls = p->size / order[i];
 		int rep = i / p->nstrides, warm = warmup_round || rep < p->warmup;
@@ -168,7 +182,8 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		int64_t ipi0, ipi1;
 		struct atsd_self_state s0, s1, d;
 
-		if (dirty && (err = atsd_region_restore(&r, p->retouch)))
+		if (dirty && ((err = atsd_op_restore(&r, c->op, p->retouch)) ||
+			      (th && (err = atsd_threads_restore(th, c->op, p->retouch)))))
 			goto out;
 		if (traced && counting_open(k))
 			traced = 0;  /* a pass without counts, not a failed run */
@@ -176,7 +191,14 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			counting_read(k, NULL, NULL);
 		ipi0 = tlb_ipis();
 		atsd_self_state(p->cpu, 0, &s0);  /* what disturbed the pass: read just outside it */
-		err = atsd_pass(&r, order[i], &ns, lat, &done);
+		if (th) {
+			int j;
+			err = atsd_threads_pass(th, &r, c->op, order[i], lat, times, &ns);
+			for (done = 0, j = 0; j < c->threads; j++)
+				done += times[j].done;
+		} else {
+			err = atsd_op_pass(&r, c->op, order[i], &ns, lat, &done);
+		}
 		atsd_self_state(p->cpu, 1, &s1);
 		atsd_self_delta(&s0, &s1, &d);
 		ipi1 = tlb_ipis();
@@ -184,7 +206,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		if (err) {
 			char a[32];
 			counting_close(k);
-			fprintf(stderr, "atsd: mprotect(PROT_NONE) failed at call %" PRIu64 " of stride %s: %s\n",
+			fprintf(stderr, "atsd: %s failed at call %" PRIu64 " of stride %s: %s\n", atsd_op_call(c->op),
 				done + 1, atsd_format_size(order[i], a, sizeof(a)), strerror(-err));
 			goto out;
 		}
@@ -194,6 +216,12 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			fprintf(out, "\trun=%d", run);
 		if (atsd_plan_cells(p) > 1)
 			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
+		if (atsd_plan_cells(p) > 1 && p->nops > 1)
+			fprintf(out, "\top=%s", atsd_op_name(c->op));
+		if (atsd_plan_cells(p) > 1 && p->nthreads > 1)
+			fprintf(out, "\tthreads=%d", c->threads);
+		if (th)
+			write_thread_times(out, times, c->threads);
 		if (ipi0 >= 0 && ipi1 >= 0)
 			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
 		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d.preempted, d.cpu_ns);
@@ -211,7 +239,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		fflush(out);
 		if (!warm && st->n < t->cap && ns) {
 			st->gbps[st->n] = (double)p->size / (double)ns;
-			st->us[st->n++] = (double)ns / 1e3 / (double)calls;
+			st->us[st->n++] = (double)ns / 1e3 / (double)(calls / (uint64_t)c->threads);  /* a thread's calls */
 		}
 		if (!traced && ipi0 >= 0 && ipi1 >= 0) {
 			st->ipis += ipi1 - ipi0;
@@ -219,6 +247,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		}
 	}
 out:
+	atsd_threads_stop(&th);
 	free(lat);
 	free(order);
 	atsd_region_unmap(&r);

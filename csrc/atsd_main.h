@@ -68,6 +68,8 @@ int output_close(struct output *o);
 void write_host(FILE *out);
 void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k);
 void write_latency(FILE *out, uint64_t *lat, uint64_t calls);
+/* --threads: each thread's loop time, CPU time and involuntary switches, comma lists in thread order. */
+void write_thread_times(FILE *out, const struct atsd_thread_times *times, int n);
 
 /* ---- atsd_summary.c ---- */
 /* What the table after the run shows, per cell and stride: the measured passes' rates and times,

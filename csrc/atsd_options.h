@@ -31,6 +31,12 @@
 	  "M sub-runs, each in a fresh process (its own allocations, address space, bystanders): compare's unit within one session") \
 	X("gap", 0, BOTH, "gap", "DURATION", NULL, "20s", \
 	  "with --runs: sub-runs start at least this long apart (a fast drift decorrelates in ~20 s; a slower one needs replicate files)") \
+	X("op", 0, BOTH, "op", "mprotect|madvise|munmap", NULL, "mprotect", \
+	  "what each call does to its stride: mprotect(PROT_NONE), madvise(MADV_DONTNEED) or munmap") \
+	X("threads", 0, BOTH, "threads", "N", NULL, "1", \
+	  "N threads of this mm invalidate at once, each its own part of the region, pinned to its own CPU") \
+	X("tasks", 0, BOTH, "tasks", "threads|processes", NULL, "threads", \
+	  "what the --threads are: threads of one mm, or processes with a region (an mm) each") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
 	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \

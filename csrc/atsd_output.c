@@ -95,6 +95,15 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 		p->warmup_rounds);
 	for (i = 0; i < p->npages; i++)  /* a list: an axis */
 		fprintf(out, "%s%s", i ? "," : "", page_names[p->pages[i]]);
+	fputs("\top=", out);
+	for (i = 0; i < p->nops; i++)
+		fprintf(out, "%s%s", i ? "," : "", atsd_op_name(p->ops[i]));
+	fputs("\tthreads=", out);
+	for (i = 0; i < p->nthreads; i++)
+		fprintf(out, "%s%d", i ? "," : "", p->threads[i]);
+	fprintf(out, "\ttasks=%s\tthread_cpus=", p->tasks ? "processes" : "threads");
+	for (i = 0; i < p->nthread_cpus; i++)
+		fprintf(out, "%s%d", i ? "," : "", p->thread_cpus[i]);
 	fputs("\tbystanders=", out);
 	for (i = 0; i < p->nbystanders; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystanders[i]);
@@ -227,4 +236,19 @@ void write_latency(FILE *out, uint64_t *lat, uint64_t calls)
 		return;  /* no call: no latency */
 	fprintf(out, "\tlat_p50_ns=%" PRIu64 "\tlat_p90_ns=%" PRIu64 "\tlat_p99_ns=%" PRIu64 "\tlat_max_ns=%" PRIu64,
 		v[0], v[1], v[2], v[3]);
+}
+
+void write_thread_times(FILE *out, const struct atsd_thread_times *times, int n)
+{
+	int i;
+
+	fputs("\tthread_ns=", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", times[i].t1 - times[i].t0);
+	fputs("\tthread_cpu_ns=", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", times[i].cpu_ns);
+	fputs("\tthread_preempted=", out);
+	for (i = 0; i < n; i++)
+		fprintf(out, "%s%" PRId64, i ? "," : "", times[i].preempted);
 }

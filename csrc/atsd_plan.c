@@ -235,6 +235,27 @@ static int one_pages(struct atsd_plan *p, const char *tok, int i, char *msg, uin
 	return fail(-EINVAL, msg, msglen, "--pages must be base, thp or hugetlb (got '%s')", cut(tok, c1, sizeof(c1)));
 }
 
+static int one_op(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	int k = atsd_op_parse(tok);
+	char c1[48];
+
+	if (k < 0)
+		return fail(-EINVAL, msg, msglen, "--op must be mprotect, madvise or munmap (got '%s')",
+			    cut(tok, c1, sizeof(c1)));
+	p->ops[i] = k;
+	return 0;
+}
+
+static int one_threads(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	long long v;
+	int err = parse_count("threads", tok, 1, 1 << 20, &v, msg, msglen);  /* the check holds it to the CPUs */
+
+	p->threads[i] = (int32_t)v;
+	return err;
+}
+
 static int one_bystanders(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
 {
 	long long v;
@@ -353,6 +374,17 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 	}
 	if (!strcmp(field, "pages"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->npages, one_pages, p, msg, msglen);
+	if (!strcmp(field, "tasks")) {
+		if (!strcmp(value, "threads") || !strcmp(value, "processes")) {
+			p->tasks = value[0] == 'p' ? ATSD_TASKS_PROCESSES : ATSD_TASKS_THREADS;
+			return 0;
+		}
+		return fail(-EINVAL, msg, msglen, "--tasks must be threads or processes (got '%s')", cut(value, c1, sizeof(c1)));
+	}
+	if (!strcmp(field, "threads"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->nthreads, one_threads, p, msg, msglen);
+	if (!strcmp(field, "op"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->nops, one_op, p, msg, msglen);
 	if (!strcmp(field, "bystanders"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nbystanders, one_bystanders, p, msg, msglen);
 	if (!strcmp(field, "gpu"))
@@ -568,7 +600,7 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 {
 	uint64_t unit = h->page_size;
 	char unit_name[64], a[32], b[32], list[256];
-	int i, hugetlb = has_pages(p, ATSD_PAGES_HUGETLB), others, want;
+	int i, hugetlb = has_pages(p, ATSD_PAGES_HUGETLB), others, want, threads;
 
 	if (!unit)
 		return fail(-EINVAL, msg, msglen, "the page size of this system is unknown");
@@ -632,10 +664,43 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	}
 	want = max_of(p->bystanders, p->nbystanders);
 	others = h->naffinity - 1;
+	threads = max_of(p->threads, p->nthreads);
+	if (threads > h->naffinity)
+		return fail(-EINVAL, msg, msglen, "--threads %d needs %d CPUs (one a thread), but the affinity mask has "
+			    "%d (%s)", threads, threads, h->naffinity, list);
 	if (want > others)
 		return fail(-EINVAL, msg, msglen, "--bystanders %d needs %d other CPUs, but the affinity mask has %d "
 			    "besides CPU %d", want, want, others, p->cpu);
-	choose_bystanders(p, h, want);
+	if (threads - 1 + want > others)
+		return fail(-EINVAL, msg, msglen, "--threads %d and --bystanders %d need %d CPUs besides CPU %d, but the "
+			    "affinity mask has %d", threads, want, threads - 1 + want, p->cpu, others);
+	for (i = 0; i < p->nthreads; i++) {
+		int s;
+		for (s = 0; s < p->nstrides; s++)
+			if (p->size % ((uint64_t)p->threads[i] * p->strides[s]))
+				return fail(-EINVAL, msg, msglen, "size %s is not a multiple of --threads %d x stride %s: each "
+					    "thread takes an equal part of the region in whole strides",
+					    fmt_size(p->size, a, sizeof(a)), p->threads[i], fmt_size(p->strides[s], b, sizeof(b)));
+	}
+	if (p->tasks == ATSD_TASKS_PROCESSES && threads < 2)
+		return fail(-EINVAL, msg, msglen, "--tasks processes makes the --threads processes: it needs --threads 2 "
+			    "or more");
+	/* helper threads take the CPUs bystanders would (other cores first), bystanders the ones after */
+	choose_bystanders(p, h, threads - 1 + want);
+	p->thread_cpus[0] = p->cpu;
+	for (i = 1; i < threads; i++)
+		p->thread_cpus[i] = p->bystander_cpus[i - 1];
+	p->nthread_cpus = threads;
+	for (i = 0; i < want; i++)
+		p->bystander_cpus[i] = p->bystander_cpus[i + threads - 1];
+	p->nbystander_cpus = want;
+	for (i = 0; i < p->nops; i++) {
+		int k;
+		for (k = 0; p->ops[i] == ATSD_OP_MUNMAP && k < p->ngpu; k++)
+			if (p->gpu[k] >= 0)
+				return fail(-EINVAL, msg, msglen, "--op munmap with --gpu: the GPU toucher is not made for "
+					    "a region unmapped and mapped anew every pass; give --op mprotect or madvise");
+	}
 	if (p->trace == ATSD_TRACE_ON && p->warmup < 1)
 		return fail(-EINVAL, msg, msglen, "--trace counts flushes on warm-up passes, so no timed pass is "
 			    "traced: it needs --warmup 1 or more");
@@ -714,7 +779,7 @@ int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, ui
 
 int atsd_plan_cells(const struct atsd_plan *p)
 {
-	return p->nbystanders * p->npages * p->ngpu * p->nceiling;
+	return p->nops * p->nthreads * p->nbystanders * p->npages * p->ngpu * p->nceiling;
 }
 
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out)
@@ -729,7 +794,11 @@ int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *o
 	i /= p->ngpu;
 	out->pages = p->pages[i % p->npages];
 	i /= p->npages;
-	out->bystanders = p->bystanders[i];
+	out->bystanders = p->bystanders[i % p->nbystanders];
+	i /= p->nbystanders;
+	out->threads = p->threads[i % p->nthreads];
+	i /= p->nthreads;
+	out->op = p->ops[i];
 	return 0;
 }
 

@@ -150,7 +150,9 @@ void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const 
 			}
 		}
 	}
-	fprintf(f, "mprotect(PROT_NONE) rate over %s, ", atsd_format_size(p->size, size, sizeof(size)));
+	for (i = 0; i < p->nops; i++)  /* one op: its call; an axis of ops: their names */
+		fprintf(f, "%s%s", i ? "," : "", p->nops > 1 ? atsd_op_name(p->ops[i]) : atsd_op_call(p->ops[i]));
+	fprintf(f, " rate over %s, ", atsd_format_size(p->size, size, sizeof(size)));
 	if (p->runs > 1)
 		fprintf(f, "%d sub-runs (fresh processes, --gap %gs) x ", p->runs, p->gap);
 	fprintf(f, "%d rounds x %d reps, CPU %d; page size %s\n", p->rounds, p->reps, p->cpu,
@@ -215,6 +217,10 @@ void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const 
 		if (t->ncells > 1) {
 			atsd_plan_cell(p, cell, &c);
 			fprintf(f, "\ncell %d:", cell);
+			if (p->nops > 1)
+				fprintf(f, " op=%s", atsd_op_name(c.op));
+			if (p->nthreads > 1)
+				fprintf(f, " threads=%d", c.threads);
 			if (p->nbystanders > 1)
 				fprintf(f, " bystanders=%d", c.bystanders);
 			if (p->npages > 1)

@@ -41,6 +41,15 @@ BAD_PLANS = [
     (["--bystanders=-1"], "--bystanders must be at least 0"),
     (["--cpu", "4095"], "--cpu 4095 is not in this process's CPU affinity"),
     (["--cpu", "x"], "--cpu 'x' is not a whole number"),
+    # ops (run --op)
+    (["--op", "mprotect,bogus"], "--op must be mprotect, madvise or munmap (got 'bogus')"),
+    (["--op", "madvise,,munmap"], "--op 'madvise,,munmap' has an empty value"),
+    # concurrent invalidators (run --threads)
+    (["--threads", "0"], "--threads must be at least 1 (got 0)"),
+    (["--threads", "4096"], "--threads 4096 needs 4096 CPUs (one a thread), but the affinity mask has"),
+    (["--threads", "1,,2"], "--threads '1,,2' has an empty value"),
+    (["--tasks", "forks"], "--tasks must be threads or processes (got 'forks')"),
+    (["--tasks", "processes"], "--tasks processes makes the --threads processes: it needs --threads 2 or more"),
     # pages
     (["--pages", "huge"], "--pages must be base, thp or hugetlb (got 'huge')"),
     (["--pages", "hugetlb", "--strides", "64K"], "huge"),  # no hugetlb, or not a huge page multiple

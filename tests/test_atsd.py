@@ -355,3 +355,60 @@ def test_import_refuses_a_sample_of_a_sub_run_the_config_lacks(tmp_path):
         path.write_text(head + sample % bad)
         with pytest.raises(UsageError, match=re.escape(message)):
             importer.load(str(path))
+
+
+@pytest.mark.parametrize("op", ["madvise", "munmap"])
+def test_op_runs_and_imports_as_run_records_it(atsd, tmp_path, cli, op):
+    out = tmp_path / "op.txt"
+    p = subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--op", op,
+                        "--latency", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith({"madvise": "madvise(MADV_DONTNEED)", "munmap": "munmap"}[op] + " rate over 16M")
+    assert cli("import", out, "-o", tmp_path / "op.json").returncode == 0
+    res = atsdbench.load(str(tmp_path / "op.json"))
+    assert res.config["op"] == op and (res.samples["gbps"] > 0).all() and "op" not in res.samples
+
+
+def test_op_axis_same_cells_same_order_as_atsdbench(atsd, tmp_path):
+    out = tmp_path / "ops.txt"
+    subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--seed", "9",
+                    "--op", "mprotect,munmap", "--pages", "base,thp", "-o", str(out)], check=True, capture_output=True)
+    res = importer.load(str(out))
+    plan = plans.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1, seed=9, op="mprotect,munmap",
+                           pages="base,thp")
+    assert res.config["axes"] == plan.axes and res.config["cells"] == plan.config()["cells"]
+    got = [(s["round"], s["cell"], s["stride_bytes"], s["op"]) for s in res._records]
+    want = [(r, c, st, plan.cells[c]["op"]) for r in range(3) for c in plans.cell_order(plan, r)
+            for _, _, st in plans.round_order(plan, r, cell=c)]
+    assert got == want
+
+
+def test_threads_run_and_import_by_run_s_rule(atsd, tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second thread")
+    out = tmp_path / "t.txt"
+    p = subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--threads",
+                        "1,2", "--op", "munmap", "--seed", "4", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "cell 1: threads=2" in p.stdout
+    assert cli("import", out, "-o", tmp_path / "t.json").returncode == 0
+    res = atsdbench.load(str(tmp_path / "t.json"))
+    s = res.samples
+    plan = plans.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1, seed=4, threads="1,2", op="munmap")
+    assert res.config["axes"] == plan.axes and res.config["thread_cpus"] == plan.thread_cpus
+    two = s[s["threads"] == 2]
+    assert len(two) == 3 * 2 * 2 and (two["ns"] == two["thread_ns_max"]).all()
+    assert (two["disturbed"] == (two["threads_disturbed"] > 0)).all()
+
+
+def test_processes_run_one_mm_each_and_import(atsd, tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second task")
+    out = tmp_path / "p.txt"
+    p = subprocess.run([atsd, "--size", "16M", "--strides", "64K", "--rounds", "1", "--reps", "1", "--threads", "2",
+                        "--tasks", "processes", "--op", "madvise", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert cli("import", out, "-o", tmp_path / "p.json").returncode == 0
+    res = atsdbench.load(str(tmp_path / "p.json"))
+    assert res.config["tasks"] == "processes" and res.config["threads"] == 2
+    assert (res.samples["threads"] == 2).all() and (res.samples["gbps"] > 0).all()

@@ -98,11 +98,11 @@ def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
     calls = {"n": 0}
     real = core.Region.timed_pass
 
-    def failing(self, stride, latency=False):
+    def failing(self, stride, latency=False, op="mprotect"):
         calls["n"] += 1
         if calls["n"] == 4:
             raise OSError(12, "mprotect(PROT_NONE) failed at call 1 of stride 65536: Cannot allocate memory")
-        return real(self, stride, latency)
+        return real(self, stride, latency, op)
 
     monkeypatch.setattr(core.Region, "timed_pass", failing)
     r = runner.run(plan.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1))
@@ -275,3 +275,86 @@ def test_a_second_run_to_the_same_output_refuses_to_start(tmp_path, cli):
     finally:
         holder.communicate("")
     assert not target.exists()
+
+
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_each_op_s_rate_and_counts_per_call(op, tmp_path, in_tracefs):
+    """run --op: the op in the config and the table's heading, a rate per pass, and the kernel's counts
+    per call (tlb:tlb_flush with its reasons, in a mount namespace with tracefs; IPIs).  With a
+    bystander keeping the mm live on the other CPU, each op's flushes must reach it."""
+    from atsdbench.data.cells import OPS
+
+    two = len(os.sched_getaffinity(0)) >= 2
+    out = tmp_path / f"{op}.json"
+    p = subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs + 'exec "$@"', "sh", sys.executable, "-m",
+                        "atsdbench", "run", "--size", "16M", "--strides", "64K,2M", "--rounds", "2", "--reps", "2",
+                        "--op", op, "--latency", *(["--bystanders", "1"] if two else []), "--seed", "4", "-o",
+                        str(out)], capture_output=True, text=True, cwd=str(tmp_path), timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(f"{OPS[op]} rate over 16M")
+    r = atsdbench.load(str(out))
+    s = r.samples
+    assert r.config["op"] == op and "op" not in s  # one op: config only, no axis
+    assert (s["gbps"] > 0).all() and (s["calls"] == (16 << 20) // s["stride_bytes"]).all()
+    assert s["lat_p99_us"].gt(0).all()
+    if "ipis" in s:
+        assert s["ipis"].ge(0).all()
+    traced = s[s["traced"]]
+    if r.config.get("trace_events"):
+        # every call of every op invalidates what it took away, at least once
+        assert len(traced) and (traced["flushes"] >= traced["calls"]).all()
+        if two:
+            live = traced[traced["bystander_share"] >= 0.9]
+            if len(live):
+                assert live["flushes_remote_ipi_send"].sum() > 0
+
+
+def test_ops_as_an_axis_are_paired_cells_of_one_run(tmp_path, cli):
+    p = cli("run", "--size", "16M", "--strides", "64K", "--rounds", "2", "--reps", "1", "--op", "mprotect,madvise,munmap",
+            "--seed", "2", "-o", tmp_path / "ops.json")
+    assert p.returncode == 0, p.stderr
+    assert "cell 2: op=munmap" in p.stdout and p.stdout.startswith("mprotect,madvise,munmap rate over")
+    r = atsdbench.load(str(tmp_path / "ops.json"))
+    assert r.config["axes"] == {"op": ["mprotect", "madvise", "munmap"]} and set(r.samples["op"]) == set(OPS3)
+    c = cli("compare", tmp_path / "ops.json", "--by", "op")
+    assert c.returncode == 0 and "op=madvise" in c.stdout and "op=munmap" in c.stdout, c.stderr
+    assert c.stdout.startswith("mprotect/madvise/munmap rate (GB/s)")
+
+
+OPS3 = ("mprotect", "madvise", "munmap")
+
+
+def test_threads_as_an_axis_give_aggregate_rates_and_each_thread_s_share(tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second thread")
+    p = cli("run", "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--threads", "1,2",
+            "--op", "madvise", "--seed", "3", "-o", tmp_path / "t.json")
+    assert p.returncode == 0, p.stderr
+    assert "cell 1: threads=2" in p.stdout and "threads 1,2 on CPU" in p.stdout
+    r = atsdbench.load(str(tmp_path / "t.json"))
+    s = r.samples
+    assert r.config["axes"] == {"threads": [1, 2]} and len(r.config["thread_cpus"]) == 2
+    two, one = s[s["threads"] == 2], s[s["threads"] == 1]
+    assert len(two) == len(one) == 3 * 3 * 2
+    assert (two["ns"] == two["thread_ns_max"]).all() and (two["thread_ns_min"] <= two["thread_ns_max"]).all()
+    assert (two["gbps"] == (16 << 20) / two["ns"]).all()
+    assert (two["us_per_call"] == two["ns"] / 1e3 / (two["calls"] // 2)).all()
+    assert (two["disturbed"] == (two["threads_disturbed"] > 0)).all() and one["thread_ns_max"].isna().all()
+
+
+def test_threads_above_the_cpus_allowed_are_refused_before_measuring(tmp_path, cli):
+    n = len(os.sched_getaffinity(0))
+    p = cli("run", "--size", "16M", "--threads", str(n + 1), "-o", tmp_path / "x.json")
+    assert p.returncode == 2 and p.stderr.startswith(f"atsdbench: --threads {n + 1} needs {n + 1} CPUs")
+    assert len(p.stderr.splitlines()) == 1 and not (tmp_path / "x.json").exists()
+
+
+def test_processes_as_tasks_are_recorded_and_leave_no_process_behind(tmp_path, cli):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second task")
+    p = cli("run", "--size", "16M", "--strides", "64K", "--rounds", "2", "--reps", "1", "--threads", "2", "--tasks",
+            "processes", "--op", "munmap", "-o", tmp_path / "p.json")
+    assert p.returncode == 0, p.stderr
+    assert "2 processes on CPU" in p.stdout.splitlines()[0]
+    r = atsdbench.load(str(tmp_path / "p.json"))
+    assert r.config["tasks"] == "processes" and (r.samples["threads"] == 2).all()

@@ -219,6 +219,9 @@ def test_c_releases_twice_release_nothing():
     assert lib.atsd_bystanders_stop(b, ffi.NULL) == 0
     c = ffi.new("struct atsd_counter **")
     assert lib.atsd_counter_close(c) == 0 and lib.atsd_counter_close(ffi.NULL) == 0
+    t = ffi.new("struct atsd_threads **")
+    assert lib.atsd_threads_start(t, ffi.new("int32_t[]", [0]), 1, 0, 0, 0, 0) == 0 and t[0] != ffi.NULL
+    assert lib.atsd_threads_stop(t) == 0 and t[0] == ffi.NULL and lib.atsd_threads_stop(t) == 0
     r = ffi.new("struct atsd_region *")
     assert lib.atsd_region_map(r, 1 << 20, 1 << 20, lib.ATSD_PAGES_BASE) == 0
     assert lib.atsd_region_unmap(r) == 0 and r.addr == ffi.NULL and r.map_addr == ffi.NULL
@@ -254,6 +257,31 @@ def test_bystanders_stop_interrupted_anywhere_frees_once():
     finally:
         os.sched_setaffinity(0, cpus)
     assert steps > 3
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("processes", [False, True], ids=["threads", "processes"])
+def test_threads_stop_interrupted_anywhere_frees_once(processes):
+    """--threads' helpers (threads, or processes) joined or reaped once, whatever opcode of stop() a
+    signal lands on."""
+    from atsdbench.measure import core
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second task")
+    core.pin_self(cpus[0])
+    threads = _threads()
+
+    def children():
+        with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
+            return f.read().split()
+
+    try:
+        steps = _every_opcode(lambda: core.Threads(cpus[:2], processes, 1 << 20, 1 << 20), lambda t: t.stop(),
+                              lambda t: (_assert_threads(threads), children() == [] or pytest.fail("a child left")))
+    finally:
+        os.sched_setaffinity(0, cpus)
+    assert steps > 2
 
 
 def _threads():
@@ -467,3 +495,68 @@ def test_signal_storm_into_atsd(atsd, cli, tmp_path, busy):
             b.kill()
             b.wait()
     assert hits >= trials // 2, f"only {hits} of {trials} signals landed during a run"
+
+
+# The workloads (issue 30), one test per kind so `-k` picks them: a storm into each, idle and busy,
+# a few times.  The munmap kind also checks that a signal never finds the region's hole unreserved.
+WORKLOADS = {
+    "op-madvise": ["--strides", "64K,1M", "--rounds", "40", "--op", "madvise"],
+    "op-munmap": ["--strides", "64K,1M", "--rounds", "40", "--op", "munmap"],
+    "op-axis": ["--strides", "64K,1M", "--rounds", "30", "--op", "mprotect,madvise,munmap"],
+    "threads-2": ["--strides", "64K,1M", "--rounds", "40", "--threads", "2"],
+    "threads-munmap": ["--strides", "64K,1M", "--rounds", "30", "--threads", "1,2", "--op", "munmap"],
+    "threads-processes": ["--strides", "64K,1M", "--rounds", "30", "--threads", "2", "--tasks", "processes",
+                          "--op", "madvise"],
+}
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.parametrize("kind", WORKLOADS)
+def test_signal_storm_into_workload_runs(tmp_path, kind, busy):
+    if kind.startswith("threads") and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second thread")
+    rng = random.Random(sum(map(ord, kind)) + busy)
+    burners = _burner() if busy else []
+    hits, trials = 0, 3
+    try:
+        for i in range(trials):
+            out = tmp_path / f"{kind}-{i}.json"
+            proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "16M", *WORKLOADS[kind],
+                                     "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, cwd=NEUTRAL)
+            sent = _storm(proc, rng, window=1.5)
+            stdout, stderr = proc.communicate(timeout=120)
+            hits += _check_outcome(kind, proc, str(out), stdout, stderr, sent)
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert hits >= 1, f"no signal of {trials} storms landed during a run"
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("kind", WORKLOADS)
+def test_signal_storm_into_atsd_workloads(atsd, tmp_path, kind):
+    if kind.startswith("threads") and len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second thread")
+    rng = random.Random(sum(map(ord, kind)) + 220)
+    hits = 0
+    for i in range(3):
+        out = tmp_path / f"{kind}-{i}.tsv"
+        proc = subprocess.Popen([atsd, "--size", "16M", *WORKLOADS[kind], "-o", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sent = _storm(proc, rng, window=0.6)
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode in ((130, 0) if sent else (0,)), f"{kind}: {proc.returncode} {stderr}"
+        if proc.returncode != 130:
+            continue
+        hits += 1
+        assert out.exists() and "end\tcomplete=0" in out.read_text(), stderr
+        p = subprocess.run([sys.executable, "-m", "atsdbench", "import", str(out), "-o",
+                            str(tmp_path / f"{kind}-{i}.json")], capture_output=True, text=True, cwd=NEUTRAL,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr
+        data = json.loads((tmp_path / f"{kind}-{i}.json").read_text())
+        assert data["complete"] is False and len(data["samples"]) == out.read_text().count("\nsample\t")
+    assert hits >= 1

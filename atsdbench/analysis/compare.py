@@ -11,7 +11,7 @@ import numpy as np
 
 from . import stats
 from ..data import cells, results
-from ..data.cells import labels as cell_labels, where
+from ..data.cells import labels as cell_labels, op_of, where
 from ..data.schema import cut
 from ..errors import UsageError
 from ..units import format_size
@@ -63,6 +63,7 @@ class Comparison:
     profiles: dict = dataclasses.field(default_factory=dict)  # side index -> its noise profile (data/profile)
     unprofiled: dict = dataclasses.field(default_factory=dict)  # side index -> the calibrate command it lacks
     profile_notes: list = dataclasses.field(default_factory=list)  # what the profiles do not cover here
+    ops: list = dataclasses.field(default_factory=lambda: ["mprotect"])  # run --op: the calls compared
 
     def frame(self):
         import pandas as pd
@@ -400,8 +401,12 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
             r.update(significant=False, mde_pct=math.nan, verdict_withheld=True)
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
+    ops = list(dict.fromkeys(op_of(g[0].config) for g in groups))
+    if len(ops) > 1:
+        warnings.append(f"the sides time different calls ({', '.join(ops)}): the speedup is one call's rate "
+                        "against another's, not a change of the kernel")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
-                     boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level)
+                     boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level, ops=ops)
     cmp.whole_labels = whole
     cmp.profiles = dict(profiled)
     cmp.labels_given = given_labels is not None
@@ -694,5 +699,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     members = {" ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key)): m for key, m in groups.items()}
+    ops = list(axes[axis]) if axis == "op" else [op_of(result.config)]
     return count_changes.attach_by(Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings,
-                                              obs, adjust, paired=True, pairs=pairs, by=axis), result, members, strides)
+                                              obs, adjust, paired=True, pairs=pairs, by=axis, ops=ops), result, members,
+                                   strides)

@@ -11,8 +11,9 @@ import re
 from .. import __version__
 from . import schema
 from ..errors import UsageError
+from .cells import OPS
 from ..units import parse_bracketed
-from .results import Result, disturbance
+from .results import Result, disturbance, thread_disturbance
 from .schema import MAX_BYTES, MAX_INT64, cut
 
 # CONFIG_NR_CPUS is at most 8192 on every architecture Linux supports: a CPU list naming more is
@@ -26,11 +27,14 @@ INTS = {
                "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1), "runs": (1, MAX_INT64)},
     "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
                "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
-               "bystanders": (0, MAX_CPUS), "traced": (0, 1), "run": COUNT, "preempted": COUNT, "cpu_ns": COUNT,
+               "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS), "traced": (0, 1), "run": COUNT, "preempted": COUNT, "cpu_ns": COUNT,
                "steal_ticks": COUNT, "canary_compute_ns": COUNT, "canary_chase_ns": COUNT},
 }
 # bystanders and pages are lists: several values are an axis (cells, see plan.py).
-LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS)}}
+LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS),
+                    "thread_cpus": CPU},
+         # --threads: each thread's loop ns, CPU ns and involuntary switches, in thread order
+         "sample": {"thread_ns": COUNT, "thread_cpu_ns": COUNT, "thread_preempted": COUNT}}
 PAGES = ("base", "thp", "hugetlb")
 REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
                        "seed"),
@@ -150,11 +154,17 @@ def to_result(text, name="<atsd output>"):
     if not config["bystanders"] or not all(p in PAGES for p in pages):
         raise UsageError(f"{name}: config pages={cut(config['pages'])} or bystanders is not a list of "
                          "base/thp/hugetlb and whole numbers")
-    lists = {"bystanders": config["bystanders"], "pages": pages}
+    ops = config.get("op", "mprotect").split(",")  # an atsd from before --op timed mprotect
+    if not all(o in OPS for o in ops):
+        raise UsageError(f"{name}: config op={cut(config.get('op'))} is not a list of {', '.join(OPS)}")
+    # in the C core's cell numbering: op slowest, then bystanders, pages
+    threads = config.get("threads", [1])  # an atsd from before --threads ran one
+    lists = {"op": ops, "threads": threads, "bystanders": config["bystanders"], "pages": pages}
     axes = {k: v for k, v in lists.items() if len(v) > 1}
     cfg = {"size": size, "strides": config["strides"],
            "rounds": config["rounds"], "reps": config["reps"], "warmup": config["warmup"],
-           "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0],
+           "warmup_rounds": config["warmup_rounds"], "processes": False, "pages": pages[0], "op": ops[0],
+           "threads": threads[0], "tasks": config.get("tasks", "threads"), "thread_cpus": config.get("thread_cpus", []),
            "bystanders": config["bystanders"][0], "cpu": config["cpu"],
            "bystander_cpus": config.get("bystander_cpus", []),
            "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",
@@ -180,7 +190,17 @@ def to_result(text, name="<atsd output>"):
                   "traced": bool(s.get("traced", 0))}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]
-        if "preempted" in s and "cpu_ns" in s:  # an atsd from before these fields measured none
+        if "thread_ns" in s:  # --threads: every thread by the rule run applies
+            n = len(s["thread_ns"])
+            if not n == len(s.get("thread_cpu_ns", ())) == len(s.get("thread_preempted", ())) or n < 2 \
+                    or s["calls"] % n:
+                raise UsageError(f"{name}: a sample's thread_ns, thread_cpu_ns and thread_preempted do not hold "
+                                 "one value for each of 2 or more threads sharing its calls")
+            sample["threads"] = n
+            sample["us_per_call"] = ns / 1e3 / (s["calls"] // n)
+            sample.update(thread_disturbance(list(zip(s["thread_ns"], s["thread_cpu_ns"], s["thread_preempted"])),
+                                             s.get("steal_ticks"), ns))
+        elif "preempted" in s and "cpu_ns" in s:  # an atsd from before these fields measured none
             sample.update(disturbance(s["preempted"], s["cpu_ns"], s.get("steal_ticks"), ns))
         for key in ("canary_compute_ns", "canary_chase_ns"):
             if key in s:

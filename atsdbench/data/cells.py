@@ -6,7 +6,16 @@ would repeat, `labels` adds the index.
 """
 from ..units import format_size
 
-AXES = ("bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
+AXES = ("op", "threads", "bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
+
+# run --op: what each call of a pass does to its stride, as tables name it (the C core's atsd_op_call;
+# tests/measure/test_core.py holds the two alike).  A file from before --op timed mprotect.
+OPS = {"mprotect": "mprotect(PROT_NONE)", "madvise": "madvise(MADV_DONTNEED)", "munmap": "munmap"}
+
+
+def op_of(config):
+    """The op of a file's config (one value, or the first of an axis); mprotect where none is named."""
+    return config.get("op") or "mprotect"
 
 
 def value_text(v):

@@ -38,7 +38,10 @@ RESULT_SUFFIX = ".run.json"  # the calibration's own result file, beside its pro
 # stride order's draw), runs and gap (the calibration's design), and what the plan check derives
 # (cpu_reason, bystander_cpus, region_align).
 PLAN_KEYS = ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
-             "latency", "retouch", "trace", "gpu", "ceiling", "spread", "processes", "axes", "cells")
+             "latency", "retouch", "trace", "gpu", "ceiling", "spread", "processes", "axes", "cells",
+             "op", "threads", "tasks")
+# What a config from before run --op/--threads measured: a profile of one holds for a file of the other.
+PLAN_DEFAULTS = {"op": "mprotect", "threads": 1, "tasks": "threads"}
 HOST_KEYS = ("hostname", "cpu_model", "arch")
 KERNEL_KEYS = ("kernel_release", "kernel_version")
 
@@ -70,7 +73,7 @@ TOP = schema.Record({
 
 def plan_of(config):
     """The noise-relevant part of a result's config (PLAN_KEYS that it records)."""
-    return {k: config[k] for k in PLAN_KEYS if k in config}
+    return {k: config.get(k, PLAN_DEFAULTS.get(k)) for k in PLAN_KEYS if k in config or k in PLAN_DEFAULTS}
 
 
 def store():
@@ -157,9 +160,10 @@ class Profile:
                     what = "was measured on host" if level == 0 else "is of kernel"
                     return level, f"{what} {_text(mine)} ({key}), {name} {_text(h.get(key))}"
         plan = plan_of(result.config)
+        mine = {**PLAN_DEFAULTS, **self.plan}  # a profile from before --op and --threads timed mprotect alone
         for key in PLAN_KEYS:
-            if key in plan and key in self.plan and plan[key] != self.plan[key]:
-                return 2, (f"is of another plan: {key} {_plan_text(key, self.plan[key])}, {name} "
+            if key in plan and key in mine and plan[key] != mine[key]:
+                return 2, (f"is of another plan: {key} {_plan_text(key, mine[key])}, {name} "
                            f"{_plan_text(key, plan[key])}")
             if key == "axes" and (key in plan) != (key in self.plan):
                 return 2, f"is of another plan: axes in {'the profile' if key in self.plan else name} only"
@@ -309,6 +313,8 @@ def _words(key, value):
         return ["--strides", ",".join(map(format_size, value))]
     if key in ("rounds", "reps", "warmup", "bystanders", "cpu"):
         return [f"--{key}", str(value)]
+    if key in PLAN_DEFAULTS:  # --op, --threads, --tasks: only where not what every run did before them
+        return [] if value == PLAN_DEFAULTS[key] else [f"--{key}", str(value)]
     if key == "warmup_rounds":
         return ["--warmup-rounds", str(value)]
     if key == "pages":

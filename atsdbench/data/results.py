@@ -12,6 +12,15 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      from the run's start to its round's), `bystander_share`/`bystander_spins_min`/`bystander_idle`,
      config `round_lag1`, `spread`, `until`/`adaptive`, `ceiling`.  Version 1 files load unchanged
      (one cell).
+  3  run --op: config `op` (mprotect, madvise or munmap: what each call did to its stride), and with
+     several ops an axis `op` (config axes/cells, sample column `op`).  A version 2 reader would
+     take a madvise or munmap file for mprotect rates.  Files before it timed mprotect: they load
+     as op mprotect.  Also run --threads N (config `threads`, `thread_cpus`; an axis `threads`): N
+     threads of one mm, each its own part; a pass's `ns` is the slowest thread's, `gbps` the
+     aggregate (size / ns), `us_per_call` per call of one thread (ns / (calls / N)); sample
+     `thread_ns_min`/`thread_ns_max` (the spread), `threads_disturbed` (threads the disturbance rule
+     caught), `preempted` (all threads'), `cpu_share` (the least of any thread over its own loop).
+     Config `tasks`: threads (one mm) or processes (--tasks processes: one mm and region each).
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -27,7 +36,7 @@ from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 
@@ -117,6 +126,23 @@ def disturbance(preempted, cpu_ns, steal_ticks, ns):
         out["steal_ticks"] = int(steal_ticks)
     out["disturbed"] = bool(out["preempted"] > 0 or (out["cpu_share"] is not None and out["cpu_share"] < CPU_BUSY)
                             or out.get("steal_ticks", 0) > 0)
+    return out
+
+
+def thread_disturbance(threads, steal_ticks, ns):
+    """--threads N: a pass's self-disturbance from each thread's own (loop ns, CPU ns, involuntary
+    switches), by disturbance()'s rule applied to every thread over its own loop: a thread that was
+    descheduled makes the pass disturbed, never silently slower (the pass's time is the slowest
+    thread's) or faster.  Steal is the first thread's CPU's.  Also the spread of the threads' loop
+    times (thread_ns_min/max: how far from equal their parts' work went) and the least CPU share."""
+    each = [disturbance(p, c, steal_ticks if i == 0 else None, d) for i, (d, c, p) in enumerate(threads)]
+    shares = [e["cpu_share"] for e in each if e["cpu_share"] is not None]
+    out = {"preempted": sum(e["preempted"] for e in each), "cpu_share": min(shares) if shares else None,
+           "thread_ns_min": int(min(d for d, _, _ in threads)), "thread_ns_max": int(max(d for d, _, _ in threads)),
+           "threads_disturbed": sum(e["disturbed"] for e in each)}
+    if steal_ticks is not None:
+        out["steal_ticks"] = int(steal_ticks)
+    out["disturbed"] = out["threads_disturbed"] > 0
     return out
 
 

@@ -179,6 +179,7 @@ SAMPLE = Record({
     "canary_compute_ns": _int(), "canary_chase_ns": _int(), "preempted": _int(), "steal_ticks": _int(),
     "cpu_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "disturbed": BOOL,
     "run": _int(),  # run --runs: the sub-run (its own process) the pass belongs to
+    "threads": _int(1), "thread_ns_min": _int(), "thread_ns_max": _int(), "threads_disturbed": _int(),  # --threads
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
@@ -187,7 +188,8 @@ SAMPLE = Record({
 
 CONFIG = Record({
     "size": BYTES, "strides": List(BYTES, nonempty=True), "rounds": _int(1), "reps": _int(1), "warmup": _int(),
-    "warmup_rounds": _int(), "pages": Value(str), "bystanders": _int(), "cpu": _int(null=True), "cpu_reason": TEXT,
+    "warmup_rounds": _int(), "pages": Value(str), "op": Value(str), "threads": _int(1), "tasks": Value(str),
+    "thread_cpus": List(_int()), "bystanders": _int(), "cpu": _int(null=True), "cpu_reason": TEXT,
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),

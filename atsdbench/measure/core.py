@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 9
+ABI_VERSION = 11
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -99,12 +99,12 @@ def round_order(p, round_index):
 
 
 def cells(p):
-    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling) tuples."""
+    """Every cell of the plan (the product of its axes) as (bystanders, pages, gpu, ceiling, op, threads) tuples."""
     c = ffi.new("struct atsd_cell *")
     out = []
     for i in range(lib.atsd_plan_cells(p)):
         _check(lib.atsd_plan_cell(p, i, c), "enumerating cells")
-        out.append((c.bystanders, c.pages, c.gpu, c.ceiling))
+        out.append((c.bystanders, c.pages, c.gpu, c.ceiling, c.op, c.threads))
     return out
 
 
@@ -113,6 +113,16 @@ def cell_order(p, round_index):
     out = ffi.new("int32_t[]", n)
     _check(lib.atsd_cell_order(p, round_index, out, n), "ordering the cells")
     return list(out)
+
+
+def op_name(op):
+    """"mprotect" for ATSD_OP_MPROTECT (csrc/atsd_ops.c)."""
+    return _text(lib.atsd_op_name(op))
+
+
+def op_call(op):
+    """"mprotect(PROT_NONE)" for ATSD_OP_MPROTECT: the call as tables and messages name it."""
+    return _text(lib.atsd_op_call(op))
 
 
 def parse_size(text, what="size"):
@@ -212,11 +222,14 @@ class Region:
     def address(self):
         return int(ffi.cast("uintptr_t", self._r.addr))
 
-    def restore(self, retouch=True):
-        _check(lib.atsd_region_restore(self._r, 1 if retouch else 0), "mprotect(PROT_READ|PROT_WRITE)")
+    def restore(self, retouch=True, op="mprotect"):
+        """Untimed, between passes: the region as the next pass of `op` needs it (munmap: mapped again)."""
+        what = "mapping the region again" if op == "munmap" else "mprotect(PROT_READ|PROT_WRITE)"
+        _check(lib.atsd_op_restore(self._r, lib.atsd_op_parse(op.encode()), 1 if retouch else 0), what)
 
-    def timed_pass(self, stride, latency=False):
-        """Returns (ns, per-call latency ns as a numpy array or None)."""
+    def timed_pass(self, stride, latency=False, op="mprotect"):
+        """One pass of `op` (mprotect, madvise, munmap) over the region in `stride`s.  Returns (ns,
+        per-call latency ns as a numpy array or None)."""
         ns = ffi.new("uint64_t *")
         done = ffi.new("uint64_t *")
         lat = None
@@ -226,9 +239,10 @@ class Region:
 
             lat = np.zeros(self.size // stride, dtype=np.uint64)
             buf = ffi.cast("uint64_t *", ffi.from_buffer(lat))
-        rc = lib.atsd_pass(self._r, stride, ns, buf, done)
+        code = lib.atsd_op_parse(op.encode())
+        rc = lib.atsd_op_pass(self._r, code, stride, ns, buf, done)
         if rc < 0:
-            raise OSError(-rc, f"mprotect(PROT_NONE) failed at call {done[0] + 1} of stride {stride}: "
+            raise OSError(-rc, f"{op_call(code) or op} failed at call {done[0] + 1} of stride {stride}: "
                                f"{os.strerror(-rc)}")
         return ns[0], lat
 
@@ -276,6 +290,63 @@ class Bystanders:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class Threads:
+    """--threads: the calling thread (index 0, pinned already) and helpers pinned to cpus[1:], one mm;
+    with processes=True forked processes, each with a region of its own (size / N, align, pages):
+    start them before the caller's Region.  A context manager.  pass_() runs one pass of all of
+    them, each its own part of the region; restore() puts the processes' regions back."""
+
+    def __init__(self, cpus, processes=False, size=0, align=0, pages="base"):
+        self.cpus = list(cpus)
+        self._t = ffi.new("struct atsd_threads **")
+        self._times = ffi.new("struct atsd_thread_times[]", len(self.cpus))
+        arr = ffi.new("int32_t[]", self.cpus)
+        kind = "processes" if processes else "threads"
+        _check(lib.atsd_threads_start(self._t, arr, len(self.cpus), int(processes), size, align, PAGES[pages]),
+               f"starting {kind} on CPUs {self.cpus}")
+
+    def restore(self, retouch=True, op="mprotect"):
+        _check(lib.atsd_threads_restore(self._t[0], lib.atsd_op_parse(op.encode()), 1 if retouch else 0),
+               "restoring the tasks' regions")
+
+    def pass_(self, region, stride, latency=False, op="mprotect"):
+        """(the slowest thread's ns, [(loop ns, CPU ns, involuntary switches)] per thread, latency
+        ns of every call in thread order or None)."""
+        ns = ffi.new("uint64_t *")
+        lat, buf = None, ffi.NULL
+        if latency:
+            import numpy as np
+
+            lat = np.zeros(region.size // stride, dtype=np.uint64)
+            buf = ffi.cast("uint64_t *", ffi.from_buffer(lat))
+        code = lib.atsd_op_parse(op.encode())
+        rc = lib.atsd_threads_pass(self._t[0], region._r, code, stride, buf, self._times, ns)
+        times = [(t.t1 - t.t0, t.cpu_ns, t.preempted) for t in self._times]
+        if rc < 0:
+            done = sum(t.done for t in self._times)
+            raise OSError(-rc, f"{op_call(code) or op} failed in one of {len(self.cpus)} threads ({done} calls of "
+                               f"stride {stride} done): {os.strerror(-rc)}")
+        return ns[0], times, lat
+
+    def stop(self):
+        with held():
+            lib.atsd_threads_stop(self._t)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def slowest(durations):
+    """The pass's ns from each thread's (t0, t1), by the C rule (atsd_threads_slowest)."""
+    times = ffi.new("struct atsd_thread_times[]", max(1, len(durations)))
+    for t, (t0, t1) in zip(times, durations):
+        t.t0, t.t1 = t0, t1
+    return lib.atsd_threads_slowest(times, len(durations))
 
 
 class TracepointCounter:

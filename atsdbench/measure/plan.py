@@ -19,6 +19,7 @@ from ..errors import UsageError
 MIN_ALIGN = 2 << 20
 PAGES = ("base", "thp", "hugetlb")
 TRACE = ("auto", "on", "off")
+TASKS = ("threads", "processes")
 
 
 def _axis_text(name, v):
@@ -36,6 +37,10 @@ class Plan:
     warmup_rounds: int = 1
     processes: bool = False
     pages: str = "base"
+    op: str = "mprotect"
+    threads: int = 1
+    tasks: str = "threads"
+    thread_cpus: list = dataclasses.field(default_factory=list)
     bystanders: int = 0
     cpu: int = 0
     cpu_reason: str = None
@@ -77,7 +82,7 @@ class Plan:
 
     @property
     def cells(self):
-        """Every configuration the run measures, in cell order: dicts of bystanders, pages, gpu,
+        """Every configuration the run measures, in cell order: dicts of op, threads, bystanders, pages, gpu,
         ceiling.  One cell when the plan has no axes."""
         lists = [self.axes.get(name, [getattr(self, name)]) for name in AXES]
         return [dict(zip(AXES, combo)) for combo in itertools.product(*lists)]
@@ -91,7 +96,7 @@ class Plan:
         values.pop("cells", None)
         values.pop("axes", None)
         for name, value in _option_text(values).items():
-            if name not in ("cpu", "cpu-reason", "bystander-cpus", "region-align"):
+            if name not in ("cpu", "cpu-reason", "bystander-cpus", "thread-cpus", "region-align"):
                 core.plan_set(p, name, value)
         p.cpu = self.cpu
         p.align = self.align
@@ -143,8 +148,9 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
 
     p = core.plan_new()
     for field, value in _option_text(options).items():
-        if field == "bystander-cpus":
-            raise UsageError("bystander_cpus is chosen by the plan check; give bystanders=N")
+        if field in ("bystander-cpus", "thread-cpus"):
+            raise UsageError(f"{field.replace('-', '_')} is chosen by the plan check; give "
+                             f"{field.split('-')[0]}s=N")
         core.plan_set(p, field, value)
     core.plan_check(p, host_facts(meminfo, affinity, page_size, quiet, cores))
     if options.get("runs") is not None and p.runs < 2 and p.until > 0:
@@ -152,13 +158,15 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
         raise UsageError(f"--until with --runs {p.runs}: the rule adds sub-runs from M and a CI over sub-runs "
                          "needs two, so --runs must be 2 or more (leave --runs out to add rounds to one process)")
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
-    lists = {"bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
+    lists = {"op": [core.op_name(k) for k in p.ops[0:p.nops]], "threads": list(p.threads[0:p.nthreads]),
+             "bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
              "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],
              "ceiling": [None if c < 0 else c for c in p.ceiling[0:p.nceiling]]}
     axes = {name: values for name, values in lists.items() if len(values) > 1}
     return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
                 warmup=p.warmup, warmup_rounds=p.warmup_rounds, processes=bool(p.processes),
-                pages=PAGES[p.pages[0]], bystanders=p.bystanders[0], cpu=p.cpu,
+                pages=PAGES[p.pages[0]], op=lists["op"][0], threads=p.threads[0], tasks=TASKS[p.tasks],
+                thread_cpus=list(p.thread_cpus[0:p.nthread_cpus]), bystanders=p.bystanders[0], cpu=p.cpu,
                 cpu_reason=core.ffi.string(p.cpu_reason).decode() or None,
                 bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),

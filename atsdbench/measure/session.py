@@ -5,7 +5,9 @@ down; `s.round(i, warmup_round)` yields one sample per pass.  It does not keep t
 """
 import os
 
-from ..data.results import BYSTANDER_BUSY, disturbance
+import contextlib
+
+from ..data.results import BYSTANDER_BUSY, disturbance, thread_disturbance
 from . import procfs
 from .plan import round_order
 
@@ -107,7 +109,11 @@ class Session:
 
         plan, counters = self.plan, self.counters
         gpu = self.gpus.get(cell["gpu"])
-        with core.Region(plan.size, plan.align, cell["pages"]) as region:
+        nthreads = cell["threads"]
+        # the tasks before the region: a forked one (--tasks processes) would share it copy-on-write
+        tasks = core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", plan.size, plan.align,
+                             cell["pages"]) if nthreads > 1 else contextlib.nullcontext()
+        with tasks as threads, core.Region(plan.size, plan.align, cell["pages"]) as region:
             thp_share = None
             if cell["pages"] == "thp":  # MADV_HUGEPAGE is advice: say how much of it was taken
                 thp_share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
@@ -115,7 +121,9 @@ class Session:
             dirty = False
             for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
                 if dirty:
-                    region.restore(plan.retouch)
+                    region.restore(plan.retouch, cell["op"])
+                    if threads:
+                        threads.restore(plan.retouch, cell["op"])
                 gpu_ns = gpu.touch(region) if gpu else None
                 traced = warm and counters.can_trace
                 if traced:
@@ -124,7 +132,10 @@ class Session:
                     spins0 = self.bystanders.read_spins()
                     before = counters.read(traced)
                     self0 = core.self_state(plan.cpu)
-                    ns, lat = region.timed_pass(stride, plan.latency)
+                    if threads:
+                        ns, times, lat = threads.pass_(region, stride, plan.latency, cell["op"])
+                    else:
+                        ns, lat = region.timed_pass(stride, plan.latency, cell["op"])
                     self1 = core.self_state(plan.cpu, after=True)
                     after = counters.read(traced)
                     spins1 = self.bystanders.read_spins()
@@ -136,7 +147,7 @@ class Session:
                 sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
                           "warmup": bool(warm or warmup_round), "ns": int(ns), "seconds": ns / 1e9,
                           "calls": calls, "gbps": plan.size / ns if ns else float("nan"),
-                          "us_per_call": ns / 1e3 / calls, "traced": bool(traced)}
+                          "us_per_call": ns / 1e3 / (calls // nthreads), "traced": bool(traced)}
                 if gpu_ns is not None:
                     sample["gpu_touch_ns"] = int(gpu_ns)
                 if thp_share is not None:
@@ -148,7 +159,11 @@ class Session:
                     sample["bystander_share"] = min((b[1] - a[1]) / ns if ns else 0.0
                                                     for a, b in zip(spins0, spins1))
                     sample["bystander_idle"] = sample["bystander_share"] < BYSTANDER_BUSY
-                sample.update(disturbance(*core.self_delta(self0, self1), ns))
+                if threads:  # each thread by the rule over its own loop; steal of the first's CPU
+                    sample["threads"] = nthreads
+                    sample.update(thread_disturbance(times, core.self_delta(self0, self1)[2], ns))
+                else:
+                    sample.update(disturbance(*core.self_delta(self0, self1), ns))
                 sample.update(counters.delta(before, after))
                 if lat is not None:
                     sample.update(latency_summary(lat))

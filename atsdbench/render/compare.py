@@ -150,12 +150,18 @@ def _table(cmp, tablefmt):
     return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
+def _title(cmp, units=False):
+    """"mprotect rate (GB/s)"; the calls of run --op where they are others."""
+    unit = "GB/s = 10^9 bytes/s" if units else "GB/s"
+    return f"{'/'.join(getattr(cmp, 'ops', None) or ['mprotect'])} rate ({unit})"
+
+
 def render_text(cmp):
-    return f"mprotect rate (GB/s = 10^9 bytes/s), {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def render_markdown(cmp):
-    return f"mprotect rate (GB/s = 10^9 bytes/s), {CENTRES[cmp.metric]}\n\n{_table(cmp, 'github')}\n\n{legend(cmp)}"
+    return f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}\n\n{_table(cmp, 'github')}\n\n{legend(cmp)}"
 
 
 def _commit_footer(cmp):
@@ -205,7 +211,7 @@ def render_commit(cmp):
         body.append(line)
     widths = [max(len(row[i]) for row in body) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]
-    return "mprotect rate (GB/s)\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
+    return _title(cmp) + "\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
 
 
 def render_csv(cmp):

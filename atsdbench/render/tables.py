@@ -52,6 +52,8 @@ def headline(result):
     c = result.config
     axes = c.get("axes") or {}
     extras = [] if "pages" in axes else [f"{c['pages']} pages"]
+    if (c.get("threads") or 1) > 1 and "threads" not in axes:
+        extras.append(f"{c['threads']} {c.get('tasks') or 'threads'} on CPU {','.join(map(str, c.get('thread_cpus', [])))}")
     if c.get("bystanders") and "bystanders" not in axes:
         extras.append(f"{c['bystanders']} bystander(s) on CPU {','.join(map(str, c.get('bystander_cpus', [])))}")
     if not c.get("retouch", True):
@@ -67,7 +69,7 @@ def headline(result):
                   f"of {text.plural(c['rounds'], 'round')}")
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
-    line1 = (f"mprotect(PROT_NONE) rate over {format_size(c['size'])} ({', '.join(extras)}), "
+    line1 = (f"{op_text(c)} rate over {format_size(c['size'])} ({', '.join(extras)}), "
              f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
     return "\n".join([line1, UNITS_NOTE] + trace_notes(c))
@@ -85,6 +87,16 @@ def trace_notes(config):
     return []
 
 
+def op_text(config):
+    """"madvise(MADV_DONTNEED)" for a file of one op; "mprotect,madvise" for an axis of ops."""
+    from ..data.cells import OPS, op_of, value_text
+
+    ops = (config.get("axes") or {}).get("op")
+    if ops:
+        return ",".join(value_text(v) for v in ops)
+    return OPS.get(op_of(config), op_of(config))
+
+
 def axes_text(config):
     """"4 cells interleaved in every round: bystanders 0,1 on CPU 1 x pages base,thp"."""
     from ..data.cells import value_text
@@ -97,6 +109,10 @@ def axes_text(config):
         parts.append(f"{a} {','.join(value_text(v) for v in vs)}")
         if a == "bystanders" and cpus:
             parts[-1] += f" on CPU {','.join(map(str, cpus))}"
+        if a == "threads" and config.get("tasks") == "processes":
+            parts[-1] += " (processes)"
+        if a == "threads" and config.get("thread_cpus"):
+            parts[-1] += f" on CPU {','.join(map(str, config['thread_cpus']))}"
     return f"{len(cells)} cells interleaved in every round: {' x '.join(parts)}"
 
 

@@ -660,3 +660,17 @@ def test_a_meaningless_profile_interval_is_refused_with_its_reason():
     new = noise.Side(0.1, 5, [(1.0, 0.6, ("b", "means"))])
     d = noise.difference(base, new)
     assert math.isnan(d["ci_low_pct"]) and math.isnan(d["p_value"]) and "df" in d["why"]
+
+
+def test_the_title_names_the_op_and_a_change_of_op_is_said(fixtures, tmp_path):
+    from atsdbench.render.compare import render_text
+
+    same = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")])
+    assert render_text(same).startswith("mprotect rate (GB/s)")  # files before --op timed mprotect
+    data = json.loads((fixtures / "after.json").read_text())
+    data["config"]["op"] = "madvise"
+    (tmp_path / "madvise.json").write_text(json.dumps(data))
+    other = comparison.compare([str(fixtures / "before.json"), str(tmp_path / "madvise.json")])
+    assert render_text(other).startswith("mprotect/madvise rate (GB/s)")
+    assert any("the sides time different calls (mprotect, madvise)" in w for w in other.warnings)
+    assert not any("different calls" in w for w in same.warnings)

@@ -189,3 +189,14 @@ def test_compare_reports_a_corrupt_matching_profile(tmp_path, fixtures, cli):
     assert p.returncode == 0, p.stderr
     lines = [line for line in p.stderr.splitlines() if "cal.json" in line]
     assert len(lines) == 1 and "means_var must be at most" in lines[0] and "Traceback" not in p.stderr
+
+
+def test_a_profile_of_one_op_or_thread_count_is_not_another_s(tmp_path):
+    old = profile.load(_profile(tmp_path))  # a config from before --op and --threads: mprotect, 1 thread
+    assert profile.assign({0: _result(config=dict(CONFIG, op="mprotect", threads=1))}, [old], search=False) == {0: old}
+    for key, value, text in (("op", "madvise", "op 'mprotect', a.json 'madvise'"),
+                              ("threads", 2, "threads 1, a.json 2")):
+        with pytest.raises(UsageError, match=f"is of another plan: {text}"):
+            profile.assign({0: _result(config=dict(CONFIG, **{key: value}), path="a.json")}, [old], search=False)
+    words = profile.calibrate_command(dict(CONFIG, op="munmap", threads=2, tasks="threads"))
+    assert "--op munmap" in words and "--threads 2" in words and "--tasks" not in words

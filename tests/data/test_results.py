@@ -400,3 +400,20 @@ def test_plot_never_leaves_a_truncated_picture(tmp_path, monkeypatch):
     with pytest.raises(OSError):
         plot.save(Figure(), str(tmp_path / "p.svg"))
     assert os.listdir(tmp_path) == []
+
+
+def test_a_descheduled_thread_makes_the_pass_disturbed():
+    from atsdbench.data.results import thread_disturbance
+
+    # (loop ns, CPU ns, involuntary switches) per thread
+    calm = thread_disturbance([(1000, 990, 0), (800, 795, 0)], 0, 1000)
+    assert not calm["disturbed"] and calm["threads_disturbed"] == 0 and calm["cpu_share"] == 0.99
+    assert (calm["thread_ns_min"], calm["thread_ns_max"], calm["preempted"]) == (800, 1000, 0)
+    # the second thread ran half of its loop: the pass is disturbed, whatever the first did
+    late = thread_disturbance([(1000, 990, 0), (1000, 500, 0)], None, 1000)
+    assert late["disturbed"] and late["threads_disturbed"] == 1 and late["cpu_share"] == 0.5
+    assert "steal_ticks" not in late
+    switched = thread_disturbance([(1000, 990, 0), (900, 899, 2)], 0, 1000)
+    assert switched["disturbed"] and switched["preempted"] == 2
+    # steal is the first thread's CPU's
+    assert thread_disturbance([(1000, 990, 0), (900, 899, 0)], 3, 1000)["disturbed"]

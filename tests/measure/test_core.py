@@ -60,6 +60,151 @@ def test_pass_counts_and_latency():
         assert ns2 > 0 and none is None
 
 
+def test_op_names_are_the_c_core_s():
+    from atsdbench.data.cells import OPS
+
+    assert {core.op_name(k): core.op_call(k) for k in range(core.lib.ATSD_NOPS)} == OPS
+    assert core.op_name(core.lib.ATSD_NOPS) is None and core.lib.atsd_op_parse(b"unmap") == -errno.EINVAL
+
+
+def _resident(region):
+    """Pages of the region present in memory (mincore), and whether it is mapped at all."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pages = region.size // core.page_size()
+    vec = (ctypes.c_ubyte * pages)()
+    rc = libc.mincore(ctypes.c_void_p(region.address), ctypes.c_size_t(region.size), vec)
+    return (sum(v & 1 for v in vec), True) if rc == 0 else (0, ctypes.get_errno() != errno.ENOMEM)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_each_op_s_pass_does_its_call_and_restore_gives_the_next_pass_the_same_work(op):
+    with core.Region(4 << 20, 2 << 20) as region:
+        pages = region.size // core.page_size()
+        assert _resident(region) == (pages, True)
+        for _ in range(2):
+            ns, lat = region.timed_pass(64 << 10, latency=True, op=op)
+            assert ns > 0 and len(lat) == 64 and (lat > 0).all() and lat.sum() <= ns
+            # madvise freed every page and kept the mapping; munmap left its PROT_NONE reservation
+            # (mapped, nothing resident); mprotect changed the protection only
+            assert _resident(region) == ({"mprotect": pages, "madvise": 0, "munmap": 0}[op], True)
+            region.restore(retouch=True, op=op)
+            assert _resident(region) == (pages, True)
+        region.restore(retouch=False, op=op)
+        ns, _ = region.timed_pass(1 << 20, op=op)
+        assert ns > 0
+        if op != "mprotect":
+            region.restore(retouch=False, op=op)
+            assert _resident(region)[0] == 0  # not re-populated: the next pass would find no pages
+
+
+@pytest.mark.live
+def test_a_munmap_pass_whose_hole_was_taken_fails_and_leaves_no_region():
+    import mmap as _mmap
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    region = core.Region(1 << 20, 1 << 20)
+    try:
+        core.lib.atsd_op_pass(region._r, core.lib.ATSD_OP_MUNMAP, 1 << 20, core.ffi.new("uint64_t *"),
+                              core.ffi.NULL, core.ffi.NULL)
+        # the reservation holds the range: another mapping asked for there lands elsewhere
+        p = libc.mmap(region.address, 1 << 20, 0, _mmap.MAP_PRIVATE | _mmap.MAP_ANONYMOUS | 0x100000, -1, 0)
+        assert p in (None, ctypes.c_void_p(-1).value) or p != region.address
+        region.restore(retouch=True, op="munmap")
+        assert _resident(region)[0] == 256 * 4096 // core.page_size()
+    finally:
+        region.close()
+
+
+def test_the_pass_takes_the_slowest_thread_s_time():
+    # injected clock reads: thread 1 started late and ran longest; the pass is its 25 ns, not the span 0..30
+    assert core.slowest([(0, 10), (5, 30), (2, 4)]) == 25
+    assert core.slowest([(7, 7)]) == 0 and core.slowest([]) == 0
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_threads_start_on_a_barrier_and_each_does_its_own_part(op):
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second thread")
+    core.pin_self(cpus[0])
+    try:
+        with core.Region(4 << 20, 2 << 20) as region, core.Threads(cpus[:2]) as threads:
+            for retouch in (True, False):
+                ns, times, lat = threads.pass_(region, 64 << 10, latency=True, op=op)
+                raw = threads._times
+                # no thread's loop began before the last one came to the barrier
+                assert min(t.t0 for t in raw) >= max(t.arrived for t in raw)
+                assert ns == max(d for d, _, _ in times) and [t.done for t in raw] == [32, 32]
+                assert len(lat) == 64 and (lat > 0).all()
+                assert _resident(region) == ({"mprotect": 1024, "madvise": 0, "munmap": 0}[op] * 4096
+                                             // core.page_size(), True)
+                region.restore(retouch=retouch, op=op)
+            with pytest.raises(OSError):  # 4M is not 2 threads x whole 4M strides
+                threads.pass_(region, 4 << 20, op=op)
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_processes_each_do_their_own_region_s_part_and_restore_it(op):
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second task")
+    core.pin_self(cpus[0])
+    try:
+        with core.Threads(cpus[:2], processes=True, size=4 << 20, align=2 << 20) as tasks, \
+                core.Region(4 << 20, 2 << 20) as region:
+            for _ in range(2):
+                ns, times, lat = tasks.pass_(region, 64 << 10, latency=True, op=op)
+                raw = tasks._times
+                assert min(t.t0 for t in raw) >= max(t.arrived for t in raw)
+                assert [t.done for t in raw] == [32, 32] and [t.err for t in raw] == [0, 0]
+                assert len(lat) == 64 and (lat > 0).all()  # the other process's calls came back too
+                region.restore(retouch=True, op=op)
+                tasks.restore(retouch=True, op=op)
+            with pytest.raises(OSError):  # a region of another size than the tasks were started for
+                with core.Region(8 << 20, 2 << 20) as other:
+                    tasks.pass_(other, 64 << 10, op=op)
+    finally:
+        os.sched_setaffinity(0, cpus)
+    with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
+        assert f.read().split() == []  # the helper process was reaped
+
+
+@pytest.mark.live
+def test_a_helper_process_killed_from_outside_fails_the_pass_instead_of_hanging_it():
+    import os
+    import signal
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second task")
+    core.pin_self(cpus[0])
+    try:
+        with core.Threads(cpus[:2], processes=True, size=1 << 20, align=1 << 20) as tasks, \
+                core.Region(1 << 20, 1 << 20) as region:
+            with open(f"/proc/{os.getpid()}/task/{os.getpid()}/children") as f:
+                (child,) = map(int, f.read().split())
+            os.kill(child, signal.SIGKILL)
+            with pytest.raises(OSError) as info:
+                tasks.pass_(region, 64 << 10)
+            assert info.value.errno == errno.ECHILD
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
 def test_region_is_aligned_and_unmapped():
     region = core.Region(4 << 20, 4 << 20)
     addr = int(core.ffi.cast("uintptr_t", region._r.addr))

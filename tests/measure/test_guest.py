@@ -84,6 +84,7 @@ def test_run_options_are_atsd_s():
     assert checked("--bystanders", "0,1", "--size=64M", "--latency", "--seed", "1") == \
         ["--bystanders=0,1", "--size=64M", "--latency", "--seed=1"]
     assert checked() == []
+    assert checked("--op", "madvise,munmap") == ["--op=madvise,munmap"]  # the guest's atsd times them too
 
 
 @pytest.mark.parametrize("words,message", [

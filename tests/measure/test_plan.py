@@ -86,6 +86,60 @@ def test_confidence_defaults_and_is_kept_with_until():
     assert plan(until="2%", confidence=90).confidence == 90.0
 
 
+def test_op_defaults_to_mprotect_and_is_an_axis_numbered_as_the_c_cells():
+    assert plan().op == "mprotect" and plan(op="munmap").op == "munmap" and not plan(op="madvise").axes
+    p = plan(size="16M", strides="64K", op="mprotect,madvise,munmap", bystanders="0,1")
+    assert p.axes == {"op": ["mprotect", "madvise", "munmap"], "bystanders": [0, 1]}
+    from atsdbench.measure import core
+
+    c = core.cells(p.to_c())
+    ops = {core.lib.ATSD_OP_MPROTECT: "mprotect", core.lib.ATSD_OP_MADVISE: "madvise",
+           core.lib.ATSD_OP_MUNMAP: "munmap"}
+    assert [(cell["op"], cell["bystanders"]) for cell in p.cells] == [(ops[t[4]], t[0]) for t in c]
+    assert p.config()["op"] == "mprotect" and p.config()["cells"][5] == {"op": "munmap", "bystanders": 1}
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(op="munmap", gpu=0), "--op munmap with --gpu"),
+    (dict(op="mprotect,munmap", gpu="none,0"), "--op munmap with --gpu"),
+    (dict(op="unmap"), "--op must be mprotect, madvise or munmap"),
+])
+def test_bad_ops_are_refused_by_the_c_check(kw, message):
+    with pytest.raises(UsageError, match=message):
+        plan(**kw)
+    assert plan(op="madvise", gpu=0).gpu == 0 and plan(op="munmap", gpu="none").gpu is None
+
+
+def test_threads_take_the_cpu_then_further_cpus_and_bystanders_the_rest():
+    p = plan(threads=2, bystanders=1)
+    assert p.threads == 2 and p.thread_cpus == [1, 0] and p.bystander_cpus == [2]
+    p = plan(threads="1,3", bystanders="0,1", size="12M", strides="64K")
+    assert p.axes == {"threads": [1, 3], "bystanders": [0, 1]} and p.thread_cpus == [1, 0, 2]
+    assert p.bystander_cpus == [3]
+    assert [(c["threads"], c["bystanders"]) for c in p.cells] == [(1, 0), (1, 1), (3, 0), (3, 1)]
+    from atsdbench.measure import core
+
+    assert [(t[5], t[0]) for t in core.cells(p.to_c())] == [(c["threads"], c["bystanders"]) for c in p.cells]
+    assert plan(threads=1).thread_cpus == [1] and plan(bystanders=3).bystander_cpus == [0, 2, 3]
+
+
+@pytest.mark.parametrize("kw,message", [
+    (dict(threads=0), r"--threads must be at least 1 \(got 0\)"),
+    (dict(threads=5), r"--threads 5 needs 5 CPUs \(one a thread\), but the affinity mask has 4 \(0-3\)"),
+    (dict(threads="1,5"), "--threads 5 needs 5 CPUs"),
+    (dict(threads=3, bystanders=2), "--threads 3 and --bystanders 2 need 4 CPUs besides CPU 1, but the affinity mask "
+                                    "has 3"),
+    (dict(threads=3, size="64M", strides="64K,2M"), "size 64M is not a multiple of --threads 3 x stride 64K"),
+    (dict(threads="2,4", size="4M", strides="2M"), "size 4M is not a multiple of --threads 4 x stride 2M"),
+    (dict(tasks="processes"), "--tasks processes makes the --threads processes: it needs --threads 2 or more"),
+    (dict(threads=2, tasks="fork"), "--tasks must be threads or processes"),
+])
+def test_bad_thread_plans_are_refused_before_measuring(kw, message):
+    assert plan(threads="1,2", tasks="processes").tasks == "processes" and plan().tasks == "threads"
+    with pytest.raises(UsageError, match=message):
+        plan(**kw)
+
+
 def test_ceiling_kernel_in_an_axis_reaches_the_c_plan():
     # "kernel" is None in the plan; its C plan must read it back as "kernel", not "none"
     p = plan(size="16M", strides="64K", ceiling="kernel,33")
