@@ -666,11 +666,11 @@ def test_the_title_names_the_op_and_a_change_of_op_is_said(fixtures, tmp_path):
     from atsdbench.render.compare import render_text
 
     same = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")])
-    assert render_text(same).startswith("mprotect rate (GB/s)")  # files before --op timed mprotect
+    assert render_text(same).startswith("mprotect rate (GB/s = 10^9")  # files before --op timed mprotect
     data = json.loads((fixtures / "after.json").read_text())
     data["config"]["op"] = "madvise"
     (tmp_path / "madvise.json").write_text(json.dumps(data))
     other = comparison.compare([str(fixtures / "before.json"), str(tmp_path / "madvise.json")])
-    assert render_text(other).startswith("mprotect/madvise rate (GB/s)")
+    assert render_text(other).startswith("mprotect/madvise rate (GB/s = 10^9")
     assert any("the sides time different calls (mprotect, madvise)" in w for w in other.warnings)
     assert not any("different calls" in w for w in same.warnings)
