@@ -185,6 +185,8 @@ class held:
 
 
 def _main_thread():
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
+    # No import here: the excepthook asks this for a Ctrl-C that came while the CLI was importing, and
+    # a second signal landing inside an import of threading would be a traceback from the hook itself.
+    # No threading module loaded yet means no thread started through it: this is the main one.
+    threading = sys.modules.get("threading")
+    return threading is None or threading.current_thread() is threading.main_thread()

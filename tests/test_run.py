@@ -318,7 +318,7 @@ def test_ops_as_an_axis_are_paired_cells_of_one_run(tmp_path, cli):
     assert r.config["axes"] == {"op": ["mprotect", "madvise", "munmap"]} and set(r.samples["op"]) == set(OPS3)
     c = cli("compare", tmp_path / "ops.json", "--by", "op")
     assert c.returncode == 0 and "op=madvise" in c.stdout and "op=munmap" in c.stdout, c.stderr
-    assert c.stdout.startswith("mprotect/madvise/munmap rate (GB/s)")
+    assert c.stdout.startswith("mprotect/madvise/munmap rate (GB/s = 10^9 bytes/s)")
 
 
 OPS3 = ("mprotect", "madvise", "munmap")

@@ -133,6 +133,23 @@ def test_uncaught_interrupt_is_one_line_and_130(tmp_path):
     assert p.returncode == 130 and p.stderr == "atsdbench: interrupted\n"
 
 
+def test_a_second_interrupt_in_the_hook_is_no_traceback(tmp_path):
+    """The storm's 'Error in sys.excepthook': the first Ctrl-C came while the CLI imported argparse, the
+    second while the hook itself imported threading.  A finder that sends a SIGINT whenever threading
+    is imported stands in for the second: the hook imports nothing, so it is one line and 130."""
+    code = ("import signal, sys\n"
+            "class Second:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'threading':\n"
+            "            signal.raise_signal(signal.SIGINT)\n"
+            "sys.meta_path.insert(0, Second())\n"
+            "from atsdbench import signals\n"
+            "signals.install()\n"
+            "raise KeyboardInterrupt\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert p.returncode == 130 and p.stderr == "atsdbench: interrupted\n", p.stderr
+
+
 _EVAL_INTERRUPT = "eval(\"__import__('signal').raise_signal(2)\")"  # a Ctrl-C inside an eval of a string
 
 

@@ -543,7 +543,7 @@ def test_real_adaptive_runs_record_their_policy():
     assert r.complete and a["stop_reason"] == "max-rounds" and a["rounds"] == 6 and a["min_rounds"] == 3
     assert r.measured["round"].nunique() == 6 and len(a["half_widths"]) == 2
     assert report.adaptive_notes(r.config)[0].startswith("target 0.001% not met after 6 rounds")
-    assert "6 rounds (adaptive, at least 3) x 1 reps" in report.headline(r)
+    assert "6 rounds (adaptive, at least 3) x 1 rep," in report.headline(r)
 
 
 @pytest.mark.live
