@@ -57,6 +57,15 @@ def synthetic(path, samples, seed, sub_run=None, shift=1.0):
     return path
 
 
+def make(*args, **kwargs):
+    """synthetic() in a fresh interpreter: a child's ru_maxrss starts from what its parent held when it
+    forked (Linux keeps the high-water mark across exec), so this process must stay small."""
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        return pool.apply(synthetic, args, kwargs)
+
+
 def measure(args):
     """(wall seconds, peak RSS in MiB, exit status) of one atsdbench command in its own process."""
     start = time.monotonic()
@@ -90,12 +99,12 @@ def main():
               file=sys.stderr, flush=True)
 
     for n in sizes:
-        before = synthetic(os.path.join(folder, f"before-{n}.json"), n, 1)
-        after = synthetic(os.path.join(folder, f"after-{n}.json"), n, 2, shift=1.05)
+        before = make(os.path.join(folder, f"before-{n}.json"), n, 1)
+        after = make(os.path.join(folder, f"after-{n}.json"), n, 2, shift=1.05)
         if "show" in wanted:
             run("show", n, ["show", before])
         if "show-runs" in wanted:
-            runs = synthetic(os.path.join(folder, f"runs-{n}.json"), n, 3, sub_run=a.sub_run)
+            runs = make(os.path.join(folder, f"runs-{n}.json"), n, 3, sub_run=a.sub_run)
             run(f"show (--runs, {a.sub_run}/sub-run)", n, ["show", runs])
         if "compare" in wanted:
             run("compare", n, ["compare", before, after, "--unit", "round"])
@@ -105,7 +114,7 @@ def main():
             run("plot --model", n, ["plot", before, after, "--model", "-o", os.path.join(folder, f"p-{n}.png")])
     if any(w.endswith("-replicates") for w in wanted):
         n = sizes[0]
-        sides = [",".join(synthetic(os.path.join(folder, f"{side}{k}-{n}.json"), n, 100 * i + k, shift=1 + 0.05 * i)
+        sides = [",".join(make(os.path.join(folder, f"{side}{k}-{n}.json"), n, 100 * i + k, shift=1 + 0.05 * i)
                           for k in range(a.replicates)) for i, side in enumerate("ab")]
         label = f"{a.replicates} files a side"
         if "compare-replicates" in wanted:
