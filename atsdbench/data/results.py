@@ -116,6 +116,19 @@ CPU_BUSY = 0.9        # share of a pass the measuring thread must have run for i
 BYSTANDER_BUSY = 0.9  # share of a pass a bystander must run for the pass to count as "with bystanders"
 
 
+def bystander_fields(before, after, window_ns, ns):
+    """A pass's bystander fields from each bystander's (loop count, CPU ns) read just before and just
+    after it, `window_ns` apart on the monotonic clock, around a pass of `ns`.  A bystander that was not
+    running had no live mm on its CPU: those flushes took no IPI.  Its CPU time is known over the window
+    only, which is wider than the pass (more so on a loaded machine, where the reads themselves wait), so
+    `bystander_share` is a lower bound of the share of the pass it ran: the time it could have spent
+    outside the pass is taken off (CPU time over a window three times the pass once read as 210%)."""
+    outside = max(window_ns - ns, 0)
+    share = min((max(b[1] - a[1] - outside, 0) / ns if ns else 0.0) for a, b in zip(before, after))
+    return {"bystander_spins_min": min(b[0] - a[0] for a, b in zip(before, after)),
+            "bystander_share": share, "bystander_idle": share < BYSTANDER_BUSY}
+
+
 def disturbance(preempted, cpu_ns, steal_ticks, ns):
     """A pass's self-disturbance fields, from what was read just outside it (run's session and atsd
     alike): `preempted` (involuntary context switches), `cpu_share` (the thread's CPU time over the

@@ -4,10 +4,11 @@
 down; `s.round(i, warmup_round)` yields one sample per pass.  It does not keep them: the runner does.
 """
 import os
+import time
 
 import contextlib
 
-from ..data.results import BYSTANDER_BUSY, disturbance, thread_disturbance
+from ..data.results import bystander_fields, disturbance, thread_disturbance
 from . import procfs
 from .plan import round_order
 
@@ -129,16 +130,18 @@ class Session:
                 if traced:
                     counters.open_trace()
                 try:
-                    spins0 = self.bystanders.read_spins()
                     before = counters.read(traced)
                     self0 = core.self_state(plan.cpu)
+                    t0 = time.monotonic_ns()
+                    spins0 = self.bystanders.read_spins()
                     if threads:
                         ns, times, lat = threads.pass_(region, stride, plan.latency, cell["op"])
                     else:
                         ns, lat = region.timed_pass(stride, plan.latency, cell["op"])
+                    spins1 = self.bystanders.read_spins()
+                    window = time.monotonic_ns() - t0
                     self1 = core.self_state(plan.cpu, after=True)
                     after = counters.read(traced)
-                    spins1 = self.bystanders.read_spins()
                 finally:
                     if traced:
                         counters.close_trace()
@@ -153,12 +156,7 @@ class Session:
                 if thp_share is not None:
                     sample["thp_share"] = round(thp_share, 4)
                 if spins0:
-                    # A bystander that was not running had no live mm on its CPU: those flushes took
-                    # no IPI.  Its CPU time over the pass's wall time says for how much of the pass.
-                    sample["bystander_spins_min"] = min(b[0] - a[0] for a, b in zip(spins0, spins1))
-                    sample["bystander_share"] = min((b[1] - a[1]) / ns if ns else 0.0
-                                                    for a, b in zip(spins0, spins1))
-                    sample["bystander_idle"] = sample["bystander_share"] < BYSTANDER_BUSY
+                    sample.update(bystander_fields(spins0, spins1, window, ns))
                 if threads:  # each thread by the rule over its own loop; steal of the first's CPU
                     sample["threads"] = nthreads
                     sample.update(thread_disturbance(times, core.self_delta(self0, self1)[2], ns))

@@ -417,3 +417,17 @@ def test_a_descheduled_thread_makes_the_pass_disturbed():
     assert switched["disturbed"] and switched["preempted"] == 2
     # steal is the first thread's CPU's
     assert thread_disturbance([(1000, 990, 0), (900, 899, 0)], 3, 1000)["disturbed"]
+
+
+def test_bystander_share_is_a_lower_bound_over_the_pass():
+    from atsdbench.data.results import bystander_fields
+
+    # ran the whole 1 ms window, pass 1 ms: the whole pass
+    assert bystander_fields([(0, 0)], [(10, 1_000_000)], 1_000_000, 1_000_000)["bystander_share"] == 1.0
+    # 2.1 ms of CPU over a 3 ms window around a 1 ms pass: it may have been off the CPU for 0.9 ms of the
+    # pass (it ran outside the pass instead), so it surely ran 0.1 ms of it: idle, not 210%
+    out = bystander_fields([(0, 0)], [(5, 2_100_000)], 3_000_000, 1_000_000)
+    assert abs(out["bystander_share"] - 0.1) < 1e-9 and out["bystander_idle"]
+    # the smallest of several bystanders, never below 0
+    out = bystander_fields([(0, 0), (0, 0)], [(7, 950_000), (3, 0)], 1_000_000, 1_000_000)
+    assert out["bystander_share"] == 0.0 and out["bystander_spins_min"] == 3 and out["bystander_idle"]
