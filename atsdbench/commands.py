@@ -78,6 +78,10 @@ def cmd_run(args):
         from .render import tables  # noqa: F401  (imported held: pandas' import is no place for a Ctrl-C)
 
         plan = plans.make_plan(**plan_options(args))
+        if plan.verify and any(c["gpu"] is not None for c in plan.cells):
+            from .render import text
+
+            _warn([text.verify_gpu()])
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
@@ -88,8 +92,25 @@ def cmd_run(args):
         # the table) runs; where the output cannot be written they go to a rescue file.
         result, save_error = _measure_and_save(plan, output, total)
         interrupted = signals.take()
-    _report_saved(result, output, save_error)
+    try:
+        _report_saved(result, output, save_error)
+    finally:  # loud, after the save and the table, whatever else went wrong
+        stale = _print_stale(result.stale(), sys.stderr)
+    if stale:
+        from .render import text
+
+        return text.EXIT_STALE
     return 0 if result.complete and not interrupted else 130
+
+
+def _print_stale(groups, stream, name=None):
+    """run --verify's loud lines (render/text.stale_lines) on `stream`; True where there were any."""
+    from .render import text
+
+    for line in text.stale_lines(groups, name):
+        print(line, file=stream)
+    stream.flush()
+    return bool(groups)
 
 
 def _measure_and_save(plan, output, total):
@@ -253,6 +274,11 @@ def cmd_compare(args):
     _warn(cmp.warnings)
     from .render import counts as count_formats
 
+    # above every table: on stdout with it, but off the machine formats' stdout (csv, json)
+    stale_stream = sys.stderr if args.format in ("csv", "json") else sys.stdout
+    for path, group in cmp.stale:
+        _print_stale([group], stale_stream, path)
+
     if getattr(args, "counts", False):
         if not cmp.counts:
             raise UsageError("the files have no invalidation counts (flushes, IPIs, tlbie, hcalls): they were measured "
@@ -275,6 +301,7 @@ def cmd_show(args):
         raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} (got {args.format!r})")
     table, warnings = show.render(result, args.unit, args.format)
     _warn(warnings)
+    _print_stale(result.stale(), sys.stderr if args.format == "csv" else sys.stdout)  # above the table
     if args.format == "text":
         print(report.headline(result))
     print(table)
