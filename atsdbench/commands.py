@@ -464,12 +464,16 @@ def cmd_guest(args):
         for o, value in checked:
             core.plan_set(plan, o["field"], value if value is not None else o["const"])
         runs.append({"words": guest.atsd_words(checked), "attrs": guest.run_attrs(checked, events),
-                     "tracepoints": events})
+                     "tracepoints": events, "verify": plan.verify == 1})
         waits += guest.sleeps(plan.runs, plan.gap, plan.rounds, plan.spread)
     args.timeout = guest_timeout(args.timeout, waits)
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
         raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "
                          f"--smp {args.smp})")
+    if args.smp < 2 and any(run["verify"] for run in runs):  # the guest's atsd would refuse it after the boot
+        from .render import text
+
+        raise UsageError(text.guest_verify_smp(args.smp))
     trace_kb = core.parse_size(args.trace_buffer, "--trace-buffer") // 1024
     if trace_kb < 4:
         raise UsageError(f"--trace-buffer must be a size of at least 4K per CPU, such as 8M (got {args.trace_buffer!r})")
@@ -497,7 +501,7 @@ def cmd_guest(args):
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
         raise UsageError(f"-o {args.output}: cannot make the directory: {e.strerror}") from None
-    failed, taken = 0, set()
+    failed, taken, stale = 0, set(), []
     for image, machine in zip(args.kernel, machines):
         arch = guest.MACHINES[machine]["arch"]
         label = f"{os.path.basename(image)} ({machine})"
@@ -521,7 +525,11 @@ def cmd_guest(args):
             print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
             failed += 1
             continue
-        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, taken)
+        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, taken, stale)
+    if stale:  # run --verify in a guest: as loud as on the host, after every file is written
+        from .render import text as texts
+
+        return texts.EXIT_STALE
     return 1 if failed else 0
 
 
@@ -557,7 +565,7 @@ def _guest_console(path, text):
                   "hold atsd's output)")
 
 
-def _guest_home(args, image, machine, text, qemu, runs, taken):
+def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
     """What one boot brought home, written under -o: each run's result file (and trace), the command's
     output and files, the console; all under a stem no earlier guest used (nothing is overwritten).
     Every finished run is kept whatever came after it, rescued where it cannot be written, and a
@@ -638,6 +646,10 @@ def _guest_home(args, image, machine, text, qemu, runs, taken):
         if saved:
             print(f"wrote {name}.json ({release}, {machine}, {accel}, {done})"
                   + (f", its trace {name}.trace" if trace_written else ""))
+        if result.stale():  # --verify in the guest read a stale translation: its line, the file named
+            _print_stale(result.stale(), sys.stderr, f"{name}.json")
+            if stale is not None:
+                stale.append(name)
     if args.guest_command is not None:
         try:
             code, output, files, left = guest_console.command_output(text, rc, args.timeout)

@@ -213,3 +213,8 @@ def verified(summary):
 def verify_gpu():
     """run --verify --gpu: what the checkers cannot see."""
     return see("--verify checks the CPUs' TLBs only: the GPU's (ATS/HMM device TLBs) are not checked", VERIFY)
+
+
+def guest_verify_smp(smp):
+    """guest --smp 1 with a --verify run: refused before anything boots."""
+    return f"--verify in a guest checks each call from another vCPU: give --smp 2 or more (got --smp {smp})"
