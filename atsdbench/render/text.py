@@ -203,16 +203,15 @@ def verified(summary):
     the checks proved something (the checker held the translation while the call ran)."""
     checks, held = summary["checks"], summary["held"]
     share = f"{100.0 * held / checks:.1f}%" if checks else "none"
-    line = (f"verify: {summary['stale']} stale of {plural(checks, 'check')} after {plural(summary['calls'], 'call')}; "
-            f"held during the call: {share}")
+    line = f"verify: {summary['stale']} stale in {plural(checks, 'check')}; held in the call: {share}"
     if checks - held:
-        line += f" ({checks - held} proved nothing)"
+        line += f", {checks - held} proved nothing"
     return see(line, VERIFY_HELD)
 
 
 def verify_gpu():
     """run --verify --gpu: what the checkers cannot see."""
-    return see("--verify checks the CPUs' TLBs only: the GPU's (ATS/HMM device TLBs) are not checked", VERIFY)
+    return see("--verify checks the CPUs, not the GPU's device TLBs (ATS, HMM)", VERIFY)
 
 
 def guest_verify_smp(smp):
