@@ -158,3 +158,13 @@ def test_compare_says_it_above_every_table(cli, fixtures, tmp_path, args):
         assert p.stdout.startswith(f"{path}: STALE TRANSLATION")
     if "json" in args:
         json.loads(p.stdout)  # the data untouched
+
+
+@pytest.mark.live
+def test_the_cost_script_runs_quick(script, capsys):
+    _two_cpus()
+    assert script("bench_verify").main(["--quick"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("verify cost per checked call, 4M at 64K") and [line.split()[0] for line in out[2:]] == \
+        list(OPS)
+    assert all(line.split()[-1] == "0" for line in out[2:])  # no stale read
