@@ -92,7 +92,8 @@ struct atsd_verifier {
 	volatile uint64_t *addr;
 	uint64_t value;
 	int32_t op;
-	int32_t sitting_out;        /* the invalidator's CPU: its checker waits; -2 between passes */
+	_Atomic int32_t sitting_out;  /* the invalidator's CPU: its checker waits; -2 between passes (published
+				       * by part_seq's release; atomic, since a checker may read it meanwhile) */
 	int32_t skip_call;          /* TEST ONLY (atsd_verify_control): raise the flags, make no call */
 	int32_t n;
 	int32_t started;
@@ -231,7 +232,8 @@ static void *checker_main(void *arg)
 	futex_wake(&v->ready);
 	while (!atomic_load_explicit(&v->stop, memory_order_acquire)) {
 		uint32_t seq = atomic_load_explicit(&v->part_seq, memory_order_acquire), spins = 0;
-		if (v->sitting_out == c->cpu || v->sitting_out == -2) {
+		int32_t out = atomic_load_explicit(&v->sitting_out, memory_order_relaxed);
+		if (out == c->cpu || out == -2) {
 			/* not a checker in this part (its CPU is the invalidator's), or no pass: sleep */
 			futex_wait(&v->part_seq, seq);
 			continue;
@@ -301,7 +303,7 @@ int atsd_verify_start(struct atsd_verifier **out, const int32_t *cpus, int32_t n
 	v->bytes = bytes;
 	v->c = (struct checker *)(void *)((uint8_t *)m + head);
 	v->n = n;
-	v->sitting_out = -2;
+	atomic_store_explicit(&v->sitting_out, -2, memory_order_relaxed);
 	if (!atomic_compare_exchange_strong(&active, &none, v)) {
 		munmap(m, bytes);
 		return -EBUSY;  /* one verifier at a time: on_fault looks among one's checkers */
@@ -362,7 +364,7 @@ static int wait_checkers(struct atsd_verifier *v, size_t field, uint32_t k)
 	for (i = 0; i < v->n; i++) {
 		struct checker *c = &v->c[i];
 		_Atomic uint32_t *w = (_Atomic uint32_t *)(void *)((uint8_t *)c + field);
-		if (c->cpu == v->sitting_out)
+		if (c->cpu == atomic_load_explicit(&v->sitting_out, memory_order_relaxed))
 			continue;
 		while (atomic_load_explicit(w, memory_order_acquire) != k) {
 			relax(&spins);
@@ -417,7 +419,7 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			break;
 		pinned = 1;
 		/* the roles of this part: every checker but the one on the invalidator's CPU */
-		v->sitting_out = invalidators[i];
+		atomic_store_explicit(&v->sitting_out, invalidators[i], memory_order_relaxed);
 		atomic_fetch_add_explicit(&v->part_seq, 1, memory_order_release);
 		futex_wake(&v->part_seq);
 		for (off = 0; off < part; off += stride) {
@@ -457,7 +459,7 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			}
 		}
 	}
-	v->sitting_out = -2;  /* every checker sleeps until the next pass */
+	atomic_store_explicit(&v->sitting_out, -2, memory_order_relaxed);  /* every checker sleeps until the next pass */
 	atomic_fetch_add_explicit(&v->part_seq, 1, memory_order_release);
 	futex_wake(&v->part_seq);
 	if (pinned)
