@@ -168,3 +168,37 @@ def test_the_cost_script_runs_quick(script, capsys):
     assert out[0].startswith("verify cost per checked call, 4M at 64K") and [line.split()[0] for line in out[2:]] == \
         list(OPS)
     assert all(line.split()[-1] == "0" for line in out[2:])  # no stale read
+
+
+@pytest.mark.live
+def test_no_bystander_spins_beside_a_checker(cli, tmp_path, monkeypatch):
+    _two_cpus()
+    bystanders, clash, kept = [], [], []
+    start_b, stop_b, start_v = core.Bystanders.__init__, core.Bystanders.stop, core.Verifier.__init__
+
+    def b_init(self, cpus):
+        start_b(self, cpus)
+        if cpus:
+            bystanders.append(self)
+
+    def b_stop(self):
+        if self in bystanders:
+            bystanders.remove(self)
+        stop_b(self)
+
+    def v_init(self, cpus):
+        clash.append(bool(bystanders))
+        start_v(self, cpus)
+
+    def timed(self, *a, **kw):
+        kept.append(bool(bystanders))
+        return timed_pass(self, *a, **kw)
+
+    timed_pass = core.Region.timed_pass
+    monkeypatch.setattr(core.Bystanders, "__init__", b_init)
+    monkeypatch.setattr(core.Bystanders, "stop", b_stop)
+    monkeypatch.setattr(core.Verifier, "__init__", v_init)
+    monkeypatch.setattr(core.Region, "timed_pass", timed)
+    p = cli("run", *SMALL, "--rounds", "2", "--bystanders", "1", "--verify", "-o", tmp_path / "b.json")
+    assert p.returncode == 0, p.stderr
+    assert clash == [False] * 2 and kept and all(kept)  # every timed pass had its bystander, no checker did

@@ -177,10 +177,19 @@ class Session:
         records, kind "verify"), the checkers started here and stopped before anything is timed again.
         With --threads N each task's part is invalidated from its own CPU in turn and checked from every
         other CPU (docs/verify.md)."""
+        plan, nthreads = self.plan, cell["threads"]
+        invalidators = plan.thread_cpus[:nthreads] if nthreads > 1 else [plan.cpu]
+        # the bystanders stop for the verify passes: spinning on the checkers' CPUs they would take turns
+        # with them (slower passes, fewer checks held), and they come back before the next timed pass.  Not
+        # in a finally: a generator closed after Session.close would start them again, unowned.
+        self._use_bystanders(0)
+        yield from self._checked(round_index, warmup_round, cell, region, invalidators)
+        self._use_bystanders(cell["bystanders"])
+
+    def _checked(self, round_index, warmup_round, cell, region, invalidators):
         from . import core
 
         plan, nthreads = self.plan, cell["threads"]
-        invalidators = plan.thread_cpus[:nthreads] if nthreads > 1 else [plan.cpu]
         with core.Verifier(plan.verify_cpus) as verifier:
             for stride in plan.strides:
                 # every page's translation live again, whatever --no-retouch; only this process's region
