@@ -78,6 +78,10 @@ def cmd_run(args):
         from .render import tables  # noqa: F401  (imported held: pandas' import is no place for a Ctrl-C)
 
         plan = plans.make_plan(**plan_options(args))
+        if plan.verify and any(c["gpu"] is not None for c in plan.cells):
+            from .render import text
+
+            _warn([text.verify_gpu()])
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
@@ -88,8 +92,25 @@ def cmd_run(args):
         # the table) runs; where the output cannot be written they go to a rescue file.
         result, save_error = _measure_and_save(plan, output, total)
         interrupted = signals.take()
-    _report_saved(result, output, save_error)
+    try:
+        _report_saved(result, output, save_error)
+    finally:  # loud, after the save and the table, whatever else went wrong
+        stale = _print_stale(result.stale(), sys.stderr)
+    if stale:
+        from .render import text
+
+        return text.EXIT_STALE
     return 0 if result.complete and not interrupted else 130
+
+
+def _print_stale(groups, stream, name=None):
+    """run --verify's loud lines (render/text.stale_lines) on `stream`; True where there were any."""
+    from .render import text
+
+    for line in text.stale_lines(groups, name):
+        print(line, file=stream)
+    stream.flush()
+    return bool(groups)
 
 
 def _measure_and_save(plan, output, total):
@@ -253,6 +274,11 @@ def cmd_compare(args):
     _warn(cmp.warnings)
     from .render import counts as count_formats
 
+    # above every table: on stdout with it, but off the machine formats' stdout (csv, json)
+    stale_stream = sys.stderr if args.format in ("csv", "json") else sys.stdout
+    for path, group in cmp.stale:
+        _print_stale([group], stale_stream, path)
+
     if getattr(args, "counts", False):
         if not cmp.counts:
             raise UsageError("the files have no invalidation counts (flushes, IPIs, tlbie, hcalls): they were measured "
@@ -275,6 +301,7 @@ def cmd_show(args):
         raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} (got {args.format!r})")
     table, warnings = show.render(result, args.unit, args.format)
     _warn(warnings)
+    _print_stale(result.stale(), sys.stderr if args.format == "csv" else sys.stdout)  # above the table
     if args.format == "text":
         print(report.headline(result))
     print(table)
@@ -437,12 +464,16 @@ def cmd_guest(args):
         for o, value in checked:
             core.plan_set(plan, o["field"], value if value is not None else o["const"])
         runs.append({"words": guest.atsd_words(checked), "attrs": guest.run_attrs(checked, events),
-                     "tracepoints": events})
+                     "tracepoints": events, "verify": plan.verify == 1})
         waits += guest.sleeps(plan.runs, plan.gap, plan.rounds, plan.spread)
     args.timeout = guest_timeout(args.timeout, waits)
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
         raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "
                          f"--smp {args.smp})")
+    if args.smp < 2 and any(run["verify"] for run in runs):  # the guest's atsd would refuse it after the boot
+        from .render import text
+
+        raise UsageError(text.guest_verify_smp(args.smp))
     trace_kb = core.parse_size(args.trace_buffer, "--trace-buffer") // 1024
     if trace_kb < 4:
         raise UsageError(f"--trace-buffer must be a size of at least 4K per CPU, such as 8M (got {args.trace_buffer!r})")
@@ -470,7 +501,7 @@ def cmd_guest(args):
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
         raise UsageError(f"-o {args.output}: cannot make the directory: {e.strerror}") from None
-    failed, taken = 0, set()
+    failed, taken, stale = 0, set(), []
     for image, machine in zip(args.kernel, machines):
         arch = guest.MACHINES[machine]["arch"]
         label = f"{os.path.basename(image)} ({machine})"
@@ -494,7 +525,11 @@ def cmd_guest(args):
             print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
             failed += 1
             continue
-        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, taken)
+        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, taken, stale)
+    if stale:  # run --verify in a guest: as loud as on the host, after every file is written
+        from .render import text as texts
+
+        return texts.EXIT_STALE
     return 1 if failed else 0
 
 
@@ -530,7 +565,7 @@ def _guest_console(path, text):
                   "hold atsd's output)")
 
 
-def _guest_home(args, image, machine, text, qemu, runs, taken):
+def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
     """What one boot brought home, written under -o: each run's result file (and trace), the command's
     output and files, the console; all under a stem no earlier guest used (nothing is overwritten).
     Every finished run is kept whatever came after it, rescued where it cannot be written, and a
@@ -611,6 +646,10 @@ def _guest_home(args, image, machine, text, qemu, runs, taken):
         if saved:
             print(f"wrote {name}.json ({release}, {machine}, {accel}, {done})"
                   + (f", its trace {name}.trace" if trace_written else ""))
+        if result.stale():  # --verify in the guest read a stale translation: its line, the file named
+            _print_stale(result.stale(), sys.stderr, f"{name}.json")
+            if stale is not None:
+                stale.append(name)
     if args.guest_command is not None:
         try:
             code, output, files, left = guest_console.command_output(text, rc, args.timeout)

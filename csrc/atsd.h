@@ -259,6 +259,9 @@ struct atsd_plan {
 	int32_t nthread_cpus;
 	int32_t thread_cpus[1024];  /* resolved by the check: cpu first, then further allowed CPUs */
 	int32_t tasks;          /* enum atsd_tasks: what the --threads are */
+	int32_t verify;         /* --verify: 1 on, 0 off (--no-verify), -1 until checked (auto: see the check) */
+	int32_t nverify_cpus;
+	int32_t verify_cpus[1024];  /* resolved by the check: every allowed CPU, a checker on each */
 };
 
 enum atsd_tasks {
@@ -409,9 +412,45 @@ int atsd_tracefs_mounted(const char *mounts);
 /* Why EVENT ("tlb:tlb_flush") cannot be read, in one sentence with the way out.  euid -1: this
  * process's; mounted -1: atsd_tracefs_mounted(NULL).  Returns out. */
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
+/* ---- run --verify (csrc/atsd_verify.c): no CPU may use a translation after the call returned ----
+ *
+ * start(): one checker thread per CPU in cpus (every allowed CPU; n >= 2), pinned there, threads of
+ * this mm, started with every signal blocked but SIGSEGV/SIGBUS, whose handler is installed for the
+ * verifier's life (the one found is put back by stop(), and gets every fault that is not a checked
+ * read).  One verifier at a time (-EBUSY).
+ * pass(): the caller does the region in ninvalidators equal parts, part i pinned to invalidators[i]
+ * (its affinity put back after), stride by stride with op, as a timed pass would, but every call
+ * checked: the checkers on every other CPU read the call's checked word (one base page of the
+ * stride, written with a known value just before) until the call, and once after it returned: the
+ * read must fault (mprotect, munmap) or read 0 (madvise).  munmap: each hole is reserved PROT_NONE
+ * after its checks, as after a timed pass; atsd_op_restore() maps the region again.  Never timed: a
+ * pass with checkers is not a measurement.  stop(): clears the owner's slot first, SIGINT/SIGTERM
+ * held, like the other releases.
+ * control(): TEST ONLY, not reachable from either command line: skip_call 1 makes every call of a
+ * pass raise its flags without the system call, so every check must come out stale. */
+struct atsd_verify_result {
+	uint64_t calls;         /* calls made (each checked from every other CPU) */
+	uint64_t checks;        /* calls x checkers: one read after the return each */
+	uint64_t faults;        /* checks that faulted (mprotect, munmap: as they must) */
+	uint64_t zeros;         /* checks that read 0 (madvise: as they must) */
+	uint64_t stale;         /* checks that read through a translation after the call returned */
+	uint64_t held;          /* checks whose checker read through the translation while the call ran */
+	uint64_t ns;            /* the pass's wall time, handshakes included */
+};
+struct atsd_verifier;
+int atsd_verify_start(struct atsd_verifier **out, const int32_t *cpus, int32_t n);
+int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op, uint64_t stride,
+		     const int32_t *invalidators, int32_t ninvalidators, struct atsd_verify_result *out);
+int atsd_verify_control(struct atsd_verifier *v, int32_t skip_call);
+int atsd_verify_stop(struct atsd_verifier **v);
+/* The loud line (atsd prints it; atsdbench's render/text.py stale_translation() is its twin, held
+ * equal by tests/measure/test_verify.py): "STALE TRANSLATION: N of M checks ... (op, 64K, CPUs 0 -> 1)". */
+const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, uint64_t stride,
+				   const int32_t *invalidators, int32_t ninvalidators, const int32_t *checkers,
+				   int32_t nchecker, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 11
+#define ATSD_ABI_VERSION 13
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

@@ -132,6 +132,85 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv)
 	return output;  /* NULL: no file, the table only */
 }
 
+/* --verify: after the cell's timed passes (their region, no timed pass beside a checker), one verify
+ * pass per stride, checked from every other allowed CPU (csrc/atsd_verify.c), each a `verify` line;
+ * the checks and stale reads are summed per cell and stride for the loud line at the end. */
+static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
+		       int32_t cell, const struct atsd_cell *c, struct atsd_region *r, struct summary *t)
+{
+	struct atsd_verifier *v = NULL;
+	struct atsd_verify_result res;
+	const int32_t *inv = c->threads > 1 ? p->thread_cpus : &p->cpu;
+	int32_t ninv = c->threads > 1 ? c->threads : 1;
+	int err, s, i, j;
+
+	if ((err = atsd_verify_start(&v, p->verify_cpus, p->nverify_cpus))) {
+		fprintf(stderr, "atsd: starting checkers on %d CPUs: %s\n", p->nverify_cpus, strerror(-err));
+		return err;
+	}
+	for (s = 0; s < p->nstrides && !interrupted; s++) {
+		struct stride_stats *st = summary_at(t, p, cell, p->strides[s]);
+		char a[32];
+		if ((err = atsd_op_restore(r, c->op, 1)))
+			break;
+		err = atsd_verify_pass(v, r, c->op, p->strides[s], inv, ninv, &res);
+		if (err) {
+			fprintf(stderr, "atsd: verify pass: %s failed at call %" PRIu64 " of stride %s: %s\n",
+				atsd_op_call(c->op), res.calls, atsd_format_size(p->strides[s], a, sizeof(a)), strerror(-err));
+			break;
+		}
+		fprintf(out, "verify\tround=%d\twarmup=%d\top=%s\tstride_bytes=%" PRIu64 "\tthreads=%d\tinvalidator_cpus=",
+			round, warmup_round, atsd_op_name(c->op), p->strides[s], c->threads);
+		for (i = 0; i < ninv; i++)
+			fprintf(out, "%s%d", i ? "," : "", inv[i]);
+		fprintf(out, "\tchecker_cpus=");
+		for (i = 0, j = 0; i < p->nverify_cpus; i++)
+			if (ninv > 1 || p->verify_cpus[i] != inv[0])
+				fprintf(out, "%s%d", j++ ? "," : "", p->verify_cpus[i]);
+		fprintf(out, "\tcalls=%" PRIu64 "\tchecks=%" PRIu64 "\tfaults=%" PRIu64 "\tzeros=%" PRIu64 "\tstale=%"
+			PRIu64 "\theld=%" PRIu64 "\tns=%" PRIu64, res.calls, res.checks, res.faults, res.zeros, res.stale,
+			res.held, res.ns);
+		if (p->runs > 1)
+			fprintf(out, "\trun=%d", run);
+		if (atsd_plan_cells(p) > 1)
+			fprintf(out, "\tcell=%d", cell);
+		fputc('\n', out);
+		fflush(out);
+		st->verify_checks += res.checks;
+		st->verify_stale += res.stale;
+		st->verify_op = c->op;
+	}
+	atsd_verify_stop(&v);
+	return err;
+}
+
+/* The loud line of every cell and stride whose verify passes read a stale translation (on stderr,
+ * after the output is saved); 1 where there was one. */
+static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
+{
+	int cell, s, i, j, any = 0;
+
+	for (cell = 0; cell < atsd_plan_cells(p); cell++) {
+		struct atsd_cell c;
+		atsd_plan_cell(p, cell, &c);
+		for (s = 0; s < p->nstrides; s++) {
+			struct stride_stats *st = summary_at(t, p, cell, p->strides[s]);
+			const int32_t *inv = c.threads > 1 ? p->thread_cpus : &p->cpu;
+			int32_t ninv = c.threads > 1 ? c.threads : 1, chk[ATSD_MAX_CPUS];
+			char line[1024];
+			if (!st->verify_stale)
+				continue;
+			for (i = 0, j = 0; i < p->nverify_cpus; i++)
+				if (ninv > 1 || p->verify_cpus[i] != inv[0])
+					chk[j++] = p->verify_cpus[i];
+			fprintf(f, "%s\n", atsd_verify_stale_text(st->verify_stale, st->verify_checks, c.op, p->strides[s],
+									inv, ninv, chk, j, line, sizeof(line)));
+			any = 1;
+		}
+	}
+	return any;
+}
+
 /* One cell of one round of sub-run `run`: a fresh region with the cell's pages, its passes in the
  * order of atsd_round_order(round * ncells + cell).  first: the round position of its first pass.
  * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
@@ -246,6 +325,8 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			st->ipi_calls += calls;
 		}
 	}
+	if (!err && !interrupted && p->verify)
+		err = verify_cell(out, p, run, round, warmup_round, cell, c, &r, t);
 out:
 	atsd_threads_stop(&th);
 	free(lat);
@@ -432,6 +513,10 @@ int main(int argc, char **argv)
 	int32_t run;
 	int err = 0;
 	double t0 = 0.0;  /* the last sub-run's start */
+	char *stale_text = NULL;
+	size_t stale_len = 0;
+	FILE *stale_f;
+	int stale;
 
 	o.path = parse(&p, argc, argv);
 	if ((err = atsd_host_probe(&h)))
@@ -474,6 +559,11 @@ int main(int argc, char **argv)
 	}
 	fprintf(o.mem, "end\tcomplete=%d\n", !err && !interrupted);
 	print_summary(stdout, &p, &t, &k);
+	/* the loud lines are printed after the save; the summary they come from is freed here */
+	if (!(stale_f = open_memstream(&stale_text, &stale_len)))
+		die("open_memstream: %s", strerror(errno));
+	stale = print_stale(stale_f, &p, &t);
+	fclose(stale_f);
 	summary_free(&t);
 	fflush(stdout);
 	if (o.path) {
@@ -486,6 +576,7 @@ int main(int argc, char **argv)
 	if (err) {
 		if (o.path)
 			fprintf(stderr, "atsd: wrote the finished samples to %s\n", o.path);
+		fputs(stale_text, stderr);
 		return 2;
 	}
 	if (interrupted) {
@@ -493,9 +584,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "atsd: interrupted; wrote the finished samples to %s\n", o.path);
 		else
 			fprintf(stderr, "atsd: interrupted\n");
-		return 130;
+		fputs(stale_text, stderr);
+		return stale ? 3 : 130;  /* a stale read outweighs the interruption, as in atsdbench run */
 	}
 	if (o.path)
 		printf("wrote %s (atsdbench import %s)\n", o.path, o.path);
-	return 0;
+	fflush(stdout);
+	fputs(stale_text, stderr);
+	return stale ? 3 : 0;  /* loud, after the save: atsdbench run's exit status too */
 }

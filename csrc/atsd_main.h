@@ -80,6 +80,8 @@ struct stride_stats {
 	uint64_t traced_calls, sums[MAX_COLUMNS];
 	int64_t ipis;
 	uint64_t ipi_calls;
+	uint64_t verify_checks, verify_stale;  /* --verify: every verify pass's, summed */
+	int32_t verify_op;
 };
 
 struct summary {

@@ -65,6 +65,10 @@
 	  "adaptive runs take at most N measured rounds (with --runs, all sub-runs' together)") \
 	X("spread", 0, BOTH, "spread", "DURATION", NULL, "0", \
 	  "pace the measured rounds evenly over at least this wall time (sleeping between rounds), e.g. 60s") \
+	X("verify", 0, BOTH, "verify", NULL, "1", "auto", \
+	  "verify passes after each round's timed ones: every call checked from every other CPU (docs/verify.md); untimed") \
+	X("no-verify", 0, BOTH, "verify", NULL, "0", "auto", \
+	  "no verify passes (where a plan would have them by default)") \
 	X("label", 0, BOTH, "label", "TEXT", NULL, NULL, \
 	  "label shown by compare and plot (default: kernel release)") \
 	X("seed", 0, BOTH, "seed", "N", NULL, NULL, \

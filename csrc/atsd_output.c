@@ -104,6 +104,11 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 	fprintf(out, "\ttasks=%s\tthread_cpus=", p->tasks ? "processes" : "threads");
 	for (i = 0; i < p->nthread_cpus; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->thread_cpus[i]);
+	if (p->verify) {  /* --verify: its passes are `verify` records */
+		fprintf(out, "\tverify=1\tverify_cpus=");
+		for (i = 0; i < p->nverify_cpus; i++)
+			fprintf(out, "%s%d", i ? "," : "", p->verify_cpus[i]);
+	}
 	fputs("\tbystanders=", out);
 	for (i = 0; i < p->nbystanders; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->bystanders[i]);

@@ -412,6 +412,13 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 		return parse_flag("retouch", value, &p->retouch, msg, msglen);
 	if (!strcmp(field, "processes"))
 		return parse_flag("processes", value, &p->processes, msg, msglen);
+	if (!strcmp(field, "verify")) {
+		if (!strcmp(value, "auto")) {
+			p->verify = -1;
+			return 0;
+		}
+		return parse_flag("verify", value, &p->verify, msg, msglen);
+	}
 	if (!strcmp(field, "trace")) {
 		static const char *const modes[] = {"auto", "on", "off"};
 		int k;
@@ -701,6 +708,18 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 				return fail(-EINVAL, msg, msglen, "--op munmap with --gpu: the GPU toucher is not made for "
 					    "a region unmapped and mapped anew every pass; give --op mprotect or madvise");
 	}
+	/* --verify: a checker on every allowed CPU; the invalidator's sits out each call, so one CPU has
+	 * nothing to check from.  auto (neither --verify nor --no-verify) is off: ISSUE 31 HOOK for
+	 * --workload (will-it-scale asserts its read-back), whose plans are to have it on by default:
+	 * there, auto becomes p->verify = naffinity > 1 (a workload on one CPU runs unchecked). */
+	if (p->verify < 0)
+		p->verify = 0;
+	if (p->verify && h->naffinity < 2)
+		return fail(-EINVAL, msg, msglen, "--verify checks each call from another CPU, but the affinity mask "
+			    "has one (%s): nothing to check from", list);
+	p->nverify_cpus = 0;
+	for (i = 0; p->verify && i < h->naffinity; i++)
+		p->verify_cpus[p->nverify_cpus++] = h->affinity[i];
 	if (p->trace == ATSD_TRACE_ON && p->warmup < 1)
 		return fail(-EINVAL, msg, msglen, "--trace counts flushes on warm-up passes, so no timed pass is "
 			    "traced: it needs --warmup 1 or more");

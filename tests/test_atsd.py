@@ -412,3 +412,29 @@ def test_processes_run_one_mm_each_and_import(atsd, tmp_path, cli):
     res = atsdbench.load(str(tmp_path / "p.json"))
     assert res.config["tasks"] == "processes" and res.config["threads"] == 2
     assert (res.samples["threads"] == 2).all() and (res.samples["gbps"] > 0).all()
+
+
+@pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
+def test_verify_lines_import_as_runs_verify_records(atsd, tmp_path, cli, op):
+    """atsd --verify: a verify line per stride per round and cell, clean here, which import reads as
+    run's `verify` records; the loud line and exit 3 are the C twin of run's (tests/measure/test_verify.py)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    out = tmp_path / "v.txt"
+    p = subprocess.run([atsd, "--size", "4M", "--strides", "64K,1M", "--rounds", "1", "--reps", "1", "--op", op,
+                        "--verify", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0 and "STALE" not in p.stderr, p.stderr
+    assert out.read_text().count("\nverify\t") == 2 * 2  # a warm-up and a measured round, 2 strides
+    r = cli("import", out, "-o", tmp_path / "v.json")
+    assert r.returncode == 0 and "verify: 0 stale in" in r.stdout, r.stderr
+    res = atsdbench.load(str(tmp_path / "v.json"))
+    assert res.config["verify"] and len(res.verify) == 4 and res.stale() == []
+    assert all(v["op"] == op and v["checks"] == v["calls"] * len(v["checker_cpus"]) for v in res.verify)
+
+
+def test_verify_with_one_cpu_is_refused_as_run_refuses_it(atsd, tmp_path):
+    cpu = min(os.sched_getaffinity(0))
+    p = subprocess.run([atsd, "--size", "4M", "--verify"], capture_output=True, text=True,
+                       preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    assert p.returncode == 2 and p.stderr == (f"atsd: --verify checks each call from another CPU, but the affinity "
+                                              f"mask has one ({cpu}): nothing to check from\n")

@@ -577,3 +577,128 @@ def test_signal_storm_into_atsd_workloads(atsd, tmp_path, kind):
         data = json.loads((tmp_path / f"{kind}-{i}.json").read_text())
         assert data["complete"] is False and len(data["samples"]) == out.read_text().count("\nsample\t")
     assert hits >= 1
+
+
+# ---- run --verify (issue 31): Ctrl-C during a verify pass ----
+
+@pytest.mark.live
+def test_verifier_stop_interrupted_anywhere_frees_once():
+    """The checkers joined once and the fault handler found put back, whatever opcode of stop() a
+    signal lands on; a second stop frees nothing."""
+    from atsdbench.measure import core
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    core.pin_self(cpus[0])
+    threads = _threads()
+    segv = signal.getsignal(signal.SIGSEGV)
+    slot = core.ffi.new("struct atsd_verifier **")
+    assert core.lib.atsd_verify_stop(slot) == 0  # nothing to stop
+    try:
+        steps = _every_opcode(lambda: core.Verifier(cpus), lambda v: v.stop(),
+                              lambda v: (_assert_threads(threads), v._v[0] == core.ffi.NULL or pytest.fail("held"),
+                                         signal.getsignal(signal.SIGSEGV) == segv or pytest.fail("handler")))
+    finally:
+        os.sched_setaffinity(0, cpus)
+    assert steps > 2
+
+
+VERIFY = {
+    "verify": ["--strides", "64K,1M", "--rounds", "20", "--verify"],
+    "verify-madvise": ["--strides", "64K,1M", "--rounds", "20", "--verify", "--op", "madvise"],
+    "verify-munmap": ["--strides", "64K,1M", "--rounds", "20", "--verify", "--op", "munmap"],
+    "verify-threads": ["--strides", "64K,1M", "--rounds", "20", "--verify", "--threads", "2"],
+}
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.parametrize("kind", VERIFY)
+def test_signal_storm_into_verify_runs(tmp_path, kind, busy):
+    """Verify passes take most of such a run (every call checked from the other CPU): the storm lands
+    in them mostly.  Every file left loads, its verify records with it, none stale."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    rng = random.Random(sum(map(ord, kind)) + 31 + busy)
+    burners = _burner() if busy else []
+    hits, trials = 0, 3
+    try:
+        for i in range(trials):
+            out = tmp_path / f"{kind}-{i}.json"
+            proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "16M", *VERIFY[kind],
+                                     "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, cwd=NEUTRAL)
+            sent = _storm(proc, rng, window=1.5)
+            stdout, stderr = proc.communicate(timeout=300)
+            hits += _check_outcome(kind, proc, str(out), stdout, stderr, sent)
+            if out.exists():
+                data = json.loads(out.read_text())
+                assert data["config"]["verify"] and all(v["stale"] == 0 for v in data["verify"]), kind
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert hits >= 1, f"no signal of {trials} storms landed during a run"
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("kind", VERIFY)
+def test_signal_storm_into_atsd_verify(atsd, tmp_path, kind):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    rng = random.Random(sum(map(ord, kind)) + 231)
+    hits = 0
+    for i in range(3):
+        out = tmp_path / f"{kind}-{i}.tsv"
+        proc = subprocess.Popen([atsd, "--size", "16M", *VERIFY[kind], "-o", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sent = _storm(proc, rng, window=0.6)
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode in ((130, 0) if sent else (0,)), f"{kind}: {proc.returncode} {stderr}"
+        if proc.returncode != 130:
+            continue
+        hits += 1
+        text = out.read_text()
+        assert "end\tcomplete=0" in text, stderr
+        p = subprocess.run([sys.executable, "-m", "atsdbench", "import", str(out), "-o",
+                            str(tmp_path / f"{kind}-{i}.json")], capture_output=True, text=True, cwd=NEUTRAL,
+                           timeout=60)
+        assert p.returncode == 0, p.stderr
+        data = json.loads((tmp_path / f"{kind}-{i}.json").read_text())
+        assert len(data["samples"]) == text.count("\nsample\t") and len(data["verify"]) == text.count("\nverify\t")
+    assert hits >= 1
+
+
+@pytest.mark.live
+def test_ctrl_c_during_a_verify_pass(tmp_path):
+    """One timed pass, then one long verify pass (1024 calls, each checked from the other CPU): a
+    SIGINT sent once the timed pass is done lands in the verify pass.  The run stops when it returns:
+    exit 130, the timed pass and the verify pass both saved, complete false."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    for delay in (0.3, 0.6, 1.2, 2.4):
+        out = tmp_path / f"c-{delay}.json"
+        proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "64M", "--strides", "64K",
+                                 "--rounds", "1", "--reps", "1", "--warmup", "0", "--warmup-rounds", "0", "--op",
+                                 "munmap", "--verify", "-o", str(out)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, cwd=NEUTRAL)
+        assert _wait_ready(proc)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=300)
+        for bad in ("Traceback", "Segmentation", "core dumped"):
+            assert bad not in stderr
+        if proc.returncode == 0:
+            continue  # the verify pass ended before the signal: a longer plan would be needed
+        assert proc.returncode == 130, stderr
+        if not out.exists():
+            continue  # it came before the first pass: nothing measured, nothing written; try later
+        data = json.loads(out.read_text())
+        if not data["verify"]:
+            continue  # it came during start-up or the timed pass: try later
+        assert data["complete"] is False and len(data["samples"]) == 1
+        v = data["verify"][0]
+        assert v["calls"] == 1024 and v["checks"] == 1024 * len(v["checker_cpus"]) and v["stale"] == 0
+        return
+    pytest.fail("no SIGINT landed in a verify pass")

@@ -64,6 +64,7 @@ class Comparison:
     unprofiled: dict = dataclasses.field(default_factory=dict)  # side index -> the calibrate command it lacks
     profile_notes: list = dataclasses.field(default_factory=list)  # what the profiles do not cover here
     ops: list = dataclasses.field(default_factory=lambda: ["mprotect"])  # run --op: the calls compared
+    stale: list = dataclasses.field(default_factory=list)  # run --verify: (file, stale group) of every side
 
     def frame(self):
         import pandas as pd
@@ -412,7 +413,22 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
+    cmp.stale = stale_of([r for g in groups for r in g])
     return count_changes.attach(cmp, groups, cells, common)
+
+
+def stale_of(found):
+    """(path, stale group) for every file among the Results (a --runs file's sub-runs together, a file
+    given twice once) whose verify passes read a stale translation (data/results.stale_groups)."""
+    from ..data.results import stale_groups
+
+    files, seen = {}, set()
+    for r in found:
+        key = (r.path if r.path is not None else id(r), getattr(r, "sub_run", None))
+        if key not in seen:
+            seen.add(key)
+            files.setdefault(key[0], (r.path, []))[1].extend(r.verify)
+    return [(path, g) for path, records in files.values() for g in stale_groups(records)]
 
 
 def _row(cell, s, labels, i, d, adjust, test, confidence, unit, note=None, profiles=("", "")):
@@ -701,5 +717,5 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     members = {" ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key)): m for key, m in groups.items()}
     ops = list(axes[axis]) if axis == "op" else [op_of(result.config)]
     return count_changes.attach_by(Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings,
-                                              obs, adjust, paired=True, pairs=pairs, by=axis, ops=ops), result, members,
-                                   strides)
+                                              obs, adjust, paired=True, pairs=pairs, by=axis, ops=ops,
+                                              stale=stale_of([result])), result, members, strides)

@@ -29,16 +29,22 @@ INTS = {
                "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
                "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS), "traced": (0, 1), "run": COUNT, "preempted": COUNT, "cpu_ns": COUNT,
                "steal_ticks": COUNT, "canary_compute_ns": COUNT, "canary_chase_ns": COUNT},
+    # --verify: one record per verify pass (csrc/atsd_main.c's verify_cell)
+    "verify": {"round": COUNT, "warmup": (0, 1), "stride_bytes": BYTES, "threads": (1, MAX_CPUS), "calls": COUNT,
+               "checks": COUNT, "faults": COUNT, "zeros": COUNT, "stale": COUNT, "held": COUNT, "ns": COUNT,
+               "run": COUNT, "cell": (0, 255)},
 }
 # bystanders and pages are lists: several values are an axis (cells, see plan.py).
 LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS),
-                    "thread_cpus": CPU},
+                    "thread_cpus": CPU, "verify_cpus": CPU},
+         "verify": {"invalidator_cpus": CPU, "checker_cpus": CPU},
          # --threads: each thread's loop ns, CPU ns and involuntary switches, in thread order
          "sample": {"thread_ns": COUNT, "thread_cpu_ns": COUNT, "thread_preempted": COUNT}}
 PAGES = ("base", "thp", "hugetlb")
 REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
                        "seed"),
-            "sample": ("round", "rep", "stride_bytes", "warmup", "ns", "calls")}
+            "sample": ("round", "rep", "stride_bytes", "warmup", "ns", "calls"),
+            "verify": ("round", "op", "stride_bytes", "calls", "checks", "faults", "zeros", "stale", "held")}
 # the flush counts of a traced pass, named as counters.py names them (tlb:tlb_flush on x86; POWER's
 # tlbie events and hypervisor calls)
 COUNTS = re.compile(r"(flushes|full_flushes|flushes_[a-z0-9_]+|tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)")
@@ -116,13 +122,13 @@ def parse(text, name="<atsd output>"):
     lines = text.splitlines()
     if not lines or lines[0].strip() != "atsd-output 1":
         raise UsageError(f"{name} is not atsd output (its first line must be 'atsd-output 1')")
-    host, config, samples, complete = None, None, [], False
+    host, config, samples, verify, complete = None, None, [], [], False
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         kind, *parts = line.split("\t")
         where = f"{name} line {number}"
-        if kind not in ("host", "config", "sample", "end"):
+        if kind not in ("host", "config", "sample", "verify", "end"):
             raise UsageError(f"{where}: unknown record {cut(kind)}")
         f = _fields(kind, parts, where)
         if kind == "host":
@@ -131,15 +137,17 @@ def parse(text, name="<atsd output>"):
             config = f
         elif kind == "sample":
             samples.append(f)
+        elif kind == "verify":
+            verify.append(f)
         else:
             complete = f.get("complete") == "1"
     if host is None or config is None:
         raise UsageError(f"{name} has no host or config line")
-    return host, config, samples, complete
+    return host, config, samples, complete, verify
 
 
 def to_result(text, name="<atsd output>"):
-    host, config, raw, complete = parse(text, name)
+    host, config, raw, complete, raw_verify = parse(text, name)
     host = {"hostname": host.get("hostname", "unknown"), "arch": host.get("arch", "unknown"),
             "kernel_release": host.get("kernel_release", "unknown"),
             "kernel_version": host.get("kernel_version", "unknown"), "cpu_model": host.get("cpu_model", "unknown"),
@@ -219,7 +227,19 @@ def to_result(text, name="<atsd output>"):
             if f"lat_{q}_ns" in s:
                 sample[f"lat_{q}_us"] = s[f"lat_{q}_ns"] / 1e3
         samples.append(sample)
-    result = Result(host, cfg, samples, complete)
+    if config.get("verify") == "1":
+        cfg["verify"], cfg["verify_cpus"] = True, config.get("verify_cpus", [])
+    verify = []
+    for v in raw_verify:
+        if v["op"] not in OPS:
+            raise UsageError(f"{name}: a verify record's op={cut(v['op'])} is not one of {', '.join(OPS)}")
+        record = dict(v, warmup=bool(v.get("warmup", 0)))
+        if axes:
+            if "cell" not in v or v["cell"] >= len(cfg["cells"]):
+                raise UsageError(f"{name}: a verify record of a run with axes has no cell, or one out of range")
+            record.update(cfg["cells"][v["cell"]])
+        verify.append(record)
+    result = Result(host, cfg, samples, complete, verify=verify)
     schema.check(result.to_dict(), name)  # what is imported loads again
     return result
 

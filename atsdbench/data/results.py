@@ -21,6 +21,11 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      `thread_ns_min`/`thread_ns_max` (the spread), `threads_disturbed` (threads the disturbance rule
      caught), `preempted` (all threads'), `cpu_share` (the least of any thread over its own loop).
      Config `tasks`: threads (one mm) or processes (--tasks processes: one mm and region each).
+  4  run --verify (issue 31): config `verify` (true/false) and `verify_cpus`; a top-level list
+     `verify`, one record per verify pass (untimed, never among `samples`): round, warmup, op,
+     stride_bytes, threads, invalidator_cpus, checker_cpus, calls, checks, faults, zeros, stale,
+     held, ns (cell and the axis values, run, as for samples).  A version 3 reader would drop the
+     list, and with it a stale translation the file records.  Files before it have no verify passes.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -36,14 +41,15 @@ from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 
 
 class Result:
-    def __init__(self, host, config, samples, complete=True, started=None, finished=None, path=None):
+    def __init__(self, host, config, samples, complete=True, started=None, finished=None, path=None, verify=()):
         self.host = dict(host)
+        self.verify = list(verify)  # run --verify: one record per verify pass (schema 4)
         self.config = dict(config)
         self._records = list(samples)
         self.complete = complete
@@ -85,7 +91,8 @@ class Result:
         else:
             out = []
             for k in sorted(groups):
-                part = Result(self.host, self.config, groups[k], self.complete, self.started, self.finished, self.path)
+                part = Result(self.host, self.config, groups[k], self.complete, self.started, self.finished, self.path,
+                              [v for v in self.verify if v.get("run") == k])
                 part.sub_run = k
                 out.append(part)
         self._parts = (len(self._records), out)
@@ -107,9 +114,41 @@ class Result:
         return self.config.get("label") or self.host.get("kernel_release") or (os.path.basename(self.path or "") or "?")
 
     def to_dict(self):
-        return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "complete": self.complete,
-                "started": self.started, "finished": self.finished, "host": _clean(self.host),
-                "config": _clean(self.config), "samples": [_clean(s) for s in self._records]}
+        out = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "complete": self.complete,
+               "started": self.started, "finished": self.finished, "host": _clean(self.host),
+               "config": _clean(self.config), "samples": [_clean(s) for s in self._records]}
+        if self.verify or self.config.get("verify"):
+            out["verify"] = [_clean(v) for v in self.verify]
+        return out
+
+    def stale(self):
+        """run --verify's stale translations: one dict per (op, stride, CPUs) with any (stale, checks
+        of that group), in file order; [] where every check was clean or nothing was checked."""
+        return stale_groups(self.verify)
+
+
+def stale_groups(records):
+    """The verify records (a file's, or a run's so far) summed by (op, stride, invalidator and checker
+    CPUs), where any check read stale."""
+    groups = {}
+    for v in records:
+        key = (v.get("op") or "mprotect", v["stride_bytes"], tuple(v.get("invalidator_cpus") or ()),
+               tuple(v.get("checker_cpus") or ()))
+        g = groups.setdefault(key, {"op": key[0], "stride_bytes": key[1], "invalidator_cpus": list(key[2]),
+                                    "checker_cpus": list(key[3]), "stale": 0, "checks": 0})
+        g["stale"] += v["stale"]
+        g["checks"] += v["checks"]
+    return [g for g in groups.values() if g["stale"]]
+
+
+def verify_summary(records):
+    """The verify passes summed: checks, held (the checker held the translation while the call ran),
+    faults, zeros, stale, calls, passes, ns; None where there are none."""
+    if not records:
+        return None
+    out = {k: sum(v[k] for v in records) for k in ("calls", "checks", "held", "faults", "zeros", "stale", "ns")}
+    out["passes"] = len(records)
+    return out
 
 
 CPU_BUSY = 0.9        # share of a pass the measuring thread must have run for it to count as undisturbed
@@ -267,7 +306,7 @@ def from_dict(data, path="<data>"):
                          f"{SCHEMA_VERSION} (upgrade it)")
     schema.check(data, path)
     return Result(data["host"], data["config"], data["samples"], data["complete"],
-                  data.get("started"), data.get("finished"), path)
+                  data.get("started"), data.get("finished"), path, data.get("verify") or ())
 
 
 outfile.LOADERS[FORMAT] = from_dict  # a killed writer's complete leftover is recognised (files.recover_leftovers)

@@ -192,6 +192,7 @@ CONFIG = Record({
     "thread_cpus": List(_int()), "bystanders": _int(), "cpu": _int(null=True), "cpu_reason": TEXT,
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
+    "verify": BOOL, "verify_cpus": List(_int()),  # run --verify (schema 4)
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
@@ -216,9 +217,18 @@ HOST = Record({
     "tlb_single_page_flush_ceiling": Value(int, str, lo=0, hi=MAX_BYTES, null=True),
 })
 
+# run --verify (schema 4): one record per verify pass, never among the samples (no timed pass has a checker)
+VERIFY = Record({
+    "round": _int(), "warmup": BOOL, "op": Value(str), "stride_bytes": BYTES, "threads": _int(1), "cell": _int(),
+    "run": _int(), "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
+    "invalidator_cpus": List(_int()), "checker_cpus": List(_int()),
+    "calls": _int(), "checks": _int(), "faults": _int(), "zeros": _int(), "stale": _int(), "held": _int(),
+    "ns": _int(),
+}, required=("round", "op", "stride_bytes", "calls", "checks", "faults", "zeros", "stale", "held"), other=SCALAR)
+
 TOP = Record({"complete": BOOL, "started": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
               "finished": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
-              "host": HOST, "config": CONFIG, "samples": List(Value(dict))},
+              "host": HOST, "config": CONFIG, "samples": List(Value(dict)), "verify": List(VERIFY)},
              required=("complete", "host", "config", "samples"))
 
 
@@ -287,6 +297,18 @@ def _placement_problem(config, samples):
     return None
 
 
+def _verify_problem(records):
+    """(field path, phrase) of the first verify record whose counts do not add up: every check is one
+    fault, zero or stale read, and a held check is a check."""
+    for i, v in enumerate(records):
+        if v["faults"] + v["zeros"] + v["stale"] != v["checks"]:
+            return f".verify[{i}]", (f"has faults + zeros + stale = {v['faults'] + v['zeros'] + v['stale']}, "
+                                     f"not its {v['checks']} checks")
+        if v["held"] > v["checks"]:
+            return f".verify[{i}].held", f"is {v['held']}, more than its {v['checks']} checks"
+    return None
+
+
 def check(data, path):
     """Raise UsageError naming the first field that breaks the schema; `data` came from json."""
     where, problem = _where("", TOP.problem(data))
@@ -295,7 +317,7 @@ def check(data, path):
         if found:
             where, problem = _where(f".samples[{found[0]}]", found[1])
     if problem is None:
-        found = _placement_problem(data["config"], data["samples"])
+        found = _placement_problem(data["config"], data["samples"]) or _verify_problem(data.get("verify") or [])
         if found:
             where, problem = found
     if problem is not None:

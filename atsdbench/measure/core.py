@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 11
+ABI_VERSION = 13
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -339,6 +339,53 @@ class Threads:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+class Verifier:
+    """run --verify (csrc/atsd_verify.c): a checker thread on each of `cpus` (every allowed CPU), for
+    the verify passes of one cell's round only, so no timed pass runs beside a checker.  A context
+    manager; pass_() checks every call of one untimed pass."""
+
+    def __init__(self, cpus):
+        self.cpus = list(cpus)
+        self._v = ffi.new("struct atsd_verifier **")
+        self._out = ffi.new("struct atsd_verify_result *")
+        arr = ffi.new("int32_t[]", self.cpus)
+        _check(lib.atsd_verify_start(self._v, arr, len(self.cpus)), f"starting checkers on CPUs {self.cpus}")
+
+    def pass_(self, region, stride, op="mprotect", invalidators=(0,)):
+        """One verify pass of `op` over the region, part i invalidated from CPU invalidators[i] and
+        checked from every other CPU: a dict of calls, checks, faults, zeros, stale, held, ns."""
+        if self._v[0] == ffi.NULL:
+            raise OSError(errno.EBADF, "verify pass: the checkers are stopped")
+        code = lib.atsd_op_parse(op.encode())
+        inv = ffi.new("int32_t[]", list(invalidators))
+        rc = lib.atsd_verify_pass(self._v[0], region._r, code, stride, inv, len(inv), self._out)
+        o = self._out
+        counts = {"calls": o.calls, "checks": o.checks, "faults": o.faults, "zeros": o.zeros, "stale": o.stale,
+                  "held": o.held, "ns": o.ns}
+        if rc < 0:
+            raise OSError(-rc, f"verify pass: {op_call(code) or op} failed at call {o.calls} of stride {stride}: "
+                               f"{os.strerror(-rc)}")
+        return counts
+
+    def stop(self):
+        with held():
+            lib.atsd_verify_stop(self._v)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def stale_text(stale, checks, op, stride, invalidators, checkers):
+    """atsd's loud line (csrc/atsd_verify.c), for the parity test with render/text.py's."""
+    out = ffi.new("char[]", 1024)
+    inv, chk = ffi.new("int32_t[]", list(invalidators)), ffi.new("int32_t[]", list(checkers))
+    return _text(lib.atsd_verify_stale_text(stale, checks, lib.atsd_op_parse(op.encode()), stride, inv, len(inv),
+                                            chk, len(chk), out, 1024))
 
 
 def slowest(durations):

@@ -61,6 +61,11 @@ class Plan:
     gap: float = 20.0
     axes: dict = dataclasses.field(default_factory=dict)
     region_align: int = None
+    # run --verify: verify passes after each cell's round, checked from every CPU in verify_cpus (the
+    # check's: every allowed CPU).  The default is the C plan's (auto: off; the hook for --workload,
+    # whose plans are to have it on, is in csrc/atsd_plan.c's check).
+    verify: bool = False
+    verify_cpus: list = dataclasses.field(default_factory=list)
 
     @property
     def align(self):
@@ -96,7 +101,7 @@ class Plan:
         values.pop("cells", None)
         values.pop("axes", None)
         for name, value in _option_text(values).items():
-            if name not in ("cpu", "cpu-reason", "bystander-cpus", "thread-cpus", "region-align"):
+            if name not in ("cpu", "cpu-reason", "bystander-cpus", "thread-cpus", "region-align", "verify-cpus"):
                 core.plan_set(p, name, value)
         p.cpu = self.cpu
         p.align = self.align
@@ -148,9 +153,9 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
 
     p = core.plan_new()
     for field, value in _option_text(options).items():
-        if field in ("bystander-cpus", "thread-cpus"):
-            raise UsageError(f"{field.replace('-', '_')} is chosen by the plan check; give "
-                             f"{field.split('-')[0]}s=N")
+        if field in ("bystander-cpus", "thread-cpus", "verify-cpus"):
+            give = "verify=True" if field == "verify-cpus" else f"{field.split('-')[0]}s=N"
+            raise UsageError(f"{field.replace('-', '_')} is chosen by the plan check; give {give}")
         core.plan_set(p, field, value)
     core.plan_check(p, host_facts(meminfo, affinity, page_size, quiet, cores))
     if options.get("runs") is not None and p.runs < 2 and p.until > 0:
@@ -173,7 +178,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
                 gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
                 until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
                 max_rounds=p.max_rounds or None, spread=p.spread, runs=p.runs, gap=p.gap, axes=axes,
-                region_align=p.align)
+                region_align=p.align, verify=bool(p.verify), verify_cpus=list(p.verify_cpus[0:p.nverify_cpus]))
 
 
 def round_order(plan, round_index, c_plan=None, cell=0):

@@ -218,7 +218,7 @@ def run(plan, progress=None):
 def _run(plan, progress):
     from ..data.results import Result
 
-    samples, complete, error, started = [], False, None, time.time()
+    samples, verify, complete, error, started = [], [], False, None, time.time()
     policy = None
     if plan.until:
         from . import adaptive
@@ -233,6 +233,12 @@ def _run(plan, progress):
             passes = (strategy.passes(t0, progress, policy, samples) if isinstance(strategy, SubRuns) else
                       _round_passes(plan, strategy, policy, samples, t0, progress))
             for sample in passes:
+                if sample.get("kind") == "verify":  # run --verify: a record of its own, never a timed pass
+                    del sample["kind"]
+                    verify.append(sample)
+                    if isinstance(strategy, InProcess):
+                        signals.check()
+                    continue
                 samples.append(sample)
                 if progress:
                     progress(sample)
@@ -256,6 +262,6 @@ def _run(plan, progress):
     if signals.take():  # after the last pass: the samples are all there, but the user asked to stop
         complete = False
     result = Result(host=host_facts, config=config, samples=samples, complete=complete,
-                    started=started, finished=time.time())
+                    started=started, finished=time.time(), verify=verify)
     result.error = error
     return result

@@ -102,7 +102,8 @@ class Session:
                 if plan.axes:
                     sample["cell"] = index
                     sample.update({name: cell[name] for name in plan.axes})
-                sample["canary_compute_ns"], sample["canary_chase_ns"] = int(compute_ns), int(chase_ns)
+                if sample.get("kind") != "verify":
+                    sample["canary_compute_ns"], sample["canary_chase_ns"] = int(compute_ns), int(chase_ns)
                 yield sample
 
     def _cell_round(self, round_index, warmup_round, index, cell, first_position):
@@ -166,6 +167,39 @@ class Session:
                 if lat is not None:
                     sample.update(latency_summary(lat))
                 yield sample
+            if plan.verify:
+                yield from self._verify_passes(round_index, warmup_round, cell, region)
+
+    def _verify_passes(self, round_index, warmup_round, cell, region):
+        """run --verify: after the cell's timed passes, one verify pass per stride (untimed, its own
+        records, kind "verify"), the checkers started here and stopped before anything is timed again.
+        With --threads N each task's part is invalidated from its own CPU in turn and checked from every
+        other CPU (docs/verify.md)."""
+        plan, nthreads = self.plan, cell["threads"]
+        invalidators = plan.thread_cpus[:nthreads] if nthreads > 1 else [plan.cpu]
+        # the bystanders stop for the verify passes: spinning on the checkers' CPUs they would take turns
+        # with them (slower passes, fewer checks held), and they come back before the next timed pass.  Not
+        # in a finally: a generator closed after Session.close would start them again, unowned.
+        self._use_bystanders(0)
+        yield from self._checked(round_index, warmup_round, cell, region, invalidators)
+        self._use_bystanders(cell["bystanders"])
+
+    def _checked(self, round_index, warmup_round, cell, region, invalidators):
+        from . import core
+
+        plan, nthreads = self.plan, cell["threads"]
+        with core.Verifier(plan.verify_cpus) as verifier:
+            for stride in plan.strides:
+                # every page's translation live again, whatever --no-retouch; only this process's region
+                # is checked (--tasks processes: the caller's, each part from its task's CPU)
+                region.restore(True, cell["op"])
+                counts = verifier.pass_(region, stride, cell["op"], invalidators)
+                record = {"kind": "verify", "round": round_index, "warmup": bool(warmup_round), "op": cell["op"],
+                          "stride_bytes": stride, "threads": nthreads, "invalidator_cpus": list(invalidators),
+                          "checker_cpus": [c for c in plan.verify_cpus if c not in invalidators]
+                          if nthreads == 1 else list(plan.verify_cpus)}
+                record.update({k: int(v) for k, v in counts.items()})
+                yield record
 
     def facts(self):
         """What this session learned that belongs in the result file."""

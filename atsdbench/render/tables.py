@@ -72,7 +72,15 @@ def headline(result):
     line1 = (f"{op_text(c)} rate over {format_size(c['size'])} ({', '.join(extras)}), "
              f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
-    return "\n".join([line1, UNITS_NOTE] + trace_notes(c))
+    return "\n".join([line1, UNITS_NOTE] + trace_notes(c) + verify_notes(result))
+
+
+def verify_notes(result):
+    """run --verify: the verify passes' line above the table (where a file has them)."""
+    from ..data.results import verify_summary
+
+    summary = verify_summary(getattr(result, "verify", None) or [])
+    return [text.verified(summary)] if summary else []
 
 
 def trace_notes(config):

@@ -24,8 +24,10 @@ CALIBRATE = "docs/calibrate.md#what-it-does"
 BATCHES = "docs/methodology.md#drift-and-autocorrelation"
 MODEL = "docs/model.md#cost-model-atsdbench-model"
 PROFILE_TABLE = "docs/calibrate.md#report"
+VERIFY = "docs/verify.md#what-a-pass-proves"
+VERIFY_HELD = "docs/verify.md#held"
 ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE)
+           PROFILE_TABLE, VERIFY, VERIFY_HELD)
 
 
 def see(text, anchor):
@@ -165,3 +167,53 @@ def detects_alone(found):
 def detects_profiled(found, n):
     """A one-process file with a noise profile: what a compare of two like it detects."""
     return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)
+
+
+# ---- run --verify (docs/verify.md) ----
+
+# The exit status of a run that found a stale translation (after it saved every pass).  ISSUE 31 /
+# --workload: the workload's own read-back failure exits with the same status.
+EXIT_STALE = 3
+
+
+def stale_translation(stale, checks, op, stride, invalidators, checkers):
+    """The loud line, one per (op, stride, CPUs) with a stale read, as the issue words it; stride is its
+    text ('64K').  atsd prints the same sentence (csrc/atsd_verify.c, held equal by a parity test).
+    One line even past WIDTH: it is grepped for, and stale_lines() wraps it for the terminal."""
+    cpus = f"{','.join(map(str, invalidators))} -> {','.join(map(str, checkers))}"
+    return (f"STALE TRANSLATION: {stale} of {checks} checks read through a translation after the invalidation "
+            f"returned ({op}, {stride}, CPUs {cpus})")
+
+
+def stale_lines(groups, name=None):
+    """The loud lines of a result's stale groups (data/results.stale_groups), each wrapped to WIDTH;
+    name: the file it is in (show, compare)."""
+    from ..units import format_size
+
+    out = []
+    for g in groups:
+        line = stale_translation(g["stale"], g["checks"], g["op"], format_size(g["stride_bytes"]),
+                                 g["invalidator_cpus"], g["checker_cpus"])
+        out.append(hang(f"{name}: {line}" if name else line, 2))
+    return out
+
+
+def verified(summary):
+    """Above run's and show's table, for a file with verify passes: what they checked, and how many of
+    the checks proved something (the checker held the translation while the call ran)."""
+    checks, held = summary["checks"], summary["held"]
+    share = f"{100.0 * held / checks:.1f}%" if checks else "none"
+    line = f"verify: {summary['stale']} stale in {plural(checks, 'check')}; held in the call: {share}"
+    if checks - held:
+        line += f", {checks - held} proved nothing"
+    return see(line, VERIFY_HELD)
+
+
+def verify_gpu():
+    """run --verify --gpu: what the checkers cannot see."""
+    return see("--verify checks the CPUs, not the GPU's device TLBs (ATS, HMM)", VERIFY)
+
+
+def guest_verify_smp(smp):
+    """guest --smp 1 with a --verify run: refused before anything boots."""
+    return f"--verify in a guest checks each call from another vCPU: give --smp 2 or more (got --smp {smp})"

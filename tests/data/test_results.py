@@ -431,3 +431,62 @@ def test_bystander_share_is_a_lower_bound_over_the_pass():
     # the smallest of several bystanders, never below 0
     out = bystander_fields([(0, 0), (0, 0)], [(7, 950_000), (3, 0)], 1_000_000, 1_000_000)
     assert out["bystander_share"] == 0.0 and out["bystander_spins_min"] == 3 and out["bystander_idle"]
+
+# ---- run --verify (schema 4): the verify passes' records, never among the samples ----
+
+def _verify_record(**kw):
+    r = {"round": 0, "warmup": False, "op": "madvise", "stride_bytes": 65536, "threads": 1, "invalidator_cpus": [0],
+         "checker_cpus": [1], "calls": 16, "checks": 16, "faults": 0, "zeros": 16, "stale": 0, "held": 15, "ns": 9}
+    r.update(kw)
+    return r
+
+
+def _with_verify(fixtures, records):
+    data = json.loads((fixtures / "before.json").read_text())
+    data["schema_version"] = results.SCHEMA_VERSION
+    data["config"].update(verify=True, verify_cpus=[0, 1])
+    data["verify"] = records
+    return data
+
+
+def test_verify_records_round_trip_and_stay_out_of_the_samples(fixtures, tmp_path):
+    data = _with_verify(fixtures, [_verify_record(), _verify_record(stride_bytes=1 << 20, zeros=10, stale=6)])
+    r = results.from_dict(data, "v.json")
+    assert len(r.verify) == 2 and len(r.records) == len(data["samples"])
+    assert "checks" not in r.samples.columns  # no statistic ever sees a verify pass
+    results.save(r, str(tmp_path / "v.json"))
+    again = results.load(str(tmp_path / "v.json"))
+    assert again.verify == r.verify and again.config["verify"] is True
+    assert again.stale() == [{"op": "madvise", "stride_bytes": 1 << 20, "invalidator_cpus": [0],
+                              "checker_cpus": [1], "stale": 6, "checks": 16}]
+    summary = results.verify_summary(again.verify)
+    assert (summary["checks"], summary["held"], summary["stale"], summary["passes"]) == (32, 30, 6, 2)
+
+
+def test_stale_reads_are_summed_per_op_stride_and_cpus():
+    recs = [_verify_record(stale=1, zeros=15), _verify_record(round=1, stale=2, zeros=14),
+            _verify_record(op="munmap", zeros=0, faults=16), _verify_record(checker_cpus=[2], stale=16, zeros=0)]
+    groups = results.stale_groups(recs)
+    assert [(g["op"], g["checker_cpus"], g["stale"], g["checks"]) for g in groups] == [
+        ("madvise", [1], 3, 32), ("madvise", [2], 16, 16)]
+    assert results.stale_groups([_verify_record()]) == []
+
+
+@pytest.mark.parametrize("change,field", [
+    (dict(zeros=15), "verify[0]"),                      # a check that is neither fault, zero nor stale
+    (dict(held=17), "verify[0].held"),                  # more held than checked
+    (dict(stale=-1), "verify[0].stale"),
+    (dict(op=3), "verify[0].op"),
+    (dict(checker_cpus="1"), "verify[0].checker_cpus"),
+])
+def test_a_bad_verify_record_is_one_line_naming_it(fixtures, change, field):
+    data = _with_verify(fixtures, [_verify_record(**change)])
+    with pytest.raises(UsageError) as e:
+        results.from_dict(data, "v.json")
+    assert f"v.json: {field}" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_files_before_verify_have_none(fixtures):
+    r = results.load(str(fixtures / "before.json"))
+    assert r.verify == [] and r.stale() == [] and "verify" not in r.to_dict()
+    assert results.verify_summary(r.verify) is None

@@ -421,7 +421,12 @@ k = 1
 while f"etc/atsd/{k}.args" in files:
     attrs = f"run={k} " + files[f"etc/atsd/{k}.attrs"].decode().strip()
     rc = 2 if str(k) == os.environ.get("FAKE_FAIL_RUN") else 0
-    lines += [f"@@ running run={k}", f"@@ begin atsd {attrs}", *(output if not rc else []), f"@@ end atsd rc={rc}",
+    if os.environ.get("FAKE_STALE") and "verify=1" in attrs:  # atsd --verify read a stale translation
+        rc, output = 3, output[:-1] + [
+            "verify\tround=0\twarmup=1\top=mprotect\tstride_bytes=65536\tthreads=1\tinvalidator_cpus=1\t"
+            "checker_cpus=0\tcalls=256\tchecks=256\tfaults=250\tzeros=0\tstale=6\theld=256\tns=1\tcell=0",
+            output[-1]]
+    lines += [f"@@ running run={k}", f"@@ begin atsd {attrs}", *(output if rc in (0, 3) else []), f"@@ end atsd rc={rc}",
               f"@@ begin table {attrs}", "fake table", "@@ end table"] + (["@@ atsd-error atsd: fake"] if rc else [])
     if f"etc/atsd/{k}.tracepoints" in files:  # the last tracepoint asked for is not in this kernel
         events = files[f"etc/atsd/{k}.tracepoints"].decode().strip().split(",")[:-1]
@@ -820,3 +825,27 @@ def test_init_ships_as_package_data():
     assert "guest_init.sh" in pyproject["tool"]["setuptools"]["package-data"]["atsdbench.measure"]
     assert guest_initramfs.INIT == (root / "atsdbench" / "measure" / "guest_init.sh").read_text()
     assert guest_initramfs.INIT.startswith("#!/bin/busybox sh\n") and guest_initramfs.INIT.endswith("poweroff -f\n")
+
+
+def test_verify_in_a_guest_is_as_loud_as_on_the_host(fake_qemu, tmp_path, capsys, monkeypatch):
+    """atsd --verify in the guest exits 3 after its output: the file is written, then the loud line, exit 3."""
+    import json
+
+    monkeypatch.setenv("FAKE_STALE", "1")
+    out = tmp_path / "out"
+    rc, stdout, stderr = guest_cli(capsys, "--kernel", bzimage(tmp_path / "bzImage"), "-o", out, "--",
+                                   "--size", "16M", "--verify")
+    assert rc == 3, stderr
+    data = json.loads((out / "6.1.0-fake.json").read_text())
+    assert sum(v["stale"] for v in data["verify"]) == 6
+    assert " ".join(stderr.split()) == (f"{out}/6.1.0-fake.json: STALE TRANSLATION: 6 of 256 checks read through a "
+                                        "translation after the invalidation returned (mprotect, 64K, CPUs 1 -> 0)")
+    argv = fake_qemu()
+    assert argv[argv.index("-smp") + 1] == "2"
+
+
+def test_verify_in_a_guest_of_one_vcpu_is_refused_before_it_boots(tmp_path, capsys):
+    rc, _, stderr = guest_cli(capsys, "--kernel", bzimage(tmp_path / "bzImage"), "--smp", "1", "-o", tmp_path,
+                              "--", "--size", "16M", "--verify")
+    assert rc == 2 and stderr == ("atsdbench: --verify in a guest checks each call from another vCPU: give --smp 2 "
+                                  "or more (got --smp 1)\n")

@@ -224,3 +224,25 @@ def test_cpu_auto_avoids_housekeeping(facts, cpu, reason):
 def test_bystanders_go_elsewhere_than_the_auto_cpu():
     p = make_plan(size="16M", bystanders="2", affinity={0, 1, 2, 3}, cores={0: 0, 1: 1, 2: 2, 3: 3})
     assert p.cpu == 1 and 1 not in p.bystander_cpus and len(p.bystander_cpus) == 2
+
+
+def test_verify_checks_from_every_allowed_cpu():
+    p = plan(verify=True)
+    assert p.verify is True and p.verify_cpus == [0, 1, 2, 3]
+    assert plan().verify is False and plan().verify_cpus == []  # auto: off (the --workload hook is in C)
+    assert plan(verify=False).verify is False
+    c = p.to_c()
+    assert c.verify == 1  # the plan a worker rebuilds keeps it
+
+
+def test_verify_with_one_cpu_has_nothing_to_check_from():
+    with pytest.raises(UsageError) as e:
+        make_plan(meminfo=MEM, affinity=[3], page_size=4096, verify=True)
+    assert str(e.value) == ("--verify checks each call from another CPU, but the affinity mask has one (3): "
+                            "nothing to check from")
+    assert make_plan(meminfo=MEM, affinity=[3], page_size=4096).verify is False
+
+
+def test_verify_cpus_are_the_checks_to_choose():
+    with pytest.raises(UsageError, match="verify_cpus is chosen by the plan check; give verify=True"):
+        plan(verify_cpus=[1])

@@ -156,3 +156,23 @@ def test_one_round_of_one_rep_reads_singular():
     r = results.load(str(FIXTURES / "before.json"))
     r.config.update(rounds=1, reps=1)
     assert "1 round x 1 rep, CPU" in tables.headline(r)
+
+
+def test_the_stale_line_is_worded_as_the_issue_words_it():
+    line = text.stale_translation(3, 16384, "madvise", "64K", [1], [0])
+    assert line == ("STALE TRANSLATION: 3 of 16384 checks read through a translation after the invalidation "
+                    "returned (madvise, 64K, CPUs 1 -> 0)")
+    groups = [{"op": "munmap", "stride_bytes": 2 << 20, "invalidator_cpus": [0, 1], "checker_cpus": [0, 1, 2, 3],
+               "stale": 16384, "checks": 16384}]
+    lines = text.stale_lines(groups, "a-very-long-file-name-of-a-result.json")
+    assert lines[0].startswith("a-very-long-file-name-of-a-result.json: STALE TRANSLATION: 16384 of 16384")
+    assert all(len(part) <= text.WIDTH for part in lines[0].split("\n"))
+    assert " ".join(lines[0].split()).endswith("(munmap, 2M, CPUs 0,1 -> 0,1,2,3)")
+
+
+def test_the_verify_line_reports_the_checks_that_proved_nothing():
+    line = text.verified({"checks": 98304, "held": 97310, "stale": 0, "calls": 98304})
+    assert line.startswith("verify: 0 stale in 98304 checks; held in the call: 99.0%, 994 proved nothing "
+                           "(docs/verify.md#held)") and len(line) <= text.WIDTH
+    assert "proved nothing" not in text.verified({"checks": 1, "held": 1, "stale": 0, "calls": 1})
+    assert len(text.verify_gpu()) <= text.WIDTH and text.EXIT_STALE == 3
