@@ -432,6 +432,7 @@ def test_bystander_share_is_a_lower_bound_over_the_pass():
     out = bystander_fields([(0, 0), (0, 0)], [(7, 950_000), (3, 0)], 1_000_000, 1_000_000)
     assert out["bystander_share"] == 0.0 and out["bystander_spins_min"] == 3 and out["bystander_idle"]
 
+
 # ---- run --verify (schema 4): the verify passes' records, never among the samples ----
 
 def _verify_record(**kw):
