@@ -165,3 +165,12 @@ def detects_alone(found):
 def detects_profiled(found, n):
     """A one-process file with a noise profile: what a compare of two like it detects."""
     return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)
+
+
+# run --workload: a loop's read-back differed (csrc/atsd_ops.c, -EBADMSG).  Exit 3, never a rate.
+READBACK_EXIT = 3
+
+
+def readback_failed(workload, loops):
+    """One line (with "atsdbench: " at most 100 columns up to 10^9 loops)."""
+    return f"{workload}: read-back check failed after {loops} loops (a page read wrong after DONTNEED)"
