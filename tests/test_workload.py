@@ -153,3 +153,11 @@ def test_schema_round_trip_of_a_workload_file(tmp_path):
 
     with pytest.raises(UsageError, match="loops"):
         results.load(str(path))
+
+
+def test_guest_runs_take_a_workload():
+    """guest hands run options to the guest's atsd through the one option table."""
+    from atsdbench.measure import core, guest
+
+    checked = guest.check_run_options(["--workload", "tlb_flush2", "--threads", "2", "--size=1M"], core.options())
+    assert guest.atsd_words(checked) == ["--workload=tlb_flush2", "--threads=2", "--size=1M"]
