@@ -52,7 +52,9 @@ def worker_failure(returncode, stderr):
 
 
 def has_workload(plan):
-    return any(c.get("workload") for c in plan.cells)
+    """The plan runs will-it-scale's loops (--workload) in some cell; the workload of the first is
+    the plan's own, a list an axis."""
+    return bool(getattr(plan, "workload", None) or (getattr(plan, "axes", None) or {}).get("workload"))
 
 
 def _start_worker(plan, argv, **kw):
