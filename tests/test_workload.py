@@ -161,3 +161,11 @@ def test_guest_runs_take_a_workload():
 
     checked = guest.check_run_options(["--workload", "tlb_flush2", "--threads", "2", "--size=1M"], core.options())
     assert guest.atsd_words(checked) == ["--workload=tlb_flush2", "--threads=2", "--size=1M"]
+
+
+def test_a_workload_file_is_named_by_its_workload_where_an_op_would_be():
+    """compare's title and its different-calls warning read op_of: a workload file's is its loop."""
+    from atsdbench.data.cells import op_of
+
+    assert op_of({"op": "mprotect", "workload": "tlb_flush2"}) == "tlb_flush2"
+    assert op_of({"op": "madvise"}) == "madvise" and op_of({}) == "mprotect"

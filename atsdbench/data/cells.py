@@ -14,8 +14,9 @@ OPS = {"mprotect": "mprotect(PROT_NONE)", "madvise": "madvise(MADV_DONTNEED)", "
 
 
 def op_of(config):
-    """The op of a file's config (one value, or the first of an axis); mprotect where none is named."""
-    return config.get("op") or "mprotect"
+    """The op of a file's config (one value, or the first of an axis); mprotect where none is named.
+    A --workload file's is its workload (tlb_flush2): what its passes timed instead of an op."""
+    return config.get("workload") or config.get("op") or "mprotect"
 
 
 def value_text(v):
