@@ -542,6 +542,12 @@ int main(int argc, char **argv)
 	int err = 0;
 	double t0 = 0.0;  /* the last sub-run's start */
 
+#ifdef ATSD_TEST_DOUBLES
+	/* A test build only (tests/test_workload.py: make CFLAGS=-DATSD_TEST_DOUBLES): no atsd a user
+	 * builds has this, so no command line reaches the double. */
+	if (getenv("ATSD_TEST_SKIP_MADVISE"))
+		atsd_test_skip_madvise(atoi(getenv("ATSD_TEST_SKIP_MADVISE")));
+#endif
 	o.path = parse(&p, argc, argv);
 	if ((err = atsd_host_probe(&h)))
 		die("reading the host's facts: %s", strerror(-err));

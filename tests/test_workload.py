@@ -169,3 +169,33 @@ def test_a_workload_file_is_named_by_its_workload_where_an_op_would_be():
 
     assert op_of({"op": "mprotect", "workload": "tlb_flush2"}) == "tlb_flush2"
     assert op_of({"op": "madvise"}) == "madvise" and op_of({}) == "mprotect"
+
+
+@pytest.mark.live
+def test_atsd_says_a_failed_read_back_in_the_same_words_and_exits_3(tmp_path):
+    """A test build of atsd (-DATSD_TEST_DOUBLES: the double behind an environment variable) fails
+    its third pass; the atsd a user builds has no such switch."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("make") or not shutil.which("cc"):
+        pytest.skip("make or cc not installed")
+    exe = tmp_path / "atsd-test"
+    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "csrc"), f"OUT={exe}",
+                    "CFLAGS=-O2 -DATSD_TEST_DOUBLES"], check=True)
+    out = tmp_path / "w.tsv"
+    p = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "5",
+                        "--warmup", "0", "--warmup-rounds", "0", "-o", str(out)], capture_output=True, text=True,
+                       env={**os.environ, "ATSD_TEST_SKIP_MADVISE": "3"}, timeout=120)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 3 and len(lines) == 1, p.stderr
+    from atsdbench.render.text import readback_failed
+
+    loops = int(lines[0].split("after ")[1].split()[0])
+    assert lines[0] == "atsd: " + readback_failed("tlb_flush2", loops)
+    text = out.read_text()
+    assert text.count("\nsample\t") == 2 and "end\tcomplete=0" in text
+    # the same build without the variable runs clean: the check is not what fails it
+    q = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "2"],
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
