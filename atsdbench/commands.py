@@ -125,7 +125,8 @@ def _measure_and_save(plan, output, total):
         progress.end()
     save_error = None
     if not result.records:
-        print("atsdbench: no pass finished; nothing written", file=sys.stderr)
+        if getattr(result, "failure", None) is None:  # a read-back's one line says it all (exit 3)
+            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
     else:
         try:
             results.save_or_rescue(result, output, later=True)
@@ -149,6 +150,8 @@ def _report_saved(result, output, save_error, calibrating=False):
             results.print_unsaved(save_error)
     if save_error is not None:
         raise save_error
+    if getattr(result, "failure", None) is not None:
+        raise result.failure  # a --workload's read-back: exit 3 (cli)
     if result.error:
         raise UsageError(result.error)
 

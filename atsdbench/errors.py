@@ -7,6 +7,12 @@ class UsageError(ValueError):
     """Bad input from the user (options, files, plans the host cannot run)."""
 
 
+class ReadBackFailed(OSError):
+    """A --workload loop read back something else than its page must hold after MADV_DONTNEED: the
+    run keeps what it finished, says so in one line (render/text.py readback_failed) and exits 3,
+    never a rate."""
+
+
 def checkout_of(package_dir):
     """The source checkout holding this package directory (pyproject.toml and build_atsd.py beside
     it: where `pip install -e` builds the core in place), or None."""

@@ -121,6 +121,39 @@ uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n);
 int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch);
 int atsd_threads_stop(struct atsd_threads **t);
 
+/* will-it-scale's tlb_flush loops (run --workload), on the tasks of atsd_threads_start (n = 1 is
+ * the caller alone; for a workload, processes may start with size 0: no region is mapped).  Per
+ * loop, as tests/tlb_flush{1,2,3}.c of will-it-scale: write one byte of a page, madvise(MADV_DONTNEED)
+ * that page, read it back (0; 1 for tlb_flush3's shared file), count; each task maps its unit
+ * (128M of its own unlinked file in TMPDIR or /tmp, made untimed before its first loop; 1M anonymous for
+ * tlb_flush2) and unmaps it after its last page, as will-it-scale does between its units.  A pass
+ * is `bytes` of pages a task (a multiple of the unit), every task on the barrier first; ns is the
+ * slowest task's, times[i].done its loops.  A read-back that differs is that task's err
+ * -EBADMSG (its loops before it counted in done), and the pass returns -EBADMSG: never a rate.
+ * Names as run --workload takes them ("tlb_flush2"); NULL out of range.  atsd_workload_unit():
+ * the bytes a task maps at a time.  atsd_workload_parse(): the workload, or -EINVAL. */
+enum atsd_workload {
+	ATSD_WORKLOAD_TLB_FLUSH1 = 0,   /* file, MAP_PRIVATE: read-back 0 */
+	ATSD_WORKLOAD_TLB_FLUSH2 = 1,   /* anonymous, MAP_PRIVATE: read-back 0 */
+	ATSD_WORKLOAD_TLB_FLUSH3 = 2,   /* file, MAP_SHARED: read-back 1 */
+	ATSD_NWORKLOADS = 3
+};
+int atsd_workload_pass(struct atsd_threads *t, int32_t workload, uint64_t bytes, struct atsd_thread_times *times,
+		       uint64_t *ns);
+const char *atsd_workload_name(int32_t workload);
+int atsd_workload_parse(const char *name);
+uint64_t atsd_workload_unit(int32_t workload);
+/* A test double, for tests only (no front end calls it): from N > 0, the N-th workload pass of this
+ * process from now and every one after leave out their madvise (in every task), so a tlb_flush1/2
+ * read-back finds the byte written and the pass fails loudly; 0 turns it off. */
+void atsd_test_skip_madvise(int32_t from);
+
+/* ASLR as will-it-scale's runtest.py turns it off (setarch -R): set 1 adds ADDR_NO_RANDOMIZE to this
+ * process's personality (-1 takes it out again, 0 only reads it), which applies to what it executes next (a process's own layout is
+ * chosen when it is executed).  Returns 1 when the flag was in the personality before the call
+ * (this process was executed with it: its mappings are not randomized), 0 when not, -errno. */
+int atsd_no_aslr(int32_t set);
+
 /* Pin the calling thread to one CPU. */
 int atsd_pin_self(int32_t cpu);
 
@@ -262,6 +295,10 @@ struct atsd_plan {
 	int32_t verify;         /* --verify: 1 on, 0 off (--no-verify), -1 until checked (auto: see the check) */
 	int32_t nverify_cpus;
 	int32_t verify_cpus[1024];  /* resolved by the check: every allowed CPU, a checker on each */
+	int32_t nworkloads;     /* 0: no --workload (passes of --op) */
+	int32_t workloads[16];  /* axis of enum atsd_workload (--workload) */
+	uint64_t given;         /* bit i: option i of the table was set after the defaults (the check's
+				 * refusals of options a workload cannot take) */
 };
 
 enum atsd_tasks {
@@ -303,7 +340,7 @@ double atsd_round_start(double first_start, int32_t r, double spread, int32_t ro
  * starts at atsd_round_start's time, and each sub-run at atsd_sub_run_start's after the one before. */
 double atsd_least_sleep(int32_t runs, double gap, int32_t rounds, double spread);
 
-/* Axes: several values for --op, --threads, --bystanders, --pages, --gpu or --ceiling make their product; a cell
+/* Axes: several values for --workload, --op, --threads, --bystanders, --pages, --gpu or --ceiling make their product; a cell
  * is one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
  * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow
  * the stride order atsd_round_order(p, round * ncells + cell, ...), which for one cell is the round's. */
@@ -314,6 +351,7 @@ struct atsd_cell {
 	int32_t ceiling;        /* -1 the kernel's */
 	int32_t op;             /* enum atsd_op */
 	int32_t threads;
+	int32_t workload;       /* enum atsd_workload, -1: a pass of op */
 };
 int atsd_plan_cells(const struct atsd_plan *p);
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
@@ -443,6 +481,9 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 		     const int32_t *invalidators, int32_t ninvalidators, struct atsd_verify_result *out);
 int atsd_verify_control(struct atsd_verifier *v, int32_t skip_call);
 int atsd_verify_stop(struct atsd_verifier **v);
+/* --workload's verify passes (on by default: will-it-scale asserts its read-back): a region of its own
+ * this large, madvise(MADV_DONTNEED)'d a page a call as the loop does, 1M for each task. */
+uint64_t atsd_verify_workload_size(int32_t tasks);
 /* The loud line (atsd prints it; atsdbench's render/text.py stale_translation() is its twin, held
  * equal by tests/measure/test_verify.py): "STALE TRANSLATION: N of M checks ... (op, 64K, CPUs 0 -> 1)". */
 const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, uint64_t stride,
@@ -450,7 +491,7 @@ const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, 
 				   int32_t nchecker, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 13
+#define ATSD_ABI_VERSION 20
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

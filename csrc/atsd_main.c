@@ -211,6 +211,105 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 	return any;
 }
 
+/* readback: loops of the pass whose read-back failed (-EBADMSG): main's exit 3 names them */
+static uint64_t readback_loops;
+static int32_t readback_workload;
+static int readback_said;
+
+/* The words of atsdbench's render/text.py readback_failed. */
+static void say_readback(const struct atsd_plan *p)
+{
+	(void)p;
+	fprintf(stderr, "atsd: %s: read-back check failed after %" PRIu64 " loops (a page read wrong after DONTNEED)\n",
+		atsd_workload_name(readback_workload), readback_loops);
+}
+
+/* A --workload cell's round: will-it-scale's loop in c->threads tasks (atsd_workload_pass), size
+ * bytes of pages each a pass, the tasks fresh every round; sample lines as run_cell writes them,
+ * with loops (every task's) and workload. */
+static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
+			 int32_t cell, const struct atsd_cell *c, int first, const uint64_t canary[2],
+			 struct counting *k, struct summary *t, const uint64_t *order, int n)
+{
+	struct atsd_threads *th = NULL;
+	static struct atsd_thread_times times[ATSD_MAX_CPUS];
+	int err, i, j;
+
+	if ((err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, 0, p->align, ATSD_PAGES_BASE))) {
+		fprintf(stderr, "atsd: starting %d %s: %s\n", c->threads, p->tasks ? "processes" : "threads",
+			strerror(-err));
+		return err;
+	}
+	for (i = 0; i < n && !interrupted; i++) {
+		uint64_t ns = 0, loops = 0;
+		int rep = i / p->nstrides, warm = warmup_round || rep < p->warmup;
+		int traced = rep < p->warmup && k->n > 0;
+		struct stride_stats *st = summary_at(t, p, cell, order[i]);
+		int64_t ipi0, ipi1;
+		struct atsd_self_state s0, s1, d;
+
+		if (traced && counting_open(k))
+			traced = 0;
+		if (traced)
+			counting_read(k, NULL, NULL);
+		ipi0 = tlb_ipis();
+		atsd_self_state(p->cpu, 0, &s0);
+		err = atsd_workload_pass(th, c->workload, p->size, times, &ns);
+		atsd_self_state(p->cpu, 1, &s1);
+		atsd_self_delta(&s0, &s1, &d);
+		ipi1 = tlb_ipis();
+		for (j = 0; j < c->threads; j++)
+			loops += times[j].done;
+		if (err) {
+			counting_close(k);
+			if (err == -EBADMSG) {
+				readback_loops = loops;  /* said once, after the save */
+				readback_workload = c->workload;
+			}
+			else
+				fprintf(stderr, "atsd: %s failed in one of %d tasks after %" PRIu64 " loops: %s\n",
+					atsd_workload_name(c->workload), c->threads, loops, strerror(-err));
+			break;
+		}
+		fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
+			"\tcalls=%" PRIu64 "\tloops=%" PRIu64 "\ttraced=%d", round, rep, first + i, order[i], warm, ns, loops,
+			loops, traced);
+		if (p->runs > 1)
+			fprintf(out, "\trun=%d", run);
+		if (atsd_plan_cells(p) > 1)
+			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
+		if (atsd_plan_cells(p) > 1 && p->nworkloads > 1)
+			fprintf(out, "\tworkload=%s", atsd_workload_name(c->workload));
+		if (atsd_plan_cells(p) > 1 && p->nthreads > 1)
+			fprintf(out, "\tthreads=%d", c->threads);
+		write_thread_times(out, times, c->threads);
+		if (ipi0 >= 0 && ipi1 >= 0)
+			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
+		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d.preempted, d.cpu_ns);
+		if (d.steal_ticks >= 0)
+			fprintf(out, "\tsteal_ticks=%" PRId64, d.steal_ticks);
+		fprintf(out, "\tcanary_compute_ns=%" PRIu64 "\tcanary_chase_ns=%" PRIu64, canary[0], canary[1]);
+		if (traced) {
+			counting_read(k, out, st->sums);
+			counting_close(k);
+			st->traced_calls += loops;
+		}
+		fputc('\n', out);
+		fflush(out);
+		if (!warm && st->n < t->cap && ns && loops) {
+			/* the pages zapped, as run's gbps of a workload: loops x page size / ns */
+			st->gbps[st->n] = (double)loops * (double)order[i] / (double)ns;
+			st->us[st->n++] = (double)ns / 1e3 / ((double)loops / (double)c->threads);
+		}
+		if (!traced && ipi0 >= 0 && ipi1 >= 0) {
+			st->ipis += ipi1 - ipi0;
+			st->ipi_calls += loops;
+		}
+	}
+	atsd_threads_stop(&th);
+	return err;
+}
+
 /* One cell of one round of sub-run `run`: a fresh region with the cell's pages, its passes in the
  * order of atsd_round_order(round * ncells + cell).  first: the round position of its first pass.
  * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
@@ -231,6 +330,20 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		return -ENOMEM;
 	atsd_round_order(p, round * atsd_plan_cells(p) + cell, order, (uint64_t)n);
 	memset(&r, 0, sizeof(r));
+	if (c->workload >= 0) {
+		err = workload_cell(out, p, run, round, warmup_round, cell, c, first, canary, k, t, order, n);
+		free(order);
+		if (!err && !interrupted && p->verify) {
+			struct atsd_cell v = *c;
+			v.op = ATSD_OP_MADVISE;  /* the loop's call */
+			if ((err = atsd_region_map(&r, atsd_verify_workload_size(c->threads), p->align, ATSD_PAGES_BASE)))
+				fprintf(stderr, "atsd: mapping the verify region: %s\n", strerror(-err));
+			else
+				err = verify_cell(out, p, run, round, warmup_round, cell, &v, &r, t);
+			atsd_region_unmap(&r);
+		}
+		return err;
+	}
 	/* before the region: a forked task (--tasks processes) would share it copy-on-write */
 	if (c->threads > 1 && (err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, p->size, p->align,
 						       c->pages))) {
@@ -461,7 +574,9 @@ static int run_forked(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 			err = run_rounds(to, p, run, k, t);
 		if (fclose(to) && !err)
 			err = -errno;  /* the parent is gone: nothing it would keep */
-		_exit(interrupted ? 130 : err ? 2 : 0);
+		if (err == -EBADMSG)
+			say_readback(p);  /* the parent, seeing exit 3, says nothing more */
+		_exit(interrupted ? 130 : err == -EBADMSG ? 3 : err ? 2 : 0);
 	}
 	err = pid < 0 ? -errno : 0;
 	child = pid > 0 ? pid : 0;
@@ -493,6 +608,9 @@ static int run_forked(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 		fprintf(stderr, "atsd: sub-run %d was killed by signal %d (%s)\n", run, WTERMSIG(status),
 			strsignal(WTERMSIG(status)));
 		err = -ECHILD;
+	} else if (WEXITSTATUS(status) == 3) {
+		readback_said = 1;
+		err = -EBADMSG;  /* a workload's read-back: the run stops, exit 3 */
 	} else if (WEXITSTATUS(status) == 130) {
 		interrupted = 1;  /* a signal sent to the sub-run alone stops the run too */
 	} else if (WEXITSTATUS(status)) {
@@ -518,11 +636,24 @@ int main(int argc, char **argv)
 	FILE *stale_f;
 	int stale;
 
+#ifdef ATSD_TEST_DOUBLES
+	/* A test build only (tests/test_workload.py: make CFLAGS=-DATSD_TEST_DOUBLES): no atsd a user
+	 * builds has this, so no command line reaches the double. */
+	if (getenv("ATSD_TEST_SKIP_MADVISE"))
+		atsd_test_skip_madvise(atoi(getenv("ATSD_TEST_SKIP_MADVISE")));
+#endif
 	o.path = parse(&p, argc, argv);
 	if ((err = atsd_host_probe(&h)))
 		die("reading the host's facts: %s", strerror(-err));
 	if (atsd_plan_check(&p, &h, msg, sizeof(msg)))
 		die("%s", msg);
+	if (p.nworkloads && atsd_no_aslr(0) == 0 && atsd_no_aslr(1) >= 0) {
+		/* ASLR off as will-it-scale's runtest.py runs its binaries (setarch -R): a process's layout
+		 * is chosen when it is executed, so atsd executes itself again with the flag set.  Where
+		 * that fails it runs as it is, and its config says aslr=on. */
+		execv("/proc/self/exe", argv);
+		atsd_no_aslr(-1);
+	}
 	if (o.path)
 		output_open(&o, o.path);  /* before measuring: an unwritable output loses nothing */
 	else if (!(o.mem = open_memstream(&o.buf, &o.len)))
@@ -572,6 +703,11 @@ int main(int argc, char **argv)
 	} else {
 		fclose(o.mem);
 		free(o.buf);
+	}
+	if (err == -EBADMSG) {  /* a workload's read-back: one line, never a rate */
+		if (!readback_said)
+			say_readback(&p);
+		return 3;
 	}
 	if (err) {
 		if (o.path)

@@ -14,7 +14,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -161,6 +164,117 @@ int atsd_op_restore(struct atsd_region *r, int32_t op, int32_t retouch)
 	return atsd_region_restore(r, retouch);
 }
 
+/* ---- will-it-scale's tlb_flush loops (--workload) ---- */
+
+static const char *const workload_names[] = {"tlb_flush1", "tlb_flush2", "tlb_flush3"};
+static int skip_from;  /* atsd_test_skip_madvise: the test double's countdown, never set by a front end */
+
+const char *atsd_workload_name(int32_t workload)
+{
+	return workload >= 0 && workload < ATSD_NWORKLOADS ? workload_names[workload] : NULL;
+}
+
+int atsd_workload_parse(const char *name)
+{
+	int k;
+
+	for (k = 0; name && k < ATSD_NWORKLOADS; k++)
+		if (!strcmp(name, workload_names[k]))
+			return k;
+	return -EINVAL;
+}
+
+uint64_t atsd_workload_unit(int32_t workload)
+{
+	/* will-it-scale's FILESIZE (tlb_flush1, 3) and MEMORYSIZE (tlb_flush2) */
+	if (workload < 0 || workload >= ATSD_NWORKLOADS)
+		return 0;
+	return workload == ATSD_WORKLOAD_TLB_FLUSH2 ? 1ULL << 20 : 128ULL << 20;
+}
+
+void atsd_test_skip_madvise(int32_t from)
+{
+	skip_from = from > 0 ? from : 0;
+}
+
+int atsd_no_aslr(int32_t set)
+{
+	int old = personality(0xffffffff);
+
+	if (old < 0)
+		return -errno;
+	if (set && personality(set > 0 ? (unsigned long)old | ADDR_NO_RANDOMIZE :
+			       (unsigned long)old & ~(unsigned long)ADDR_NO_RANDOMIZE) < 0)
+		return -errno;
+	return !!(old & ADDR_NO_RANDOMIZE);
+}
+
+/* A task's file, as will-it-scale's testcase makes it: mkstemp, ftruncate to the unit, unlinked.
+ * -errno where it cannot be made (the pass then fails with it). */
+static int workload_file(uint64_t size)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/atsd-wis.XXXXXX", dir && *dir ? dir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	unlink(path);
+	if (ftruncate(fd, (off_t)size)) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* One task's loops over `bytes` of pages (see atsd.h): the timed region holds will-it-scale's loop
+ * and its mmap/munmap of each unit, as its testcase runs them, and the two clock reads. */
+static int workload_part(int32_t workload, int fd, uint64_t bytes, int skip, uint64_t *t0_out, uint64_t *t1_out,
+			 uint64_t *done)
+{
+	uint64_t unit = atsd_workload_unit(workload), ps = (uint64_t)atsd_page_size(), n = 0, at, off, t0, t1;
+	int flags = workload == ATSD_WORKLOAD_TLB_FLUSH2 ? MAP_ANONYMOUS | MAP_PRIVATE :
+		    workload == ATSD_WORKLOAD_TLB_FLUSH1 ? MAP_PRIVATE : MAP_SHARED;
+	char expect = workload == ATSD_WORKLOAD_TLB_FLUSH3 ? 1 : 0;
+	int err = 0;
+
+	*t0_out = *t1_out = 0;
+	*done = 0;
+	if (workload == ATSD_WORKLOAD_TLB_FLUSH2)
+		fd = -1;
+	else if (fd < 0)
+		return fd;  /* its file could not be made */
+	t0 = now_ns();
+	for (at = 0; at < bytes && !err; at += unit) {
+		volatile char *addr = mmap(NULL, unit, PROT_READ | PROT_WRITE, flags, fd, 0);
+		if (addr == MAP_FAILED) {
+			err = -errno;
+			break;
+		}
+		for (off = 0; off < unit; off += ps) {
+			addr[off] = 1;
+			if (!skip && madvise((void *)(addr + off), ps, MADV_DONTNEED)) {
+				err = -errno;
+				break;
+			}
+			if (addr[off] != expect) {
+				err = -EBADMSG;
+				break;
+			}
+			n++;
+		}
+		munmap((void *)addr, unit);
+	}
+	t1 = now_ns();
+	*t0_out = t0;
+	*t1_out = t1;
+	*done = n;
+	return err;
+}
+
 /* ---- concurrent invalidators (--threads): each task its own part of the region ----
  *
  * Tasks are threads of this mm, or (--tasks processes) forked processes with a region of their own,
@@ -169,7 +283,7 @@ int atsd_op_restore(struct atsd_region *r, int32_t op, int32_t retouch)
 
 #define ATSD_CACHELINE 128
 
-enum job { JOB_PASS = 1, JOB_RESTORE = 2 };
+enum job { JOB_PASS = 1, JOB_RESTORE = 2, JOB_WORKLOAD = 3 };
 
 struct worker {
 	struct atsd_threads *owner;  /* the shared block: at the same address in every task */
@@ -178,6 +292,7 @@ struct worker {
 	pid_t pid;
 	int32_t cpu;
 	int32_t err;            /* of its start (pinning, its region) */
+	int32_t fd;             /* --workload tlb_flush1/3: its own file, -1 until its first pass */
 	struct atsd_thread_times times;
 } __attribute__((aligned(ATSD_CACHELINE)));
 
@@ -210,6 +325,9 @@ struct atsd_threads {
 	uint64_t align;
 	uint64_t *lat;          /* the caller's buffer (threads), or shlat (processes) */
 	uint64_t *shlat;        /* processes: part / page size entries a task, shared */
+	int32_t workload;       /* JOB_WORKLOAD's enum atsd_workload */
+	uint64_t wl_bytes;      /* and the bytes of pages each task goes through */
+	int32_t skip;           /* the test double: this pass's loops leave out their madvise */
 	size_t bytes;           /* of this mapping */
 	struct worker *w;
 };
@@ -270,6 +388,8 @@ static void run_part(struct atsd_threads *t, int i, uint8_t *base)
 	uint64_t open = t->passes * (uint64_t)t->n, spins = 0;
 
 	memset(x, 0, sizeof(*x));
+	if (t->kind == JOB_WORKLOAD && t->workload != ATSD_WORKLOAD_TLB_FLUSH2 && t->w[i].fd < 0)
+		t->w[i].fd = workload_file(atsd_workload_unit(t->workload));  /* untimed, before the barrier */
 	x->arrived = now_ns();
 	__atomic_add_fetch(&t->gate, 1, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&t->gate, __ATOMIC_ACQUIRE) < open) {
@@ -280,7 +400,12 @@ static void run_part(struct atsd_threads *t, int i, uint8_t *base)
 	}
 	s0 = thread_nivcsw();
 	c0 = thread_cpu_ns();
-	x->err = timed_part(base, t->part, t->op, t->stride, lat, &x->t0, &x->t1, &x->done, &lost);
+	if (t->kind == JOB_WORKLOAD) {
+		x->err = workload_part(t->workload, t->w[i].fd, t->wl_bytes, t->skip, &x->t0, &x->t1, &x->done);
+		lost = 0;
+	} else {
+		x->err = timed_part(base, t->part, t->op, t->stride, lat, &x->t0, &x->t1, &x->done, &lost);
+	}
 	c1 = thread_cpu_ns();
 	s1 = thread_nivcsw();
 	x->lost = lost;
@@ -296,7 +421,7 @@ static void helper_loop(struct atsd_threads *t, int i)
 
 	memset(&own, 0, sizeof(own));
 	t->w[i].err = atsd_pin_self(t->w[i].cpu);
-	if (!t->w[i].err && t->processes)
+	if (!t->w[i].err && t->processes && t->part)
 		t->w[i].err = atsd_region_map(&own, t->part, t->align, t->pages);
 	__atomic_add_fetch(&t->ready, 1, __ATOMIC_RELEASE);
 	futex_wake_all(&t->ready);
@@ -306,7 +431,7 @@ static void helper_loop(struct atsd_threads *t, int i)
 		if (LOAD(t->stop))
 			break;
 		ran = job;
-		if (t->kind == JOB_PASS) {
+		if (t->kind == JOB_PASS || t->kind == JOB_WORKLOAD) {
 			run_part(t, i, t->processes ? own.addr : t->base + (uint64_t)i * t->part);
 			if (t->w[i].times.lost)
 				own.addr = NULL;
@@ -319,6 +444,8 @@ static void helper_loop(struct atsd_threads *t, int i)
 		futex_wake_all(&t->finished);
 	}
 	atsd_region_unmap(&own);
+	if (t->w[i].fd >= 0)
+		close(t->w[i].fd);
 }
 
 static void *helper_thread(void *arg)
@@ -372,6 +499,8 @@ int atsd_threads_stop(struct atsd_threads **slot)
 			pthread_join(t->w[i].thread, NULL);
 		}
 	}
+	if (t->w[0].fd >= 0)
+		close(t->w[0].fd);
 	munmap(t, t->bytes);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
@@ -389,7 +518,7 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 	int i, err = 0;
 
 	*out = NULL;
-	if (n < 1 || n > ATSD_MAX_CPUS || ps < 0 || (processes && (size == 0 || size % (uint64_t)n)))
+	if (n < 1 || n > ATSD_MAX_CPUS || ps < 0 || (processes && size % (uint64_t)n))
 		return -EINVAL;
 	lat_entries = processes ? size / (uint64_t)ps : 0;
 	bytes = head + sizeof(struct worker) * (size_t)n + sizeof(uint64_t) * (size_t)lat_entries;
@@ -405,6 +534,8 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 	t->part = processes ? size / (uint64_t)n : 0;
 	t->align = align;
 	t->pages = pages;
+	for (i = 0; i < n; i++)
+		t->w[i].fd = -1;
 	/* Helpers run with every signal blocked: a signal goes to the caller, which looks for it
 	 * between passes, so every task stops between passes, never inside one. */
 	sigfillset(&all);
@@ -520,4 +651,35 @@ int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch)
 	t->retouch = retouch;
 	post(t, JOB_RESTORE);
 	return wait_helpers(t) ? -ECHILD : t->restore_err;
+}
+
+int atsd_workload_pass(struct atsd_threads *t, int32_t workload, uint64_t bytes, struct atsd_thread_times *times,
+		       uint64_t *ns)
+{
+	uint64_t unit = atsd_workload_unit(workload);
+	int i, err = 0;
+
+	if (!t || !unit || bytes == 0 || bytes % unit || (uint64_t)atsd_page_size() > unit)
+		return -EINVAL;
+	t->workload = workload;
+	t->wl_bytes = bytes;
+	t->skip = skip_from == 1;
+	if (skip_from > 1)
+		skip_from--;
+	t->lat = NULL;
+	t->passes++;
+	post(t, JOB_WORKLOAD);
+	run_part(t, 0, NULL);
+	if (t->w[0].times.err == -ECHILD)
+		return -ECHILD;
+	if ((err = wait_helpers(t)))
+		return err;
+	for (i = 0; i < t->n; i++) {
+		times[i] = t->w[i].times;
+		/* a failed read-back first: it is the one failure that must never pass for a rate */
+		if (times[i].err == -EBADMSG || (!err && times[i].err))
+			err = err == -EBADMSG ? err : times[i].err;
+	}
+	*ns = atsd_threads_slowest(times, t->n);
+	return err;
 }

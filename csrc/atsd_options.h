@@ -33,6 +33,8 @@
 	  "with --runs: sub-runs start at least this long apart (a fast drift decorrelates in ~20 s; a slower one needs replicate files)") \
 	X("op", 0, BOTH, "op", "mprotect|madvise|munmap", NULL, "mprotect", \
 	  "what each call does to its stride: mprotect(PROT_NONE), madvise(MADV_DONTNEED) or munmap") \
+	X("workload", 0, BOTH, "workload", "tlb_flush1|tlb_flush2|tlb_flush3", NULL, NULL, \
+	  "will-it-scale's loop instead of --op passes: per loop a page written, madvise(MADV_DONTNEED), read back; loops/s per task count") \
 	X("threads", 0, BOTH, "threads", "N", NULL, "1", \
 	  "N threads of this mm invalidate at once, each its own part of the region, pinned to its own CPU") \
 	X("tasks", 0, BOTH, "tasks", "threads|processes", NULL, "threads", \

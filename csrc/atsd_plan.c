@@ -349,7 +349,47 @@ static int parse_flag(const char *field, const char *value, int32_t *out, char *
 	return fail(-EINVAL, msg, msglen, "%s must be 0 or 1 (got '%s')", field, cut(value, c1, sizeof(c1)));
 }
 
+static int plan_set(struct atsd_plan *p, const char *field, const char *value, char *msg, uint64_t msglen);
+
+/* The table index of a plan field (its first option), -1 for none. */
+static int field_index(const char *field)
+{
+	int i;
+
+	for (i = 0; field && i < NOPTIONS && i < 64; i++)
+		if (options[i].field && !strcmp(options[i].field, field))
+			return i;
+	return -1;
+}
+
+static int given(const struct atsd_plan *p, const char *field)
+{
+	int i = field_index(field);
+	return i >= 0 && (p->given >> i) & 1;
+}
+
 int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, char *msg, uint64_t msglen)
+{
+	int err = plan_set(p, field, value, msg, msglen), i = field_index(field);
+
+	if (!err && i >= 0)
+		p->given |= 1ULL << i;
+	return err;
+}
+
+static int one_workload(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	int k = atsd_workload_parse(tok);
+	char c1[48];
+
+	if (k < 0)
+		return fail(-EINVAL, msg, msglen, "--workload must be tlb_flush1, tlb_flush2 or tlb_flush3 (got '%s')",
+			    cut(tok, c1, sizeof(c1)));
+	p->workloads[i] = k;
+	return 0;
+}
+
+static int plan_set(struct atsd_plan *p, const char *field, const char *value, char *msg, uint64_t msglen)
 {
 	long long v;
 	int err, n;
@@ -385,6 +425,13 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nthreads, one_threads, p, msg, msglen);
 	if (!strcmp(field, "op"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nops, one_op, p, msg, msglen);
+	if (!strcmp(field, "workload")) {
+		if (!strcmp(value, "none")) {  /* a plan's record of no workload, read back */
+			p->nworkloads = 0;
+			return 0;
+		}
+		return each_token(field, value, ATSD_MAX_AXIS, &p->nworkloads, one_workload, p, msg, msglen);
+	}
 	if (!strcmp(field, "bystanders"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nbystanders, one_bystanders, p, msg, msglen);
 	if (!strcmp(field, "gpu"))
@@ -486,6 +533,7 @@ void atsd_plan_init(struct atsd_plan *p)
 		if (options[i].field && options[i].default_value)
 			atsd_plan_set(p, options[i].field, options[i].default_value, NULL, 0);
 	p->rounds_given = 0;
+	p->given = 0;
 	/* 0 until given: the check refuses a --confidence without --until (it would change nothing), and
 	 * puts the table's default back for every plan it passes. */
 	p->confidence = 0;
@@ -611,6 +659,31 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 
 	if (!unit)
 		return fail(-EINVAL, msg, msglen, "the page size of this system is unknown");
+	if (p->nworkloads > 0) {
+		/* will-it-scale's loop, as its source runs it: one base page a loop, its own unit of mapping,
+		 * nothing to put back between passes.  What it cannot take is refused, never ignored. */
+		static const char *const fixed[] = {"op", "strides", "latency", "retouch", "pages", "gpu"};
+		uint64_t unit = 0;
+		for (i = 0; i < (int)(sizeof(fixed) / sizeof(fixed[0])); i++)
+			if (given(p, fixed[i]) && (strcmp(fixed[i], "gpu") || p->ngpu > 1 || p->gpu[0] >= 0) &&
+			    (strcmp(fixed[i], "pages") || p->npages > 1 || p->pages[0] != ATSD_PAGES_BASE))
+				return fail(-EINVAL, msg, msglen, "--workload runs will-it-scale's loop as it is (one base page "
+					    "a loop, written, madvise(MADV_DONTNEED), read back): it takes no --%s",
+					    !strcmp(fixed[i], "retouch") ? "no-retouch" : fixed[i]);
+		for (i = 0; i < p->nworkloads; i++)
+			if (atsd_workload_unit(p->workloads[i]) > unit)
+				unit = atsd_workload_unit(p->workloads[i]);
+		if (p->size % unit)
+			return fail(-EINVAL, msg, msglen, "--workload: size %s (the pages each task goes through a pass) is "
+				    "not a multiple of %s, the unit %s maps at a time", fmt_size(p->size, a, sizeof(a)),
+				    fmt_size(unit, b, sizeof(b)), unit == atsd_workload_unit(ATSD_WORKLOAD_TLB_FLUSH2) ?
+				    "tlb_flush2" : "tlb_flush1/3");
+		if (unit < h->page_size)
+			return fail(-EINVAL, msg, msglen, "--workload: the page size %s is larger than the unit %s",
+				    fmt_size(h->page_size, a, sizeof(a)), fmt_size(unit, b, sizeof(b)));
+		p->strides[0] = h->page_size;  /* a loop's call: one page */
+		p->nstrides = 1;
+	}
 	if (p->nstrides < 1)
 		return fail(-EINVAL, msg, msglen, "no stride given");
 	if (atsd_plan_cells(p) > 256)
@@ -648,7 +721,7 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	}
 	{
 		/* the region in base or THP pages, and the canary's buffer (timed before every round) */
-		uint64_t region = !hugetlb || p->npages > 1 ? p->size : 0;
+		uint64_t region = p->nworkloads ? 0 : !hugetlb || p->npages > 1 ? p->size : 0;
 		char c[32];
 		if (h->mem_available >= 0 && region + ATSD_CANARY_BYTES > (uint64_t)h->mem_available)
 			return fail(-ENOMEM, msg, msglen, "%s%s%sthe canary's %s %s more than the memory available "
@@ -681,7 +754,7 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	if (threads - 1 + want > others)
 		return fail(-EINVAL, msg, msglen, "--threads %d and --bystanders %d need %d CPUs besides CPU %d, but the "
 			    "affinity mask has %d", threads, want, threads - 1 + want, p->cpu, others);
-	for (i = 0; i < p->nthreads; i++) {
+	for (i = 0; !p->nworkloads && i < p->nthreads; i++) {  /* a workload's size is each task's */
 		int s;
 		for (s = 0; s < p->nstrides; s++)
 			if (p->size % ((uint64_t)p->threads[i] * p->strides[s]))
@@ -689,7 +762,7 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 					    "thread takes an equal part of the region in whole strides",
 					    fmt_size(p->size, a, sizeof(a)), p->threads[i], fmt_size(p->strides[s], b, sizeof(b)));
 	}
-	if (p->tasks == ATSD_TASKS_PROCESSES && threads < 2)
+	if (p->tasks == ATSD_TASKS_PROCESSES && threads < 2 && !p->nworkloads)  /* will-it-scale's -t 1 */
 		return fail(-EINVAL, msg, msglen, "--tasks processes makes the --threads processes: it needs --threads 2 "
 			    "or more");
 	/* helper threads take the CPUs bystanders would (other cores first), bystanders the ones after */
@@ -709,11 +782,11 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 					    "a region unmapped and mapped anew every pass; give --op mprotect or madvise");
 	}
 	/* --verify: a checker on every allowed CPU; the invalidator's sits out each call, so one CPU has
-	 * nothing to check from.  auto (neither --verify nor --no-verify) is off: ISSUE 31 HOOK for
-	 * --workload (will-it-scale asserts its read-back), whose plans are to have it on by default:
-	 * there, auto becomes p->verify = naffinity > 1 (a workload on one CPU runs unchecked). */
+	 * nothing to check from.  auto (neither --verify nor --no-verify) is off, but on for --workload
+	 * (will-it-scale asserts its read-back) where another CPU is allowed: a workload on one CPU runs
+	 * unchecked. */
 	if (p->verify < 0)
-		p->verify = 0;
+		p->verify = p->nworkloads > 0 && h->naffinity > 1;
 	if (p->verify && h->naffinity < 2)
 		return fail(-EINVAL, msg, msglen, "--verify checks each call from another CPU, but the affinity mask "
 			    "has one (%s): nothing to check from", list);
@@ -798,7 +871,8 @@ int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, ui
 
 int atsd_plan_cells(const struct atsd_plan *p)
 {
-	return p->nops * p->nthreads * p->nbystanders * p->npages * p->ngpu * p->nceiling;
+	return (p->nworkloads ? p->nworkloads : 1) * p->nops * p->nthreads * p->nbystanders * p->npages * p->ngpu *
+	       p->nceiling;
 }
 
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out)
@@ -817,7 +891,9 @@ int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *o
 	i /= p->nbystanders;
 	out->threads = p->threads[i % p->nthreads];
 	i /= p->nthreads;
-	out->op = p->ops[i];
+	out->op = p->ops[i % p->nops];
+	i /= p->nops;
+	out->workload = p->nworkloads ? p->workloads[i] : -1;
 	return 0;
 }
 

@@ -150,9 +150,12 @@ void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const 
 			}
 		}
 	}
-	for (i = 0; i < p->nops; i++)  /* one op: its call; an axis of ops: their names */
+	for (i = 0; i < p->nworkloads; i++)  /* will-it-scale's loops: GB/s of the pages they zapped */
+		fprintf(f, "%s%s", i ? "," : "", atsd_workload_name(p->workloads[i]));
+	for (i = 0; !p->nworkloads && i < p->nops; i++)  /* one op: its call; an axis of ops: their names */
 		fprintf(f, "%s%s", i ? "," : "", p->nops > 1 ? atsd_op_name(p->ops[i]) : atsd_op_call(p->ops[i]));
-	fprintf(f, " rate over %s, ", atsd_format_size(p->size, size, sizeof(size)));
+	fprintf(f, p->nworkloads ? " loops (will-it-scale, GB/s = loops/s x page size) over %s a task, " : " rate over %s, ",
+		atsd_format_size(p->size, size, sizeof(size)));
 	if (p->runs > 1)
 		fprintf(f, "%d sub-runs (fresh processes, --gap %gs) x ", p->runs, p->gap);
 	fprintf(f, "%d rounds x %d reps, CPU %d; page size %s\n", p->rounds, p->reps, p->cpu,

@@ -283,6 +283,11 @@ int atsd_verify_stop(struct atsd_verifier **slot)
 	return 0;
 }
 
+uint64_t atsd_verify_workload_size(int32_t tasks)
+{
+	return (uint64_t)(tasks > 1 ? tasks : 1) << 20;  /* a whole number of pages up to 1M ones */
+}
+
 int atsd_verify_start(struct atsd_verifier **out, const int32_t *cpus, int32_t n)
 {
 	struct atsd_verifier *v, *none = NULL;

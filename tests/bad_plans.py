@@ -50,6 +50,20 @@ BAD_PLANS = [
     (["--threads", "1,,2"], "--threads '1,,2' has an empty value"),
     (["--tasks", "forks"], "--tasks must be threads or processes (got 'forks')"),
     (["--tasks", "processes"], "--tasks processes makes the --threads processes: it needs --threads 2 or more"),
+    # will-it-scale's loops (run --workload): what they cannot take is refused, never ignored
+    (["--workload", "tlb_flush9"], "--workload must be tlb_flush1, tlb_flush2 or tlb_flush3 (got 'tlb_flush9')"),
+    (["--workload", "tlb_flush2,,tlb_flush3"], "--workload 'tlb_flush2,,tlb_flush3' has an empty value"),
+    (["--workload", "tlb_flush2", "--op", "madvise"], "--workload runs will-it-scale's loop as it is"),
+    (["--workload", "tlb_flush2", "--op", "mprotect"], "it takes no --op"),
+    (["--workload", "tlb_flush2", "--strides", "64K"], "it takes no --strides"),
+    (["--workload", "tlb_flush2", "--latency"], "it takes no --latency"),
+    (["--workload", "tlb_flush2", "--no-retouch"], "it takes no --no-retouch"),
+    (["--workload", "tlb_flush2", "--pages", "thp"], "it takes no --pages"),
+    (["--workload", "tlb_flush1"], "--workload: size 16M (the pages each task goes through a pass) is not a "
+                                   "multiple of 128M, the unit tlb_flush1/3 maps at a time"),
+    (["--workload", "tlb_flush2", "--size", "1536K"], "is not a multiple of 1M, the unit tlb_flush2 maps"),
+    (["--workload", "tlb_flush2", "--threads", "4096"], "--threads 4096 needs 4096 CPUs (one a thread)"),
+    (["--workload", "tlb_flush2", "--threads", "0"], "--threads must be at least 1 (got 0)"),
     # pages
     (["--pages", "huge"], "--pages must be base, thp or hugetlb (got 'huge')"),
     (["--pages", "hugetlb", "--strides", "64K"], "huge"),  # no hugetlb, or not a huge page multiple

@@ -524,6 +524,10 @@ WORKLOADS = {
     "threads-munmap": ["--strides", "64K,1M", "--rounds", "30", "--threads", "1,2", "--op", "munmap"],
     "threads-processes": ["--strides", "64K,1M", "--rounds", "30", "--threads", "2", "--tasks", "processes",
                           "--op", "madvise"],
+    # will-it-scale's loops (run --workload): a pass is every task's loops, measured in worker processes
+    "workload-threads": ["--workload", "tlb_flush2", "--rounds", "40", "--threads", "1,2"],
+    "workload-processes": ["--workload", "tlb_flush2", "--rounds", "40", "--threads", "2", "--tasks", "processes"],
+    "workload-file": ["--workload", "tlb_flush1,tlb_flush3", "--size", "128M", "--rounds", "10"],
 }
 
 

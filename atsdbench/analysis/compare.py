@@ -715,7 +715,8 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     for (label, why), places in notes.items():
         warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     members = {" ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key)): m for key, m in groups.items()}
-    ops = list(axes[axis]) if axis == "op" else [op_of(result.config)]
+    ops = (list(axes[axis]) if axis in ("op", "workload") else list(axes["workload"]) if "workload" in axes else
+           [op_of(result.config)])
     return count_changes.attach_by(Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings,
                                               obs, adjust, paired=True, pairs=pairs, by=axis, ops=ops,
                                               stale=stale_of([result])), result, members, strides)

@@ -28,7 +28,8 @@ INTS = {
     "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
                "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
                "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS), "traced": (0, 1), "run": COUNT, "preempted": COUNT, "cpu_ns": COUNT,
-               "steal_ticks": COUNT, "canary_compute_ns": COUNT, "canary_chase_ns": COUNT},
+               "steal_ticks": COUNT, "canary_compute_ns": COUNT, "canary_chase_ns": COUNT,
+               "loops": (1, MAX_INT64)},  # --workload
     # --verify: one record per verify pass (csrc/atsd_main.c's verify_cell)
     "verify": {"round": COUNT, "warmup": (0, 1), "stride_bytes": BYTES, "threads": (1, MAX_CPUS), "calls": COUNT,
                "checks": COUNT, "faults": COUNT, "zeros": COUNT, "stale": COUNT, "held": COUNT, "ns": COUNT,
@@ -167,7 +168,11 @@ def to_result(text, name="<atsd output>"):
         raise UsageError(f"{name}: config op={cut(config.get('op'))} is not a list of {', '.join(OPS)}")
     # in the C core's cell numbering: op slowest, then bystanders, pages
     threads = config.get("threads", [1])  # an atsd from before --threads ran one
-    lists = {"op": ops, "threads": threads, "bystanders": config["bystanders"], "pages": pages}
+    workloads = config["workload"].split(",") if config.get("workload") else [None]
+    if not all(w in ("tlb_flush1", "tlb_flush2", "tlb_flush3", None) for w in workloads):
+        raise UsageError(f"{name}: config workload={cut(config.get('workload'))} is not a list of tlb_flush1/2/3")
+    lists = {"workload": workloads, "op": ops, "threads": threads, "bystanders": config["bystanders"],
+             "pages": pages}
     axes = {k: v for k, v in lists.items() if len(v) > 1}
     cfg = {"size": size, "strides": config["strides"],
            "rounds": config["rounds"], "reps": config["reps"], "warmup": config["warmup"],
@@ -178,6 +183,8 @@ def to_result(text, name="<atsd output>"):
            "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",
            "trace": "auto" if "trace_scope" in config or "trace_error" in config else "off",
            "label": config.get("label"), "seed": config["seed"], "gpu": None, "source": "atsd"}
+    if workloads[0]:
+        cfg.update(workload=workloads[0], aslr=config.get("aslr"))
     for key in ("cpu_reason", "trace_scope", "trace_events", "trace_error"):  # how atsd chose and counted
         if key in config:
             cfg[key] = config[key]
@@ -198,9 +205,15 @@ def to_result(text, name="<atsd output>"):
                   "traced": bool(s.get("traced", 0))}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]
+        if workloads[0]:  # will-it-scale's loop: the rate is loops, gbps the pages they zapped
+            if s.get("loops") != s["calls"]:
+                raise UsageError(f"{name}: a workload's sample has no loops=, or not its calls")
+            sample.update(loops=s["loops"], loops_per_s=s["loops"] * 1e9 / ns if ns else None,
+                          gbps=s["loops"] * s["stride_bytes"] / ns if ns else float("nan"))
         if "thread_ns" in s:  # --threads: every thread by the rule run applies
             n = len(s["thread_ns"])
-            if not n == len(s.get("thread_cpu_ns", ())) == len(s.get("thread_preempted", ())) or n < 2 \
+            if not n == len(s.get("thread_cpu_ns", ())) == len(s.get("thread_preempted", ())) \
+                    or n < (1 if workloads[0] else 2) \
                     or s["calls"] % n:
                 raise UsageError(f"{name}: a sample's thread_ns, thread_cpu_ns and thread_preempted do not hold "
                                  "one value for each of 2 or more threads sharing its calls")

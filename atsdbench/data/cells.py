@@ -6,7 +6,7 @@ would repeat, `labels` adds the index.
 """
 from ..units import format_size
 
-AXES = ("op", "threads", "bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
+AXES = ("workload", "op", "threads", "bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
 
 # run --op: what each call of a pass does to its stride, as tables name it (the C core's atsd_op_call;
 # tests/measure/test_core.py holds the two alike).  A file from before --op timed mprotect.
@@ -14,8 +14,9 @@ OPS = {"mprotect": "mprotect(PROT_NONE)", "madvise": "madvise(MADV_DONTNEED)", "
 
 
 def op_of(config):
-    """The op of a file's config (one value, or the first of an axis); mprotect where none is named."""
-    return config.get("op") or "mprotect"
+    """The op of a file's config (one value, or the first of an axis); mprotect where none is named.
+    A --workload file's is its workload (tlb_flush2): what its passes timed instead of an op."""
+    return config.get("workload") or config.get("op") or "mprotect"
 
 
 def value_text(v):

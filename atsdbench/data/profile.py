@@ -39,9 +39,10 @@ RESULT_SUFFIX = ".run.json"  # the calibration's own result file, beside its pro
 # (cpu_reason, bystander_cpus, region_align).
 PLAN_KEYS = ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
              "latency", "retouch", "trace", "gpu", "ceiling", "spread", "processes", "axes", "cells",
-             "op", "threads", "tasks")
-# What a config from before run --op/--threads measured: a profile of one holds for a file of the other.
-PLAN_DEFAULTS = {"op": "mprotect", "threads": 1, "tasks": "threads"}
+             "op", "threads", "tasks", "workload")
+# What a config from before run --op/--threads/--workload measured: a profile of one holds for a file of
+# the other.
+PLAN_DEFAULTS = {"op": "mprotect", "threads": 1, "tasks": "threads", "workload": None}
 HOST_KEYS = ("hostname", "cpu_model", "arch")
 KERNEL_KEYS = ("kernel_release", "kernel_version")
 

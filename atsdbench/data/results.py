@@ -26,6 +26,13 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      stride_bytes, threads, invalidator_cpus, checker_cpus, calls, checks, faults, zeros, stale,
      held, ns (cell and the axis values, run, as for samples).  A version 3 reader would drop the
      list, and with it a stale translation the file records.  Files before it have no verify passes.
+  5  run --workload: config `workload` (tlb_flush1, tlb_flush2 or tlb_flush3; null or absent: passes
+     of `op`), with several an axis `workload`, and `aslr` ("off": the measuring processes were
+     executed with ADDR_NO_RANDOMIZE, or randomize_va_space is 0; "on" else).  A workload pass's
+     samples have `loops` (every task's loops) and `loops_per_s` (loops / ns, the rate), `calls`
+     the loops, `us_per_call` a loop of one task, and `gbps` the pages zapped (loops x page size /
+     ns, bytes per ns): its one stride is the page size.  A version 3 reader would take those GB/s
+     for a pass over a region.  Files before it ran no workload.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -41,7 +48,7 @@ from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 

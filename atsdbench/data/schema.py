@@ -180,6 +180,8 @@ SAMPLE = Record({
     "cpu_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "disturbed": BOOL,
     "run": _int(),  # run --runs: the sub-run (its own process) the pass belongs to
     "threads": _int(1), "thread_ns_min": _int(), "thread_ns_max": _int(), "threads_disturbed": _int(),  # --threads
+    # run --workload (schema 5): every task's loops in the pass and their aggregate rate
+    "workload": Value(str, null=True), "loops": _int(1), "loops_per_s": Value(int, float, lo=0, above=True, null=True),
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
@@ -193,6 +195,7 @@ CONFIG = Record({
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "verify": BOOL, "verify_cpus": List(_int()),  # run --verify (schema 4)
+    "workload": TEXT, "aslr": Value(str, null=True),  # run --workload (schema 5)
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),

@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 13
+ABI_VERSION = 20
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -118,6 +118,19 @@ def cell_order(p, round_index):
 def op_name(op):
     """"mprotect" for ATSD_OP_MPROTECT (csrc/atsd_ops.c)."""
     return _text(lib.atsd_op_name(op))
+
+
+def workload_name(workload):
+    """"tlb_flush2" for ATSD_WORKLOAD_TLB_FLUSH2 (csrc/atsd_ops.c)."""
+    return _text(lib.atsd_workload_name(workload))
+
+
+def no_aslr(change=0):
+    """True when this process was executed with ADDR_NO_RANDOMIZE (its mappings not randomized);
+    change 1 adds the flag for what it executes next, -1 takes it out (csrc/atsd_ops.c atsd_no_aslr)."""
+    rc = lib.atsd_no_aslr(change)
+    _check(rc, "personality")
+    return bool(rc)
 
 
 def op_call(op):
@@ -330,6 +343,25 @@ class Threads:
                                f"stride {stride} done): {os.strerror(-rc)}")
         return ns[0], times, lat
 
+    def workload_pass(self, workload, size):
+        """One pass of will-it-scale's loop (run --workload) in every task, `size` bytes of pages
+        each: (the slowest task's ns, [(loop ns, CPU ns, involuntary switches)], loops of all).
+        A failed read-back raises ReadBackFailed (errors.py), any other failure OSError."""
+        ns = ffi.new("uint64_t *")
+        code = lib.atsd_workload_parse(workload.encode())
+        rc = lib.atsd_workload_pass(self._t[0], code, size, self._times, ns)
+        times = [(t.t1 - t.t0, t.cpu_ns, t.preempted) for t in self._times]
+        loops = sum(t.done for t in self._times)
+        if rc == -errno.EBADMSG:
+            from ..errors import ReadBackFailed
+            from ..render.text import readback_failed
+
+            raise ReadBackFailed(errno.EBADMSG, readback_failed(workload, loops))
+        if rc < 0:
+            raise OSError(-rc, f"{workload} failed in one of {len(self.cpus)} tasks after {loops} loops: "
+                               f"{os.strerror(-rc)}")
+        return ns[0], times, loops
+
     def stop(self):
         with held():
             lib.atsd_threads_stop(self._t)
@@ -378,6 +410,11 @@ class Verifier:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def verify_workload_size(tasks):
+    """The region --workload's verify passes go over (csrc/atsd_verify.c's rule)."""
+    return int(lib.atsd_verify_workload_size(tasks))
 
 
 def stale_text(stale, checks, op, stride, invalidators, checkers):

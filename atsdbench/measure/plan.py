@@ -38,6 +38,7 @@ class Plan:
     processes: bool = False
     pages: str = "base"
     op: str = "mprotect"
+    workload: str = None
     threads: int = 1
     tasks: str = "threads"
     thread_cpus: list = dataclasses.field(default_factory=list)
@@ -163,14 +164,15 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
         raise UsageError(f"--until with --runs {p.runs}: the rule adds sub-runs from M and a CI over sub-runs "
                          "needs two, so --runs must be 2 or more (leave --runs out to add rounds to one process)")
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
-    lists = {"op": [core.op_name(k) for k in p.ops[0:p.nops]], "threads": list(p.threads[0:p.nthreads]),
+    lists = {"workload": [core.workload_name(k) for k in p.workloads[0:p.nworkloads]] or [None],
+             "op": [core.op_name(k) for k in p.ops[0:p.nops]], "threads": list(p.threads[0:p.nthreads]),
              "bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
              "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],
              "ceiling": [None if c < 0 else c for c in p.ceiling[0:p.nceiling]]}
     axes = {name: values for name, values in lists.items() if len(values) > 1}
     return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
                 warmup=p.warmup, warmup_rounds=p.warmup_rounds, processes=bool(p.processes),
-                pages=PAGES[p.pages[0]], op=lists["op"][0], threads=p.threads[0], tasks=TASKS[p.tasks],
+                pages=PAGES[p.pages[0]], op=lists["op"][0], workload=lists["workload"][0], threads=p.threads[0], tasks=TASKS[p.tasks],
                 thread_cpus=list(p.thread_cpus[0:p.nthread_cpus]), bystanders=p.bystanders[0], cpu=p.cpu,
                 cpu_reason=core.ffi.string(p.cpu_reason).decode() or None,
                 bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),

@@ -15,7 +15,7 @@ import time
 from . import host
 from .. import signals
 from ..analysis import timeseries
-from ..errors import UsageError
+from ..errors import ReadBackFailed, UsageError
 from .plan import next_sub_run_start, round_kinds
 from .session import Session
 
@@ -51,6 +51,28 @@ def worker_failure(returncode, stderr):
     return f"the round worker exited {returncode} without finishing{said}"
 
 
+def has_workload(plan):
+    """The plan runs will-it-scale's loops (--workload) in some cell; the workload of the first is
+    the plan's own, a list an axis."""
+    return bool(getattr(plan, "workload", None) or (getattr(plan, "axes", None) or {}).get("workload"))
+
+
+def _start_worker(plan, argv, **kw):
+    """The worker process; for a --workload executed with ASLR off, as will-it-scale's runtest.py runs
+    its binaries (setarch -R): a process's layout is chosen when it is executed, so the flag is put in
+    this process's personality around the start (a child inherits it) and taken out again."""
+    if not has_workload(plan):
+        return subprocess.Popen(argv, **kw)
+    from . import core
+
+    had = core.no_aslr(1)
+    try:
+        return subprocess.Popen(argv, **kw)
+    finally:
+        if not had:
+            core.no_aslr(-1)
+
+
 def _worker(plan, rounds, t, facts):
     """Runs `rounds` ([(index, warm-up?)]) of the plan in a fresh `python -m atsdbench.measure.worker`
     and yields each pass as the worker finishes it.  Signals are held here (see run): one recorded
@@ -60,8 +82,8 @@ def _worker(plan, rounds, t, facts):
     # cwd: the folder holding this very package, so the worker imports it and not a source tree
     # that happens to be the current directory.
     here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    proc = subprocess.Popen([sys.executable, "-m", "atsdbench.measure.worker"], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=here)
+    proc = _start_worker(plan, [sys.executable, "-m", "atsdbench.measure.worker"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=here)
     end, passed_on = None, False
     try:
         proc.stdin.write(request)
@@ -87,7 +109,8 @@ def _worker(plan, rounds, t, facts):
         raise OSError(worker_failure(proc.returncode, stderr))
     facts.update(end.get("facts") or {})
     if end.get("error"):
-        raise OSError(end["error"].get("errno") or 0, end["error"]["message"])
+        kind = ReadBackFailed if end["error"].get("readback") else OSError
+        raise kind(end["error"].get("errno") or 0, end["error"]["message"])
     if end.get("interrupted") or passed_on:
         signals.take()
         raise KeyboardInterrupt
@@ -218,14 +241,16 @@ def run(plan, progress=None):
 def _run(plan, progress):
     from ..data.results import Result
 
-    samples, verify, complete, error, started = [], [], False, None, time.time()
+    samples, verify, complete, error, failure, started = [], [], False, None, None, time.time()
     policy = None
     if plan.until:
         from . import adaptive
 
         policy = adaptive.Policy.from_plan(plan)
     host_facts = host.full()
-    strategy = (SubRuns if plan.runs > 1 else FreshProcess if plan.processes else InProcess)(plan)
+    # a --workload is measured in processes executed with ASLR off (_start_worker): one per round
+    strategy = (SubRuns if plan.runs > 1 else FreshProcess if plan.processes or has_workload(plan) else
+                InProcess)(plan)
     t0 = time.monotonic()
     with strategy:
         try:
@@ -248,6 +273,8 @@ def _run(plan, progress):
         except KeyboardInterrupt:
             if policy:
                 policy.interrupted(samples, time.monotonic() - t0)
+        except ReadBackFailed as e:  # kept with what finished, even nothing: exit 3 (commands)
+            error, failure = e.strerror, e
         except (OSError, UsageError) as e:
             if not samples:
                 raise
@@ -264,4 +291,5 @@ def _run(plan, progress):
     result = Result(host=host_facts, config=config, samples=samples, complete=complete,
                     started=started, finished=time.time(), verify=verify)
     result.error = error
+    result.failure = failure
     return result

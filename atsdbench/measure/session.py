@@ -27,6 +27,17 @@ def latency_summary(lat_ns):
             "lat_max_us": float(top), "lat_hist": {int(k): int(c) for k, c in zip(keys, counts)}}
 
 
+def aslr_state():
+    """"off" where this process's mappings are not randomized: it was executed with
+    ADDR_NO_RANDOMIZE (runner starts a --workload's measuring processes so, as will-it-scale's
+    runtest.py runs its binaries under setarch -R) or the kernel randomizes nothing; else "on"."""
+    from . import core
+
+    if core.no_aslr() or (procfs.read("/proc/sys/kernel/randomize_va_space") or "").strip() == "0":
+        return "off"
+    return "on"
+
+
 class Session:
     def __init__(self, plan):
         self.plan = plan
@@ -107,6 +118,9 @@ class Session:
                 yield sample
 
     def _cell_round(self, round_index, warmup_round, index, cell, first_position):
+        if cell.get("workload"):
+            yield from self._workload_round(round_index, warmup_round, index, cell, first_position)
+            return
         from . import core
 
         plan, counters = self.plan, self.counters
@@ -201,11 +215,53 @@ class Session:
                 record.update({k: int(v) for k, v in counts.items()})
                 yield record
 
+    def _workload_round(self, round_index, warmup_round, index, cell, first_position):
+        """run --workload: will-it-scale's loop in every task (C: atsd_workload_pass), `size` bytes of
+        pages each a pass; the tasks (and, tlb_flush1/3, their files) fresh every round."""
+        from . import core
+
+        plan, counters = self.plan, self.counters
+        nthreads, page = cell["threads"], core.page_size()
+        with core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", 0, plan.align, "base") as tasks:
+            for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
+                traced = warm and counters.can_trace
+                if traced:
+                    counters.open_trace()
+                try:
+                    before = counters.read(traced)
+                    self0 = core.self_state(plan.cpu)
+                    t0 = time.monotonic_ns()
+                    spins0 = self.bystanders.read_spins()
+                    ns, times, loops = tasks.workload_pass(cell["workload"], plan.size)
+                    spins1 = self.bystanders.read_spins()
+                    window = time.monotonic_ns() - t0
+                    self1 = core.self_state(plan.cpu, after=True)
+                    after = counters.read(traced)
+                finally:
+                    if traced:
+                        counters.close_trace()
+                sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
+                          "warmup": bool(warm or warmup_round), "ns": int(ns), "seconds": ns / 1e9,
+                          "calls": loops, "loops": loops, "loops_per_s": loops * 1e9 / ns if ns else None,
+                          "gbps": loops * page / ns if ns else float("nan"),
+                          "us_per_call": ns / 1e3 / (loops / nthreads), "traced": bool(traced),
+                          "threads": nthreads}
+                if spins0:
+                    sample.update(bystander_fields(spins0, spins1, window, ns))
+                sample.update(thread_disturbance(times, core.self_delta(self0, self1)[2], ns))
+                sample.update(counters.delta(before, after))
+                yield sample
+        if plan.verify:  # on by default for a workload: the loop's call checked, on a region of its own
+            with core.Region(core.verify_workload_size(nthreads), plan.align, "base") as region:
+                yield from self._verify_passes(round_index, warmup_round, dict(cell, op="madvise"), region)
+
     def facts(self):
         """What this session learned that belongs in the result file."""
         out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error}
         if self.counters.trace_events:
             out["trace_events"] = self.counters.trace_events
+        if any(c.get("workload") for c in self.plan.cells):
+            out["aslr"] = aslr_state()
         if self.gpus:
             facts = [g.facts for _, g in sorted(self.gpus.items())]
             out["gpu"] = facts[0] if len(facts) == 1 else facts

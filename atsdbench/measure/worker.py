@@ -7,7 +7,7 @@ import sys
 import time
 
 from .. import signals
-from ..errors import UsageError
+from ..errors import ReadBackFailed, UsageError
 from .plan import Plan
 from .session import Session
 
@@ -32,7 +32,8 @@ def main():
         except KeyboardInterrupt:
             end["interrupted"] = True
         except OSError as e:
-            end["error"] = {"errno": e.errno, "message": str(e.strerror or e)}
+            end["error"] = {"errno": e.errno, "message": str(e.strerror or e),
+                            "readback": isinstance(e, ReadBackFailed)}
         except UsageError as e:
             end["error"] = {"errno": None, "message": str(e)}
         end["interrupted"] = signals.take() or end["interrupted"]

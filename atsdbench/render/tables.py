@@ -69,10 +69,20 @@ def headline(result):
                   f"of {text.plural(c['rounds'], 'round')}")
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
-    line1 = (f"{op_text(c)} rate over {format_size(c['size'])} ({', '.join(extras)}), "
+    what = f"{op_text(c)} rate over {format_size(c['size'])}"
+    workloads = (c.get("axes") or {}).get("workload") or ([c["workload"]] if c.get("workload") else [])
+    if workloads:  # will-it-scale's loop: size is each task's pages a pass
+        what = f"{','.join(map(str, workloads))} loops (will-it-scale) over {format_size(c['size'])} a task"
+        extras.append(f"ASLR {c.get('aslr') or 'unknown'}")
+    line1 = (f"{what} ({', '.join(extras)}), "
              f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
-    return "\n".join([line1, UNITS_NOTE] + trace_notes(c) + verify_notes(result))
+    units = [UNITS_NOTE]
+    if workloads:
+        page = format_size(h.get("page_size") or 0)
+        units.append(text.wrap(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: GB/s "
+                               f"= loops/s x {page}; samples' loops_per_s (docs/workloads.md#will-it-scales-loops)"))
+    return "\n".join([line1] + units + trace_notes(c) + verify_notes(result))
 
 
 def verify_notes(result):

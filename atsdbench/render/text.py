@@ -217,3 +217,12 @@ def verify_gpu():
 def guest_verify_smp(smp):
     """guest --smp 1 with a --verify run: refused before anything boots."""
     return f"--verify in a guest checks each call from another vCPU: give --smp 2 or more (got --smp {smp})"
+
+
+# run --workload: a loop's read-back differed (csrc/atsd_ops.c, -EBADMSG).  Exit 3, never a rate.
+READBACK_EXIT = EXIT_STALE  # one status for every failed correctness check
+
+
+def readback_failed(workload, loops):
+    """One line (with "atsdbench: " at most 100 columns up to 10^9 loops)."""
+    return f"{workload}: read-back check failed after {loops} loops (a page read wrong after DONTNEED)"

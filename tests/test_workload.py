@@ -1,0 +1,201 @@
+"""run --workload tlb_flush1|2|3 (issue 30): will-it-scale's loops, counted and checked; the read-back
+double failing loudly (exit 3); the plan as the result records it.  No timing is asserted: the
+loops' counts are exact, their rates are whatever this machine gave."""
+import json
+import os
+
+import pytest
+
+from atsdbench.data import results
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _run(cli, tmp_path, *args, name="w.json"):
+    out = tmp_path / name
+    p = cli("run", "--rounds", "1", "--reps", "2", "--warmup", "0", "--warmup-rounds", "0", *args, "-o", str(out))
+    return p, out
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("tasks", ["threads", "processes"])
+def test_tlb_flush2_counts_every_loop_of_every_task(cli, tmp_path, tasks):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second task")
+    p, out = _run(cli, tmp_path, "--workload", "tlb_flush2", "--size", "2M", "--threads", "1,2", "--tasks", tasks)
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text())
+    c = data["config"]
+    assert data["schema_version"] == results.SCHEMA_VERSION >= 4 and data["complete"]
+    assert c["workload"] == "tlb_flush2" and c["tasks"] == tasks and c["strides"] == [PAGE]
+    assert c["axes"] == {"threads": [1, 2]}
+    # the measuring processes were executed with ADDR_NO_RANDOMIZE (runner._start_worker)
+    assert c["aslr"] == "off"
+    samples = data["samples"]
+    assert len(samples) == 4
+    for s in samples:
+        loops = (2 << 20) // PAGE * s["threads"]  # every task goes through --size of pages a pass
+        assert s["loops"] == s["calls"] == loops, s
+        assert s["loops_per_s"] == pytest.approx(loops * 1e9 / s["ns"])
+        assert s["gbps"] == pytest.approx(loops * PAGE / s["ns"])  # the pages zapped, bytes per ns
+        assert s["stride_bytes"] == PAGE and s["thread_ns_max"] == s["ns"]
+    assert "tlb_flush2 loops (will-it-scale) over 2M a task" in p.stdout
+    back = results.load(str(out))
+    assert back.config["workload"] == "tlb_flush2" and len(back.measured) == 4
+
+
+@pytest.mark.live
+def test_file_workloads_read_back_as_their_source_says(cli, tmp_path):
+    """tlb_flush1 (private file: 0 after DONTNEED) and tlb_flush3 (shared file: 1) as an axis."""
+    p, out = _run(cli, tmp_path, "--workload", "tlb_flush1,tlb_flush3", "--size", "128M")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text())
+    assert data["config"]["axes"] == {"workload": ["tlb_flush1", "tlb_flush3"]}
+    assert sorted({s["workload"] for s in data["samples"]}) == ["tlb_flush1", "tlb_flush3"]
+    assert all(s["loops"] == (128 << 20) // PAGE for s in data["samples"])
+
+
+@pytest.fixture
+def skip_madvise(monkeypatch):
+    """The C test double (atsd_test_skip_madvise), in this process: the run measures here instead
+    of in a worker process (which would not inherit it); always turned off again."""
+    from atsdbench.measure import core, runner
+
+    monkeypatch.setattr(runner, "FreshProcess", runner.InProcess)
+    yield core.lib.atsd_test_skip_madvise
+    core.lib.atsd_test_skip_madvise(0)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_failed_read_back_is_exit_3_with_the_finished_passes_kept(cli, tmp_path, skip_madvise, threads):
+    if int(threads) > len(os.sched_getaffinity(0)):
+        pytest.skip("one CPU")
+    skip_madvise(3)  # the third pass from now on leaves out its madvise
+    p, out = _run(cli, tmp_path, "--workload", "tlb_flush2", "--size", "1M", "--reps", "5", "--threads", threads)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 3 and len(lines) == 1, p.stderr
+    assert lines[0].startswith("atsdbench: tlb_flush2: read-back check failed after ") and "loops" in lines[0]
+    assert len(lines[0]) <= 100
+    r = results.load(str(out))
+    assert not r.complete and len(r.samples) == 2  # the two passes before it, never a third rate
+
+
+@pytest.mark.live
+def test_a_read_back_failing_at_once_writes_nothing_and_says_one_line(cli, tmp_path, skip_madvise):
+    skip_madvise(1)
+    p, out = _run(cli, tmp_path, "--workload", "tlb_flush1", "--size", "128M")
+    assert p.returncode == 3 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert "tlb_flush1: read-back check failed after 0 loops" in p.stderr and not out.exists()
+
+
+@pytest.mark.live
+def test_the_double_is_off_by_default_and_the_loops_pass(cli, tmp_path, monkeypatch):
+    """Without the double the same in-process run passes: the check is not what fails it."""
+    from atsdbench.measure import runner
+
+    monkeypatch.setattr(runner, "FreshProcess", runner.InProcess)
+    p, out = _run(cli, tmp_path, "--workload", "tlb_flush2", "--size", "1M")
+    assert p.returncode == 0, p.stderr
+
+
+def test_gpu_is_refused_with_a_workload(cli, tmp_path):
+    p = cli("run", "--workload", "tlb_flush2", "--size", "1M", "--gpu", "-o", str(tmp_path / "x.json"))
+    assert p.returncode == 2 and p.stderr.strip() == ("atsdbench: --workload runs will-it-scale's loop as it is "
+                                                      "(one base page a loop, written, madvise(MADV_DONTNEED), read "
+                                                      "back): it takes no --gpu")
+    assert not os.listdir(tmp_path)
+
+
+def test_plan_cells_of_workloads_match_the_c_numbering():
+    from atsdbench.measure import core
+    from atsdbench.measure.plan import make_plan
+
+    p = make_plan(workload="tlb_flush2,tlb_flush3", threads="1,2", size="128M", affinity={0, 1, 2})
+    assert p.workload == "tlb_flush2" and p.axes == {"workload": ["tlb_flush2", "tlb_flush3"], "threads": [1, 2]}
+    assert p.strides == [PAGE] and p.config()["workload"] == "tlb_flush2"
+    c = p.to_c()
+    cells = []
+    for i in range(core.lib.atsd_plan_cells(c)):
+        out = core.ffi.new("struct atsd_cell *")
+        core.lib.atsd_plan_cell(c, i, out)
+        cells.append((core.workload_name(out.workload), out.threads))
+    assert cells == [(x["workload"], x["threads"]) for x in p.cells]
+    # no workload: every cell's is -1, and the plan records None
+    q = make_plan(size="16M", strides="64K")
+    assert q.workload is None and all(x["workload"] is None for x in q.cells)
+    assert core.cells(q.to_c())[0][4] == 0  # op mprotect, unchanged
+
+
+def test_processes_at_one_task_is_will_it_scales_t_1():
+    from atsdbench.measure.plan import make_plan
+
+    assert make_plan(workload="tlb_flush2", tasks="processes", size="1M").tasks == "processes"
+
+
+def test_schema_round_trip_of_a_workload_file(tmp_path):
+    config = {"size": 1 << 20, "strides": [PAGE], "rounds": 1, "reps": 1, "pages": "base", "op": "mprotect",
+              "workload": "tlb_flush2", "aslr": "off", "threads": 2, "tasks": "processes"}
+    loops = 2 * (1 << 20) // PAGE
+    sample = {"stride_bytes": PAGE, "round": 0, "rep": 0, "warmup": False, "ns": 10_000_000, "seconds": 0.01,
+              "calls": loops, "loops": loops, "loops_per_s": loops * 1e9 / 1e7, "gbps": loops * PAGE / 1e7,
+              "us_per_call": 1e4 / (loops / 2), "threads": 2}
+    path = tmp_path / "w.json"
+    results.save(results.Result({"hostname": "h", "page_size": PAGE}, config, [sample]), str(path))
+    back = results.load(str(path))
+    assert back.config["workload"] == "tlb_flush2" and back.config["aslr"] == "off"
+    assert back.samples["loops"].tolist() == [loops]
+    assert back.samples["loops_per_s"].tolist() == [pytest.approx(loops * 100)]
+    data = json.loads(path.read_text())
+    data["samples"][0]["loops"] = 0  # a finished pass ran a loop at least
+    path.write_text(json.dumps(data))
+    from atsdbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="loops"):
+        results.load(str(path))
+
+
+def test_guest_runs_take_a_workload():
+    """guest hands run options to the guest's atsd through the one option table."""
+    from atsdbench.measure import core, guest
+
+    checked = guest.check_run_options(["--workload", "tlb_flush2", "--threads", "2", "--size=1M"], core.options())
+    assert guest.atsd_words(checked) == ["--workload=tlb_flush2", "--threads=2", "--size=1M"]
+
+
+def test_a_workload_file_is_named_by_its_workload_where_an_op_would_be():
+    """compare's title and its different-calls warning read op_of: a workload file's is its loop."""
+    from atsdbench.data.cells import op_of
+
+    assert op_of({"op": "mprotect", "workload": "tlb_flush2"}) == "tlb_flush2"
+    assert op_of({"op": "madvise"}) == "madvise" and op_of({}) == "mprotect"
+
+
+@pytest.mark.live
+def test_atsd_says_a_failed_read_back_in_the_same_words_and_exits_3(tmp_path):
+    """A test build of atsd (-DATSD_TEST_DOUBLES: the double behind an environment variable) fails
+    its third pass; the atsd a user builds has no such switch."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("make") or not shutil.which("cc"):
+        pytest.skip("make or cc not installed")
+    exe = tmp_path / "atsd-test"
+    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "csrc"), f"OUT={exe}",
+                    "CFLAGS=-O2 -DATSD_TEST_DOUBLES"], check=True)
+    out = tmp_path / "w.tsv"
+    p = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "5",
+                        "--warmup", "0", "--warmup-rounds", "0", "-o", str(out)], capture_output=True, text=True,
+                       env={**os.environ, "ATSD_TEST_SKIP_MADVISE": "3"}, timeout=120)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 3 and len(lines) == 1, p.stderr
+    from atsdbench.render.text import readback_failed
+
+    loops = int(lines[0].split("after ")[1].split()[0])
+    assert lines[0] == "atsd: " + readback_failed("tlb_flush2", loops)
+    text = out.read_text()
+    assert text.count("\nsample\t") == 2 and "end\tcomplete=0" in text
+    # the same build without the variable runs clean: the check is not what fails it
+    q = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "2"],
+                       capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
