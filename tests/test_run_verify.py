@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from atsdbench.data import results
 from atsdbench.measure import core
 
 OPS = ("mprotect", "madvise", "munmap")

@@ -42,6 +42,23 @@ def test_tlb_flush2_counts_every_loop_of_every_task(cli, tmp_path, tasks):
     assert "tlb_flush2 loops (will-it-scale) over 2M a task" in p.stdout
     back = results.load(str(out))
     assert back.config["workload"] == "tlb_flush2" and len(back.measured) == 4
+    # --verify is on by default for a workload (will-it-scale asserts its read-back): the loop's call
+    # (madvise, a page a call) checked from every other CPU on a region of 1M a task, each round
+    assert c["verify"] is True and "STALE" not in p.stderr
+    v = data["verify"]
+    assert sorted((r["threads"], r["op"], r["stride_bytes"], r["calls"]) for r in v) == [
+        (t, "madvise", PAGE, (1 << 20) // PAGE * t) for t in (1, 2)]  # the cells in their interleaved order
+    assert all(r["stale"] == 0 and r["checks"] > 0 for r in v)
+
+
+@pytest.mark.live
+def test_a_workload_runs_unchecked_with_no_verify(cli, tmp_path):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: verify is off anyway")
+    p, out = _run(cli, tmp_path, "--workload", "tlb_flush2", "--size", "1M", "--no-verify")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(out.read_text())
+    assert data["config"]["verify"] is False and not data.get("verify")
 
 
 @pytest.mark.live
