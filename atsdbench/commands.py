@@ -273,7 +273,7 @@ def cmd_show(args):
     result = results.load(args.file)
     if args.format not in show.FORMATS:
         raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} (got {args.format!r})")
-    table, warnings = show.render(result, args.unit, args.format)
+    table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
     _warn(warnings)
     if args.format == "text":
         print(report.headline(result))

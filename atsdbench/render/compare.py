@@ -137,10 +137,16 @@ def _lead(cmp, key):
 
 
 def _table(cmp, tablefmt):
-    headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} GB/s"]
+    from . import scaling
+
+    by_count = scaling.table(cmp, tablefmt)  # a threads sweep: a row per thread count
+    if by_count is not None:
+        return by_count
+    unit = cmp.rate[1]
+    headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} {unit}"]
     for label in cmp.labels[1:]:
         ci = f"{numbers.level(cmp.confidence)} CI" if not cmp.withheld else "within-run interval"
-        headers += [f"{label} GB/s", "Speedup", ci, "Detects (80%)", "Verdict"]
+        headers += [f"{label} {unit}", "Speedup", ci, "Detects (80%)", "Verdict"]
     body = []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"])]
@@ -151,17 +157,26 @@ def _table(cmp, tablefmt):
 
 
 def _title(cmp, units=False):
-    """"mprotect rate (GB/s)"; the calls of run --op where they are others."""
-    unit = "GB/s = 10^9 bytes/s" if units else "GB/s"
+    """"mprotect rate (GB/s)"; the calls of run --op where they are others; the unit the files name
+    (analysis/scaling.rate_of: a workload's loops/s)."""
+    unit = cmp.rate[2] if units else cmp.rate[1]
     return f"{'/'.join(getattr(cmp, 'ops', None) or ['mprotect'])} rate ({unit})"
 
 
+def _head(cmp):
+    """The title, and for compare --by threads what its efficiency column is."""
+    head = f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}"
+    if cmp.paired and cmp.by == "threads" and cmp.by_values:
+        head += "\n" + text.scaling_by(cmp.by_values[0])
+    return head
+
+
 def render_text(cmp):
-    return f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"{_head(cmp)}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def render_markdown(cmp):
-    return f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}\n\n{_table(cmp, 'github')}\n\n{legend(cmp)}"
+    return f"{_head(cmp)}\n\n{_table(cmp, 'github')}\n\n{legend(cmp)}"
 
 
 def _commit_footer(cmp):

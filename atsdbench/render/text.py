@@ -24,8 +24,9 @@ CALIBRATE = "docs/calibrate.md#what-it-does"
 BATCHES = "docs/methodology.md#drift-and-autocorrelation"
 MODEL = "docs/model.md#cost-model-atsdbench-model"
 PROFILE_TABLE = "docs/calibrate.md#report"
+SCALING = "docs/workloads.md#scaling"
 ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE)
+           PROFILE_TABLE, SCALING)
 
 
 def see(text, anchor):
@@ -165,3 +166,25 @@ def detects_alone(found):
 def detects_profiled(found, n):
     """A one-process file with a noise profile: what a compare of two like it detects."""
     return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)
+
+
+# ---- scaling: a threads sweep by thread count (render/scaling.py) ----
+
+def scaling_rate(definition, rounds):
+    """Above show's scaling table: the rate, its unit and N."""
+    return f"scaling: {definition} of all tasks, geometric mean of round means; N = {rounds} rounds a cell"
+
+
+def scaling_efficiency(references, confidence):
+    """What efficiency is and what its CI leaves out (drift between sessions, boots)."""
+    return (f"efficiency = rate / (N/N0 x rate at N0), N0 = {references}; {confidence} CI paired by round: "
+            "this run's noise")
+
+
+# What the last columns of show's scaling table are, and where the long story is.
+SCALING_COLUMNS = see("spread: slowest/fastest task's loop - 1; disturbed: a task off its CPU", SCALING)
+
+
+def scaling_by(references):
+    """Above compare --by threads's table."""
+    return see(f"efficiency = (1 + speedup) / (N/N0), N0 = {references}; CI: the paired speedup's", SCALING)
