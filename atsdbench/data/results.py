@@ -21,6 +21,8 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      `thread_ns_min`/`thread_ns_max` (the spread), `threads_disturbed` (threads the disturbance rule
      caught), `preempted` (all threads'), `cpu_share` (the least of any thread over its own loop).
      Config `tasks`: threads (one mm) or processes (--tasks processes: one mm and region each).
+     Optional config `rate` ({column, unit, definition}): the sample column holding the rate where it
+     is not GB/s in `gbps` (a workload's loops/s); show's, compare's and plot's scaling rows read it.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.

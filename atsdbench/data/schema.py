@@ -192,6 +192,8 @@ CONFIG = Record({
     "thread_cpus": List(_int()), "bystanders": _int(), "cpu": _int(null=True), "cpu_reason": TEXT,
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
+    # the rate the samples carry where it is not GB/s in `gbps` (analysis/scaling.rate_of: a workload's loops/s)
+    "rate": Record({"column": Value(str), "unit": Value(str), "definition": TEXT}, required=("column", "unit")),
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),

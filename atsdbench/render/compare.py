@@ -212,6 +212,10 @@ def render_commit(cmp):
     """The layout kernel commit messages use (POWER9 NPU ATSD patch, 2018), plus what pasting needs:
     "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
     confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
+    from . import scaling
+
+    if cmp.paired and cmp.by == "threads" and cmp.by_values:  # a row per thread count, as the text table
+        return _title(cmp) + "\n" + scaling.by_threads_commit(cmp) + "\n" + _commit_footer(cmp)
     labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired or cmp.labels_given else ["Before", "After"]
     header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:

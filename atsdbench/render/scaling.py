@@ -120,6 +120,30 @@ def by_threads_table(cmp, tablefmt):
     return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
+def by_threads_commit(cmp):
+    """compare --by threads --format commit: Stride, thread count, rate, speedup against the first
+    count ("n.s." where not proven), efficiency; left-aligned, two spaces apart, no trailing spaces."""
+    from ..analysis.scaling import efficiency
+
+    values = cmp.by_values
+    grouped = any(r["cell"] for r in cmp.rows)
+    body = [(["Cell"] if grouped else []) + ["Stride", _tasks_title(cmp.tasks), cmp.rate[1], "Speedup", "Efficiency"]]
+    seen = set()
+    for r in cmp.rows:
+        lead = [r["cell"]] if grouped else []
+        if (r["cell"], r["stride_bytes"]) not in seen:
+            seen.add((r["cell"], r["stride_bytes"]))
+            body.append(lead + [format_size(r["stride_bytes"]), str(values[0]), rate(r["base_gbps"]), "", "100%"])
+        n = values[cmp.labels.index(r["new_label"])]
+        speedup = numbers.pct(r["speedup_pct"], 0, sign=False)
+        if not (r["significant"] or numbers.missing(r["speedup_pct"])):
+            speedup += " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s."
+        body.append(lead + [format_size(r["stride_bytes"]), str(n), rate(r["new_gbps"]), speedup,
+                            _share(efficiency(r["speedup_pct"], n, values[0]))])
+    widths = [max(len(row[i]) for row in body) for i in range(len(body[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body)
+
+
 def threads_of(cmp):
     """{cell name: thread count} where two files' rows are cells of a threads sweep (compare's
     cell_specs), else None: then compare's own layout is kept."""
@@ -142,14 +166,16 @@ def files_table(cmp, tablefmt, threads):
     others = {name: " ".join(f"{a}={v}" for a, v in spec.items() if a != "threads") for name, spec in specs.items()}
     grouped = any(others.get(r["cell"]) for r in cmp.rows)
     ci = f"{numbers.level(cmp.confidence)} CI" if not cmp.withheld else "within-run interval"
+    # no verdict (one session a side): no detectable change either, so no column of n/a
+    detect = [] if cmp.withheld else ["Detects (80%)"]
     headers = ["Stride", _tasks_title(cmp.tasks)] + (["Cell"] if grouped else []) + [
-        f"{cmp.labels[0]} {unit}", f"{cmp.labels[1]} {unit}", "Speedup", ci, "Detects (80%)", "Verdict"]
+        f"{cmp.labels[0]} {unit}", f"{cmp.labels[1]} {unit}", "Speedup", ci] + detect + ["Verdict"]
     body = []
     for r in sorted(cmp.rows, key=lambda r: (r["stride_bytes"], others.get(r["cell"], ""), threads[r["cell"]])):
         body.append([format_size(r["stride_bytes"]), str(threads[r["cell"]])]
                     + ([others.get(r["cell"], "")] if grouped else [])
-                    + [rate(r["base_gbps"]), rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r), detects(r),
-                       verdict(r)])
+                    + [rate(r["base_gbps"]), rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r)]
+                    + ([detects(r)] if detect else []) + [verdict(r)])
     return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
 
 
