@@ -735,4 +735,5 @@ def tasks_of(config):
 
 
 def cells_specs(result):
+    """cells.specs, for compare(), whose local `cells` (the cell maps) hides the module."""
     return cells.specs(result)

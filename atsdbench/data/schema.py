@@ -286,6 +286,22 @@ def _placement_problem(config, samples):
             return (f".samples[{i}]", f"is the same pass as samples[{first}] (round {s['round']}, rep {s['rep']}, "
                     f"stride {s['stride_bytes']}{'' if cell is None else f', cell {cell}'})")
         seen.add(key)
+    return _rate_problem(config, samples)
+
+
+RATE = Value(int, float, lo=0, hi=MAX_GBPS, null=True)  # config.rate's column: a rate, as gbps is
+
+
+def _rate_problem(config, samples):
+    """config.rate names the sample column the rate is in (a workload's loops/s): every value there a
+    number >= 0 or null, as gbps is, or every mean over it would fail."""
+    column = (config.get("rate") or {}).get("column")
+    if column is None or column == "gbps":
+        return None
+    for i, s in enumerate(samples):
+        p = RATE.problem(s.get(column))
+        if p:
+            return f".samples[{i}].{column}", f"{p} (config.rate names it the rate)"
     return None
 
 

@@ -1,4 +1,5 @@
-"""The scaling tables of show and compare and plot's scaling panel, from synthetic sweeps
+"""render/scaling (named apart from tests/analysis/test_scaling.py: test files need unique basenames
+here): the scaling tables of show and compare and plot's scaling panel, from synthetic sweeps
 (tests/fixtures/sweep.json, sweep_after.json: make_fixtures.sweep; files built in
 tests/analysis/test_scaling.py); the command line in-process (the cli fixture)."""
 import json
