@@ -91,7 +91,8 @@ def build_parser(command=None):
     i.add_argument("--cpus", action="store_true", help="also measure each allowed CPU briefly (rate, CV, interrupts, "
                    "steal) and say which one --cpu auto takes")
 
-    pl = sub.add_parser("plot", help="GB/s against stride (and latency, speedup) as PNG/SVG/PDF")
+    pl = sub.add_parser("plot", help="GB/s against stride (and latency, speedup, a threads sweep's scaling) as "
+                        "PNG/SVG/PDF")
     pl.add_argument("files", nargs="+", metavar="FILE",
                     help="result files, baseline first; a1.json,a2.json = replicate runs of one side")
     pl.add_argument("-o", "--output", required=True, help="picture file; its extension picks the format")
