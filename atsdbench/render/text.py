@@ -178,7 +178,7 @@ def scaling_rate(definition, rounds):
 def scaling_efficiency(references, confidence):
     """What efficiency is and what its CI leaves out (drift between sessions, boots)."""
     return (f"efficiency = rate / (N/N0 x rate at N0), N0 = {references}; {confidence} CI paired by round: "
-            "this run's noise")
+            "this run, not sessions")
 
 
 # What the last columns of show's scaling table are, and where the long story is.

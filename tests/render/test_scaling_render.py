@@ -24,7 +24,7 @@ def test_show_reads_a_sweep_by_thread_count(cli, fixtures):
     out = p.stdout
     assert "cell 2: threads=4" in out  # the cells' blocks stay
     scaling = out[out.index("scaling: GB/s = 10^9 bytes/s"):]
-    assert "N = 6 rounds a cell" in scaling and "paired by round: this run's noise" in scaling
+    assert "N = 6 rounds a cell" in scaling and "paired by round: this run, not sessions" in scaling
     rows = _rows(scaling, "64K")
     assert [r[1] for r in rows] == ["1", "2", "4"]
     assert rows[0][4:6] == ["100%", "reference"]
@@ -149,3 +149,15 @@ def test_plot_draws_the_scaling_panel(cli, fixtures, tmp_path):
     p = cli("plot", "sweep.json", "-o", out, cwd=fixtures)
     assert p.returncode == 0, p.stderr
     assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_docs_table_is_the_fixtures(fixtures):
+    """docs/workloads.md#scaling shows the synthetic fixture's table: the same text as show prints."""
+    import pathlib
+
+    from atsdbench.data import results
+    from atsdbench.render import tables
+
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "workloads.md").read_text()
+    shown = doc.split("$ atsdbench show sweep.json --scaling\n...\n", 1)[1].split("\n```", 1)[0]
+    assert shown == tables.scaling_table(results.load(str(fixtures / "sweep.json")))
