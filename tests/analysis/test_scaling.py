@@ -158,3 +158,14 @@ def test_the_rate_is_the_one_the_result_names(tmp_path):
     assert (sc.column, sc.unit, sc.definition) == ("loops_per_s", "loops/s", "loops/s of tlb_flush2")
     assert by(sc, 2).rate == pytest.approx(5e5 * 2 ** 0.9)  # not the gbps column (1.0 throughout)
     assert by(sc, 4).efficiency == pytest.approx(100 * 4 ** -0.1)
+
+
+def test_the_python_api_gives_the_rows(fixtures):
+    import atsdbench
+    from atsdbench.errors import UsageError
+
+    frame = atsdbench.scaling(str(fixtures / "sweep.json"))
+    assert list(frame["threads"][:3]) == [1, 2, 4] and frame["efficiency"].iloc[0] == 100.0
+    assert {"rate", "per_task", "eff_low", "eff_high", "spread_pct", "disturbed", "cpu_share"} <= set(frame)
+    with pytest.raises(UsageError, match="no threads axis"):
+        atsdbench.scaling(str(fixtures / "before.json"))
