@@ -315,34 +315,39 @@ def _p_adjusted(cmp, row):
 def by_threads_table(cmp, tablefmt):
     """compare FILE --by threads, a row per thread count: the base cell's row (the reference of the
     efficiency), then each other value's rate, per task, speedup against the base, efficiency
-    (1 + speedup) / (N / N0) and its CI (the paired speedup's, mapped the same way), verdict."""
+    (1 + speedup) / (N / N0) and its CI (the paired speedup's, mapped the same way), verdict.  Other
+    axes give a block each, headed by their values (as show's), not a column: within text.WIDTH."""
     from ..analysis.scaling import efficiency
 
     values = cmp.by_values
     unit = cmp.rate[1]
-    grouped = any(r["cell"] for r in cmp.rows)
     ci = f"{numbers.level(cmp.confidence)} CI"
-    headers = (["Cell"] if grouped else []) + ["Stride", scaling.tasks_title(cmp.tasks), unit, "per task",
-                                               "Speedup", "Efficiency", ci, "Verdict"]
-    body = []
+    headers = ["Stride", scaling.tasks_title(cmp.tasks), unit, "per task", "Speedup", "Efficiency", ci, "Verdict"]
+    blocks = {}
     seen = set()
     n0 = values[0]
     for r in cmp.rows:
-        lead = [r["cell"]] if grouped else []
+        body = blocks.setdefault(r["cell"], [])
         key = (r["cell"], r["stride_bytes"])
         if key not in seen:
             seen.add(key)
-            body.append(lead + [format_size(r["stride_bytes"]), str(n0), scaling.rate(r["base_gbps"]),
-                                scaling.rate(r["base_gbps"] / n0 if not numbers.missing(r["base_gbps"]) else None), "-",
-                                "100%", "reference", "-"])
+            body.append([format_size(r["stride_bytes"]), str(n0), scaling.rate(r["base_gbps"]),
+                         scaling.rate(r["base_gbps"] / n0 if not numbers.missing(r["base_gbps"]) else None), "-",
+                         "100%", "reference", "-"])
         n = values[cmp.labels.index(r["new_label"])]
         eff = [efficiency(r[k], n, n0) for k in ("speedup_pct", "ci_low_pct", "ci_high_pct")]
-        body.append(lead + [format_size(r["stride_bytes"]), str(n), scaling.rate(r["new_gbps"]),
-                            scaling.rate(r["new_gbps"] / n if not numbers.missing(r["new_gbps"]) else None),
-                            numbers.pct(r["speedup_pct"]), scaling.share(eff[0]),
-                            numbers.NA if numbers.missing(eff[1]) else
-                            numbers.interval(eff[1], eff[2], lambda v: f"{v:.0f}") + "%", verdict(r)])
-    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+        body.append([format_size(r["stride_bytes"]), str(n), scaling.rate(r["new_gbps"]),
+                     scaling.rate(r["new_gbps"] / n if not numbers.missing(r["new_gbps"]) else None),
+                     numbers.pct(r["speedup_pct"]), scaling.share(eff[0]),
+                     numbers.NA if numbers.missing(eff[1]) else
+                     numbers.interval(eff[1], eff[2], lambda v: f"{v:.0f}") + "%", verdict(r)])
+    out = []
+    for group, body in blocks.items():
+        table = tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+        if group:
+            table = f"**{group}**\n\n{table}" if tablefmt == "github" else f"{group}\n{table}"
+        out.append(table)
+    return "\n\n".join(out)
 
 
 def by_threads_commit(cmp):

@@ -161,3 +161,22 @@ def test_the_docs_table_is_the_fixtures(fixtures):
     doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "workloads.md").read_text()
     shown = doc.split("$ atsdbench show sweep.json --scaling\n...\n", 1)[1].split("\n```", 1)[0]
     assert shown == tables.scaling_table(results.load(str(fixtures / "sweep.json")))
+
+
+def test_other_axes_and_processes(cli, tmp_path):
+    """--tasks processes heads the count column so; another axis gives show and compare --by threads a
+    block per value, the other axes held equal."""
+    data = sweep_data(axes={"bystanders": [0, 1]}, extra={"tasks": "processes"}, strides=(65536, 2 << 20),
+                      rate=lambda n, r: 3.0 * n ** 0.5 * (1 + r / 10))
+    data["config"]["strides"] = [65536, 2 << 20]
+    (tmp_path / "p.json").write_text(json.dumps(data))
+    show = cli("show", "p.json", "--scaling", cwd=tmp_path)
+    assert show.returncode == 0, show.stderr
+    assert "\nbystanders=0\nStride    Processes" in show.stdout and "\nbystanders=1\nStride" in show.stdout
+    assert [r[4] for r in _rows(show.stdout, "64K")] == ["100%", "71%", "50%"] * 2  # sqrt(N) / N
+    by = cli("compare", "p.json", "--by", "threads", cwd=tmp_path)
+    lines = by.stdout.split("\n")
+    assert lines[2:4] == ["bystanders=0", lines[3]] and lines[3].split()[:2] == ["Stride", "Processes"]
+    after = by.stdout.split("\nbystanders=1\n", 1)[1]
+    assert [r[1] for r in _rows(after, "2M")] == ["1", "2", "4"]
+    assert max(map(len, lines)) <= text.WIDTH
