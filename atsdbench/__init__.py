@@ -22,3 +22,21 @@ def compare(base, *more, **options):
     from .analysis import compare as comparison
 
     return comparison.compare_frame([base, *more], **options)
+
+
+def scaling(result, confidence=95):
+    """A threads sweep (run --threads 1,2,4) by thread count: a DataFrame of one row per (other axes,
+    stride, thread count) with rate, per_task, efficiency (against linear, paired by round) and its
+    CI, spread, disturbed and cpu_share (docs/workloads.md#scaling).  result: a Result or a path."""
+    import dataclasses
+
+    import pandas as pd
+
+    from .analysis import scaling as sweep
+    from .data import results
+    from .errors import UsageError
+
+    r = results.load(result)
+    if not sweep.has_sweep(r):
+        raise UsageError(f"{r.path or 'the result'}: no threads axis of 2 or more thread counts")
+    return pd.DataFrame([dataclasses.asdict(row) for row in sweep.analyse(r, confidence).rows])

@@ -57,6 +57,8 @@ def build_parser(command=None):
     s.add_argument("--unit", choices=("round", "pass"), default="round",
                    help="what each N is: round (a round's mean rate; default) or pass (single passes, as run prints)")
     s.add_argument("--format", default="text", help="text, markdown or csv")
+    s.add_argument("--scaling", action="store_true", help="a threads sweep (run --threads 1,2,4): its table by "
+                   "thread count alone (rate, per task, efficiency against linear, spread, disturbed share)")
 
     c = sub.add_parser("compare", help="before/after speedup per stride with confidence intervals")
     c.add_argument("files", nargs="+", metavar="FILE[,FILE...]",
@@ -73,7 +75,7 @@ def build_parser(command=None):
                    "together) or none (each comparison alone)")
     c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
     c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
-                   "with the axis's first value (other axes equal), paired by round (op, bystanders, pages, gpu, ceiling)")
+                   "with the axis's first value (other axes equal), paired by round (op, threads, bystanders, pages, gpu, ceiling)")
     c.add_argument("--profile", action="append", default=[], metavar="FILE",
                    help="a noise profile (atsdbench calibrate) giving a one-process side its between-run variance; "
                    "repeat, one per kernel (default: found in the profile store by host, kernel and plan)")
@@ -89,7 +91,8 @@ def build_parser(command=None):
     i.add_argument("--cpus", action="store_true", help="also measure each allowed CPU briefly (rate, CV, interrupts, "
                    "steal) and say which one --cpu auto takes")
 
-    pl = sub.add_parser("plot", help="GB/s against stride (and latency, speedup) as PNG/SVG/PDF")
+    pl = sub.add_parser("plot", help="GB/s against stride (and latency, speedup, a threads sweep's scaling) as "
+                        "PNG/SVG/PDF")
     pl.add_argument("files", nargs="+", metavar="FILE",
                     help="result files, baseline first; a1.json,a2.json = replicate runs of one side")
     pl.add_argument("-o", "--output", required=True, help="picture file; its extension picks the format")

@@ -302,7 +302,7 @@ def cmd_show(args):
     result = results.load(args.file)
     if args.format not in show.FORMATS:
         raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} (got {args.format!r})")
-    table, warnings = show.render(result, args.unit, args.format)
+    table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
     _warn(warnings)
     _print_stale(result.stale(), sys.stderr if args.format == "csv" else sys.stdout)  # above the table
     if args.format == "text":

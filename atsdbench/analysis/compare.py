@@ -65,6 +65,10 @@ class Comparison:
     profile_notes: list = dataclasses.field(default_factory=list)  # what the profiles do not cover here
     ops: list = dataclasses.field(default_factory=lambda: ["mprotect"])  # run --op: the calls compared
     stale: list = dataclasses.field(default_factory=list)  # run --verify: (file, stale group) of every side
+    rate: tuple = ("gbps", "GB/s", "GB/s = 10^9 bytes/s")  # the rate compared: column, unit, definition
+    tasks: str = "threads"  # run --threads' tasks: threads or processes
+    by_values: list = None  # compare --by: the axis's values (--by threads: the thread counts)
+    cell_specs: dict = dataclasses.field(default_factory=dict)  # cell name -> {axis: value}, of the baseline
 
     def frame(self):
         import pandas as pd
@@ -157,31 +161,31 @@ def _keys(result, cells):
     return out
 
 
-def group_observations(group, stride, unit, metric, cells=None):
+def group_observations(group, stride, unit, metric, cells=None, column="gbps"):
     """Observations of one stride (and cell: cells[k] is that cell's index in run k) over a group of
-    replicate runs."""
+    replicate runs; column: the rate (scaling.rate_of)."""
     import numpy as np
 
     cells = cells or [None] * len(group)
     if unit == "run":
-        per_run = [_observations(r, stride, "round", metric, c) for r, c in zip(group, cells)]
+        per_run = [_observations(r, stride, "round", metric, c, column) for r, c in zip(group, cells)]
         return np.array([stats.run_value(v, metric) for v in per_run if len(v)], dtype=float)
-    return np.concatenate([_observations(r, stride, unit, metric, c) for r, c in zip(group, cells)])
+    return np.concatenate([_observations(r, stride, unit, metric, c, column) for r, c in zip(group, cells)])
 
 
 _seen = weakref.WeakKeyDictionary()  # Result -> {(unit, metric, cell): {stride: observations}}
 
 
-def _observations(result, stride, unit, metric, cell):
+def _observations(result, stride, unit, metric, cell, column="gbps"):
     """stats.observations of a loaded file (or sub-run), every stride at once and kept with it: show's
     notes compare a file with itself, at two units, and each of a --runs file's 625 sub-runs was
     split once per stride, side and compare."""
     import numpy as np
 
     found = _seen.setdefault(result, {})
-    key = (unit, metric, cell)
+    key = (unit, metric, cell, column)
     if key not in found:
-        found[key] = stats.observations_by_stride(result.samples, unit, metric, cell)
+        found[key] = stats.observations_by_stride(result.samples, unit, metric, cell, column)
     return found[key].get(stride, np.empty(0))
 
 
@@ -375,7 +379,8 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
                         "between-round variance")
     elif unit == "pass":
         warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
-    obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]])
+    rate = rate_of_sides(groups)
+    obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]], rate[0])
            for i, g in enumerate(groups) for cell, s in common}
     profiled = _profiles(groups, unit, effective, metric, asked_test, profiles, find_profiles, labels, warnings)
     batched = {}
@@ -409,6 +414,9 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level, ops=ops)
     cmp.whole_labels = whole
+    cmp.rate, cmp.tasks = rate, tasks_of(groups[0][0].config)
+    specs = cells_specs(groups[0][0])
+    cmp.cell_specs = {name: specs.get(index, {}) for name, index in cells[0][0].items()}
     cmp.profiles = dict(profiled)
     cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
@@ -632,10 +640,12 @@ def _by_axes(result, axis):
     return axes
 
 
-def round_values(frame, cell, stride, metric):
+def round_values(frame, cell, stride, metric, column="gbps"):
     """{round: the mean (or median) of that round's measured passes} of one cell and stride."""
     rows = frame[(frame["cell"] == cell) & (frame["stride_bytes"] == stride) & ~frame["warmup"]]
-    grouped = rows.groupby("round")["gbps"]
+    if column not in rows:
+        return {}
+    grouped = rows.groupby("round")[column]
     values = grouped.mean() if metric == "mean" else grouped.median()
     return {int(r): float(v) for r, v in values.items()}
 
@@ -661,6 +671,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
             groups.setdefault(tuple(pos[a] for a in others), {})[pos[axis]] = index
     frame = result.samples
     measured_cells = set(int(c) for c in stats.measured(frame)["cell"].dropna().unique())
+    rate = rate_of_sides([[result]])
     strides = sorted(int(s) for s in stats.measured(frame)["stride_bytes"].unique())
     test_name = stats.PAIRED_TESTS[metric]
     rows, obs, pairs, notes, unpaired, warnings = [], {}, {}, {}, {}, []
@@ -672,11 +683,11 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
             warnings.append(f"the {value_labels[0]} cell{of_group} has no measured pass: nothing to compare with")
             continue
         for stride in strides:
-            base = round_values(frame, members[0], stride, metric)
+            base = round_values(frame, members[0], stride, metric, rate[0])
             obs[(0, group, stride)] = np.array(list(base.values()))
             for j in range(1, len(values)):
                 if j in members and members[j] in measured_cells:
-                    new = round_values(frame, members[j], stride, metric)
+                    new = round_values(frame, members[j], stride, metric, rate[0])
                 else:  # a row all the same, so every table keeps one column group per value
                     new = {}
                     if stride == strides[0]:
@@ -717,6 +728,29 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     members = {" ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key)): m for key, m in groups.items()}
     ops = (list(axes[axis]) if axis in ("op", "workload") else list(axes["workload"]) if "workload" in axes else
            [op_of(result.config)])
-    return count_changes.attach_by(Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings,
-                                              obs, adjust, paired=True, pairs=pairs, by=axis, ops=ops,
-                                              stale=stale_of([result])), result, members, strides)
+    cmp = Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings, obs, adjust, paired=True,
+                     pairs=pairs, by=axis, ops=ops, stale=stale_of([result]))
+    cmp.rate, cmp.tasks, cmp.by_values = rate, tasks_of(result.config), values
+    return count_changes.attach_by(cmp, result, members, strides)
+
+
+def rate_of_sides(groups):
+    """(column, unit, definition) of the rate every side measured (scaling.rate_of): GB/s unless the
+    files name another; sides that name different rates cannot be compared."""
+    from .scaling import rate_of
+
+    found = {rate_of(r.config) for g in groups for r in g}
+    if len(found) > 1:
+        raise UsageError("the files measure different rates (" + ", ".join(sorted(u for _, u, _ in found))
+                         + "): one cannot be compared with another")
+    return found.pop()
+
+
+def tasks_of(config):
+    """threads or processes: what --threads' tasks were."""
+    return config.get("tasks") or "threads"
+
+
+def cells_specs(result):
+    """cells.specs, for compare(), whose local `cells` (the cell maps) hides the module."""
+    return cells.specs(result)

@@ -25,23 +25,25 @@ def measured(frame):
     return frame[~frame["warmup"]]
 
 
-def observations(frame, stride, unit="round", metric="mean", cell=None):
-    """The observations of one stride (GB/s), of one cell where the file has cells: one per round,
-    or one per pass."""
-    return observations_by_stride(frame, unit, metric, cell).get(stride, np.empty(0))
+def observations(frame, stride, unit="round", metric="mean", cell=None, column="gbps"):
+    """The observations of one stride (GB/s, or the rate `column` names), of one cell where the file
+    has cells: one per round, or one per pass."""
+    return observations_by_stride(frame, unit, metric, cell, column).get(stride, np.empty(0))
 
 
-def observations_by_stride(frame, unit="round", metric="mean", cell=None):
+def observations_by_stride(frame, unit="round", metric="mean", cell=None, column="gbps"):
     """{stride: its observations} (as `observations`) of every stride, in one pass over the frame."""
     rows = frame[~frame["warmup"]]
     if cell is not None and "cell" in rows:
         rows = rows[rows["cell"] == cell]
+    if column not in rows:  # a rate this file does not have: no observation
+        return {}
     out = {}
     for s, g in rows.groupby("stride_bytes"):
         if unit == "pass":
-            out[int(s)] = g["gbps"].to_numpy(dtype=float)
+            out[int(s)] = g[column].to_numpy(dtype=float)
         else:  # per stride, as one stride's rows alone: the same sums, to the last bit
-            grouped = g.groupby("round")["gbps"]
+            grouped = g.groupby("round")[column]
             out[int(s)] = (grouped.mean() if metric == "mean" else grouped.median()).to_numpy(dtype=float)
     return out
 

@@ -33,6 +33,8 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      the loops, `us_per_call` a loop of one task, and `gbps` the pages zapped (loops x page size /
      ns, bytes per ns): its one stride is the page size.  A version 3 reader would take those GB/s
      for a pass over a region.  Files before it ran no workload.
+     Optional config `rate` ({column, unit, definition}): the sample column holding the rate where it
+     is not GB/s in `gbps` (a workload's loops/s); show's, compare's and plot's scaling rows read it.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.

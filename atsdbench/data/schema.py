@@ -196,6 +196,8 @@ CONFIG = Record({
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "verify": BOOL, "verify_cpus": List(_int()),  # run --verify (schema 4)
     "workload": TEXT, "aslr": Value(str, null=True),  # run --workload (schema 5)
+    # the rate the samples carry where it is not GB/s in `gbps` (analysis/scaling.rate_of: a workload's loops/s)
+    "rate": Record({"column": Value(str), "unit": Value(str), "definition": TEXT}, required=("column", "unit")),
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),
@@ -297,6 +299,22 @@ def _placement_problem(config, samples):
             return (f".samples[{i}]", f"is the same pass as samples[{first}] (round {s['round']}, rep {s['rep']}, "
                     f"stride {s['stride_bytes']}{'' if cell is None else f', cell {cell}'})")
         seen.add(key)
+    return _rate_problem(config, samples)
+
+
+RATE = Value(int, float, lo=0, hi=MAX_GBPS, null=True)  # config.rate's column: a rate, as gbps is
+
+
+def _rate_problem(config, samples):
+    """config.rate names the sample column the rate is in (a workload's loops/s): every value there a
+    number >= 0 or null, as gbps is, or every mean over it would fail."""
+    column = (config.get("rate") or {}).get("column")
+    if column is None or column == "gbps":
+        return None
+    for i, s in enumerate(samples):
+        p = RATE.problem(s.get(column))
+        if p:
+            return f".samples[{i}].{column}", f"{p} (config.rate names it the rate)"
     return None
 
 

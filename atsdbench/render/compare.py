@@ -5,7 +5,7 @@ import math
 from tabulate import tabulate
 
 from ..analysis import stats, timeseries
-from . import numbers, text
+from . import numbers, scaling, text
 from ..data.cells import where
 from ..units import format_size
 
@@ -137,10 +137,14 @@ def _lead(cmp, key):
 
 
 def _table(cmp, tablefmt):
-    headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} GB/s"]
+    by_count = scaling_table(cmp, tablefmt)  # a threads sweep: a row per thread count
+    if by_count is not None:
+        return by_count
+    unit = cmp.rate[1]
+    headers = (["Cell"] if _has_cells(cmp) else []) + ["Stride", f"{cmp.labels[0]} {unit}"]
     for label in cmp.labels[1:]:
         ci = f"{numbers.level(cmp.confidence)} CI" if not cmp.withheld else "within-run interval"
-        headers += [f"{label} GB/s", "Speedup", ci, "Detects (80%)", "Verdict"]
+        headers += [f"{label} {unit}", "Speedup", ci, "Detects (80%)", "Verdict"]
     body = []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"])]
@@ -151,17 +155,26 @@ def _table(cmp, tablefmt):
 
 
 def _title(cmp, units=False):
-    """"mprotect rate (GB/s)"; the calls of run --op where they are others."""
-    unit = "GB/s = 10^9 bytes/s" if units else "GB/s"
+    """"mprotect rate (GB/s)"; the calls of run --op where they are others; the unit the files name
+    (analysis/scaling.rate_of: a workload's loops/s)."""
+    unit = cmp.rate[2] if units else cmp.rate[1]
     return f"{'/'.join(getattr(cmp, 'ops', None) or ['mprotect'])} rate ({unit})"
 
 
+def _head(cmp):
+    """The title, and for compare --by threads what its efficiency column is."""
+    head = f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}"
+    if cmp.paired and cmp.by == "threads" and cmp.by_values:
+        head += "\n" + text.scaling_by(cmp.by_values[0])
+    return head
+
+
 def render_text(cmp):
-    return f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"{_head(cmp)}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def render_markdown(cmp):
-    return f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}\n\n{_table(cmp, 'github')}\n\n{legend(cmp)}"
+    return f"{_head(cmp)}\n\n{_table(cmp, 'github')}\n\n{legend(cmp)}"
 
 
 def _commit_footer(cmp):
@@ -197,6 +210,8 @@ def render_commit(cmp):
     """The layout kernel commit messages use (POWER9 NPU ATSD patch, 2018), plus what pasting needs:
     "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
     confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
+    if cmp.paired and cmp.by == "threads" and cmp.by_values:  # a row per thread count, as the text table
+        return _title(cmp) + "\n" + by_threads_commit(cmp) + "\n" + _commit_footer(cmp)
     labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired or cmp.labels_given else ["Before", "After"]
     header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:
@@ -293,6 +308,119 @@ def _p(p):
 
 def _p_adjusted(cmp, row):
     return f" (Holm: {_p(row['p_adjusted'])})" if cmp.adjust == "holm" and cmp.tests_made > 1 else ""
+
+
+# ---- a threads sweep: a row per thread count (render/scaling.py: show's table, the rate formatter) ----
+
+def by_threads_table(cmp, tablefmt):
+    """compare FILE --by threads, a row per thread count: the base cell's row (the reference of the
+    efficiency), then each other value's rate, per task, speedup against the base, efficiency
+    (1 + speedup) / (N / N0) and its CI (the paired speedup's, mapped the same way), verdict.  Other
+    axes give a block each, headed by their values (as show's), not a column: within text.WIDTH."""
+    from ..analysis.scaling import efficiency
+
+    values = cmp.by_values
+    unit = cmp.rate[1]
+    ci = f"{numbers.level(cmp.confidence)} CI"
+    headers = ["Stride", scaling.tasks_title(cmp.tasks), unit, "per task", "Speedup", "Efficiency", ci, "Verdict"]
+    blocks = {}
+    seen = set()
+    n0 = values[0]
+    for r in cmp.rows:
+        body = blocks.setdefault(r["cell"], [])
+        key = (r["cell"], r["stride_bytes"])
+        if key not in seen:
+            seen.add(key)
+            body.append([format_size(r["stride_bytes"]), str(n0), scaling.rate(r["base_gbps"]),
+                         scaling.rate(r["base_gbps"] / n0 if not numbers.missing(r["base_gbps"]) else None), "-",
+                         "100%", "reference", "-"])
+        n = values[cmp.labels.index(r["new_label"])]
+        eff = [efficiency(r[k], n, n0) for k in ("speedup_pct", "ci_low_pct", "ci_high_pct")]
+        body.append([format_size(r["stride_bytes"]), str(n), scaling.rate(r["new_gbps"]),
+                     scaling.rate(r["new_gbps"] / n if not numbers.missing(r["new_gbps"]) else None),
+                     numbers.pct(r["speedup_pct"]), scaling.share(eff[0]),
+                     numbers.NA if numbers.missing(eff[1]) else
+                     numbers.interval(eff[1], eff[2], lambda v: f"{v:.0f}") + "%", verdict(r)])
+    out = []
+    for group, body in blocks.items():
+        table = tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+        if group:
+            table = f"**{group}**\n\n{table}" if tablefmt == "github" else f"{group}\n{table}"
+        out.append(table)
+    return "\n\n".join(out)
+
+
+def by_threads_commit(cmp):
+    """compare --by threads --format commit: Stride, thread count, rate, speedup against the first
+    count ("n.s." where not proven), efficiency; left-aligned, two spaces apart, no trailing spaces."""
+    from ..analysis.scaling import efficiency
+
+    values = cmp.by_values
+    grouped = any(r["cell"] for r in cmp.rows)
+    body = [(["Cell"] if grouped else []) + ["Stride", scaling.tasks_title(cmp.tasks), cmp.rate[1], "Speedup",
+                                              "Efficiency"]]
+    seen = set()
+    for r in cmp.rows:
+        lead = [r["cell"]] if grouped else []
+        if (r["cell"], r["stride_bytes"]) not in seen:
+            seen.add((r["cell"], r["stride_bytes"]))
+            body.append(lead + [format_size(r["stride_bytes"]), str(values[0]), scaling.rate(r["base_gbps"]), "",
+                                "100%"])
+        n = values[cmp.labels.index(r["new_label"])]
+        speedup = numbers.pct(r["speedup_pct"], 0, sign=False)
+        if not (r["significant"] or numbers.missing(r["speedup_pct"])):
+            speedup += " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s."
+        body.append(lead + [format_size(r["stride_bytes"]), str(n), scaling.rate(r["new_gbps"]), speedup,
+                            scaling.share(efficiency(r["speedup_pct"], n, values[0]))])
+    widths = [max(len(row[i]) for row in body) for i in range(len(body[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body)
+
+
+def threads_of(cmp):
+    """{cell name: thread count} where two files' rows are cells of a threads sweep (compare's
+    cell_specs), else None: then compare's own layout is kept."""
+    specs = getattr(cmp, "cell_specs", None) or {}
+    if cmp.paired or len(cmp.labels) != 2 or not specs:
+        return None
+    found = {name: spec.get("threads") for name, spec in specs.items()}
+    if any(not isinstance(found.get(r["cell"]), int) for r in cmp.rows) or len(set(found.values())) < 2:
+        return None
+    return found
+
+
+def files_table(cmp, tablefmt, threads):
+    """compare of two files whose cells are thread counts: a row per (stride, thread count), the other
+    axes' values (if any) in a Cell column; compare's columns otherwise."""
+    unit = cmp.rate[1]
+    specs = cmp.cell_specs
+    from ..data.cells import value_text
+
+    others = {name: " ".join(f"{a}={value_text(v)}" for a, v in spec.items() if a != "threads")
+              for name, spec in specs.items()}
+    grouped = any(others.get(r["cell"]) for r in cmp.rows)
+    ci = f"{numbers.level(cmp.confidence)} CI" if not cmp.withheld else "within-run interval"
+    # no verdict (one session a side): no detectable change either, so no column of n/a
+    detect = [] if cmp.withheld else ["Detects (80%)"]
+    headers = ["Stride", scaling.tasks_title(cmp.tasks)] + (["Cell"] if grouped else []) + [
+        f"{cmp.labels[0]} {unit}", f"{cmp.labels[1]} {unit}", "Speedup", ci] + detect + ["Verdict"]
+    body = []
+    for r in sorted(cmp.rows, key=lambda r: (r["stride_bytes"], others.get(r["cell"], ""), threads[r["cell"]])):
+        body.append([format_size(r["stride_bytes"]), str(threads[r["cell"]])]
+                    + ([others.get(r["cell"], "")] if grouped else [])
+                    + [scaling.rate(r["base_gbps"]), scaling.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r)]
+                    + ([detects(r)] if detect else []) + [verdict(r)])
+    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+
+
+def scaling_table(cmp, tablefmt):
+    """compare's table in the scaling layout where it applies (compare --by threads, or two files of
+    thread-count cells), else None."""
+    if cmp.paired and cmp.by == "threads" and getattr(cmp, "by_values", None):
+        return by_threads_table(cmp, tablefmt)
+    threads = threads_of(cmp)
+    if threads:
+        return files_table(cmp, tablefmt, threads)
+    return None
 
 
 RENDERERS = {"text": render_text, "markdown": render_markdown, "csv": render_csv, "json": render_json,

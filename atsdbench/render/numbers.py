@@ -30,6 +30,14 @@ def rate(v, decimals=2):
     return fixed(v, decimals)
 
 
+def unit_rate(v):
+    """A rate in whatever unit its file names (analysis/scaling.rate_of): 2 decimals as rate() below
+    10^4 (GB/s), whole numbers from there (a workload's loops/s: "527000")."""
+    if missing(v):
+        return NA
+    return f"{v:.0f}" if abs(v) >= 1e4 else fixed(v, 2)
+
+
 def general(v, digits=3, suffix="", sign=False):
     """%g to `digits` significant figures, then `suffix`: "0.0123", "1.5e+03", "0.8%" (p values,
     half-widths, plot labels, counts per call; sign=True: "+0.5", a change); n/a (no suffix) where missing."""

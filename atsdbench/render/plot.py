@@ -121,7 +121,14 @@ def _rate_panel(ax, sides, labels, metric, confidence, ticks):
         ax.axvline(stride, color="grey", linestyle="--", label=text)
     per = "round" if units == {"round"} else "pass where a file has one round"
     _finish(ax, "stride", "GB/s (10^9 bytes/s)",
-            f"mprotect(PROT_NONE) rate, {metric} with {level(confidence)} CI (one observation per {per})", ticks)
+            f"{_op(sides)} rate, {metric} with {level(confidence)} CI (one observation per {per})", ticks)
+
+
+def _op(sides):
+    """What the passes timed: "mprotect(PROT_NONE)", "madvise(MADV_DONTNEED)", ops of an axis."""
+    from .tables import op_text
+
+    return "/".join(dict.fromkeys(op_text(side[0].config) for side in sides))
 
 
 def _latency_panel(ax, sides, labels):
@@ -179,6 +186,48 @@ def _model_panel(ax, sides, labels, confidence):
             "cost model: fixed + per-page x pages, whole flush past the ceiling")
 
 
+def _scaling_panel(ax, sides, labels, confidence):
+    """A threads sweep: aggregate rate against thread count (log2), each point its own CI of round
+    means, the linear line from the smallest thread count dashed; on the right axis the share of
+    disturbed passes (a task descheduled, the disturbance rule: what the result records for each
+    pass), dotted.  will-it-scale's chart puts the machine's idle there; a result here has no
+    machine-wide idle, and the least task's CPU share is in show --scaling --format csv."""
+    from ..analysis import scaling
+
+    right = ax.twinx()
+    units, counts = set(), set()
+    for side, label in zip(sides, labels):
+        f = side[0]  # a replicate set's first file: one run's sweep
+        if not scaling.has_sweep(f):
+            continue
+        sc = scaling.analyse(f, confidence)
+        units.add(sc.unit)
+        keys = list(dict.fromkeys((r.group, r.stride_bytes) for r in sc.rows))
+        for group, stride in keys:
+            rows = sorted((r for r in sc.rows if (r.group, r.stride_bytes) == (group, stride)), key=lambda r: r.threads)
+            name = f"{label} {format_size(stride)}" + (f" {printable(group)}" if group else "")
+            xs = [r.threads for r in rows]
+            below = [0 if math.isnan(r.rate_low) else r.rate - r.rate_low for r in rows]
+            above = [0 if math.isnan(r.rate_high) else r.rate_high - r.rate for r in rows]
+            line = ax.errorbar(xs, [r.rate for r in rows], yerr=[below, above], marker="o", capsize=4, label=name)
+            color = line.lines[0].get_color()
+            ref = rows[0]
+            ax.plot(xs, [ref.rate * n / ref.threads for n in xs], linestyle="--", color=color, alpha=0.6,
+                    label=f"{name}: linear from {ref.threads}")
+            shares = [(r.threads, r.disturbed) for r in rows if not math.isnan(r.disturbed)]
+            if shares:
+                right.plot(*zip(*shares), linestyle=":", marker="x", color=color)
+            counts.update(xs)
+    right.set_ylim(0, 100)
+    right.set_ylabel("disturbed passes % (dotted)")
+    ticks = sorted(counts)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(ticks, [str(t) for t in ticks])
+    unit = ", ".join(sorted(units)) or "GB/s"
+    _finish(ax, "tasks (threads or processes)", f"{unit}, all tasks",
+            f"scaling: geometric mean of round means, {level(confidence)} CI; dashed: linear")
+
+
 def _labels(sides, given):
     """The user's labels, else each side's --label or kernel release; where two sides would read the
     same (one kernel twice), the file name joins it: "6.8.0 (a.json)"."""
@@ -218,15 +267,20 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
         warnings.append(text.size_mismatch([(label, format_size(s) if isinstance(s, int) else "?")
                                             for label, s in zip(labels, sizes)]))
     has_latency = any(latency_distribution(side[0], s) for side in sides for s in side[0].config.get("strides", []))
-    panels = 1 + has_latency + (len(sides) > 1) + bool(model)
+    from ..analysis import scaling
+
+    sweep = any(scaling.has_sweep(side[0]) for side in sides)
+    panels = 1 + sweep + has_latency + (len(sides) > 1) + bool(model)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
     axes = [a[0] for a in axes]
     ticks = sorted({int(s) for side in sides for f in side for s in f.measured["stride_bytes"].unique()})
     _rate_panel(axes[0], sides, labels, metric, confidence, ticks)
+    if sweep:
+        _scaling_panel(axes[1], sides, labels, confidence)
     if has_latency:
-        _latency_panel(axes[1], sides, labels)
+        _latency_panel(axes[1 + sweep], sides, labels)
     if len(sides) > 1:
-        _speedup_panel(axes[1 + has_latency], sides, labels, metric, confidence, ticks)
+        _speedup_panel(axes[1 + sweep + has_latency], sides, labels, metric, confidence, ticks)
     if model:
         _model_panel(axes[-1], sides, labels, confidence)
     fig.suptitle(printable(title(sides)))

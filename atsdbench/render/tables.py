@@ -249,13 +249,34 @@ def run_table(result, fmt="text"):
     return stride_table(result, "pass", fmt, view="run")[0]
 
 
-def show_table(result, unit="round", fmt="text"):
-    """`atsdbench show`'s table, over rounds (default) or passes, and what its numbers are: (text, warnings)."""
+def show_table(result, unit="round", fmt="text", scaling=False):
+    """`atsdbench show`'s table, over rounds (default) or passes, and what its numbers are: (text, warnings).
+    A threads sweep (analysis/scaling.has_sweep) adds its scaling table after the cells' blocks (text,
+    markdown); scaling=True gives that table alone, in any format (csv too)."""
+    from ..analysis import scaling as sweep
+
+    if scaling:
+        if not sweep.has_sweep(result):
+            from ..errors import UsageError
+
+            raise UsageError(f"{result.path or 'the file'}: no threads axis of 2 or more thread counts "
+                             "(run --threads 1,2,4 measures one)")
+        return scaling_table(result, fmt), []
     table, warnings, shown = stride_table(result, unit, fmt, view="show")
     if fmt == "csv":
         return table, warnings
     unit_note = text.show_units(shown)
+    if sweep.has_sweep(result):
+        table += "\n\n" + scaling_table(result, fmt)
     return f"{unit_note}\n{table}", warnings
+
+
+def scaling_table(result, fmt="text"):
+    """A threads sweep's table by thread count (render/scaling.py), with the lines above it."""
+    from ..analysis import scaling as sweep
+    from . import scaling as sweep_table
+
+    return sweep_table.show_table(sweep.analyse(result), fmt)
 
 
 # show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.

@@ -26,8 +26,9 @@ MODEL = "docs/model.md#cost-model-atsdbench-model"
 PROFILE_TABLE = "docs/calibrate.md#report"
 VERIFY = "docs/verify.md#what-a-pass-proves"
 VERIFY_HELD = "docs/verify.md#held"
+SCALING = "docs/workloads.md#scaling"
 ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE, VERIFY, VERIFY_HELD)
+           PROFILE_TABLE, VERIFY, VERIFY_HELD, SCALING)
 
 
 def see(text, anchor):
@@ -226,3 +227,25 @@ READBACK_EXIT = EXIT_STALE  # one status for every failed correctness check
 def readback_failed(workload, loops):
     """One line (with "atsdbench: " at most 100 columns up to 10^9 loops)."""
     return f"{workload}: read-back check failed after {loops} loops (a page read wrong after DONTNEED)"
+
+
+# ---- scaling: a threads sweep by thread count (render/scaling.py) ----
+
+def scaling_rate(definition, rounds):
+    """Above show's scaling table: the rate, its unit and N."""
+    return f"scaling: {definition} of all tasks, geometric mean of round means; N = {rounds} rounds a cell"
+
+
+def scaling_efficiency(references, confidence):
+    """What efficiency is and what its CI leaves out (drift between sessions, boots)."""
+    return (f"efficiency = rate / (N/N0 x rate at N0), N0 = {references}; {confidence} CI paired by round: "
+            "this run, not sessions")
+
+
+# What the last columns of show's scaling table are, and where the long story is.
+SCALING_COLUMNS = see("spread: slowest/fastest task's loop - 1; disturbed: a task off its CPU", SCALING)
+
+
+def scaling_by(references):
+    """Above compare --by threads's table."""
+    return see(f"efficiency = (1 + speedup) / (N/N0), N0 = {references}; CI: the paired speedup's", SCALING)

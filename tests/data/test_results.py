@@ -491,3 +491,21 @@ def test_files_before_verify_have_none(fixtures):
     r = results.load(str(fixtures / "before.json"))
     assert r.verify == [] and r.stale() == [] and "verify" not in r.to_dict()
     assert results.verify_summary(r.verify) is None
+
+
+def test_a_rate_named_by_the_config_is_checked_at_load(fixtures, tmp_path):
+    """config.rate (a workload's loops/s, analysis/scaling.rate_of): its column must hold rates."""
+    data = json.loads((fixtures / "sweep.json").read_text())
+    data["config"]["rate"] = {"column": "loops_per_s", "unit": "loops/s"}
+    for s in data["samples"]:
+        s["loops_per_s"] = 5e5
+    (tmp_path / "ok.json").write_text(json.dumps(data))
+    assert results.load(str(tmp_path / "ok.json")).config["rate"]["unit"] == "loops/s"
+    data["samples"][3]["loops_per_s"] = "fast"
+    (tmp_path / "bad.json").write_text(json.dumps(data))
+    with pytest.raises(UsageError, match=r"samples\[3\]\.loops_per_s must be a number or null"):
+        results.load(str(tmp_path / "bad.json"))
+    data["config"]["rate"] = {"column": "loops_per_s"}
+    (tmp_path / "nounit.json").write_text(json.dumps(data))
+    with pytest.raises(UsageError, match="config.rate has no unit"):
+        results.load(str(tmp_path / "nounit.json"))

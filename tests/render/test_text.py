@@ -63,13 +63,17 @@ def _make_outputs():
     before = results.load("before.json")
     out = {"run before.json": tables.run_report(before),
            "show before.json": "\n".join([tables.headline(before), show.render(before)[0]] + tables.notes(before))}
+    # a threads sweep's scaling table with the lines above it (show's notes under it are show's own)
+    out["show sweep.json --scaling"] = show.render(results.load("sweep.json"), scaling=True)[0]
     cases = {"compare before after": (("before.json", "after.json"), {}),
              "compare --unit round": (("before.json", "after.json"), {"unit": "round"}),
              "compare three --unit round": (("before.json", "after.json", "again.json"), {"unit": "round"}),
              "compare --metric median --unit round": (("before.json", "after.json"), {"metric": "median",
                                                                                        "unit": "round"}),
              "compare before,again after": (("before.json,again.json", "after.json"), {}),
-             "compare single_round before": (("single_round.json", "before.json"), {})}
+             "compare single_round before": (("single_round.json", "before.json"), {}),
+             "compare sweep --by threads": (("sweep.json",), {"by": "threads"}),
+             "compare sweep sweep_after": (("sweep.json", "sweep_after.json"), {})}
     for name, (files, options) in cases.items():
         cmp = _compare(*files, **options)
         out[name] = compare_formats.render_text(cmp)
