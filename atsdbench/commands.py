@@ -78,6 +78,12 @@ def cmd_run(args):
         from .render import tables  # noqa: F401  (imported held: pandas' import is no place for a Ctrl-C)
 
         plan = plans.make_plan(**plan_options(args))
+        probe = None
+        if getattr(args, "breakdown", None):  # refused here: exit 2 before anything is measured
+            from .measure import breakdown
+
+            probe = breakdown.Probe(sorted({c["op"] for c in plan.cells}))
+            _warn(probe.notes())
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
@@ -86,15 +92,16 @@ def cmd_run(args):
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.
-        result, save_error = _measure_and_save(plan, output, total)
+        result, save_error = _measure_and_save(plan, output, total, probe)
         interrupted = signals.take()
     _report_saved(result, output, save_error)
     return 0 if result.complete and not interrupted else 130
 
 
-def _measure_and_save(plan, output, total):
+def _measure_and_save(plan, output, total, probe=None):
     """run's and calibrate's measuring, inside their held(): the passes, then the file (or its rescue)
-    before anything optional runs.  Returns (result, the save's UsageError or None)."""
+    before anything optional runs.  Returns (result, the save's UsageError or None).  probe: run
+    --breakdown's, whose traced passes follow a run that was not stopped (measure/breakdown.py)."""
     from .data import results
     from .measure import runner
 
@@ -102,6 +109,8 @@ def _measure_and_save(plan, output, total):
     result = runner.run(plan, progress=progress)
     if progress:
         progress.end()
+    if probe is not None and result.complete and not signals.pending():
+        _breakdown(plan, probe, result)
     save_error = None
     if not result.records:
         print("atsdbench: no pass finished; nothing written", file=sys.stderr)
@@ -113,6 +122,21 @@ def _measure_and_save(plan, output, total):
     return result, save_error
 
 
+def _breakdown(plan, probe, result):
+    """The breakdown passes into result.config["breakdown"]; a Ctrl-C keeps the strides finished
+    (complete false there; the signal stays pending: the run exits 130); an error ends the breakdown,
+    never the run's file."""
+    from .measure import breakdown
+
+    section = {"passes": []}
+    try:
+        breakdown.run(plan, probe, breakdown.untraced_us(result), into=section)
+    except (OSError, UsageError) as e:
+        section["complete"] = False
+        section["error"] = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
+    result.config["breakdown"] = section
+
+
 def _report_saved(result, output, save_error, calibrating=False):
     """The table of what was measured, where it went, and the save's or the run's error (raised)."""
     from .data import results
@@ -121,6 +145,10 @@ def _report_saved(result, output, save_error, calibrating=False):
     try:
         if result.records:
             print(report.run_report(result, calibrating))
+            if result.config.get("breakdown"):
+                from .render import breakdown
+
+                print(breakdown.table(result.config["breakdown"]))
             if save_error is None:
                 print(f"wrote {output}")
     finally:  # no folder took the file: the JSON itself, after the table (or without it)
@@ -163,6 +191,10 @@ def cmd_calibrate(args):
         from .measure import host, plan as plans
 
         options = plan_options(args)
+        if getattr(args, "breakdown", None):
+            from .render import text
+
+            raise UsageError(text.breakdown_not_calibrate())
         if options.get("until") is not None:
             raise UsageError("calibrate measures a fixed design: --until (adaptive) would stop on the very noise "
                              "it estimates")
@@ -281,6 +313,10 @@ def cmd_show(args):
     if args.format == "text":
         for line in report.notes(result):
             print(line)
+    if args.format in ("text", "markdown") and result.config.get("breakdown"):
+        from .render import breakdown
+
+        print(breakdown.table(result.config["breakdown"], args.format))
     return 0
 
 

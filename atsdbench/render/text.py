@@ -165,3 +165,46 @@ def detects_alone(found):
 def detects_profiled(found, n):
     """A one-process file with a noise profile: what a compare of two like it detects."""
     return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)
+
+
+# ---- run --breakdown and --profile (docs/breakdown.md) ----
+
+BREAKDOWN = "docs/breakdown.md#stages"
+PERMISSIONS = "docs/breakdown.md#permissions"
+ANCHORS += (BREAKDOWN, PERMISSIONS)
+BREAKDOWN_TITLE = "Where a call's time goes (run --breakdown: traced calls, µs per call)"
+
+
+def breakdown_refused(why, option="--breakdown"):
+    """Asked for and impossible here: exit 2 before anything is measured."""
+    return f"{option}: {why}"
+
+
+def no_trace_instance(root, strerror, lockdown=None):
+    hint = (f" (kernel lockdown={lockdown} closes tracefs; boot with lockdown=integrity or none)"
+            if lockdown == "confidentiality" else "")
+    return f"no trace instance in {root}/instances: {strerror}{hint}"
+
+
+def breakdown_not_calibrate():
+    return "calibrate measures noise: --breakdown is run's (a traced pass per stride)"
+
+
+def breakdown_missing(events):
+    """Optional tracepoints this kernel lacks, by system ('csd, ipi')."""
+    systems = ", ".join(dict.fromkeys(e.split(":")[0] for e in events))
+    return see(f"--breakdown: no {systems} events here: those stages not measured", PERMISSIONS)
+
+
+def breakdown_legend(traced_over):
+    """Under the breakdown table: the unit, N, what it does not cover."""
+    over = f"; tracing cost {traced_over}" if traced_over else ""
+    return see(f"N = traced calls; stages sum to the syscall{over}", BREAKDOWN)
+
+
+def breakdown_lost(strides):
+    return see(f"--breakdown: events lost at {strides}: no breakdown there", BREAKDOWN)
+
+
+def breakdown_interrupted():
+    return see("--breakdown interrupted: the strides shown were finished", BREAKDOWN)

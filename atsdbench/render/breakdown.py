@@ -1,0 +1,88 @@
+"""run --breakdown's table: per stride (and cell), where the µs of a traced call go, summing to the
+syscall time, and the counts beside them (analysis/breakdown.py holds the arithmetic)."""
+from tabulate import tabulate
+
+from ..analysis.breakdown import STAGES
+from ..units import format_size
+from . import numbers, text
+
+NAMES = {"page_table": "page tables", "local_flush": "local flush", "tlbie": "tlbie span", "ipi_send": "IPI send",
+         "remote_wait": "remote wait"}
+
+
+def _us(v, total):
+    if numbers.missing(v):
+        return numbers.NA
+    share = f" {100 * v / total:.0f}%" if total else ""
+    return f"{numbers.fixed(v, 2)}{share}"
+
+
+def _remote(d):
+    if d is None:
+        return numbers.NA
+    return " ".join(f"{cpu}:{numbers.fixed(us, 2)}" for cpu, us in d.items()) or "-"
+
+
+def _pages(p):
+    """Pages flushed per call, and whole-mm flushes per call where there were any."""
+    pages, full = p.get("pages"), p.get("full_flushes")
+    if numbers.missing(pages):
+        return numbers.NA
+    return numbers.general(pages) + (f" +{numbers.general(full)} full" if full else "")
+
+
+def rows(section):
+    """One row a finished pass: stride (cell), syscall µs, each stage present, counts."""
+    passes = [p for p in section.get("passes", []) if p.get("syscall_us") is not None]
+    stages = [s for s in STAGES if s in ("page_table", "local_flush")
+              or any((p.get(f"{s}_us") or 0) > 0 for p in passes)]
+    cells = any("cell" in p for p in passes)
+    headers = (["Cell"] if cells else []) + ["Stride", "Calls", "Syscall µs"] + [NAMES[s] for s in stages]
+    untimed = any((p.get("local_untimed") or 0) > 0 for p in passes)
+    headers += ["Pages"] + (["Untimed flushes"] if untimed else []) + ["IPI wanted/sent", "Remote flush µs (CPU)"]
+    power = any(p.get("tlbie") is not None or p.get("hcalls") is not None for p in passes)
+    if power:
+        headers += ["tlbie", "hcalls"]
+    body = []
+    for p in passes:
+        total = p["syscall_us"]
+        line = ([p.get("cell", "")] if cells else []) + [format_size(p["stride_bytes"]), p["calls"],
+                                                          numbers.fixed(total, 2)]
+        line += [_us(p.get(f"{s}_us"), total) for s in stages]
+        line += [_pages(p)] + ([numbers.general(p.get("local_untimed"))] if untimed else [])
+        line += [f"{numbers.general(p.get('ipis_wanted'))}/{numbers.general(p.get('ipis_sent'))}",
+                 _remote(p.get("remote_flush_us"))]
+        if power:
+            line += [numbers.general(p.get("tlbie")), numbers.general(p.get("hcalls"))]
+        body.append(line)
+    return headers, body
+
+
+def overhead(section):
+    """The traced calls' syscall time against the timed passes' µs per call: '+22% to +26%', or None."""
+    ratios = [100 * (p["syscall_us"] / p["untraced_us"] - 1) for p in section.get("passes", [])
+              if p.get("syscall_us") and p.get("untraced_us")]
+    if not ratios:
+        return None
+    lo, hi = numbers.pct(min(ratios), 0), numbers.pct(max(ratios), 0)
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def table(section, fmt="text"):
+    """The table, its legend and notes; '' where the file has no breakdown."""
+    if not section:
+        return ""
+    headers, body = rows(section)
+    out = [text.BREAKDOWN_TITLE]
+    if body:
+        out.append(tabulate(body, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
+                            disable_numparse=True))
+    notes = [text.breakdown_legend(overhead(section))]
+    lost = [format_size(p["stride_bytes"]) for p in section.get("passes", []) if p.get("lost")]
+    if lost:
+        notes.append(text.breakdown_lost(", ".join(lost)))
+    if not section.get("complete", True):
+        notes.append(text.breakdown_interrupted())
+    if section.get("missing"):
+        notes.append(text.breakdown_missing(section["missing"]))
+    return "\n".join(out + notes[:text.MAX_NOTES])

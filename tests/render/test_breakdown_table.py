@@ -1,0 +1,60 @@
+"""render/breakdown.py: run --breakdown's table from a section as measure/breakdown.run writes it
+(here made from the captured x86 traces, tests/fixtures/breakdown)."""
+import json
+
+from atsdbench.analysis import breakdown as b
+from atsdbench.render import breakdown, text
+
+
+def _section(fixtures, bystanders=1, untraced=None):
+    cases = json.loads((fixtures / "breakdown" / "cases.json").read_text())
+    passes = []
+    for k in (64, 1024, 4096):
+        name = f"x86-mprotect-{k}k-bystanders{bystanders}.trace"
+        meta = cases[name]
+        lines = (fixtures / "breakdown" / name).read_text().splitlines()
+        one = {"stride_bytes": meta["stride"], "region_bytes": meta["region"], "lost": 0}
+        one.update(b.breakdown(lines, meta["cpu"], meta["pid"], "mprotect", set(meta["have"])))
+        if untraced:
+            one["untraced_us"] = one["syscall_us"] / untraced
+        passes.append(one)
+    return {"clock": "x86-tsc", "events": [], "missing": [], "passes": passes, "complete": True}
+
+
+def test_each_stride_is_a_row_whose_stages_add_up(fixtures):
+    out = breakdown.table(_section(fixtures)).splitlines()
+    assert out[0] == text.BREAKDOWN_TITLE
+    header = out[1]
+    for name in ("Stride", "Calls", "Syscall µs", "page tables", "local flush", "Pages", "IPI wanted/sent"):
+        assert name in header
+    rows = out[3:6]
+    assert [r.split()[0] for r in rows] == ["64K", "1M", "4M"]
+    assert "+1 full" in rows[1] and rows[0].split()[1] == "64"
+    assert out[6].startswith("N = traced calls; stages sum to the syscall")
+
+
+def test_the_overhead_against_the_timed_passes_is_said(fixtures):
+    out = breakdown.table(_section(fixtures, untraced=1.25))
+    assert "tracing cost +25%" in out
+    assert breakdown.overhead({"passes": [{"syscall_us": 2.0, "untraced_us": 1.0},
+                                          {"syscall_us": 3.0, "untraced_us": 2.0}]}) == "+50% to +100%"
+
+
+def test_lost_interrupted_and_missing_are_notes_at_most_three(fixtures):
+    section = _section(fixtures, bystanders=0)
+    section["passes"].append({"stride_bytes": 2 << 20, "region_bytes": 4 << 20, "lost": 12})
+    section["complete"] = False
+    section["missing"] = ["csd:csd_function_entry"]
+    lines = breakdown.table(section).splitlines()
+    notes = lines[lines.index(next(x for x in lines if x.startswith("N = traced calls"))):]
+    assert len(notes) == text.MAX_NOTES and "events lost at 2M" in notes[1] and "interrupted" in notes[2]
+    assert all(len(x) <= text.WIDTH for x in notes)
+    assert "2M " not in "\n".join(lines[:lines.index(notes[0])])  # a lost pass has no row
+
+
+def test_nothing_to_show_is_nothing():
+    assert breakdown.table(None) == "" and breakdown.table({}) == ""
+
+
+def test_the_legend_fits_with_the_widest_overhead():
+    assert len(text.breakdown_legend("-100% to +1000%")) <= text.WIDTH
