@@ -84,6 +84,11 @@ def cmd_run(args):
 
             probe = breakdown.Probe(sorted({c["op"] for c in plan.cells}))
             _warn(probe.notes())
+        sampler = None
+        if getattr(args, "profile", None):
+            from .measure import profile
+
+            sampler = profile.Probe([plan.cpu] + list(plan.bystander_cpus))
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
@@ -92,13 +97,13 @@ def cmd_run(args):
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.
-        result, save_error = _measure_and_save(plan, output, total, probe)
+        result, save_error = _measure_and_save(plan, output, total, probe, sampler)
         interrupted = signals.take()
     _report_saved(result, output, save_error)
     return 0 if result.complete and not interrupted else 130
 
 
-def _measure_and_save(plan, output, total, probe=None):
+def _measure_and_save(plan, output, total, probe=None, sampler=None):
     """run's and calibrate's measuring, inside their held(): the passes, then the file (or its rescue)
     before anything optional runs.  Returns (result, the save's UsageError or None).  probe: run
     --breakdown's, whose traced passes follow a run that was not stopped (measure/breakdown.py)."""
@@ -111,6 +116,8 @@ def _measure_and_save(plan, output, total, probe=None):
         progress.end()
     if probe is not None and result.complete and not signals.pending():
         _breakdown(plan, probe, result)
+    if sampler is not None and result.complete and not signals.pending():
+        _profile(plan, sampler, result)
     save_error = None
     if not result.records:
         print("atsdbench: no pass finished; nothing written", file=sys.stderr)
@@ -137,6 +144,19 @@ def _breakdown(plan, probe, result):
     result.config["breakdown"] = section
 
 
+def _profile(plan, sampler, result):
+    """run --profile's sampled passes into result.config["profile"], as _breakdown does its own."""
+    from .measure import profile
+
+    section = {"passes": []}
+    try:
+        profile.run(plan, sampler, into=section)
+    except (OSError, UsageError) as e:
+        section["complete"] = False
+        section["error"] = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
+    result.config["profile"] = section
+
+
 def _report_saved(result, output, save_error, calibrating=False):
     """The table of what was measured, where it went, and the save's or the run's error (raised)."""
     from .data import results
@@ -145,10 +165,12 @@ def _report_saved(result, output, save_error, calibrating=False):
     try:
         if result.records:
             print(report.run_report(result, calibrating))
-            if result.config.get("breakdown"):
-                from .render import breakdown
+            from .render import breakdown
 
+            if result.config.get("breakdown"):
                 print(breakdown.table(result.config["breakdown"]))
+            if result.config.get("profile"):
+                print(breakdown.profile_table(result.config["profile"]))
             if save_error is None:
                 print(f"wrote {output}")
     finally:  # no folder took the file: the JSON itself, after the table (or without it)
@@ -191,7 +213,7 @@ def cmd_calibrate(args):
         from .measure import host, plan as plans
 
         options = plan_options(args)
-        if getattr(args, "breakdown", None):
+        if getattr(args, "breakdown", None) or getattr(args, "profile", None):
             from .render import text
 
             raise UsageError(text.breakdown_not_calibrate())
@@ -313,10 +335,13 @@ def cmd_show(args):
     if args.format == "text":
         for line in report.notes(result):
             print(line)
-    if args.format in ("text", "markdown") and result.config.get("breakdown"):
+    if args.format in ("text", "markdown"):
         from .render import breakdown
 
-        print(breakdown.table(result.config["breakdown"], args.format))
+        if result.config.get("breakdown"):
+            print(breakdown.table(result.config["breakdown"], args.format))
+        if result.config.get("profile"):
+            print(breakdown.profile_table(result.config["profile"], args.format))
     return 0
 
 

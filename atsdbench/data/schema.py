@@ -199,6 +199,18 @@ BREAKDOWN = Record({
     }, required=("stride_bytes",), families=((re.compile(r"[a-z_]+_us$"), _US),), other=_PER_CALL)),
 }, null=True)
 
+# run --profile (measure/profile.py, analysis/profile.py): one record a sampled stride
+_SHARE = Value(int, float, lo=0, hi=1.000001, null=True)
+_RANKED = List(List(Value(str, int, float)))
+PROFILE = Record({
+    "event": TEXT, "freq": _int(), "complete": BOOL, "error": TEXT,
+    "passes": List(Record({
+        "stride_bytes": BYTES, "cell": _int(), "passes": _int(), "lost": _int(), "samples": _int(),
+        "bystander_samples": _int(), "seconds": Value(int, float, lo=0, hi=MAX_SECONDS),
+        "self": _RANKED, "inclusive": _RANKED, "stages": Mapping(_SHARE), "bystander_stages": Mapping(_SHARE),
+    }, required=("stride_bytes",))),
+}, null=True)
+
 CONFIG = Record({
     "size": BYTES, "strides": List(BYTES, nonempty=True), "rounds": _int(1), "reps": _int(1), "warmup": _int(),
     "warmup_rounds": _int(), "pages": Value(str), "op": Value(str), "threads": _int(1), "tasks": Value(str),
@@ -220,7 +232,7 @@ CONFIG = Record({
                                     "mean_gbps": Value(int, float, lo=0, hi=MAX_GBPS, null=True)},
                                    required=("stride_bytes",))),
     }, required=("target",), null=True),
-    "breakdown": BREAKDOWN,
+    "breakdown": BREAKDOWN, "profile": PROFILE,
 }, required=("size", "strides", "rounds", "reps", "pages"))
 
 HOST = Record({

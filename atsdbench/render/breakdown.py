@@ -86,3 +86,40 @@ def table(section, fmt="text"):
     if section.get("missing"):
         notes.append(text.breakdown_missing(section["missing"]))
     return "\n".join(out + notes[:text.MAX_NOTES])
+
+
+PROFILE_STAGES = {"page_table": "page tables", "flush": "flush (all)", "local_flush": "local flush",
+                  "remote_wait": "remote wait", "notifier": "notifier"}
+
+
+def _share(v):
+    return numbers.NA if numbers.missing(v) else f"{100 * v:.1f}%"
+
+
+def profile_table(section, fmt="text", top=3):
+    """run --profile's table: per stride (and cell) the named stages' inclusive shares, the bystanders'
+    remote flush share and the top self functions; '' where the file has none."""
+    if not section:
+        return ""
+    passes = [p for p in section.get("passes", []) if p.get("samples")]
+    cells = any("cell" in p for p in passes)
+    headers = (["Cell"] if cells else []) + ["Stride", "N"] + list(PROFILE_STAGES.values())
+    headers += ["bystander flush", f"top {top} self"]
+    body = []
+    for p in passes:
+        line = ([p.get("cell", "")] if cells else []) + [format_size(p["stride_bytes"]), p["samples"]]
+        line += [_share((p.get("stages") or {}).get(s)) for s in PROFILE_STAGES]
+        line.append(_share((p.get("bystander_stages") or {}).get("local_flush")) if p.get("bystander_samples")
+                    else "-")
+        line.append(", ".join(f"{name} {_share(v)}" for name, v in (p.get("self") or [])[:top]))
+        body.append(line)
+    out = [text.PROFILE_TITLE]
+    if body:
+        out.append(tabulate(body, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
+                            disable_numparse=True))
+    counts = [p["samples"] for p in passes] or [0]
+    n = str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+    notes = [text.profile_legend(section.get("event"), n)]
+    if not section.get("complete", True):
+        notes.append(text.profile_interrupted())
+    return "\n".join(out + notes[:text.MAX_NOTES])

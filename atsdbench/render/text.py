@@ -171,7 +171,8 @@ def detects_profiled(found, n):
 
 BREAKDOWN = "docs/breakdown.md#stages"
 PERMISSIONS = "docs/breakdown.md#permissions"
-ANCHORS += (BREAKDOWN, PERMISSIONS)
+PROFILE = "docs/breakdown.md#profile"
+ANCHORS += (BREAKDOWN, PERMISSIONS, PROFILE)
 BREAKDOWN_TITLE = "Where a call's time goes (run --breakdown: traced calls, µs per call)"
 
 
@@ -187,7 +188,7 @@ def no_trace_instance(root, strerror, lockdown=None):
 
 
 def breakdown_not_calibrate():
-    return "calibrate measures noise: --breakdown is run's (a traced pass per stride)"
+    return "calibrate measures noise: --breakdown and --profile are run's (extra passes per stride)"
 
 
 def breakdown_missing(events):
@@ -208,3 +209,26 @@ def breakdown_lost(strides):
 
 def breakdown_interrupted():
     return see("--breakdown interrupted: the strides shown were finished", BREAKDOWN)
+
+
+def symbols_hidden():
+    return "kernel symbols hidden in /proc/kallsyms (as root: sysctl kernel.kptr_restrict=0)"
+
+
+def perf_refused(strerror, paranoid):
+    said = f" (kernel.perf_event_paranoid {paranoid})" if paranoid is not None else ""
+    return (f"perf_event_open refused: {strerror}{said}; as root, or: sysctl kernel.perf_event_paranoid=0")
+
+
+PROFILE_TITLE = "Kernel profile of the calls (run --profile: share of the measuring thread's samples)"
+
+
+def profile_legend(event, n):
+    """Under the profile table: the event, N, and the caveat of a PMU-less (timer) profile."""
+    if event == "cycles":
+        return see(f"cycles samples, N = {n}; a stage: any frame of a sample in it", PROFILE)
+    return see(f"cpu-clock, no PMU: time with IRQs off shows after them; N = {n}", PROFILE)
+
+
+def profile_interrupted():
+    return see("--profile interrupted: the strides shown were finished", PROFILE)

@@ -41,3 +41,21 @@ def test_a_bad_breakdown_is_one_line(path, value, words):
     with pytest.raises(UsageError, match=r"^r\.json: config\.breakdown\.") as e:
         schema.check(_file(bad), "r.json")
     assert words in str(e.value)
+
+
+PROFILE = {"event": "cpu-clock", "freq": 4000, "complete": True, "passes": [
+    {"stride_bytes": 65536, "passes": 3, "lost": 0, "samples": 313, "bystander_samples": 0, "seconds": 0.5,
+     "self": [["change_pte_range", 0.441]], "inclusive": [["do_mprotect_pkey", 1.0]],
+     "stages": {"page_table": 0.575}, "bystander_stages": {}}]}
+
+
+def test_a_profile_loads_and_a_bad_share_is_one_line():
+    import copy
+
+    data = _file(None)
+    data["config"]["profile"] = PROFILE
+    schema.check(data, "r.json")
+    bad = copy.deepcopy(data)
+    bad["config"]["profile"]["passes"][0]["stages"]["page_table"] = 1.5
+    with pytest.raises(UsageError, match=r"config\.profile\.passes\[0\]\.stages\.page_table must be at most"):
+        schema.check(bad, "r.json")

@@ -58,3 +58,28 @@ def test_nothing_to_show_is_nothing():
 
 def test_the_legend_fits_with_the_widest_overhead():
     assert len(text.breakdown_legend("-100% to +1000%")) <= text.WIDTH
+
+
+PROFILE = {"event": "cpu-clock", "freq": 4000, "complete": True, "passes": [
+    {"stride_bytes": 65536, "passes": 3, "lost": 0, "samples": 313, "bystander_samples": 40,
+     "self": [["change_pte_range", 0.441], ["smp_call_function_many_cond", 0.157], ["native_write_msr", 0.051]],
+     "inclusive": [["do_mprotect_pkey", 1.0]],
+     "stages": {"page_table": 0.575, "flush": 0.246, "local_flush": 0.0, "remote_wait": 0.224, "notifier": 0.0},
+     "bystander_stages": {"local_flush": 0.1}},
+    {"stride_bytes": 2 << 20, "passes": 3, "lost": 0, "samples": 302, "bystander_samples": 0,
+     "self": [["change_pte_range", 0.758]], "inclusive": [], "stages": {"page_table": 0.927}, "bystander_stages": {}}]}
+
+
+def test_the_profile_table_gives_stage_shares_and_the_pmu_caveat():
+    lines = breakdown.profile_table(PROFILE).splitlines()
+    assert lines[0] == text.PROFILE_TITLE
+    assert "page tables" in lines[1] and "remote wait" in lines[1] and "top 3 self" in lines[1]
+    assert lines[3].split()[:4] == ["64K", "313", "57.5%", "24.6%"] and "change_pte_range 44.1%" in lines[3]
+    assert "10.0%" in lines[3]  # the bystanders' flush share
+    assert lines[4].split()[:4] == ["2M", "302", "92.7%", "n/a"] and " - " in lines[4]
+    assert lines[5].startswith("cpu-clock, no PMU: time with IRQs off shows after them; N = 302-313")
+    assert len(lines[5]) <= text.WIDTH
+    cycles = dict(PROFILE, event="cycles")
+    assert breakdown.profile_table(cycles).splitlines()[-1].startswith("cycles samples, N = 302-313;")
+    assert breakdown.profile_table(None) == ""
+    assert len(text.profile_legend("cpu-clock", "10000-20000")) <= text.WIDTH
