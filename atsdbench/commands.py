@@ -317,6 +317,12 @@ def cmd_compare(args):
     extra = count_formats.appendix(cmp, args.format)
     if extra:
         print(f"\n{extra}")
+    if args.format in ("text", "markdown", "commit"):
+        from .render import breakdown
+
+        stages = breakdown.compare_table(cmp, args.format)
+        if stages:
+            print(f"\n{stages}")
     return 0
 
 

@@ -322,3 +322,82 @@ def check_sum(summary, tolerance=1e-6):
     parts = [summary[f"{s}_us"] for s in STAGES]
     return all(p >= -tolerance for p in parts) and abs(sum(parts) - summary["syscall_us"]) <= tolerance * max(
         1.0, summary["syscall_us"])
+
+
+# ---- compare: the stages of files with breakdowns (and profiles) side by side ----
+
+PROFILE_STAGES = ("page_table", "flush", "local_flush", "remote_wait", "notifier")
+
+
+def _files(group):
+    """A side's distinct files (a --runs file's sub-runs share one config)."""
+    seen = {}
+    for r in group:
+        seen.setdefault(getattr(r, "path", None) or id(r.config), r)
+    return list(seen.values())
+
+
+def _values(files, section, key_of):
+    """{(cell, stride): [one dict a file]} from each file's config section."""
+    out = {}
+    for r in files:
+        for p in (r.config.get(section) or {}).get("passes", []):
+            if key_of(p) is not None:
+                out.setdefault((p.get("cell"), p["stride_bytes"]), []).append(p)
+    return out
+
+
+def _interval(base, new, confidence):
+    """The change's interval of the means (Welch), where each side has 2 or more files; else None."""
+    if len(base) < 2 or len(new) < 2:
+        return None
+    import numpy as np
+    from scipy import stats
+
+    a, b = np.asarray(base, float), np.asarray(new, float)
+    if a.var(ddof=1) == 0 and b.var(ddof=1) == 0:
+        d = float(b.mean() - a.mean())
+        return (d, d)
+    import warnings
+
+    with warnings.catch_warnings():  # near-equal values: scipy warns of precision; the interval is still right
+        warnings.simplefilter("ignore", RuntimeWarning)
+        ci = stats.ttest_ind(b, a, equal_var=False).confidence_interval(confidence / 100)
+    return (float(ci.low), float(ci.high))
+
+
+def compare_stages(groups, labels, confidence=95.0):
+    """Rows for compare: per (cell, stride, stage) of the breakdown (µs per call and percentage points of
+    the syscall time) and of the profile (percentage points of samples), each new side against the
+    base; an interval where both sides have 2 or more files, else None (one file a side: no spread)."""
+    rows = []
+    sides = [_files(g) for g in groups]
+    for section, stages, key in (("breakdown", ("syscall",) + STAGES, "syscall_us"),
+                                 ("profile", PROFILE_STAGES, "samples")):
+        per_side = [_values(f, section, lambda p: p.get(key) or None) for f in sides]
+        for i in range(1, len(groups)):
+            for k in sorted(set(per_side[0]) & set(per_side[i]), key=lambda k: (k[0] or 0, k[1])):
+                base, new = per_side[0][k], per_side[i][k]
+                for stage in stages:
+                    if section == "breakdown":
+                        bu = [p.get(f"{stage}_us") or 0.0 for p in base]
+                        nu = [p.get(f"{stage}_us") or 0.0 for p in new]
+                        bs = [100 * u / p["syscall_us"] for u, p in zip(bu, base)]
+                        ns = [100 * u / p["syscall_us"] for u, p in zip(nu, new)]
+                    else:
+                        bu = nu = None
+                        bs = [100 * (p.get("stages") or {}).get(stage, 0.0) for p in base]
+                        ns = [100 * (p.get("stages") or {}).get(stage, 0.0) for p in new]
+                    if not any(bs + ns) and not (bu and any(bu + nu)):
+                        continue  # a stage neither side has (tlbie on x86)
+                    row = {"kind": section, "cell": k[0], "stride_bytes": k[1], "stage": stage,
+                           "base_label": labels[0], "new_label": labels[i], "n_base": len(base), "n_new": len(new),
+                           "base_share": sum(bs) / len(bs), "new_share": sum(ns) / len(ns)}
+                    row["change_pp"] = row["new_share"] - row["base_share"]
+                    row["pp_interval"] = _interval(bs, ns, confidence)
+                    if bu is not None:
+                        row.update(base_us=sum(bu) / len(bu), new_us=sum(nu) / len(nu))
+                        row["change_us"] = row["new_us"] - row["base_us"]
+                        row["us_interval"] = _interval(bu, nu, confidence)
+                    rows.append(row)
+    return rows

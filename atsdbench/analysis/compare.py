@@ -64,6 +64,7 @@ class Comparison:
     unprofiled: dict = dataclasses.field(default_factory=dict)  # side index -> the calibrate command it lacks
     profile_notes: list = dataclasses.field(default_factory=list)  # what the profiles do not cover here
     ops: list = dataclasses.field(default_factory=lambda: ["mprotect"])  # run --op: the calls compared
+    stages: list = dataclasses.field(default_factory=list)  # breakdown.compare_stages rows (run --breakdown/--profile)
 
     def frame(self):
         import pandas as pd
@@ -412,6 +413,9 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
+    from .breakdown import compare_stages
+
+    cmp.stages = compare_stages(groups, labels, confidence)
     return count_changes.attach(cmp, groups, cells, common)
 
 

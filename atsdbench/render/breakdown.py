@@ -123,3 +123,54 @@ def profile_table(section, fmt="text", top=3):
     if not section.get("complete", True):
         notes.append(text.profile_interrupted())
     return "\n".join(out + notes[:text.MAX_NOTES])
+
+
+STAGE_NAMES = dict(NAMES, syscall="syscall", flush="flush (all)", notifier="notifier")
+
+
+def _change(v, interval, unit):
+    if numbers.missing(v):
+        return numbers.NA
+    out = f"{v:+.2f}{unit}"
+    if interval is not None:
+        out += f" [{interval[0]:+.2f}, {interval[1]:+.2f}]"
+    return out
+
+
+def compare_table(cmp, fmt="text"):
+    """After compare's rate table: per stride and stage, each side's µs per traced call (breakdown) or
+    share of samples (profile) and the change, in µs and in percentage points; '' without any."""
+    rows = getattr(cmp, "stages", None) or []
+    if not rows:
+        return ""
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    out = []
+    for kind in ("breakdown", "profile"):
+        mine = [r for r in rows if r["kind"] == kind]
+        if not mine:
+            continue
+        cells = any(r["cell"] is not None for r in mine)
+        if kind == "breakdown":
+            headers = (["Cell"] if cells else []) + ["Stride", "Stage", "Base µs", "New µs", "Change µs",
+                                                     "Base %", "New %", "Change pp"]
+        else:
+            headers = (["Cell"] if cells else []) + ["Stride", "Stage", "Base %", "New %", "Change pp"]
+        body = []
+        for r in mine:
+            line = ([r["cell"] if r["cell"] is not None else ""] if cells else []) + [
+                format_size(r["stride_bytes"]), STAGE_NAMES.get(r["stage"], r["stage"])]
+            if kind == "breakdown":
+                line += [numbers.fixed(r["base_us"]), numbers.fixed(r["new_us"]),
+                         _change(r["change_us"], r["us_interval"], "")]
+            if r["stage"] == "syscall":  # the whole: 100% on both sides
+                line += ["", "", ""]
+            else:
+                line += [numbers.fixed(r["base_share"], 1), numbers.fixed(r["new_share"], 1),
+                         _change(r["change_pp"], r["pp_interval"], "")]
+            body.append(line)
+        out.append(text.COMPARE_BREAKDOWN_TITLE if kind == "breakdown" else text.COMPARE_PROFILE_TITLE)
+        out.append(tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True))
+    sizes = sorted({(r["n_base"], r["n_new"]) for r in rows})
+    out.append(text.compare_stages_legend("/".join(f"{a}/{b}" for a, b in sizes),
+                                          any(r["pp_interval"] is not None for r in rows)))
+    return "\n".join(out)

@@ -232,3 +232,14 @@ def profile_legend(event, n):
 
 def profile_interrupted():
     return see("--profile interrupted: the strides shown were finished", PROFILE)
+
+
+COMPARE_BREAKDOWN_TITLE = "Where a call's time went (run --breakdown: µs per traced call; % of the syscall)"
+COMPARE_PROFILE_TITLE = "Kernel profile shares (run --profile: % of the measuring thread's samples)"
+
+
+def compare_stages_legend(files, intervals):
+    """Under compare's stage tables: N files a side, and what the interval covers (or that there is none)."""
+    if intervals:
+        return see(f"files a side {files}; [Welch CI over files] where both sides have 2+", BREAKDOWN)
+    return see(f"files a side {files}: one traced pass each, no interval (replicate files give one)", BREAKDOWN)

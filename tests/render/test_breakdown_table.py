@@ -83,3 +83,38 @@ def test_the_profile_table_gives_stage_shares_and_the_pmu_caveat():
     assert breakdown.profile_table(cycles).splitlines()[-1].startswith("cycles samples, N = 302-313;")
     assert breakdown.profile_table(None) == ""
     assert len(text.profile_legend("cpu-clock", "10000-20000")) <= text.WIDTH
+
+
+def test_compare_appends_the_stage_tables_in_text_markdown_and_commit(cli, tmp_path):
+    import copy
+
+    from atsdbench.data import results
+
+    base = results.load(str(fixtures_dir() / "before.json"))
+    new = results.load(str(fixtures_dir() / "after.json"))
+    stride = base.config["strides"][0]
+    for r, syscall, local in ((base, 10.0, 1.0), (new, 8.0, 2.0)):
+        r.config["breakdown"] = {"complete": True, "passes": [
+            {"stride_bytes": stride, "calls": 16, "syscall_us": syscall, "local_flush_us": local,
+             "page_table_us": syscall - local}]}
+        r.config["profile"] = copy.deepcopy(PROFILE)
+        r.config["profile"]["passes"][0]["stride_bytes"] = stride
+        r.config["profile"]["passes"] = r.config["profile"]["passes"][:1]
+    results.save(base, str(tmp_path / "a.json"))
+    results.save(new, str(tmp_path / "b.json"))
+    for fmt in ("text", "markdown", "commit"):
+        p = cli("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--format", fmt)
+        assert p.returncode == 0, p.stderr
+        assert text.COMPARE_BREAKDOWN_TITLE in p.stdout and text.COMPARE_PROFILE_TITLE in p.stdout
+        assert p.stdout.index(text.COMPARE_BREAKDOWN_TITLE) > p.stdout.index("GB/s")  # after the rate table
+        local = next(x for x in p.stdout.splitlines() if "local flush" in x)
+        assert "+1.00" in local and "+15.00" in local  # µs and percentage points (10% -> 25%)
+        assert "one traced pass each, no interval" in p.stdout
+    p = cli("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--format", "csv")
+    assert text.COMPARE_BREAKDOWN_TITLE not in p.stdout  # machine formats: the rates only
+
+
+def fixtures_dir():
+    import pathlib
+
+    return pathlib.Path(__file__).parent.parent / "fixtures"
