@@ -19,12 +19,16 @@ MAX_PASSES = 16
 CAP = 1 << 20          # u64s read from the rings at once
 
 
-def _paranoid():
+def _sysctl(name):
     try:
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        with open(f"/proc/sys/kernel/{name}") as f:
             return int(f.read())
     except (OSError, ValueError):
         return None
+
+
+def _paranoid():
+    return _sysctl("perf_event_paranoid")
 
 
 class Probe:
@@ -44,7 +48,7 @@ class Probe:
                 raise UsageError(text.breakdown_refused(f"/proc/kallsyms: {e.strerror}", "--profile"))
         self.symbols = arithmetic.Symbols(kallsyms)
         if self.symbols.hidden:
-            raise UsageError(text.breakdown_refused(text.symbols_hidden(), "--profile"))
+            raise UsageError(text.breakdown_refused(text.symbols_hidden(_sysctl("kptr_restrict")), "--profile"))
         self.event = None
         for cycles in (1, 0):
             try:
@@ -52,7 +56,7 @@ class Probe:
             except OSError as e:
                 if e.errno in (errno.ENOENT, errno.EOPNOTSUPP, errno.ENODEV) and cycles:
                     continue  # no PMU (a VM): the software clock
-                raise UsageError(text.breakdown_refused(text.perf_refused(e.strerror, _paranoid()), "--profile"))
+                raise UsageError(text.breakdown_refused(text.perf_refused(errno.errorcode.get(e.errno, e.strerror), _paranoid()), "--profile"))
             self.event = "cycles" if cycles else "cpu-clock"
             break
 

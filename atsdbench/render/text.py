@@ -211,13 +211,17 @@ def breakdown_interrupted():
     return see("--breakdown interrupted: the strides shown were finished", BREAKDOWN)
 
 
-def symbols_hidden():
-    return "kernel symbols hidden in /proc/kallsyms (as root: sysctl kernel.kptr_restrict=0)"
+def symbols_hidden(kptr_restrict=None):
+    """kallsyms reads 0 addresses: kptr_restrict above 0 hides them; at 0 only root (CAP_SYSLOG) sees them."""
+    if kptr_restrict == 0:
+        return "kallsyms hides kernel addresses from non-root (CAP_SYSLOG): run as root"
+    return "kallsyms hides kernel addresses (as root: sysctl kernel.kptr_restrict=0)"
 
 
-def perf_refused(strerror, paranoid):
-    said = f" (kernel.perf_event_paranoid {paranoid})" if paranoid is not None else ""
-    return (f"perf_event_open refused: {strerror}{said}; as root, or: sysctl kernel.perf_event_paranoid=0")
+def perf_refused(err, paranoid):
+    """err: the errno's name (EACCES); paranoid: kernel.perf_event_paranoid, or None."""
+    said = f", paranoid {paranoid}" if paranoid is not None else ""
+    return f"perf_event_open {err}{said}: needs root or kernel.perf_event_paranoid=0"
 
 
 PROFILE_TITLE = "Kernel profile of the calls (run --profile: share of the measuring thread's samples)"

@@ -147,3 +147,16 @@ def test_power_guest_traces_give_tlbie_spans_and_hcalls(fixtures, name, tlbie):
     if name == "radix-bystanders1":  # with a bystander radix broadcasts: every tlbie global
         assert all(b.summarize(cs, 1e9, have)["tlbie_global"] == b.summarize(cs, 1e9, have)["tlbie"]
                    for cs in strides.values())
+
+
+def test_hypervisor_calls_with_their_exit_are_the_local_flush():
+    # a pseries hash guest with hcall_exit too (a synthetic trace: the fixtures' kernel traced entries only)
+    lines = ["  atsd-9 [000] ..... 1.000000: sys_mprotect(start: 0x0, len: 0x100000, prot: 0)\n",
+             "  atsd-9 [000] d.... 1.000010: hcall_entry: opcode=292\n",
+             "  atsd-9 [000] d.... 1.000014: hcall_exit: opcode=292 retval=0\n",
+             "  atsd-9 [000] d.... 1.000020: hcall_entry: opcode=292\n",
+             "  atsd-9 [000] d.... 1.000021: hcall_exit: opcode=292 retval=0\n",
+             "  atsd-9 [000] ..... 1.000030: sys_mprotect -> 0x0\n"]
+    s = b.breakdown(lines, 0, 9, "mprotect")
+    assert s["hcalls"] == 2 and s["local_flush_us"] == pytest.approx(5.0) and s["syscall_us"] == pytest.approx(30.0)
+    assert s["page_table_us"] == pytest.approx(25.0) and b.check_sum(s)

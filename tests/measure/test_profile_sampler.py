@@ -9,7 +9,7 @@ from atsdbench.measure import core, profile
 
 
 def test_hidden_symbols_are_refused_with_the_sysctl():
-    with pytest.raises(UsageError, match=r"^--profile: kernel symbols hidden .*kptr_restrict=0"):
+    with pytest.raises(UsageError, match=r"^--profile: kallsyms hides kernel addresses"):
         profile.Probe([0], kallsyms="0000000000000000 T _text\n0000000000000000 T x\n")
 
 
@@ -19,8 +19,8 @@ def test_a_refused_perf_event_open_names_the_paranoid_sysctl(monkeypatch):
             raise OSError(errno.EACCES, "Permission denied")
 
     monkeypatch.setattr(core, "Profile", Refused)
-    with pytest.raises(UsageError, match=r"^--profile: perf_event_open refused: Permission denied.*"
-                                         r"sysctl kernel.perf_event_paranoid=0"):
+    with pytest.raises(UsageError, match=r"^--profile: perf_event_open EACCES, paranoid .*: needs root or "
+                                         r"kernel.perf_event_paranoid=0$"):
         profile.Probe([0], kallsyms="ffffffff81000000 T _text\n")
 
 
@@ -55,3 +55,11 @@ def test_a_live_profile_gives_shares(cli, tmp_path):
         assert q["passes"] >= 1 and q["samples"] > 0
         assert all(0 <= v <= 1 for v in q["stages"].values())
         assert dict(q["inclusive"]).get("do_mprotect_pkey", 0) > 0.5  # the samples are of the calls
+
+
+def test_the_hidden_symbols_line_fits_the_sysctl():
+    from atsdbench.render import text
+
+    assert "run as root" in text.symbols_hidden(0) and "kptr_restrict=0" in text.symbols_hidden(2)
+    assert all(len("atsdbench: --profile: " + text.symbols_hidden(k)) <= 100 for k in (0, 1, 2, None))
+    assert len("atsdbench: --profile: " + text.perf_refused("EACCES", 4)) <= 100
