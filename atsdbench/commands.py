@@ -168,9 +168,9 @@ def _report_saved(result, output, save_error, calibrating=False):
             from .render import breakdown
 
             if result.config.get("breakdown"):
-                print(breakdown.table(result.config["breakdown"]))
+                print(breakdown.table(result.config["breakdown"], config=result.config))
             if result.config.get("profile"):
-                print(breakdown.profile_table(result.config["profile"]))
+                print(breakdown.profile_table(result.config["profile"], config=result.config))
             if save_error is None:
                 print(f"wrote {output}")
     finally:  # no folder took the file: the JSON itself, after the table (or without it)
@@ -345,9 +345,9 @@ def cmd_show(args):
         from .render import breakdown
 
         if result.config.get("breakdown"):
-            print(breakdown.table(result.config["breakdown"], args.format))
+            print(breakdown.table(result.config["breakdown"], args.format, result.config))
         if result.config.get("profile"):
-            print(breakdown.profile_table(result.config["profile"], args.format))
+            print(breakdown.profile_table(result.config["profile"], args.format, config=result.config))
     return 0
 
 

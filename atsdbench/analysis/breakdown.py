@@ -338,12 +338,18 @@ def _files(group):
 
 
 def _values(files, section, key_of):
-    """{(cell, stride): [one dict a file]} from each file's config section."""
+    """{(cell name or None, stride): [one dict a file]} from each file's config section."""
+    from ..data.cells import name
+
     out = {}
     for r in files:
+        listed = r.config.get("cells") or []
         for p in (r.config.get(section) or {}).get("passes", []):
             if key_of(p) is not None:
-                out.setdefault((p.get("cell"), p["stride_bytes"]), []).append(p)
+                cell = p.get("cell")
+                if isinstance(cell, int) and 0 <= cell < len(listed):
+                    cell = name(listed[cell])  # files with other axes meet on the cell's name, as compare's rates
+                out.setdefault((cell, p["stride_bytes"]), []).append(p)
     return out
 
 
@@ -376,7 +382,7 @@ def compare_stages(groups, labels, confidence=95.0):
                                  ("profile", PROFILE_STAGES, "samples")):
         per_side = [_values(f, section, lambda p: p.get(key) or None) for f in sides]
         for i in range(1, len(groups)):
-            for k in sorted(set(per_side[0]) & set(per_side[i]), key=lambda k: (k[0] or 0, k[1])):
+            for k in sorted(set(per_side[0]) & set(per_side[i]), key=lambda k: (str(k[0] or ""), k[1])):
                 base, new = per_side[0][k], per_side[i][k]
                 for stage in stages:
                     if section == "breakdown":

@@ -31,7 +31,16 @@ def _pages(p):
     return numbers.general(pages) + (f" +{numbers.general(full)} full" if full else "")
 
 
-def rows(section):
+def _cell(p, config):
+    """A pass's cell as compare names it ("op=madvise"), or its index where the file lists no cells."""
+    from ..data.cells import name
+
+    listed = (config or {}).get("cells") or []
+    i = p.get("cell", "")
+    return name(listed[i]) if isinstance(i, int) and 0 <= i < len(listed) else i
+
+
+def rows(section, config=None):
     """One row a finished pass: stride (cell), syscall µs, each stage present, counts."""
     passes = [p for p in section.get("passes", []) if p.get("syscall_us") is not None]
     stages = [s for s in STAGES if s in ("page_table", "local_flush")
@@ -46,7 +55,7 @@ def rows(section):
     body = []
     for p in passes:
         total = p["syscall_us"]
-        line = ([p.get("cell", "")] if cells else []) + [format_size(p["stride_bytes"]), p["calls"],
+        line = ([_cell(p, config)] if cells else []) + [format_size(p["stride_bytes"]), p["calls"],
                                                           numbers.fixed(total, 2)]
         line += [_us(p.get(f"{s}_us"), total) for s in stages]
         line += [_pages(p)] + ([numbers.general(p.get("local_untimed"))] if untimed else [])
@@ -68,11 +77,12 @@ def overhead(section):
     return lo if lo == hi else f"{lo} to {hi}"
 
 
-def table(section, fmt="text"):
-    """The table, its legend and notes; '' where the file has no breakdown."""
+def table(section, fmt="text", config=None):
+    """The table, its legend and notes; '' where the file has no breakdown.  config: the file's, for
+    the cells' names."""
     if not section:
         return ""
-    headers, body = rows(section)
+    headers, body = rows(section, config)
     out = [text.BREAKDOWN_TITLE]
     if body:
         out.append(tabulate(body, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
@@ -96,7 +106,7 @@ def _share(v):
     return numbers.NA if numbers.missing(v) else f"{100 * v:.1f}%"
 
 
-def profile_table(section, fmt="text", top=3):
+def profile_table(section, fmt="text", top=3, config=None):
     """run --profile's table: per stride (and cell) the named stages' inclusive shares, the bystanders'
     remote flush share and the top self functions; '' where the file has none."""
     if not section:
@@ -107,7 +117,7 @@ def profile_table(section, fmt="text", top=3):
     headers += ["bystander flush", f"top {top} self"]
     body = []
     for p in passes:
-        line = ([p.get("cell", "")] if cells else []) + [format_size(p["stride_bytes"]), p["samples"]]
+        line = ([_cell(p, config)] if cells else []) + [format_size(p["stride_bytes"]), p["samples"]]
         line += [_share((p.get("stages") or {}).get(s)) for s in PROFILE_STAGES]
         line.append(_share((p.get("bystander_stages") or {}).get("local_flush")) if p.get("bystander_samples")
                     else "-")

@@ -134,3 +134,13 @@ def test_show_prints_the_breakdown_and_profile_of_a_file(cli, tmp_path, fixtures
     assert p.returncode == 0, p.stderr
     assert text.BREAKDOWN_TITLE in p.stdout and text.PROFILE_TITLE in p.stdout
     assert cli("show", str(tmp_path / "r.json"), "--format", "csv").stdout.count(text.BREAKDOWN_TITLE) == 0
+
+
+def test_cells_are_named_as_compare_names_them(fixtures):
+    section = _section(fixtures)
+    for i, p in enumerate(section["passes"]):
+        p["cell"] = i % 2
+    config = {"cells": [{"op": "madvise"}, {"op": "munmap"}]}
+    rows = breakdown.table(section, config=config).splitlines()
+    assert rows[1].split()[0] == "Cell" and rows[3].startswith("op=madvise") and rows[4].startswith("op=munmap")
+    assert breakdown.table(section).splitlines()[3].split()[0] == "0"  # no cells listed: the index
