@@ -29,6 +29,14 @@ def syscall_events(op):
     return f"syscalls/sys_enter_{op}", f"syscalls/sys_exit_{op}"
 
 
+def _hcall_filter():
+    """Only the hypervisor calls that change the hash page table (csrc/atsd_trace.c's table, as the
+    flush counters take them): an idle CPU's H_CEDE would fill the buffer."""
+    from .core import power_columns
+
+    return " || ".join(f"opcode == {c['opcode']}" for c in power_columns() if c["hash"])
+
+
 def lockdown_state(text=None):
     """The kernel's lockdown mode ([integrity]) from securityfs, or None."""
     import re
@@ -73,7 +81,7 @@ class Probe:
                 continue
             if family == "tlb" and power:
                 continue
-            self.events[event] = None
+            self.events[event] = _hcall_filter() if family == "hcall" else None
             self.have.add(family)
         self.clock = self._clock()
         self._try_instance()

@@ -55,6 +55,10 @@ def test_on_power_tlb_flush_is_not_used_and_tlbie_is(tmp_path, monkeypatch):
                         euid=0)
     assert "tlb/tlb_flush" not in p.events and "powerpc/tlbie" in p.events
     assert "tlb:tlb_flush" not in p.missing and "powerpc:hcall_entry" in p.missing
+    hash_ = breakdown.Probe(["mprotect"], root=str(tree(tmp_path, "powerpc/hcall_entry", "powerpc/hcall_exit")),
+                            euid=0)
+    assert hash_.events["powerpc/hcall_entry"] == hash_.events["powerpc/hcall_exit"] == (
+        "opcode == 4 || opcode == 8 || opcode == 16 || opcode == 20 || opcode == 24 || opcode == 292")
 
 
 def test_the_lockdown_mode_is_read():
