@@ -82,6 +82,17 @@ def cmd_run(args):
             from .render import text
 
             _warn([text.verify_gpu()])
+        probe = None
+        if getattr(args, "breakdown", None):  # refused here: exit 2 before anything is measured
+            from .measure import breakdown
+
+            probe = breakdown.Probe(sorted({c["op"] for c in plan.cells}))
+            _warn(probe.notes())
+        sampler = None
+        if getattr(args, "profile", None):
+            from .measure import profile
+
+            sampler = profile.Probe([plan.cpu] + list(plan.bystander_cpus))
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
@@ -90,7 +101,7 @@ def cmd_run(args):
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.
-        result, save_error = _measure_and_save(plan, output, total)
+        result, save_error = _measure_and_save(plan, output, total, probe, sampler)
         interrupted = signals.take()
     try:
         _report_saved(result, output, save_error)
@@ -113,9 +124,10 @@ def _print_stale(groups, stream, name=None):
     return bool(groups)
 
 
-def _measure_and_save(plan, output, total):
+def _measure_and_save(plan, output, total, probe=None, sampler=None):
     """run's and calibrate's measuring, inside their held(): the passes, then the file (or its rescue)
-    before anything optional runs.  Returns (result, the save's UsageError or None)."""
+    before anything optional runs.  Returns (result, the save's UsageError or None).  probe: run
+    --breakdown's, whose traced passes follow a run that was not stopped (measure/breakdown.py)."""
     from .data import results
     from .measure import runner
 
@@ -123,6 +135,10 @@ def _measure_and_save(plan, output, total):
     result = runner.run(plan, progress=progress)
     if progress:
         progress.end()
+    if probe is not None and result.complete and not signals.pending():
+        _breakdown(plan, probe, result)
+    if sampler is not None and result.complete and not signals.pending():
+        _profile(plan, sampler, result)
     save_error = None
     if not result.records:
         if getattr(result, "failure", None) is None:  # a read-back's one line says it all (exit 3)
@@ -135,6 +151,34 @@ def _measure_and_save(plan, output, total):
     return result, save_error
 
 
+def _breakdown(plan, probe, result):
+    """The breakdown passes into result.config["breakdown"]; a Ctrl-C keeps the strides finished
+    (complete false there; the signal stays pending: the run exits 130); an error ends the breakdown,
+    never the run's file."""
+    from .measure import breakdown
+
+    section = {"passes": []}
+    try:
+        breakdown.run(plan, probe, breakdown.untraced_us(result), into=section)
+    except (OSError, UsageError) as e:
+        section["complete"] = False
+        section["error"] = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
+    result.config["breakdown"] = section
+
+
+def _profile(plan, sampler, result):
+    """run --profile's sampled passes into result.config["profile"], as _breakdown does its own."""
+    from .measure import profile
+
+    section = {"passes": []}
+    try:
+        profile.run(plan, sampler, into=section)
+    except (OSError, UsageError) as e:
+        section["complete"] = False
+        section["error"] = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
+    result.config["profile"] = section
+
+
 def _report_saved(result, output, save_error, calibrating=False):
     """The table of what was measured, where it went, and the save's or the run's error (raised)."""
     from .data import results
@@ -143,6 +187,12 @@ def _report_saved(result, output, save_error, calibrating=False):
     try:
         if result.records:
             print(report.run_report(result, calibrating))
+            from .render import breakdown
+
+            if result.config.get("breakdown"):
+                print(breakdown.table(result.config["breakdown"], config=result.config))
+            if result.config.get("profile"):
+                print(breakdown.profile_table(result.config["profile"], config=result.config))
             if save_error is None:
                 print(f"wrote {output}")
     finally:  # no folder took the file: the JSON itself, after the table (or without it)
@@ -187,6 +237,10 @@ def cmd_calibrate(args):
         from .measure import host, plan as plans
 
         options = plan_options(args)
+        if getattr(args, "breakdown", None) or getattr(args, "profile", None):
+            from .render import text
+
+            raise UsageError(text.breakdown_not_calibrate())
         if options.get("until") is not None:
             raise UsageError("calibrate measures a fixed design: --until (adaptive) would stop on the very noise "
                              "it estimates")
@@ -292,6 +346,12 @@ def cmd_compare(args):
     extra = count_formats.appendix(cmp, args.format)
     if extra:
         print(f"\n{extra}")
+    if args.format in ("text", "markdown", "commit"):
+        from .render import breakdown
+
+        stages = breakdown.compare_table(cmp, args.format)
+        if stages:
+            print(f"\n{stages}")
     return 0
 
 
@@ -311,6 +371,13 @@ def cmd_show(args):
     if args.format == "text":
         for line in report.notes(result):
             print(line)
+    if args.format in ("text", "markdown"):
+        from .render import breakdown
+
+        if result.config.get("breakdown"):
+            print(breakdown.table(result.config["breakdown"], args.format, result.config))
+        if result.config.get("profile"):
+            print(breakdown.profile_table(result.config["profile"], args.format, config=result.config))
     return 0
 
 

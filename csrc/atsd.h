@@ -489,9 +489,28 @@ uint64_t atsd_verify_workload_size(int32_t tasks);
 const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, uint64_t stride,
 				   const int32_t *invalidators, int32_t ninvalidators, const int32_t *checkers,
 				   int32_t nchecker, char *out, uint64_t len);
+
+/* ---- run --profile (csrc/atsd_profile.c): sampled kernel callchains ----
+ * perf_event_open on each CPU given (cycles: PERF_COUNT_HW_CPU_CYCLES, else the software cpu-clock)
+ * at freq samples a second, kernel only, with callchains; a ring of `pages` data pages (a power of
+ * two) each.  Owned through one slot (`struct atsd_profile **`): close clears it before it frees,
+ * with SIGINT/SIGTERM blocked. */
+enum { ATSD_PROFILE_MAX_CPUS = 1024 };
+struct atsd_profile;
+int atsd_profile_open(struct atsd_profile **out, const int32_t *cpus, int32_t ncpus, int32_t cycles,
+		      uint64_t freq, uint32_t pages);
+int atsd_profile_enable(struct atsd_profile *p, int32_t on);
+/* Drains every ring into out: per sample cpu, tid, n, then n kernel addresses (innermost first);
+ * returns the u64s written (a sample that does not fit stays in its ring), or -errno. */
+int64_t atsd_profile_read(struct atsd_profile *p, uint64_t *out, uint64_t cap, uint64_t *lost);
+int atsd_profile_close(struct atsd_profile **slot);
+/* The parser of ring records (PERF_RECORD_SAMPLE of IP|TID|CPU|CALLCHAIN, PERF_RECORD_LOST) on plain
+ * bytes: out as above, *lost += lost samples, *used = bytes of whole records consumed. */
+int64_t atsd_perf_parse(const uint8_t *buf, uint64_t len, uint64_t *out, uint64_t cap, uint64_t *lost,
+			uint64_t *used);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 20
+#define ATSD_ABI_VERSION 21
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

@@ -53,6 +53,10 @@
 	  "require tlb:tlb_flush counts (default: count them when allowed)") \
 	X("no-trace", 0, RUN, "trace", NULL, "off", "auto", \
 	  "never attach the flush tracepoint") \
+	X("breakdown", 0, RUN, NULL, NULL, "1", NULL, \
+	  "after the timed passes, one traced pass per stride: where a call's time goes (tracefs, root)") \
+	X("profile", 0, RUN, NULL, NULL, "1", NULL, \
+	  "after the timed passes, sampled passes: kernel functions' shares of a call (perf_event_open)") \
 	X("gpu", 0, RUN, "gpu", "N", "0", "none", \
 	  "make GPU N (default 0) hold translations of the region (CUDA driver, ATS or HMM)") \
 	X("ceiling", 0, RUN, "ceiling", "PAGES", NULL, "kernel", \

@@ -706,3 +706,41 @@ def test_ctrl_c_during_a_verify_pass(tmp_path):
         assert v["calls"] == 1024 and v["checks"] == 1024 * len(v["checker_cpus"]) and v["stale"] == 0
         return
     pytest.fail("no SIGINT landed in a verify pass")
+
+
+@pytest.mark.live
+@pytest.mark.skipif(os.geteuid() != 0, reason="system-wide perf_event_open needs root here")
+def test_profile_close_interrupted_anywhere_closes_once():
+    """run --profile's sampler (csrc/atsd_profile.c): its fds and rings released once, whatever opcode
+    of close() a signal lands on; a second close frees nothing."""
+    from atsdbench.measure import core
+
+    fds = len(os.listdir("/proc/self/fd"))
+    steps = _every_opcode(lambda: core.Profile([0], False, 1000, 1), lambda p: p.close(),
+                          lambda p: len(os.listdir("/proc/self/fd")) == fds or pytest.fail("an fd leaked"))
+    assert steps > 3
+    from atsdbench.measure.core import ffi, lib
+
+    assert lib.atsd_profile_close(ffi.new("struct atsd_profile **")) == 0 and lib.atsd_profile_close(ffi.NULL) == 0
+
+
+@pytest.mark.live
+@pytest.mark.skipif(os.geteuid() != 0, reason="a trace instance needs root")
+def test_breakdown_instance_removed_when_interrupted_anywhere():
+    """run --breakdown's tracefs instance: removed (as measure/breakdown.run removes it, signals held)
+    whatever opcode a signal lands on."""
+    from atsdbench import signals
+    from atsdbench.measure import core, tracebuf
+
+    root = core.tracefs_root()
+    if root is None or core.find_tracepoint("tlb/tlb_flush", root)[0] is None:
+        pytest.skip("no tracefs with tlb:tlb_flush mounted here")
+    name = os.path.join(root, "instances", f"{tracebuf.INSTANCE_PREFIX}{os.getpid()}")
+
+    def close(b):
+        with signals.held():
+            b.close()
+
+    steps = _every_opcode(lambda: tracebuf.TraceBuffer(root, {"tlb/tlb_flush": None}, {}, "mono"), close,
+                          lambda b: not os.path.exists(name) or pytest.fail("the instance was left"))
+    assert steps > 1

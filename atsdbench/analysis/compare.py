@@ -69,6 +69,7 @@ class Comparison:
     tasks: str = "threads"  # run --threads' tasks: threads or processes
     by_values: list = None  # compare --by: the axis's values (--by threads: the thread counts)
     cell_specs: dict = dataclasses.field(default_factory=dict)  # cell name -> {axis: value}, of the baseline
+    stages: list = dataclasses.field(default_factory=list)  # breakdown.compare_stages rows (run --breakdown/--profile)
 
     def frame(self):
         import pandas as pd
@@ -422,6 +423,9 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
     cmp.stale = stale_of([r for g in groups for r in g])
+    from .breakdown import compare_stages
+
+    cmp.stages = compare_stages(groups, labels, confidence)
     return count_changes.attach(cmp, groups, cells, common)
 
 

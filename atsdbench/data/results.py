@@ -35,6 +35,13 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      for a pass over a region.  Files before it ran no workload.
      Optional config `rate` ({column, unit, definition}): the sample column holding the rate where it
      is not GB/s in `gbps` (a workload's loops/s); show's, compare's and plot's scaling rows read it.
+  6  run --breakdown: config `breakdown` (clock, events, missing, calls_max, complete, error, passes:
+     per cell and stride a traced pass's `calls`, `syscall_us`, the stages `page_table_us`,
+     `local_flush_us`, `tlbie_us`, `ipi_send_us`, `remote_wait_us` (summing to syscall_us),
+     `remote_flush_us` {cpu: µs}, per-call counts `pages`, `full_flushes`, `flushes`,
+     `local_untimed`, `ipis_wanted`, `ipis_sent`, `tlbie`, `tlbie_global`, `hcalls` (null: event not
+     recorded), `untraced_us` (the timed passes' µs per call), `lost`).  Optional: files before it
+     load unchanged; an older reader would drop the breakdown silently, so it is refused.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -50,7 +57,7 @@ from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 

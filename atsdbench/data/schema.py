@@ -105,8 +105,8 @@ class List:
 class Mapping:
     """An object with any keys (matching `key` when given) whose values are all `item`."""
 
-    def __init__(self, item, key=None, null=False):
-        self.item, self.key, self.null = item, key, null
+    def __init__(self, item, key=None, null=False, key_words="a latency bucket (0-999)"):
+        self.item, self.key, self.null, self.key_words = item, key, null, key_words
 
     def problem(self, v):
         if v is None and self.null:
@@ -115,7 +115,7 @@ class Mapping:
             return f"must be an object{' or null' if self.null else ''} (got {cut(v)})"
         for k, x in v.items():
             if self.key is not None and not self.key.fullmatch(k):
-                return f"has a key {cut(k)} that is not a latency bucket (0-999)"
+                return f"has a key {cut(k)} that is not {self.key_words}"
             p = self.item.problem(x)
             if p:
                 return (f".{k}", p)
@@ -188,6 +188,31 @@ SAMPLE = Record({
               (re.compile(r"(tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)$"), COUNTER)),  # POWER (tlbie.py)
     other=SCALAR)
 
+# run --breakdown (measure/breakdown.py, analysis/breakdown.py): one record a traced pass
+_US = Value(int, float, lo=0, hi=MAX_US, null=True)
+_PER_CALL = Value(int, float, lo=0, hi=MAX_INT64, null=True)
+BREAKDOWN = Record({
+    "clock": TEXT, "events": List(Value(str)), "missing": List(Value(str)), "calls_max": _int(1), "complete": BOOL,
+    "error": TEXT,
+    "passes": List(Record({
+        "stride_bytes": BYTES, "region_bytes": BYTES, "cell": _int(), "lost": _int(), "calls": _int(1),
+        "syscall_us": _US, "untraced_us": _US,
+        "remote_flush_us": Mapping(_US, key=re.compile(r"[0-9]{1,6}"), null=True, key_words="a CPU number"),
+    }, required=("stride_bytes",), families=((re.compile(r"[a-z_]+_us$"), _US),), other=_PER_CALL)),
+}, null=True)
+
+# run --profile (measure/profile.py, analysis/profile.py): one record a sampled stride
+_SHARE = Value(int, float, lo=0, hi=1.000001, null=True)
+_RANKED = List(List(Value(str, int, float)))
+PROFILE = Record({
+    "event": TEXT, "freq": _int(), "complete": BOOL, "error": TEXT,
+    "passes": List(Record({
+        "stride_bytes": BYTES, "cell": _int(), "passes": _int(), "lost": _int(), "samples": _int(),
+        "bystander_samples": _int(), "seconds": Value(int, float, lo=0, hi=MAX_SECONDS),
+        "self": _RANKED, "inclusive": _RANKED, "stages": Mapping(_SHARE), "bystander_stages": Mapping(_SHARE),
+    }, required=("stride_bytes",))),
+}, null=True)
+
 CONFIG = Record({
     "size": BYTES, "strides": List(BYTES, nonempty=True), "rounds": _int(1), "reps": _int(1), "warmup": _int(),
     "warmup_rounds": _int(), "pages": Value(str), "op": Value(str), "threads": _int(1), "tasks": Value(str),
@@ -213,6 +238,7 @@ CONFIG = Record({
                                     "mean_gbps": Value(int, float, lo=0, hi=MAX_GBPS, null=True)},
                                    required=("stride_bytes",))),
     }, required=("target",), null=True),
+    "breakdown": BREAKDOWN, "profile": PROFILE,
 }, required=("size", "strides", "rounds", "reps", "pages"))
 
 HOST = Record({

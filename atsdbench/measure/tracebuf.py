@@ -49,9 +49,10 @@ def remove_stale(root):
 
 class TraceBuffer:
     """events: {"powerpc/tlbie": filter or None, ...}; sizes: {cpu: KB} for the CPUs the run uses
-    (every other CPU gets SMALL_KB).  Raises OSError where tracefs does not allow it."""
+    (every other CPU gets SMALL_KB); clock: the instance's trace_clock (default: tracefs's).  Raises
+    OSError where tracefs does not allow it."""
 
-    def __init__(self, root, events, sizes):
+    def __init__(self, root, events, sizes, clock=None):
         remove_stale(root)
         self.path = os.path.join(root, "instances", f"{INSTANCE_PREFIX}{os.getpid()}")
         self.events = dict(events)
@@ -60,6 +61,8 @@ class TraceBuffer:
             _write(self._at("tracing_on"), "0")
             _write(self._at("options/overwrite"), "0")
             _write(self._at("buffer_size_kb"), str(SMALL_KB))
+            if clock:
+                _write(self._at("trace_clock"), clock)
             for cpu, kb in sizes.items():
                 _write(self._at(f"per_cpu/cpu{cpu}/buffer_size_kb"), str(int(kb)))
             for event, flt in self.events.items():
@@ -85,6 +88,10 @@ class TraceBuffer:
             _write(self._at(f"events/{event}/enable"), "1")
         _write(self._at("tracing_on"), "1")
         self.on = True
+
+    def mark(self, text):
+        """One line in the trace (trace_marker), stamped by the trace clock."""
+        _write(self._at("trace_marker"), text + "\n")
 
     def stop(self):
         """Stops recording; returns (trace lines of every CPU, events lost)."""

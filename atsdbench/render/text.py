@@ -249,3 +249,85 @@ SCALING_COLUMNS = see("spread: slowest/fastest task's loop - 1; disturbed: a tas
 def scaling_by(references):
     """Above compare --by threads's table."""
     return see(f"efficiency = (1 + speedup) / (N/N0), N0 = {references}; CI: the paired speedup's", SCALING)
+
+
+# ---- run --breakdown and --profile (docs/breakdown.md) ----
+
+BREAKDOWN = "docs/breakdown.md#stages"
+PERMISSIONS = "docs/breakdown.md#permissions"
+PROFILE = "docs/breakdown.md#profile"
+ANCHORS += (BREAKDOWN, PERMISSIONS, PROFILE)
+BREAKDOWN_TITLE = "Where a call's time goes (run --breakdown: traced calls, µs per call)"
+
+
+def breakdown_refused(why, option="--breakdown"):
+    """Asked for and impossible here: exit 2 before anything is measured."""
+    return f"{option}: {why}"
+
+
+def no_trace_instance(root, strerror, lockdown=None):
+    hint = (f" (kernel lockdown={lockdown} closes tracefs; boot with lockdown=integrity or none)"
+            if lockdown == "confidentiality" else "")
+    return f"no trace instance in {root}/instances: {strerror}{hint}"
+
+
+def breakdown_not_calibrate():
+    return "calibrate measures noise: --breakdown and --profile are run's (extra passes per stride)"
+
+
+def breakdown_missing(events):
+    """Optional tracepoints this kernel lacks, by system ('csd, ipi')."""
+    systems = ", ".join(dict.fromkeys(e.split(":")[0] for e in events))
+    return see(f"--breakdown: no {systems} events here: those stages not measured", PERMISSIONS)
+
+
+def breakdown_legend(traced_over):
+    """Under the breakdown table: the unit, N, what it does not cover."""
+    over = f"; tracing cost {traced_over}" if traced_over else ""
+    return see(f"N = traced calls; stages sum to the syscall{over}", BREAKDOWN)
+
+
+def breakdown_lost(strides):
+    return see(f"--breakdown: events lost at {strides}: no breakdown there", BREAKDOWN)
+
+
+def breakdown_interrupted():
+    return see("--breakdown interrupted: the strides shown were finished", BREAKDOWN)
+
+
+def symbols_hidden(kptr_restrict=None):
+    """kallsyms reads 0 addresses: kptr_restrict above 0 hides them; at 0 only root (CAP_SYSLOG) sees them."""
+    if kptr_restrict == 0:
+        return "kallsyms hides kernel addresses from non-root (CAP_SYSLOG): run as root"
+    return "kallsyms hides kernel addresses (as root: sysctl kernel.kptr_restrict=0)"
+
+
+def perf_refused(err, paranoid):
+    """err: the errno's name (EACCES); paranoid: kernel.perf_event_paranoid, or None."""
+    said = f", paranoid {paranoid}" if paranoid is not None else ""
+    return f"perf_event_open {err}{said}: needs root or kernel.perf_event_paranoid=0"
+
+
+PROFILE_TITLE = "Kernel profile of the calls (run --profile: share of the measuring thread's samples)"
+
+
+def profile_legend(event, n):
+    """Under the profile table: the event, N, and the caveat of a PMU-less (timer) profile."""
+    if event == "cycles":
+        return see(f"cycles samples, N = {n}; a stage: any frame of a sample in it", PROFILE)
+    return see(f"cpu-clock, no PMU: time with IRQs off shows after them; N = {n}", PROFILE)
+
+
+def profile_interrupted():
+    return see("--profile interrupted: the strides shown were finished", PROFILE)
+
+
+COMPARE_BREAKDOWN_TITLE = "Where a call's time went (run --breakdown: µs per traced call; % of the syscall)"
+COMPARE_PROFILE_TITLE = "Kernel profile shares (run --profile: % of the measuring thread's samples)"
+
+
+def compare_stages_legend(files, intervals):
+    """Under compare's stage tables: N files a side, and what the interval covers (or that there is none)."""
+    if intervals:
+        return see(f"files a side {files}; [Welch CI over files] where both sides have 2+", BREAKDOWN)
+    return see(f"files a side {files}: one traced pass each, no interval (replicate files give one)", BREAKDOWN)

@@ -1,0 +1,186 @@
+"""run --breakdown's table: per stride (and cell), where the µs of a traced call go, summing to the
+syscall time, and the counts beside them (analysis/breakdown.py holds the arithmetic)."""
+from tabulate import tabulate
+
+from ..analysis.breakdown import STAGES
+from ..units import format_size
+from . import numbers, text
+
+NAMES = {"page_table": "page tables", "local_flush": "local flush", "tlbie": "tlbie span", "ipi_send": "IPI send",
+         "remote_wait": "remote wait"}
+
+
+def _us(v, total):
+    if numbers.missing(v):
+        return numbers.NA
+    share = f" {100 * v / total:.0f}%" if total else ""
+    return f"{numbers.fixed(v, 2)}{share}"
+
+
+def _remote(d):
+    if d is None:
+        return numbers.NA
+    return " ".join(f"{cpu}:{numbers.fixed(us, 2)}" for cpu, us in d.items()) or "-"
+
+
+def _pages(p):
+    """Pages flushed per call, and whole-mm flushes per call where there were any."""
+    pages, full = p.get("pages"), p.get("full_flushes")
+    if numbers.missing(pages):
+        return numbers.NA
+    return numbers.general(pages) + (f" +{numbers.general(full)} full" if full else "")
+
+
+def _cell(p, config):
+    """A pass's cell as compare names it ("op=madvise"), or its index where the file lists no cells."""
+    from ..data.cells import name
+
+    listed = (config or {}).get("cells") or []
+    i = p.get("cell", "")
+    return name(listed[i]) if isinstance(i, int) and 0 <= i < len(listed) else i
+
+
+def rows(section, config=None):
+    """One row a finished pass: stride (cell), syscall µs, each stage present, counts."""
+    passes = [p for p in section.get("passes", []) if p.get("syscall_us") is not None]
+    stages = [s for s in STAGES if s in ("page_table", "local_flush")
+              or any((p.get(f"{s}_us") or 0) > 0 for p in passes)]
+    cells = any("cell" in p for p in passes)
+    headers = (["Cell"] if cells else []) + ["Stride", "Calls", "Syscall µs"] + [NAMES[s] for s in stages]
+    untimed = any((p.get("local_untimed") or 0) > 0 for p in passes)
+    headers += ["Pages"] + (["Untimed flushes"] if untimed else []) + ["IPI wanted/sent", "Remote flush µs (CPU)"]
+    power = any(p.get("tlbie") is not None or p.get("hcalls") is not None for p in passes)
+    if power:
+        headers += ["tlbie", "hcalls"]
+    body = []
+    for p in passes:
+        total = p["syscall_us"]
+        line = ([_cell(p, config)] if cells else []) + [format_size(p["stride_bytes"]), p["calls"],
+                                                          numbers.fixed(total, 2)]
+        line += [_us(p.get(f"{s}_us"), total) for s in stages]
+        line += [_pages(p)] + ([numbers.general(p.get("local_untimed"))] if untimed else [])
+        line += [f"{numbers.general(p.get('ipis_wanted'))}/{numbers.general(p.get('ipis_sent'))}",
+                 _remote(p.get("remote_flush_us"))]
+        if power:
+            line += [numbers.general(p.get("tlbie")), numbers.general(p.get("hcalls"))]
+        body.append(line)
+    return headers, body
+
+
+def overhead(section):
+    """The traced calls' syscall time against the timed passes' µs per call: '+22% to +26%', or None."""
+    ratios = [100 * (p["syscall_us"] / p["untraced_us"] - 1) for p in section.get("passes", [])
+              if p.get("syscall_us") and p.get("untraced_us")]
+    if not ratios:
+        return None
+    lo, hi = numbers.pct(min(ratios), 0), numbers.pct(max(ratios), 0)
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def table(section, fmt="text", config=None):
+    """The table, its legend and notes; '' where the file has no breakdown.  config: the file's, for
+    the cells' names."""
+    if not section:
+        return ""
+    headers, body = rows(section, config)
+    out = [text.BREAKDOWN_TITLE]
+    if body:
+        out.append(tabulate(body, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
+                            disable_numparse=True))
+    notes = [text.breakdown_legend(overhead(section))]
+    lost = [format_size(p["stride_bytes"]) for p in section.get("passes", []) if p.get("lost")]
+    if lost:
+        notes.append(text.breakdown_lost(", ".join(lost)))
+    if not section.get("complete", True):
+        notes.append(text.breakdown_interrupted())
+    if section.get("missing"):
+        notes.append(text.breakdown_missing(section["missing"]))
+    return "\n".join(out + notes[:text.MAX_NOTES])
+
+
+PROFILE_STAGES = {"page_table": "page tables", "flush": "flush (all)", "local_flush": "local flush",
+                  "remote_wait": "remote wait", "notifier": "notifier"}
+
+
+def _share(v):
+    return numbers.NA if numbers.missing(v) else f"{100 * v:.1f}%"
+
+
+def profile_table(section, fmt="text", top=3, config=None):
+    """run --profile's table: per stride (and cell) the named stages' inclusive shares, the bystanders'
+    remote flush share and the top self functions; '' where the file has none."""
+    if not section:
+        return ""
+    passes = [p for p in section.get("passes", []) if p.get("samples")]
+    cells = any("cell" in p for p in passes)
+    headers = (["Cell"] if cells else []) + ["Stride", "N"] + list(PROFILE_STAGES.values())
+    headers += ["bystander flush", f"top {top} self"]
+    body = []
+    for p in passes:
+        line = ([_cell(p, config)] if cells else []) + [format_size(p["stride_bytes"]), p["samples"]]
+        line += [_share((p.get("stages") or {}).get(s)) for s in PROFILE_STAGES]
+        line.append(_share((p.get("bystander_stages") or {}).get("local_flush")) if p.get("bystander_samples")
+                    else "-")
+        line.append(", ".join(f"{name} {_share(v)}" for name, v in (p.get("self") or [])[:top]))
+        body.append(line)
+    out = [text.PROFILE_TITLE]
+    if body:
+        out.append(tabulate(body, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
+                            disable_numparse=True))
+    counts = [p["samples"] for p in passes] or [0]
+    n = str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
+    notes = [text.profile_legend(section.get("event"), n)]
+    if not section.get("complete", True):
+        notes.append(text.profile_interrupted())
+    return "\n".join(out + notes[:text.MAX_NOTES])
+
+
+STAGE_NAMES = dict(NAMES, syscall="syscall", flush="flush (all)", notifier="notifier")
+
+
+def _change(v, interval, unit):
+    if numbers.missing(v):
+        return numbers.NA
+    out = f"{v:+.2f}{unit}"
+    if interval is not None:
+        out += f" [{interval[0]:+.2f}, {interval[1]:+.2f}]"
+    return out
+
+
+def compare_table(cmp, fmt="text"):
+    """After compare's rate table: per stride and stage, each side's µs per traced call (breakdown) or
+    share of samples (profile) and the change, in µs and in percentage points; '' without any."""
+    rows = getattr(cmp, "stages", None) or []
+    if not rows:
+        return ""
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    out = []
+    for kind in ("breakdown", "profile"):
+        mine = [r for r in rows if r["kind"] == kind]
+        if not mine:
+            continue
+        cells = any(r["cell"] is not None for r in mine)
+        if kind == "breakdown":
+            headers = (["Cell"] if cells else []) + ["Stride", "Stage", "Base µs", "New µs", "Change µs",
+                                                     "Base %", "New %", "Change pp"]
+        else:
+            headers = (["Cell"] if cells else []) + ["Stride", "Stage", "Base %", "New %", "Change pp"]
+        body = []
+        for r in mine:
+            line = ([r["cell"] if r["cell"] is not None else ""] if cells else []) + [
+                format_size(r["stride_bytes"]), STAGE_NAMES.get(r["stage"], r["stage"])]
+            if kind == "breakdown":
+                line += [numbers.fixed(r["base_us"]), numbers.fixed(r["new_us"]),
+                         _change(r["change_us"], r["us_interval"], "")]
+            if r["stage"] == "syscall":  # the whole: 100% on both sides
+                line += ["", "", ""]
+            else:
+                line += [numbers.fixed(r["base_share"], 1), numbers.fixed(r["new_share"], 1),
+                         _change(r["change_pp"], r["pp_interval"], "")]
+            body.append(line)
+        out.append(text.COMPARE_BREAKDOWN_TITLE if kind == "breakdown" else text.COMPARE_PROFILE_TITLE)
+        out.append(tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True))
+    sizes = sorted({(r["n_base"], r["n_new"]) for r in rows})
+    out.append(text.compare_stages_legend("/".join(f"{a}/{b}" for a, b in sizes),
+                                          any(r["pp_interval"] is not None for r in rows)))
+    return "\n".join(out)
