@@ -20,7 +20,8 @@ ffibuilder.cdef(cdef_from_header((CSRC / "atsd.h").read_text()))
 ffibuilder.set_source(
     "atsdbench._atsd",
     '#include "atsd.h"',
-    sources=["csrc/atsd.c", "csrc/atsd_ops.c", "csrc/atsd_plan.c", "csrc/atsd_host.c", "csrc/atsd_trace.c"],
+    sources=["csrc/atsd.c", "csrc/atsd_ops.c", "csrc/atsd_plan.c", "csrc/atsd_host.c", "csrc/atsd_trace.c",
+             "csrc/atsd_kexec.c"],
     include_dirs=["csrc"],
     extra_compile_args=["-O2", "-Wall", "-Wextra"],
     libraries=["pthread"],

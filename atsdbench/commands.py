@@ -239,13 +239,41 @@ def _warn(lines):
         print(f"atsdbench: warning: {line}", file=sys.stderr)
 
 
+def campaign_sides(items, labels):
+    """compare/plot/model DIR: a campaign directory given alone is its kernels' sides, each boot's file one
+    observation (the replicate design, unit file), labelled by the plan's names.  Returns (items, labels,
+    the Campaign or None)."""
+    import os
+
+    from .data import campaign as store
+
+    dirs = [x for x in items if isinstance(x, str) and os.path.isdir(x)]
+    if not dirs:
+        return items, labels, None
+    if len(items) > 1 or not store.is_campaign(dirs[0]):
+        raise UsageError(f"{dirs[0]} is a directory: give result files, or one campaign directory alone "
+                         "(atsdbench campaign init makes one)")
+    c, sides = store.sides(dirs[0])
+    _warn(c.warnings)
+    empty = [name for name, paths in sides if not paths]
+    if empty:
+        raise UsageError(f"campaign {dirs[0]}: {', '.join(empty)} has no finished boot yet (atsdbench campaign "
+                         f"status {dirs[0]})")
+    return [paths for _, paths in sides], labels or [name for name, _ in sides], c
+
+
 def cmd_compare(args):
     from .analysis import compare as comparison
     from .render import compare as compare_formats
 
-    if args.format not in compare_formats.RENDERERS:
-        raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} (got {args.format!r})")
+    if args.format not in compare_formats.RENDERERS and args.format != "lava":
+        raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} or lava "
+                         f"(got {args.format!r})")
+    if args.format == "lava" and getattr(args, "counts", False):
+        raise UsageError("--format lava gives the rates' lines: leave --counts out (its formats: text, markdown, "
+                         "csv, json, commit)")
     labels = args.labels.split(",") if args.labels else None
+    args.files, labels, campaign = campaign_sides(args.files, labels)
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
                              unit=args.unit, labels=labels, adjust=args.adjust, by=args.by,
                              profiles=getattr(args, "profile", None) or (),
@@ -259,10 +287,19 @@ def cmd_compare(args):
                              "without tracing")
         print(count_formats.RENDERERS[args.format](cmp))
         return 0
+    if args.format == "lava":
+        from .render import lava
+
+        print(lava.compare_lines(cmp))
+        return 0
     print(compare_formats.RENDERERS[args.format](cmp))
     extra = count_formats.appendix(cmp, args.format)
     if extra:
         print(f"\n{extra}")
+    if campaign is not None and args.format in ("text", "markdown", "commit", "ministat"):
+        from .render import text
+
+        print("\n".join(text.campaign_legend(campaign)))
     return 0
 
 
@@ -271,8 +308,13 @@ def cmd_show(args):
     from .data import results
 
     result = results.load(args.file)
+    if args.format == "lava":
+        from .render import lava
+
+        print(lava.show_lines(result, args.unit))
+        return 0
     if args.format not in show.FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} (got {args.format!r})")
+        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} or lava (got {args.format!r})")
     table, warnings = show.render(result, args.unit, args.format)
     _warn(warnings)
     if args.format == "text":
@@ -322,6 +364,8 @@ def cmd_plot(args):
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
     results.claim(args.output)
     warnings = []
+    args.files, labels, _ = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
+    args.labels = ",".join(labels) if labels else None
     fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
                            labels=args.labels.split(",") if args.labels else None, model=args.model,
                            warnings=warnings)
@@ -382,12 +426,48 @@ def cmd_model(args):
     if args.format not in model_formats.RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
     _, _, confidence, unit = comparison.resolve_options(confidence=args.confidence, unit=args.unit)
+    args.files, given, campaign = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
     groups, level = comparison.load_sides(args.files)
-    labels = comparison.choose_labels(groups, args.labels.split(",") if args.labels else None)
+    labels = comparison.choose_labels(groups, given)
     analysis = model.analyse(groups, labels, confidence, unit=unit, level=level)
     _warn(analysis.warnings)
     print(model_formats.RENDERERS[args.format](analysis))
     return 0
+
+
+def cmd_campaign(args):
+    """campaign init|step|status|install (atsdbench/campaign/)."""
+    from .campaign import actions
+
+    action = args.campaign_command
+    if action is None:
+        raise UsageError("campaign needs an action: init, step, status or install (atsdbench campaign -h)")
+    if action == "init":
+        from .measure import plan as plans
+
+        return actions.init(args.directory, args.kernel, boots=args.boots, schedule=args.schedule,
+                            method=args.method, run_options=args.run_options,
+                            plan_check=lambda: plans.make_plan(**plan_options(args.run_parsed)))
+    if action == "status":
+        return actions.status(args.directory)
+    from .data import campaign as store
+
+    c = store.load(args.directory)  # a plan that loads before anything is done
+    if action == "install":
+        from .campaign import unit
+
+        path, name = unit.install(args.directory, **({"unit_dir": args.unit_dir} if args.unit_dir else {}),
+                                  settle=args.settle)
+        print(f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step "
+              f"{args.directory} at each boot until the plan is done)")
+        return 0
+    import subprocess
+
+    from .campaign import methods, step
+
+    method = methods.method(c.plan["method"], args.directory)
+    disable = (args.disable, subprocess.run) if args.disable else None
+    return step.Step(args.directory, method, disable=disable)(dry_run=args.dry_run)
 
 
 GUEST_TIMEOUT = 900  # seconds a guest may take to boot, run and power off, not counting the runs' sleeps

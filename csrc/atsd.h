@@ -409,9 +409,17 @@ int atsd_tracefs_mounted(const char *mounts);
 /* Why EVENT ("tlb:tlb_flush") cannot be read, in one sentence with the way out.  euid -1: this
  * process's; mounted -1: atsd_tracefs_mounted(NULL).  Returns out. */
 const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
+/* A campaign's next boot (atsd_kexec.c): kexec_file_load(2) of KERNEL, with INITRD (NULL or "" for
+ * none) and CMDLINE; both regular files.  0 or -errno (EPERM: no CAP_SYS_BOOT, lockdown or
+ * kexec_load_disabled; EKEYREJECTED/ENOKEY/EBADMSG: a signature required and not good; ENOSYS: no
+ * kexec_file_load in this kernel or arch).  unload drops a loaded one; reboot syncs and boots into
+ * the loaded kernel, returning only on failure (-errno). */
+int atsd_kexec_load(const char *kernel, const char *initrd, const char *cmdline);
+int atsd_kexec_unload(void);
+int atsd_kexec_reboot(void);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 11
+#define ATSD_ABI_VERSION 15
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>
