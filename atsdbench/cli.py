@@ -134,6 +134,9 @@ def build_parser(command=None):
                    "output comes home as NAME.out, the files it leaves in $OUT as NAME/")
     g.add_argument("--trace-buffer", default="8M", metavar="SIZE",
                    help="tracefs buffer per CPU for a run's --tracepoints (default 8M)")
+    g.add_argument("--boots", type=_int("--boots"), default=None, metavar="N",
+                   help="a campaign: N fresh boots of each kernel, alternating, every boot's result file in -o DIR "
+                   "(DIR/NAME/BOOT_ID.json; compare DIR)")
     g.add_argument("-o", "--output", default=".", metavar="DIR",
                    help="directory of the result files (default .; made if absent; nothing in it is overwritten: a "
                    "name taken gets -2, -3, ...)")

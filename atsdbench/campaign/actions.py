@@ -33,7 +33,7 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
         raise UsageError(f"--boots must be 1 to 1000 (got {boots})")
     if schedule not in store.SCHEDULES:
         raise UsageError(f"--schedule must be alternate or abba (got {schedule!r})")
-    if method not in store.METHODS:
+    if method not in ("kexec", "grub", "manual"):
         raise UsageError(f"--method must be kexec, grub or manual (got {method!r})")
     kernels = [plans.parse_kernel(s) for s in kernel_specs]
     names = [k["name"] for k in kernels]

@@ -22,7 +22,7 @@ VERSION = 1
 PLAN = "campaign.json"
 JOURNAL = "journal"
 SCHEDULES = ("alternate", "abba")
-METHODS = ("kexec", "grub", "manual")
+METHODS = ("kexec", "grub", "manual", "qemu")  # qemu: guest --boots, host-driven
 EVENTS = ("start", "done", "unfinished", "missed", "foreign", "skipped", "arranged")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 # After this many missed slots in a row for one kernel (it never came up), the campaign stops
