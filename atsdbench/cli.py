@@ -154,6 +154,8 @@ def build_parser(command=None):
     ci.add_argument("--schedule", default="alternate", help="alternate (A,B,A,B,...; default) or abba (A,B,B,A,...)")
     ci.add_argument("--method", default="kexec", help="how the next boot is arranged: kexec (default), grub "
                     "(grub-reboot) or manual (says which kernel to boot)")
+    ci.add_argument("--runner", default="run", help="run (atsdbench run; default) or atsd (the standalone C "
+                    "atsd, imported: minimal systems without numpy; its options after --)")
     for name, h in (("step", "one boot's work: which kernel is this, run, save DIR/NAME/BOOT_ID.json, arrange "
                      "the next boot"), ("status", "progress, what is next, the time left"),
                     ("install", "a systemd unit that runs step at each boot until the plan is done")):
@@ -294,7 +296,7 @@ def main(argv=None):
             args = parser.parse_args(_joined_values(argv))
             if args.command == "guest" or args.command == "campaign":
                 args.run_options = run_options
-            if args.command == "campaign" and args.campaign_command == "init":  # run's parser checks them
+            if args.command == "campaign" and args.campaign_command == "init" and args.runner != "atsd":
                 args.run_parsed = build_parser("run").parse_args(_joined_values(["run", *run_options]))
             if args.command is None:
                 parser.print_help()

@@ -443,11 +443,21 @@ def cmd_campaign(args):
     if action is None:
         raise UsageError("campaign needs an action: init, step, status or install (atsdbench campaign -h)")
     if action == "init":
-        from .measure import plan as plans
+        from .measure import core, guest, plan as plans
 
+        def run_check():  # run's parser (in cli) and the C plan on this host
+            plans.make_plan(**plan_options(args.run_parsed))
+            return list(args.run_options)
+
+        def atsd_check():  # atsd's options, as guest checks them
+            checked = guest.check_run_options(args.run_options, core.options())
+            plan = core.plan_new()
+            for o, value in checked:
+                core.plan_set(plan, o["field"], value if value is not None else o["const"])
+            return guest.atsd_words(checked)
         return actions.init(args.directory, args.kernel, boots=args.boots, schedule=args.schedule,
-                            method=args.method, run_options=args.run_options,
-                            plan_check=lambda: plans.make_plan(**plan_options(args.run_parsed)))
+                            method=args.method, run_options=args.run_options, runner=args.runner,
+                            plan_check=atsd_check if args.runner == "atsd" else run_check)
     if action == "status":
         return actions.status(args.directory)
     from .data import campaign as store
@@ -470,7 +480,8 @@ def cmd_campaign(args):
                          "it has no step to run")
     method = methods.method(c.plan["method"], args.directory)
     disable = (args.disable, subprocess.run) if args.disable else None
-    return step.Step(args.directory, method, disable=disable)(dry_run=args.dry_run)
+    runner = step.run_atsd if c.plan.get("runner") == "atsd" else step.run_subprocess
+    return step.Step(args.directory, method, runner=runner, disable=disable)(dry_run=args.dry_run)
 
 
 GUEST_TIMEOUT = 900  # seconds a guest may take to boot, run and power off, not counting the runs' sleeps

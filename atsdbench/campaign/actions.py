@@ -12,17 +12,16 @@ from . import methods, plan as plans
 
 def check_run_options(words, plan_check):
     """The run options, checked now against the option table and the C plan (on this host), as `run`
-    would check them (plan_check: the CLI's, which parsed them with run's parser): a campaign must not
-    find a bad option on its first boot."""
+    would check them (plan_check: the CLI's, which parsed them with run's parser, or atsd's table for
+    --runner atsd; it returns the words to store): a campaign must not find a bad option on its first boot."""
     for w in words:
         if w in ("-o", "--output") or w.startswith("--output=") or (w.startswith("-o") and not w.startswith("--")):
             raise UsageError("campaign names its result files (DIR/NAME/BOOT_ID.json): no -o in the run options")
-    plan_check()
-    return list(words)
+    return plan_check()
 
 
 def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec", run_options=(), plan_check=None,
-         grub=None):
+         grub=None, runner="run"):
     if store.is_campaign(directory):
         raise UsageError(f"{directory} is a campaign already: atsdbench campaign status {directory} (or give a new DIR)")
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
@@ -43,9 +42,11 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
     plans.check_distinct(kernels)
     if method == "grub":
         methods.Grub(**(grub or {})).check(kernels)
-    words = check_run_options(list(run_options), plan_check or (lambda: None))
-    data = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(),
-            "kernels": kernels, "boots": boots, "schedule": schedule, "method": method, "run_options": words}
+    if runner not in store.RUNNERS:
+        raise UsageError(f"--runner must be run or atsd (got {runner!r})")
+    words = check_run_options(list(run_options), plan_check or (lambda: list(run_options)))
+    data = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
+            "boots": boots, "schedule": schedule, "method": method, "runner": runner, "run_options": words}
     store.check_plan(data, store.plan_path(directory))
     try:
         os.makedirs(directory, exist_ok=True)
@@ -66,7 +67,7 @@ def status(directory, proc="/proc"):
         print(f"atsdbench: warning: {w}", file=sys.stderr)
     plan = c.plan
     print(f"campaign {directory}: {', '.join(c.names)}, {plan['boots']} boots each ({plan['schedule']}), by "
-          f"{plan['method']}; run {' '.join(plan['run_options']) or '(defaults)'}")
+          f"{plan['method']}; {plan.get('runner', 'run')} {' '.join(plan['run_options']) or '(defaults)'}")
     counts = c.counts()
     width = max(len(n) for n in c.names)
     for n in c.names:

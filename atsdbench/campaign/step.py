@@ -73,6 +73,31 @@ def run_subprocess(words, output):
     return subprocess.run([sys.executable, "-m", "atsdbench", "run", *words, "-o", output]).returncode
 
 
+def run_atsd(words, output, atsd=None):
+    """The minimal systems' runner (a plan of `--runner atsd`): the standalone atsd (C only, on PATH), its
+    output imported as a result file (no numpy or pandas needed).  A run that fails keeps what atsd printed
+    beside the result's name (BOOT_ID.atsd.txt).  Returns atsd's exit status (2 where the output did not
+    import)."""
+    import shutil
+
+    from ..data import atsd_output as importer, results
+
+    atsd = atsd or shutil.which("atsd")
+    if atsd is None:
+        raise UsageError("campaign step: the plan runs atsd (--runner atsd) and there is no atsd on PATH "
+                         "(make -C csrc, or the static one guest builds)")
+    p = subprocess.run([atsd, *words], stdout=subprocess.PIPE, text=True, errors="replace")
+    if p.returncode == 0:
+        try:
+            results.save_or_rescue(importer.to_result(p.stdout, "atsd's output"), output)
+            return 0
+        except UsageError as e:
+            print(f"atsdbench: {e}", file=sys.stderr)
+    if p.stdout:
+        files.write_atomically(output[:-5] + ".atsd.txt", lambda f: f.write(p.stdout))
+    return p.returncode or 2
+
+
 def _complete(path):
     from ..data import results
 

@@ -23,6 +23,7 @@ PLAN = "campaign.json"
 JOURNAL = "journal"
 SCHEDULES = ("alternate", "abba")
 METHODS = ("kexec", "grub", "manual", "qemu")  # qemu: guest --boots, host-driven
+RUNNERS = ("run", "atsd")  # atsdbench run, or the standalone atsd imported (minimal systems)
 EVENTS = ("start", "done", "unfinished", "missed", "foreign", "skipped", "arranged")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 # After this many missed slots in a row for one kernel (it never came up), the campaign stops
@@ -67,6 +68,8 @@ def check_plan(data, path):
         bad(f"schedule {data.get('schedule')!r}")
     if data.get("method") not in METHODS:
         bad(f"method {data.get('method')!r}")
+    if data.get("runner", "run") not in RUNNERS:
+        bad(f"runner {data.get('runner')!r}")
     if not isinstance(data.get("run_options"), list) or not all(isinstance(w, str) for w in data["run_options"]):
         bad("run_options is not a list of words")
     return data

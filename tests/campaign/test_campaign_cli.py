@@ -150,3 +150,15 @@ def test_unit_file_and_install_with_a_fake_systemctl(tmp_path):
     path, got = unit.install(d, unit_dir=str(tmp_path), run=run)
     assert got == name and open(path).read() == unit.unit_text(d, name)
     assert calls == [["systemctl", "daemon-reload"], ["systemctl", "enable", name]]
+
+
+def test_init_with_the_atsd_runner_checks_atsd_s_options(cli, tmp_path, images):
+    d = str(tmp_path / "c")
+    r = cli("campaign", "init", d, "--kernel", f"old={images[0]}", "--kernel", f"new={images[1]}", "--runner",
+            "atsd", "--", "--until", "1%")
+    assert r.returncode == 2 and "--until" in r.stderr and len(r.stderr.splitlines()) == 1
+    r = cli("campaign", "init", d, "--kernel", f"old={images[0]}", "--kernel", f"new={images[1]}", "--runner",
+            "atsd", "--method", "manual", "--", "--size", "16M", "--rounds", "1")
+    assert r.returncode == 0, r.stderr
+    plan = json.load(open(os.path.join(d, "campaign.json")))
+    assert plan["runner"] == "atsd" and plan["run_options"] == ["--size=16M", "--rounds=1"]

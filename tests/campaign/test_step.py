@@ -228,3 +228,32 @@ def test_the_plan_done_disables_the_unit(world):
         if world["method"].arranged:
             world["boot"](_banner(world["method"].arranged[-1]))
     assert calls == [["systemctl", "disable", "atsdbench-campaign-x.service"]]
+
+
+def _atsd_output():
+    """A real atsd output: the one in the committed POWER guest console."""
+    from atsdbench.data import guest_console
+
+    _, blocks, _ = guest_console.parse_console((fakes.FIXTURES / "power" / "power9-radix.console").read_text())
+    return "\n".join([b for b in blocks if b["name"] == "atsd"][0]["lines"]) + "\n"
+
+
+def test_the_atsd_runner_imports_atsd_s_output(tmp_path):
+    out = tmp_path / "atsd-output.txt"
+    out.write_text(_atsd_output())
+    atsd = tmp_path / "atsd"
+    atsd.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\ncat {out}\n')
+    atsd.chmod(0o755)
+    target = str(tmp_path / "r.json")
+    assert steps.run_atsd(["--size=64M"], target, atsd=str(atsd)) == 0
+    from atsdbench.data import results
+    assert results.load(target).complete and (tmp_path / "args").read_text().strip() == "--size=64M"
+
+
+def test_a_failed_atsd_keeps_what_it_printed(tmp_path):
+    atsd = tmp_path / "atsd"
+    atsd.write_text("#!/bin/sh\necho 'partial output'\nexit 130\n")
+    atsd.chmod(0o755)
+    target = str(tmp_path / "r.json")
+    assert steps.run_atsd([], target, atsd=str(atsd)) == 130
+    assert not os.path.exists(target) and (tmp_path / "r.atsd.txt").read_text() == "partial output\n"
