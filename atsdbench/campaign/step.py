@@ -74,10 +74,10 @@ def run_subprocess(words, output):
 
 
 def run_atsd(words, output, atsd=None):
-    """The minimal systems' runner (a plan of `--runner atsd`): the standalone atsd (C only, on PATH), its
-    output imported as a result file (no numpy or pandas needed).  A run that fails keeps what atsd printed
-    beside the result's name (BOOT_ID.atsd.txt).  Returns atsd's exit status (2 where the output did not
-    import)."""
+    """The minimal systems' runner (a plan of `--runner atsd`): the standalone atsd (C only, on PATH)
+    writes its output to BOOT_ID.atsd.txt beside the result (kept: atsd's own record, whatever follows),
+    its table on stdout, and the output is imported as the result file (no numpy or pandas needed).
+    Returns atsd's exit status (2 where its output did not import)."""
     import shutil
 
     from ..data import atsd_output as importer, results
@@ -86,16 +86,18 @@ def run_atsd(words, output, atsd=None):
     if atsd is None:
         raise UsageError("campaign step: the plan runs atsd (--runner atsd) and there is no atsd on PATH "
                          "(make -C csrc, or the static one guest builds)")
-    p = subprocess.run([atsd, *words], stdout=subprocess.PIPE, text=True, errors="replace")
-    if p.returncode == 0:
-        try:
-            results.save_or_rescue(importer.to_result(p.stdout, "atsd's output"), output)
-            return 0
-        except UsageError as e:
-            print(f"atsdbench: {e}", file=sys.stderr)
-    if p.stdout:
-        files.write_atomically(output[:-5] + ".atsd.txt", lambda f: f.write(p.stdout))
-    return p.returncode or 2
+    raw = output[:-5] + ".atsd.txt"
+    rc = subprocess.run([atsd, *words, "-o", raw]).returncode
+    if rc != 0:
+        return rc
+    try:
+        with open(raw, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        results.save_or_rescue(importer.to_result(text, raw), output)
+        return 0
+    except (OSError, UsageError) as e:
+        print(f"atsdbench: {e.strerror if isinstance(e, OSError) else e}", file=sys.stderr)
+        return 2
 
 
 def _complete(path):

@@ -242,18 +242,24 @@ def test_the_atsd_runner_imports_atsd_s_output(tmp_path):
     out = tmp_path / "atsd-output.txt"
     out.write_text(_atsd_output())
     atsd = tmp_path / "atsd"
-    atsd.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\ncat {out}\n')
+    # a fake atsd: its options recorded, its output (-o FILE) a real one
+    atsd.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\nwhile [ "$1" != -o ]; do shift; done\n'
+                    f'cp {out} "$2"\necho table\n')
     atsd.chmod(0o755)
     target = str(tmp_path / "r.json")
     assert steps.run_atsd(["--size=64M"], target, atsd=str(atsd)) == 0
     from atsdbench.data import results
-    assert results.load(target).complete and (tmp_path / "args").read_text().strip() == "--size=64M"
+    assert results.load(target).complete
+    assert (tmp_path / "args").read_text().strip() == f"--size=64M -o {tmp_path}/r.atsd.txt"
+    assert (tmp_path / "r.atsd.txt").read_text() == out.read_text()  # atsd's own record, kept
 
 
-def test_a_failed_atsd_keeps_what_it_printed(tmp_path):
+def test_a_failed_atsd_is_its_exit_status_and_bad_output_is_2(tmp_path):
     atsd = tmp_path / "atsd"
-    atsd.write_text("#!/bin/sh\necho 'partial output'\nexit 130\n")
+    atsd.write_text("#!/bin/sh\nexit 130\n")
     atsd.chmod(0o755)
     target = str(tmp_path / "r.json")
-    assert steps.run_atsd([], target, atsd=str(atsd)) == 130
-    assert not os.path.exists(target) and (tmp_path / "r.atsd.txt").read_text() == "partial output\n"
+    assert steps.run_atsd([], target, atsd=str(atsd)) == 130 and not os.path.exists(target)
+    atsd.write_text('#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\necho junk > "$2"\n')
+    assert steps.run_atsd([], target, atsd=str(atsd)) == 2 and not os.path.exists(target)
+    assert (tmp_path / "r.atsd.txt").read_text() == "junk\n"
