@@ -263,3 +263,23 @@ def test_a_failed_atsd_is_its_exit_status_and_bad_output_is_2(tmp_path):
     atsd.write_text('#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\necho junk > "$2"\n')
     assert steps.run_atsd([], target, atsd=str(atsd)) == 2 and not os.path.exists(target)
     assert (tmp_path / "r.atsd.txt").read_text() == "junk\n"
+
+
+def test_a_real_sigint_during_the_run_waits_for_the_run_and_is_an_unfinished_slot(world):
+    """The Ctrl-C reaches the step too (one process group): held while the run saves its passes, then
+    the slot is recorded unfinished and the step exits 130, nothing raised through it."""
+    import signal
+
+    world["boot"](fakes.A_BANNER)
+    real = world["runner"]
+
+    def interrupted(words, output):
+        os.kill(os.getpid(), signal.SIGINT)  # lands in the step's process while the run goes on
+        real.rc = 130
+        return real(words, output)  # the run saved a partial file and exited 130
+    steps_ = steps.Step(world["dir"], world["method"], proc=real.proc_root, runner=interrupted,
+                        out=world["lines"].append)
+    assert steps_() == 130
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events] == ["start", "unfinished"] and c.events[1]["why"] == "interrupted"
+    assert os.path.exists(os.path.join(world["dir"], c.events[1]["file"])) and not world["method"].arranged
