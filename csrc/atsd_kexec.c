@@ -29,10 +29,14 @@ static int open_regular(const char *path)
 
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = errno ? errno : EINVAL;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
 		close(fd);
-		return S_ISREG(st.st_mode) ? -e : -EINVAL;
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
 	}
 	return fd;
 }
