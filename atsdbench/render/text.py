@@ -219,12 +219,11 @@ def campaign_legend(c):
     letters = {n: chr(ord("A") + i) if i < 26 else n for i, n in enumerate(c.names)}
     order = "".join(letters[e["kernel"]] for e in c.done)
     switches = sum(1 for a, b in zip(order, order[1:]) if a != b)
-    key = ", ".join(f"{letters[n]}={n}" for n in c.names)
-    lines = [f"campaign: one file per boot; boots in order {order or '-'} ({key}); {switches} of "
-             f"{max(len(order) - 1, 0)} switch kernel"]
+    lines = [f"campaign: one file per boot; boots in order {order or '-'}; {switches} of "
+             f"{max(len(order) - 1, 0)} consecutive boots switch kernel"]
     for n in c.names:
         ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
-        lines.append(f"{n} boot_ids: {', '.join(ids) or 'none'}")
+        lines.append(f"{letters[n]} = {n}: boot_ids {', '.join(ids) or 'none'}")
     missed = [e for e in c.events if e["event"] in ("missed", "foreign")]
     if missed:
         lines.append(f"{len(missed)} missed slot{'s' * (len(missed) != 1)} (atsdbench campaign status lists them)")

@@ -88,7 +88,8 @@ def test_compare_dir_is_the_replicate_design_with_the_campaign_in_the_legend(cli
     assert r.returncode == 0, r.stderr
     assert "N (base/new) = 2/2" in r.stdout or "2/2" in r.stdout
     assert "observation = one file" in r.stdout or "one file" in r.stdout
-    assert "boots in order ABAB (A=old, B=new); 3 of 3 switch kernel" in r.stdout
+    assert "boots in order ABAB; 3 of 3 consecutive boots switch kernel" in r.stdout
+    assert "A = old: boot_ids " in r.stdout and "B = new: boot_ids " in r.stdout
     c = store.load(d)
     assert all(e["boot_id"][:8] in r.stdout for e in c.done)
     js = cli("compare", d, "--format", "json")
