@@ -56,7 +56,7 @@ def build_parser(command=None):
     s.add_argument("file", metavar="FILE", help="a result file (run -o, import, calibrate's NAME.run.json)")
     s.add_argument("--unit", choices=("round", "pass"), default="round",
                    help="what each N is: round (a round's mean rate; default) or pass (single passes, as run prints)")
-    s.add_argument("--format", default="text", help="text, markdown or csv")
+    s.add_argument("--format", default="text", help="text, markdown, csv or lava (NAME pass|fail VALUE UNITS lines)")
     s.add_argument("--scaling", action="store_true", help="a threads sweep (run --threads 1,2,4): its table by "
                    "thread count alone (rate, per task, efficiency against linear, spread, disturbed share)")
 
@@ -73,7 +73,8 @@ def build_parser(command=None):
     c.add_argument("--labels", default=None, help="comma-separated labels, one per file")
     c.add_argument("--adjust", default="holm", help="holm (default: verdicts hold for all strides, cells and files "
                    "together) or none (each comparison alone)")
-    c.add_argument("--format", default="text", help="text, markdown, csv, json, commit or ministat")
+    c.add_argument("--format", default="text", help="text, markdown, csv, json, commit, ministat or lava (NAME "
+                   "pass|fail VALUE UNITS lines)")
     c.add_argument("--by", default=None, metavar="AXIS", help="one file with axes: every cell against the cell "
                    "with the axis's first value (other axes equal), paired by round (op, threads, bystanders, pages, gpu, ceiling)")
     c.add_argument("--profile", action="append", default=[], metavar="FILE",
@@ -136,9 +137,40 @@ def build_parser(command=None):
                    "output comes home as NAME.out, the files it leaves in $OUT as NAME/")
     g.add_argument("--trace-buffer", default="8M", metavar="SIZE",
                    help="tracefs buffer per CPU for a run's --tracepoints (default 8M)")
+    g.add_argument("--boots", type=_int("--boots"), default=None, metavar="N",
+                   help="a campaign: N fresh boots of each kernel, alternating, every boot's result file in -o DIR "
+                   "(DIR/NAME/BOOT_ID.json; compare DIR)")
     g.add_argument("-o", "--output", default=".", metavar="DIR",
                    help="directory of the result files (default .; made if absent; nothing in it is overwritten: a "
                    "name taken gets -2, -3, ...)")
+
+    ca = sub.add_parser("campaign", help="an A/B across reboots: plan the boots, run one at each boot (kexec, "
+                        "grub-reboot or by hand), then compare DIR")
+    cs = ca.add_subparsers(dest="campaign_command", metavar="ACTION", parser_class=_Parser)
+    ci = cs.add_parser("init", help="write the plan (atsdbench campaign init DIR --kernel NAME=IMAGE ... -- "
+                       "RUN-OPTIONS)")
+    ci.add_argument("directory", metavar="DIR", help="the campaign's directory (new or empty)")
+    ci.add_argument("--kernel", action="append", default=[], metavar="NAME=IMAGE[,initrd=FILE][,append=ARGS]",
+                    help="a kernel to compare (repeat; the first is the baseline); release=R where the image "
+                    "does not say it")
+    ci.add_argument("--boots", type=_int("--boots"), default=5, help="boots (result files) per kernel (default 5)")
+    ci.add_argument("--schedule", default="alternate", help="alternate (A,B,A,B,...; default) or abba (A,B,B,A,...)")
+    ci.add_argument("--method", default="kexec", help="how the next boot is arranged: kexec (default), grub "
+                    "(grub-reboot) or manual (says which kernel to boot)")
+    ci.add_argument("--runner", default="run", help="run (atsdbench run; default) or atsd (the standalone C "
+                    "atsd, imported: minimal systems without numpy; its options after --)")
+    for name, h in (("step", "one boot's work: which kernel is this, run, save DIR/NAME/BOOT_ID.json, arrange "
+                     "the next boot"), ("status", "progress, what is next, the time left"),
+                    ("install", "a systemd unit that runs step at each boot until the plan is done")):
+        a = cs.add_parser(name, help=h)
+        a.add_argument("directory", metavar="DIR")
+        if name == "step":
+            a.add_argument("--dry-run", action="store_true", help="say what this step would do; do nothing")
+            a.add_argument("--disable", default=None, metavar="UNIT", help=argparse.SUPPRESS)
+        if name == "install":
+            a.add_argument("--settle", type=_int("--settle"), default=60, metavar="S",
+                           help="seconds after boot before the step starts (default 60)")
+            a.add_argument("--unit-dir", default=None, help=argparse.SUPPRESS)
 
     mo = sub.add_parser("model", help="fit per-call cost = fixed + per-page x pages and a whole-flush cost, with "
                         "CIs; before/after changes")
@@ -206,7 +238,7 @@ def _joined_values(argv):
 def _guest_split(argv):
     """`guest ... -- RUN-OPTIONS [-- RUN-OPTIONS ...]`: the words after the first `--` are atsd's runs,
     checked by guest itself."""
-    if argv and argv[0] == "guest" and "--" in argv:
+    if argv and (argv[0] == "guest" or argv[:2] == ["campaign", "init"]) and "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1:]
     return argv, []
@@ -265,8 +297,10 @@ def main(argv=None):
             argv, run_options = _guest_split(argv)
             parser = build_parser(argv[0] if argv else None)
             args = parser.parse_args(_joined_values(argv))
-            if args.command == "guest":
+            if args.command == "guest" or args.command == "campaign":
                 args.run_options = run_options
+            if args.command == "campaign" and args.campaign_command == "init" and args.runner != "atsd":
+                args.run_parsed = build_parser("run").parse_args(_joined_values(["run", *run_options]))
             if args.command is None:
                 parser.print_help()
                 return 2

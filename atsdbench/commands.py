@@ -317,13 +317,41 @@ def _warn(lines):
         print(f"atsdbench: warning: {line}", file=sys.stderr)
 
 
+def campaign_sides(items, labels):
+    """compare/plot/model DIR: a campaign directory given alone is its kernels' sides, each boot's file one
+    observation (the replicate design, unit file), labelled by the plan's names.  Returns (items, labels,
+    the Campaign or None)."""
+    import os
+
+    from .data import campaign as store
+
+    dirs = [x for x in items if isinstance(x, str) and os.path.isdir(x)]
+    if not dirs:
+        return items, labels, None
+    if len(items) > 1 or not store.is_campaign(dirs[0]):
+        raise UsageError(f"{dirs[0]} is a directory: give result files, or one campaign directory alone "
+                         "(atsdbench campaign init makes one)")
+    c, sides = store.sides(dirs[0])
+    _warn(c.warnings)
+    empty = [name for name, paths in sides if not paths]
+    if empty:
+        raise UsageError(f"campaign {dirs[0]}: {', '.join(empty)} has no finished boot yet (atsdbench campaign "
+                         f"status {dirs[0]})")
+    return [paths for _, paths in sides], labels or [name for name, _ in sides], c
+
+
 def cmd_compare(args):
     from .analysis import compare as comparison
     from .render import compare as compare_formats
 
-    if args.format not in compare_formats.RENDERERS:
-        raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} (got {args.format!r})")
+    if args.format not in compare_formats.RENDERERS and args.format != "lava":
+        raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} or lava "
+                         f"(got {args.format!r})")
+    if args.format == "lava" and getattr(args, "counts", False):
+        raise UsageError("--format lava gives the rates' lines: leave --counts out (its formats: text, markdown, "
+                         "csv, json, commit)")
     labels = args.labels.split(",") if args.labels else None
+    args.files, labels, campaign = campaign_sides(args.files, labels)
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
                              unit=args.unit, labels=labels, adjust=args.adjust, by=args.by,
                              profiles=getattr(args, "profile", None) or (),
@@ -342,10 +370,19 @@ def cmd_compare(args):
                              "without tracing")
         print(count_formats.RENDERERS[args.format](cmp))
         return 0
+    if args.format == "lava":
+        from .render import lava
+
+        print(lava.compare_lines(cmp))
+        return 0
     print(compare_formats.RENDERERS[args.format](cmp))
     extra = count_formats.appendix(cmp, args.format)
     if extra:
         print(f"\n{extra}")
+    if campaign is not None and args.format in ("text", "markdown", "commit", "ministat"):
+        from .render import text
+
+        print("\n".join(text.campaign_legend(campaign)))
     if args.format in ("text", "markdown", "commit"):
         from .render import breakdown
 
@@ -360,8 +397,13 @@ def cmd_show(args):
     from .data import results
 
     result = results.load(args.file)
+    if args.format == "lava":
+        from .render import lava
+
+        print(lava.show_lines(result, args.unit))
+        return 0
     if args.format not in show.FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} (got {args.format!r})")
+        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} or lava (got {args.format!r})")
     table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
     _warn(warnings)
     _print_stale(result.stale(), sys.stderr if args.format == "csv" else sys.stdout)  # above the table
@@ -419,6 +461,8 @@ def cmd_plot(args):
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
     results.claim(args.output)
     warnings = []
+    args.files, labels, _ = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
+    args.labels = ",".join(labels) if labels else None
     fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
                            labels=args.labels.split(",") if args.labels else None, model=args.model,
                            warnings=warnings)
@@ -479,12 +523,62 @@ def cmd_model(args):
     if args.format not in model_formats.RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
     _, _, confidence, unit = comparison.resolve_options(confidence=args.confidence, unit=args.unit)
+    args.files, given, campaign = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
     groups, level = comparison.load_sides(args.files)
-    labels = comparison.choose_labels(groups, args.labels.split(",") if args.labels else None)
+    labels = comparison.choose_labels(groups, given)
     analysis = model.analyse(groups, labels, confidence, unit=unit, level=level)
     _warn(analysis.warnings)
     print(model_formats.RENDERERS[args.format](analysis))
     return 0
+
+
+def cmd_campaign(args):
+    """campaign init|step|status|install (atsdbench/campaign/)."""
+    from .campaign import actions
+
+    action = args.campaign_command
+    if action is None:
+        raise UsageError("campaign needs an action: init, step, status or install (atsdbench campaign -h)")
+    if action == "init":
+        from .measure import core, guest, plan as plans
+
+        def run_check():  # run's parser (in cli) and the C plan on this host
+            plans.make_plan(**plan_options(args.run_parsed))
+            return list(args.run_options)
+
+        def atsd_check():  # atsd's options, as guest checks them
+            checked = guest.check_run_options(args.run_options, core.options())
+            plan = core.plan_new()
+            for o, value in checked:
+                core.plan_set(plan, o["field"], value if value is not None else o["const"])
+            return guest.atsd_words(checked)
+        return actions.init(args.directory, args.kernel, boots=args.boots, schedule=args.schedule,
+                            method=args.method, run_options=args.run_options, runner=args.runner,
+                            plan_check=atsd_check if args.runner == "atsd" else run_check)
+    if action == "status":
+        return actions.status(args.directory)
+    from .data import campaign as store
+
+    c = store.load(args.directory)  # a plan that loads before anything is done
+    if action == "install":
+        from .campaign import unit
+
+        path, name = unit.install(args.directory, **({"unit_dir": args.unit_dir} if args.unit_dir else {}),
+                                  settle=args.settle)
+        print(f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step "
+              f"{args.directory} at each boot until the plan is done)")
+        return 0
+    import subprocess
+
+    from .campaign import methods, step
+
+    if c.plan["method"] == "qemu":
+        raise UsageError(f"campaign {args.directory} was made by atsdbench guest --boots (host-driven qemu boots): "
+                         "it has no step to run")
+    method = methods.method(c.plan["method"], args.directory)
+    disable = (args.disable, subprocess.run) if args.disable else None
+    runner = step.run_atsd if c.plan.get("runner") == "atsd" else step.run_subprocess
+    return step.Step(args.directory, method, runner=runner, disable=disable)(dry_run=args.dry_run)
 
 
 GUEST_TIMEOUT = 900  # seconds a guest may take to boot, run and power off, not counting the runs' sleeps
@@ -571,35 +665,127 @@ def cmd_guest(args):
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
         raise UsageError(f"-o {args.output}: cannot make the directory: {e.strerror}") from None
+    if args.boots is not None:
+        return _guest_campaign(args, machines, runs, bases, trace_kb)
     failed, taken, stale = 0, set(), []
     for image, machine in zip(args.kernel, machines):
-        arch = guest.MACHINES[machine]["arch"]
-        label = f"{os.path.basename(image)} ({machine})"
-        try:
-            with tempfile_dir() as tmp:
-                log = os.path.join(tmp, "console.log")
-                initrd = guest_initramfs.run_initramfs(bases[arch], runs, tmp, command=args.guest_command,
-                                                       trace_buffer_kb=trace_kb, archives=args.initrd)
-                cmd = guest_qemu.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem,
-                                              append=args.append, accel=args.accel)
-                rc, seconds, messages = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
-                if sys.stderr.isatty():
-                    sys.stderr.write("\n")
-                try:
-                    with open(log, encoding="utf-8", errors="replace") as f:
-                        text = f.read()
-                except FileNotFoundError:  # qemu stopped before it opened the console
-                    text = ""
-        except OSError as e:  # a full or unwritable temporary directory: this kernel only, the next boots
-            where = f" ({e.filename})" if e.filename else ""
-            print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
+        booted = _guest_boot(args, image, machine, bases, runs, trace_kb)
+        if booted is None:
             failed += 1
             continue
-        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, taken, stale)
+        failed += _guest_home(args, image, machine, booted[0], booted[1], runs, taken, stale)
     if stale:  # run --verify in a guest: as loud as on the host, after every file is written
         from .render import text as texts
 
         return texts.EXIT_STALE
+    return 1 if failed else 0
+
+
+def _guest_boot(args, image, machine, bases, runs, trace_kb):
+    """One boot of one image under qemu: (console text, (qemu's exit, seconds, messages)), or None where
+    it could not start (said on stderr)."""
+    import os
+
+    from .measure import guest, guest_initramfs, guest_qemu
+
+    arch = guest.MACHINES[machine]["arch"]
+    label = f"{os.path.basename(image)} ({machine})"
+    try:
+        with tempfile_dir() as tmp:
+            log = os.path.join(tmp, "console.log")
+            initrd = guest_initramfs.run_initramfs(bases[arch], runs, tmp, command=args.guest_command,
+                                                   trace_buffer_kb=trace_kb, archives=args.initrd)
+            cmd = guest_qemu.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem,
+                                          append=args.append, accel=args.accel)
+            rc, seconds, messages = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
+            if sys.stderr.isatty():
+                sys.stderr.write("\n")
+            try:
+                with open(log, encoding="utf-8", errors="replace") as f:
+                    text = f.read()
+            except FileNotFoundError:  # qemu stopped before it opened the console
+                text = ""
+    except OSError as e:  # a full or unwritable temporary directory: this kernel only, the next boots
+        where = f" ({e.filename})" if e.filename else ""
+        print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
+        return None
+    return text, (rc, seconds, messages)
+
+
+def _guest_campaign(args, machines, runs, bases, trace_kb):
+    """guest --boots N: fresh qemu boots of the kernels alternating (A,B,A,B,...), N each, every boot's
+    result file in a campaign directory (-o DIR: DIR/NAME/BOOT_ID.json, the journal; docs/lab.md), so
+    `compare DIR` reads them as the replicate design.  Host-driven: no kexec, each boot is a new qemu."""
+    import json
+    import os
+    import time
+
+    from .campaign import plan as plans, step as steps
+    from .data import atsd_output as importer, campaign as store, files, guest_console, results
+    from .measure import guest_qemu
+
+    if len(args.kernel) < 2:
+        raise UsageError("guest --boots alternates two or more kernels: give --kernel A --kernel B")
+    if len(runs) != 1 or args.guest_command is not None or runs[0]["tracepoints"]:
+        raise UsageError("guest --boots makes one result file per boot: one run (no --command, no "
+                         "--tracepoints, no second --)")
+    if args.boots < 1 or args.boots > 1000:
+        raise UsageError(f"--boots must be 1 to 1000 (got {args.boots})")
+    directory = args.output
+    if store.is_campaign(directory) or os.listdir(directory):
+        raise UsageError(f"guest --boots: -o {directory} is not empty (a campaign gets a directory of its own)")
+    kernels, machine_of = [], {}
+    for image, machine in zip(args.kernel, machines):
+        release, version = plans.image_identity(image)
+        name = release or os.path.splitext(os.path.basename(image))[0]
+        name = name if store.NAME.fullmatch(name) else "kernel"
+        while name in [k["name"] for k in kernels]:
+            name += "-2"
+        kernels.append({"name": name, "image": os.path.abspath(image), "initrd": None, "append": args.append or None,
+                        "release": release or name, "version": version})
+        machine_of[name] = machine
+    plan = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
+            "boots": args.boots, "schedule": "alternate", "method": "qemu", "run_options": runs[0]["words"]}
+    store.check_plan(plan, store.plan_path(directory))
+    body = json.dumps(plan, indent=1) + "\n"
+    files.write_atomically(store.plan_path(directory), lambda f: f.write(body))
+    accel = guest_qemu.accel_name(args.accel)
+    failed = 0
+    with steps.Lock(directory):
+        for name in plans.planned_order(plan):
+            k, machine = next(x for x in kernels if x["name"] == name), machine_of[name]
+            booted = _guest_boot(args, k["image"], machine, bases, runs, trace_kb)
+            why = None
+            if booted is not None:
+                text, (rc, seconds, messages) = booted
+                try:
+                    guest_console.reached_init(text, rc, args.timeout, messages)
+                    got = guest_console.run_output(text, 1, rc, args.timeout)
+                    result = importer.to_result(got["output"], f"{k['image']}'s atsd output")
+                except UsageError as e:
+                    why = str(e)
+            else:
+                why = "qemu could not start"
+            if why is not None:
+                store.append_event(directory, {"event": "missed", "expected": name, "booted": None, "boot_id": "-",
+                                               "why": why, "time": time.time()})
+                print(f"atsdbench: guest {name}: {why.splitlines()[0]} (a missed boot)", file=sys.stderr)
+                failed += 1
+                continue
+            result.host.update({"virtualized": accel, "qemu_machine": machine, "kernel_image": k["image"]})
+            boot_id = result.host.get("boot_id") or f"boot-{len(store.load(directory).done) + 1}"
+            path = store.free_result_path(directory, name, boot_id)
+            try:
+                results.save_or_rescue(result, path)
+            except UsageError as e:
+                print(f"atsdbench: guest {name}: {e}", file=sys.stderr)
+                failed += 1
+                continue
+            _guest_keep(path[:-5] + ".console", text)
+            store.append_event(directory, {"event": "done", "kernel": name, "boot_id": boot_id,
+                                           "file": os.path.relpath(path, directory), "time": time.time()})
+            print(f"wrote {path} ({k['release']}, {machine}, {accel}, {seconds:.0f} s)")
+    print(f"campaign {directory}: {len(store.load(directory).done)} boots; atsdbench compare {directory}")
     return 1 if failed else 0
 
 

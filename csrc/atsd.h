@@ -508,9 +508,17 @@ int atsd_profile_close(struct atsd_profile **slot);
  * bytes: out as above, *lost += lost samples, *used = bytes of whole records consumed. */
 int64_t atsd_perf_parse(const uint8_t *buf, uint64_t len, uint64_t *out, uint64_t cap, uint64_t *lost,
 			uint64_t *used);
+/* A campaign's next boot (atsd_kexec.c): kexec_file_load(2) of KERNEL, with INITRD (NULL or "" for
+ * none) and CMDLINE; both regular files.  0 or -errno (EPERM: no CAP_SYS_BOOT, lockdown or
+ * kexec_load_disabled; EKEYREJECTED/ENOKEY/EBADMSG: a signature required and not good; ENOSYS: no
+ * kexec_file_load in this kernel or arch).  unload drops a loaded one; reboot syncs and boots into
+ * the loaded kernel, returning only on failure (-errno). */
+int atsd_kexec_load(const char *kernel, const char *initrd, const char *cmdline);
+int atsd_kexec_unload(void);
+int atsd_kexec_reboot(void);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 21
+#define ATSD_ABI_VERSION 22
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

@@ -59,7 +59,7 @@ def test_pure_commands_and_help_work_without_the_core(tmp_path):
     pure = [["--help"], ["show", before], ["compare", before, after],
             ["plot", before, after, "-o", "p.png"], ["model", before, after],
             ["import", "--table", str(FIXTURES / "npu_table.txt"), "--page-size", "64K", "-o", "npu.json"],
-            ["guest", "--help"]]
+            ["guest", "--help"], ["campaign", "--help"]]
     # stat reads its files with the C reader (ministat's ReadSet, strtod and all: csrc/atsd.c), info
     # reads tracefs by csrc/atsd_trace.c's rules: one reader, one rule, so they need the core too.
     needs_core = [["run", "--help"], ["calibrate", "--size", "16M"], ["run", "--size", "16M"], ["info"],
@@ -71,12 +71,14 @@ def test_pure_commands_and_help_work_without_the_core(tmp_path):
         assert r["loaded"] == [], (argv, r["loaded"])  # the pure commands never reach measure/
     top = runs[("--help",)]["out"]
     runs = {argv[0]: r for argv, r in runs.items() if argv in map(tuple, pure)} | runs
-    for command in ("run", "calibrate", "show", "compare", "stat", "info", "plot", "import", "guest", "model"):
+    for command in ("run", "calibrate", "show", "compare", "stat", "info", "plot", "import", "guest", "model",
+                    "campaign"):
         assert f"\n    {command} " in top or f"\n    {command}\n" in top, command
     assert "measure and write a result file" in top
     assert "Stride" in runs["show"]["out"] and "Speedup" in runs["compare"]["out"]
     assert (tmp_path / "p.png").stat().st_size > 0 and (tmp_path / "npu.json").exists()
     assert "fixed" in runs["model"]["out"] and "--kernel" in runs["guest"]["out"]
+    assert "init" in runs["campaign"]["out"] and "install" in runs["campaign"]["out"]
     for argv in needs_core:
         r = runs[tuple(argv)]
         assert r["code"] == 2 and r["out"] == "", argv

@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 21
+ABI_VERSION = 22
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -600,3 +600,27 @@ def perf_parse(data, cap=1 << 20):
     n = lib.atsd_perf_parse(buf, len(data), out, cap, lost, used)
     _check(n, "parsing perf records")
     return list(out[0:n]), int(lost[0]), int(used[0])
+
+
+# --- a campaign's next boot (csrc/atsd_kexec.c) ---
+
+def kexec_load(kernel, initrd=None, cmdline=""):
+    """kexec_file_load(2) of kernel (and initrd) with cmdline; an OSError with the errno where the kernel
+    refuses (campaign/methods.py says what each means on this host)."""
+    rc = lib.atsd_kexec_load(os.fsencode(kernel), os.fsencode(initrd) if initrd else ffi.NULL,
+                             cmdline.encode("utf-8", "surrogateescape"))
+    if rc < 0:
+        raise OSError(-rc, os.strerror(-rc), kernel)
+
+
+def kexec_unload():
+    rc = lib.atsd_kexec_unload()
+    if rc < 0:
+        raise OSError(-rc, os.strerror(-rc))
+
+
+def kexec_reboot():
+    """Boot the loaded kernel now: returns only where the kernel refused (an OSError)."""
+    rc = lib.atsd_kexec_reboot()
+    if rc < 0:
+        raise OSError(-rc, os.strerror(-rc))

@@ -331,3 +331,66 @@ def compare_stages_legend(files, intervals):
     if intervals:
         return see(f"files a side {files}; [Welch CI over files] where both sides have 2+", BREAKDOWN)
     return see(f"files a side {files}: one traced pass each, no interval (replicate files give one)", BREAKDOWN)
+
+
+# ---- campaign (docs/lab.md) ----
+
+KEXEC_NO_CAP = ("kexec: this process lacks CAP_SYS_BOOT (run the step as root, or give the unit "
+                "AmbientCapabilities=CAP_SYS_BOOT); or use --method grub or manual")
+KEXEC_DISABLED = ("kexec: /proc/sys/kernel/kexec_load_disabled is 1 (it stays so until a reboot): use "
+                  "--method grub or manual")
+KEXEC_EPERM = "kexec: kexec_file_load: operation not permitted (no lockdown, CAP_SYS_BOOT held): see dmesg"
+KEXEC_NOSYS = "kexec: this kernel has no kexec_file_load (CONFIG_KEXEC_FILE off): use --method grub or manual"
+
+
+def kexec_lockdown(mode):
+    return (f"kexec: refused under lockdown ({mode}; UEFI Secure Boot): the image must be signed by a key the "
+            "kernel trusts (shim/MOK); or use --method grub")
+
+
+def kexec_signature(image, why, lockdown):
+    forced = f" and lockdown ({lockdown}) enforces it" if lockdown not in (None, "none") else ""
+    return (f"kexec: {image}'s signature did not verify ({why}){forced}: sign it with an enrolled key "
+            "(MOK), or use --method grub")
+
+
+def campaign_grub_not_saved(default):
+    return (f"--method grub: grub-reboot needs GRUB_DEFAULT=saved in {default} (then update-grub), or grub "
+            "boots its default every time")
+
+
+def campaign_manual_next(kernel, directory):
+    return f"next: boot {kernel['name']} ({kernel['release']}), then run: atsdbench campaign step {directory}"
+
+
+def campaign_planned(directory, plan, order):
+    names = ",".join(k["name"] for k in plan["kernels"])
+    return (f"wrote {directory}/campaign.json: {names}, {plan['boots']} boots each ({plan['schedule']}: "
+            f"{','.join(order[:8])}{',...' if len(order) > 8 else ''}), by {plan['method']}")
+
+
+def campaign_next_steps(directory, method):
+    first = f"atsdbench campaign install {directory}, then reboot" if method != "manual" else \
+        f"boot the first kernel, then atsdbench campaign step {directory}"
+    return f"next: {first}; atsdbench campaign status {directory} shows progress"
+
+
+def campaign_done(directory):
+    return f"campaign {directory} is complete: atsdbench compare {directory}"
+
+
+def campaign_legend(c):
+    """The campaign's lines under compare's table: the boots' order, how often it switched kernel,
+    and each side's boot_ids (8 characters)."""
+    letters = {n: chr(ord("A") + i) if i < 26 else n for i, n in enumerate(c.names)}
+    order = "".join(letters[e["kernel"]] for e in c.done)
+    switches = sum(1 for a, b in zip(order, order[1:]) if a != b)
+    lines = [f"campaign: one file per boot; boots in order {order or '-'}; {switches} of "
+             f"{max(len(order) - 1, 0)} consecutive boots switch kernel"]
+    for n in c.names:
+        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
+        lines.append(f"{letters[n]} = {n}: boot_ids {', '.join(ids) or 'none'}")
+    missed = [e for e in c.events if e["event"] in ("missed", "foreign")]
+    if missed:
+        lines.append(f"{len(missed)} missed slot{'s' * (len(missed) != 1)} (atsdbench campaign status lists them)")
+    return [line if len(line) <= WIDTH else line[:WIDTH - 3] + "..." for line in lines]

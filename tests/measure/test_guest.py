@@ -404,7 +404,7 @@ def test_each_run_of_a_console_comes_home_with_its_trace(fixtures):
 FAKE_QEMU = r'''#!PYTHON
 """A fake qemu-system-*: records its command line, reads the runs and the command from the initrd guest made,
 and writes the console guest's /init would print there, with a real atsd output (nothing boots)."""
-import base64, gzip, json, os, sys
+import base64, gzip, json, os, re, sys
 
 sys.path.insert(0, os.environ["FAKE_TESTS"])
 from test_guest import read_cpio
@@ -415,6 +415,11 @@ with open(os.environ["FAKE_QEMU_ARGV"], "w") as f:
 files = read_cpio(open(argv[argv.index("-initrd") + 1], "rb").read())
 output = open(os.environ["FAKE_ATSD_OUTPUT"]).read().splitlines()
 packed = lambda data: base64.encodebytes(gzip.compress(data)).decode().split()
+if os.environ.get("FAKE_FRESH_BOOTS"):  # guest --boots: every boot a boot_id of its own
+    import uuid
+    boot_id = str(uuid.uuid4())
+    output = [re.sub(r"\tboot_id=[^\t]*", "", x) + "\tboot_id=" + boot_id if x.startswith("host\t") else x
+              for x in output]
 lines = ["[    0.000000] Linux version 6.1.0-fake", "@@ guest", "@@ release 6.1.0-fake", "@@ page_size 65536",
          "@@ ceiling 33"]
 k = 1
@@ -849,3 +854,31 @@ def test_verify_in_a_guest_of_one_vcpu_is_refused_before_it_boots(tmp_path, caps
                               "--", "--size", "16M", "--verify")
     assert rc == 2 and stderr == ("atsdbench: --verify in a guest checks each call from another vCPU: give --smp 2 "
                                   "or more (got --smp 1)\n")
+
+
+def test_boots_alternate_into_a_campaign_directory(fake_qemu, tmp_path, capsys, monkeypatch, cli):
+    """guest --kernel A --kernel B --boots 2: four fresh boots, A,B,A,B, each file in DIR/NAME/BOOT_ID.json
+    with the journal, and compare DIR reads them 2 a side (rates emulated: no verdict, the counts compared)."""
+    from atsdbench.data import campaign as store
+
+    monkeypatch.setenv("FAKE_FRESH_BOOTS", "1")
+    a = bzimage(tmp_path / "vmlinuz-a", "6.1.0-test (x@y) #1 SMP Debian 6.1.1-1")
+    b = bzimage(tmp_path / "vmlinuz-b", "6.12.0-test (x@y) #1 SMP Debian 6.12.1-1")
+    out = tmp_path / "camp"
+    rc, stdout, stderr = guest_cli(capsys, "--kernel", a, "--kernel", b, "--boots", "2", "-o", out, "--",
+                                   "--size", "64M")
+    assert rc == 0, stderr
+    c = store.load(str(out))
+    assert [e["kernel"] for e in c.done] == ["6.1.0-test", "6.12.0-test", "6.1.0-test", "6.12.0-test"]
+    assert len({e["boot_id"] for e in c.done}) == 4 and c.plan["method"] == "qemu"
+    for e in c.done:
+        assert (out / e["file"]).exists() and (out / e["file"]).with_suffix(".console").exists()
+    assert stdout.count("wrote ") == 4
+    r = cli("compare", str(out))
+    assert r.returncode == 0 and "2/2" in r.stdout and "boots in order ABAB" in r.stdout, r.stdout + r.stderr
+    r = cli("campaign", "step", str(out))
+    assert r.returncode == 2 and "guest --boots" in r.stderr
+    rc, _, stderr = guest_cli(capsys, "--kernel", a, "--kernel", b, "--boots", "2", "-o", out, "--", "--size", "64M")
+    assert rc == 2 and "is not empty" in stderr
+    rc, _, stderr = guest_cli(capsys, "--kernel", a, "--boots", "2", "-o", tmp_path / "x", "--", "--size", "64M")
+    assert rc == 2 and "two or more kernels" in stderr

@@ -1,0 +1,112 @@
+"""campaign's subcommands: init (the plan, checked now), step, status, install."""
+import os
+import statistics
+import sys
+import time
+
+from ..data import campaign as store, files
+from ..errors import UsageError
+from ..render import text
+from . import methods, plan as plans
+
+
+def check_run_options(words, plan_check):
+    """The run options, checked now against the option table and the C plan (on this host), as `run`
+    would check them (plan_check: the CLI's, which parsed them with run's parser, or atsd's table for
+    --runner atsd; it returns the words to store): a campaign must not find a bad option on its first boot."""
+    for w in words:
+        if w in ("-o", "--output") or w.startswith("--output=") or (w.startswith("-o") and not w.startswith("--")):
+            raise UsageError("campaign names its result files (DIR/NAME/BOOT_ID.json): no -o in the run options")
+    return plan_check()
+
+
+def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec", run_options=(), plan_check=None,
+         grub=None, runner="run"):
+    if store.is_campaign(directory):
+        raise UsageError(f"{directory} is a campaign already: atsdbench campaign status {directory} (or give a new DIR)")
+    if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
+        raise UsageError(f"campaign init {directory}: not an empty directory (a campaign gets one of its own)")
+    if len(kernel_specs) < 2:
+        raise UsageError("campaign init needs two or more --kernel NAME=IMAGE (the kernels to compare)")
+    if boots < 1 or boots > 1000:
+        raise UsageError(f"--boots must be 1 to 1000 (got {boots})")
+    if schedule not in store.SCHEDULES:
+        raise UsageError(f"--schedule must be alternate or abba (got {schedule!r})")
+    if method not in ("kexec", "grub", "manual"):
+        raise UsageError(f"--method must be kexec, grub or manual (got {method!r})")
+    kernels = [plans.parse_kernel(s) for s in kernel_specs]
+    names = [k["name"] for k in kernels]
+    if len(set(names)) != len(names):
+        raise UsageError(f"--kernel names must differ (got {', '.join(names)})")
+    kernels = [plans.resolve_image(k) for k in kernels]
+    plans.check_distinct(kernels)
+    if method == "grub":
+        methods.Grub(**(grub or {})).check(kernels)
+    if runner not in store.RUNNERS:
+        raise UsageError(f"--runner must be run or atsd (got {runner!r})")
+    words = check_run_options(list(run_options), plan_check or (lambda: list(run_options)))
+    data = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
+            "boots": boots, "schedule": schedule, "method": method, "runner": runner, "run_options": words}
+    store.check_plan(data, store.plan_path(directory))
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"campaign init {directory}: cannot make it: {e.strerror}") from None
+    import json
+
+    body = json.dumps(data, indent=1) + "\n"
+    files.write_atomically(store.plan_path(directory), lambda f: f.write(body))
+    print(text.campaign_planned(directory, data, plans.planned_order(data)))
+    print(text.campaign_next_steps(directory, method))
+    return 0
+
+
+def status(directory, proc="/proc"):
+    c = store.load(directory)
+    for w in c.warnings:
+        print(f"atsdbench: warning: {w}", file=sys.stderr)
+    plan = c.plan
+    print(f"campaign {directory}: {', '.join(c.names)}, {plan['boots']} boots each ({plan['schedule']}), by "
+          f"{plan['method']}; {plan.get('runner', 'run')} {' '.join(plan['run_options']) or '(defaults)'}")
+    counts = c.counts()
+    width = max(len(n) for n in c.names)
+    for n in c.names:
+        k = c.kernels[n]
+        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
+        print(f"  {n:<{width}}  {k['release']:<24}  {counts[n]}/{plan['boots']}  {' '.join(ids)}")
+    order = ",".join(e["kernel"] for e in c.done)
+    print(f"boots done in order: {order or 'none'}")
+    for e in c.events:
+        if e["event"] == "missed":
+            got = e.get("booted") or "a kernel not in the plan"
+            print(f"  missed: {e['expected']} was arranged, {got} booted (boot {e['boot_id'][:8]})")
+        elif e["event"] == "foreign":
+            print(f"  not in the plan: {e['release']} (boot {e['boot_id'][:8]}), not measured")
+        elif e["event"] == "unfinished":
+            kept = f", {e['file']} kept" if e.get("file") else ""
+            print(f"  unfinished: {e['kernel']} in boot {e['boot_id'][:8]} ({e['why']}{kept}): redone")
+    opened = c.open_starts()
+    if opened:
+        e = opened[-1]
+        print(f"running or cut off: {e['kernel']} in boot {e['boot_id'][:8]} (the next step finds out)")
+    if c.complete:
+        print(text.campaign_done(directory))
+        return 0
+    nxt = plans.next_kernel(c)
+    if nxt is None:
+        print(f"stuck: {', '.join(c.stuck())} missed {store.MAX_MISSES} slots in a row; boot it by hand and step")
+        return 1
+    left = sum(c.remaining().values())
+    times = [e["time"] for e in c.done if isinstance(e.get("time"), (int, float))]
+    gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
+    if gaps:
+        per = statistics.median(gaps)
+        eta = f"about {_duration(per * left)} left ({left} boots at the median {_duration(per)} between boots so far)"
+    else:
+        eta = f"{left} boots left (time left known after two boots)"
+    print(f"next: {nxt} ({c.kernels[nxt]['release']}); {eta}")
+    return 0
+
+
+def _duration(s):
+    return f"{s / 3600:.1f} h" if s >= 5400 else f"{s / 60:.0f} min" if s >= 90 else f"{s:.0f} s"

@@ -1,0 +1,225 @@
+"""One boot's work in a campaign (`atsdbench campaign step DIR`): under the step lock, find which
+planned kernel is running, refuse a boot already used, run the plan's run into DIR/NAME/BOOT_ID.json,
+journal what happened, pick the next kernel and arrange the next boot.
+
+Every event is written to the journal before the next thing is done (data/campaign.py), and nothing
+already written is ever replaced: a crash or power cut mid-run leaves a `start` with no end, which
+the next step closes as `unfinished` (its file kept where there is one) before redoing the slot.
+The identity of the running system comes from `proc` (boot_id, osrelease, version), so the tests
+give a fake /proc."""
+import fcntl
+import os
+import subprocess
+import sys
+import time
+
+from .. import signals
+from ..data import campaign as store, files
+from ..errors import UsageError
+from ..render import text
+from . import plan as plans
+
+LOCK = ".step.lock"
+
+
+def read_identity(proc="/proc"):
+    """(boot_id, release, version) of the running system."""
+    def read(rel):
+        try:
+            with open(os.path.join(proc, rel), encoding="utf-8", errors="replace") as f:
+                return f.read().strip()
+        except OSError as e:
+            raise UsageError(f"campaign step: cannot read {os.path.join(proc, rel)}: {e.strerror}") from None
+    return read("sys/kernel/random/boot_id"), read("sys/kernel/osrelease"), read("sys/kernel/version")
+
+
+class Lock:
+    """An flock on DIR/.step.lock held for the whole step: a second step (two units, a user and the unit)
+    refuses at once instead of both running into one slot."""
+
+    def __init__(self, directory):
+        self.path = os.path.join(directory, LOCK)
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise UsageError(f"campaign {os.path.dirname(self.path)}: cannot lock it: {e.strerror}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.read(fd, 32).decode("ascii", "replace").strip()
+            os.close(fd)
+            raise UsageError(f"campaign {os.path.dirname(self.path)}: another step is running"
+                             f"{f' (pid {holder})' if holder.isdigit() else ''}: not running a second") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        fd, self.fd = self.fd, None
+        if fd is not None:
+            os.close(fd)
+
+
+def run_subprocess(words, output):
+    """The real runner: `atsdbench run WORDS -o OUTPUT` in a child process (its Ctrl-C saves what it
+    measured, as any run does).  Returns its exit status."""
+    return subprocess.run([sys.executable, "-m", "atsdbench", "run", *words, "-o", output]).returncode
+
+
+def run_atsd(words, output, atsd=None):
+    """The minimal systems' runner (a plan of `--runner atsd`): the standalone atsd (C only, on PATH)
+    writes its output to BOOT_ID.atsd.txt beside the result (kept: atsd's own record, whatever follows),
+    its table on stdout, and the output is imported as the result file (no numpy or pandas needed).
+    Returns atsd's exit status (2 where its output did not import)."""
+    import shutil
+
+    from ..data import atsd_output as importer, results
+
+    atsd = atsd or shutil.which("atsd")
+    if atsd is None:
+        raise UsageError("campaign step: the plan runs atsd (--runner atsd) and there is no atsd on PATH "
+                         "(make -C csrc, or the static one guest builds)")
+    raw = output[:-5] + ".atsd.txt"
+    rc = subprocess.run([atsd, *words, "-o", raw]).returncode
+    if rc != 0:
+        return rc
+    try:
+        with open(raw, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        results.save_or_rescue(importer.to_result(text, raw), output)
+        return 0
+    except (OSError, UsageError) as e:
+        print(f"atsdbench: {e.strerror if isinstance(e, OSError) else e}", file=sys.stderr)
+        return 2
+
+
+def _complete(path):
+    from ..data import results
+
+    try:
+        return results.load(path).complete
+    except (UsageError, OSError):
+        return False
+
+
+class Step:
+    """A step with its world injected: proc (the fake /proc of the tests), the runner, the boot method,
+    the clock, and where lines go."""
+
+    def __init__(self, directory, method, proc="/proc", runner=run_subprocess, clock=time.time, out=None,
+                 disable=None):
+        self.directory, self.method, self.proc = directory, method, proc
+        self.runner, self.clock = runner, clock
+        self.out = out or (lambda line: print(line, flush=True))
+        self.disable = disable  # (unit name, run) where the systemd unit runs the step
+
+    def event(self, **e):
+        e.setdefault("time", self.clock())
+        with signals.held():  # a Ctrl-C waits until the event is whole
+            return store.append_event(self.directory, e)
+
+    def __call__(self, dry_run=False):
+        with Lock(self.directory):
+            return self._step(dry_run)
+
+    def _step(self, dry_run):
+        c = store.load(self.directory)
+        for w in c.warnings:
+            print(f"atsdbench: warning: {w}", file=sys.stderr)
+        boot_id, release, version = read_identity(self.proc)
+        act = (lambda **e: self.out("would record " + e["event"])) if dry_run else self.event
+        for e in c.open_starts():  # a crash, a power cut or a killed step left this slot open
+            why = "the boot ended before its run did" if e["boot_id"] != boot_id else "its step was killed"
+            kept = e.get("file") if e.get("file") and os.path.exists(os.path.join(self.directory, e["file"])) else None
+            act(event="unfinished", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, why=why)
+            self.out(f"slot of {e['kernel']} in boot {e['boot_id'][:8]} unfinished ({why}): redone"
+                     + (f"; its file {kept} is kept" if kept else ""))
+        c = store.load(self.directory) if not dry_run else c
+        if c.complete:
+            self.out(text.campaign_done(self.directory))
+            self._disable(dry_run)
+            return 0
+        used = c.boots_done().get(boot_id)
+        if used is not None:
+            raise UsageError(f"campaign {self.directory}: this boot ({boot_id[:8]}) was already used "
+                             f"({used['event']}{' ' + used['kernel'] if used.get('kernel') else ''}): a boot is one "
+                             "observation; reboot for the next")
+        name = plans.identify(c.plan["kernels"], release, version)
+        expected = c.expected()
+        if name is None:
+            act(event="foreign", boot_id=boot_id, release=release, version=version)
+            if expected:
+                act(event="missed", boot_id=boot_id, expected=expected, booted=None)
+            self.out(f"the running kernel {release} {version} is not in the plan: recorded, not measured")
+            return self._arrange(store.load(self.directory) if not dry_run else c, dry_run, code=1)
+        if expected and expected != name:
+            act(event="missed", boot_id=boot_id, expected=expected, booted=name)
+            self.out(f"{expected} was arranged but {name} booted: a missed slot of {expected} (the plan re-balances)")
+        if c.remaining()[name] == 0:
+            act(event="skipped", boot_id=boot_id, kernel=name, why="its boots are done")
+            self.out(f"{name} has all its boots: this boot is not measured")
+            return self._arrange(store.load(self.directory) if not dry_run else c, dry_run)
+        slot = len(c.done) + 1
+        total = c.plan["boots"] * len(c.names)
+        if dry_run:
+            self.out(f"would run {name} (boot {slot} of {total}) into "
+                     f"{os.path.join(self.directory, name, boot_id + '.json')}")
+            return self._arrange(c, dry_run, after=name)
+        path = store.free_result_path(self.directory, name, boot_id)
+        files.check_space(path, 1 << 20)  # the journal and a result of a small plan; run checks its own
+        rel = os.path.relpath(path, self.directory)
+        self.event(event="start", boot_id=boot_id, kernel=name, release=release, version=version, file=rel,
+                   slot=slot)
+        self.out(f"campaign {self.directory}: {name} (boot {slot} of {total}, boot_id {boot_id[:8]})")
+        with signals.held():  # the run's Ctrl-C is the child's to handle: it saves what it measured
+            rc = self.runner(c.plan["run_options"], path)
+            interrupted = signals.take()
+        if rc == 0 and _complete(path):
+            self.event(event="done", boot_id=boot_id, kernel=name, file=rel)
+            self.out(f"saved {path}")
+        else:
+            kept = rel if os.path.exists(path) else None
+            why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"
+            self.event(event="unfinished", boot_id=boot_id, kernel=name, file=kept, why=why, rc=rc)
+            self.out(f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot"
+                     + (f" ({kept} is kept)" if kept else ""))
+            return 130 if rc == 130 or interrupted else 1
+        return self._arrange(store.load(self.directory), dry_run)
+
+    def _arrange(self, c, dry_run, code=0, after=None):
+        """Pick the next kernel and arrange its boot (then reboot into it, the journal written first)."""
+        if after is not None:  # dry run: as if this boot's run were done
+            c = store.Campaign(c.directory, c.plan, c.events + [{"event": "done", "kernel": after, "boot_id": "-"}])
+        if c.complete:
+            self.out(text.campaign_done(self.directory))
+            self._disable(dry_run)
+            return code
+        nxt = plans.next_kernel(c)
+        if nxt is None:
+            stuck = ", ".join(c.stuck())
+            raise UsageError(f"campaign {self.directory}: {stuck} missed {store.MAX_MISSES} slots in a row (it "
+                             "does not boot?): not arranged again; boot it by hand and run campaign step")
+        kernel = c.kernels[nxt]
+        if dry_run:
+            self.out(f"would arrange {nxt}: {self.method.describe(kernel)}")
+            return code
+        action = self.method.arrange(kernel)
+        self.event(event="arranged", kernel=nxt, method=self.method.name, action=action)
+        self.out(action if self.method.name == "manual" else f"next: {nxt} ({action}); rebooting")
+        self.method.reboot()
+        return code
+
+    def _disable(self, dry_run):
+        if self.disable is None or dry_run:
+            return
+        unit, run = self.disable
+        p = run(["systemctl", "disable", unit], capture_output=True, text=True)
+        self.out(f"disabled {unit}" if p.returncode == 0 else
+                 f"could not disable {unit} (systemctl exit {p.returncode}): it will find the plan done at each boot")

@@ -1,0 +1,53 @@
+"""`atsdbench campaign install DIR`: a systemd unit that runs `campaign step` once at each boot (after
+the system has settled) until the plan is done, when the step disables it."""
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+
+from ..errors import UsageError
+
+UNIT_DIR = "/etc/systemd/system"
+
+
+def unit_name(directory):
+    digest = hashlib.sha256(os.path.abspath(directory).encode()).hexdigest()[:8]
+    return f"atsdbench-campaign-{digest}.service"
+
+
+def unit_text(directory, name, python=None, settle=60):
+    """The unit: oneshot, after multi-user.target (the boot's own work done), `settle` seconds of sleep
+    first (a fresh boot's services still start and stop), then the step, which disables `name` at the end."""
+    python = python or sys.executable
+    step = " ".join(shlex.quote(w) for w in (python, "-m", "atsdbench", "campaign", "step", "--disable", name,
+                                              os.path.abspath(directory)))
+    return (f"[Unit]\nDescription=atsdbench campaign in {os.path.abspath(directory)}\n"
+            "After=multi-user.target local-fs.target\nRequiresMountsFor=" + shlex.quote(os.path.abspath(directory))
+            + "\n\n[Service]\nType=oneshot\n"
+            + (f"ExecStartPre=/bin/sleep {int(settle)}\n" if settle else "")
+            + f"ExecStart={step}\nStandardOutput=journal+console\nTimeoutStartSec=infinity\n\n"
+            "[Install]\nWantedBy=multi-user.target\n")
+
+
+def install(directory, unit_dir=UNIT_DIR, run=subprocess.run, settle=60, python=None):
+    """Write the unit (atomically), reload systemd and enable it; returns (unit path, name)."""
+    from ..data import files
+
+    name = unit_name(directory)
+    path = os.path.join(unit_dir, name)
+    body = unit_text(directory, name, python=python, settle=settle)
+    try:
+        files.write_atomically(path, lambda f: f.write(body))
+    except OSError as e:
+        raise UsageError(f"campaign install: cannot write {path}: {e.strerror} (as root?)") from None
+    for cmd in (["systemctl", "daemon-reload"], ["systemctl", "enable", name]):
+        try:
+            p = run(cmd, capture_output=True, text=True)
+        except FileNotFoundError:
+            raise UsageError(f"campaign install: no systemctl here (wrote {path}); without systemd, run "
+                             "atsdbench campaign step DIR at each boot (rc.local, cron @reboot)") from None
+        if p.returncode:
+            why = (p.stderr or "").strip().splitlines()
+            raise UsageError(f"campaign install: {' '.join(cmd)} failed: {why[-1] if why else p.returncode}")
+    return path, name

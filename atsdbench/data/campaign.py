@@ -1,0 +1,220 @@
+"""A campaign directory (docs/lab.md#campaign-directory): the plan, an append-only journal, and one
+result file per boot.
+
+    DIR/campaign.json          the plan: kernels, boots each, schedule, method, run options (written once)
+    DIR/journal/NNNNNN-KIND.json  one event each (start, done, unfinished, missed, foreign, skipped,
+                               arranged), written once through the atomic writer and never replaced
+    DIR/NAME/BOOT_ID.json      kernel NAME's run in the boot BOOT_ID (-2, -3 where a slot was redone
+                               in the same boot)
+
+Nothing is rewritten: the state of a campaign is the fold of its journal (`Campaign`), so a power cut,
+a full disk or a Ctrl-C can lose at most the event being written, never one already saved.  This module
+is pure (compare, plot and model read campaigns through it); campaign/ holds the orchestration."""
+import json
+import os
+import re
+
+from ..errors import UsageError
+from . import files
+
+FORMAT = "atsdbench-campaign"
+VERSION = 1
+PLAN = "campaign.json"
+JOURNAL = "journal"
+SCHEDULES = ("alternate", "abba")
+METHODS = ("kexec", "grub", "manual", "qemu")  # qemu: guest --boots, host-driven
+RUNNERS = ("run", "atsd")  # atsdbench run, or the standalone atsd imported (minimal systems)
+EVENTS = ("start", "done", "unfinished", "missed", "foreign", "skipped", "arranged")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+# After this many missed slots in a row for one kernel (it never came up), the campaign stops
+# arranging it: a kernel that cannot boot would otherwise loop through reboots for ever.
+MAX_MISSES = 3
+
+
+def is_campaign(path):
+    return isinstance(path, str) and os.path.isdir(path) and os.path.isfile(os.path.join(path, PLAN))
+
+
+def plan_path(directory):
+    return os.path.join(directory, PLAN)
+
+
+def check_plan(data, path):
+    """The plan's fields, each checked: one UsageError line naming the field."""
+    def bad(what):
+        raise UsageError(f"{path}: {what} (not an atsdbench campaign plan, or damaged)")
+
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        bad("no campaign format")
+    if data.get("version") != VERSION:
+        bad(f"version {data.get('version')!r}; this atsdbench reads version {VERSION}")
+    kernels = data.get("kernels")
+    if not isinstance(kernels, list) or len(kernels) < 2:
+        bad("kernels: fewer than 2")
+    for k in kernels:
+        if not isinstance(k, dict) or not isinstance(k.get("name"), str) or not NAME.fullmatch(k["name"]):
+            bad("a kernel without a valid name")
+        for field in ("image", "release"):
+            if not isinstance(k.get(field), str) or not k[field]:
+                bad(f"kernel {k['name']}: no {field}")
+        for field in ("initrd", "append", "version"):
+            if k.get(field) is not None and not isinstance(k[field], str):
+                bad(f"kernel {k['name']}: {field} is not text")
+    if len({k["name"] for k in kernels}) != len(kernels):
+        bad("two kernels of one name")
+    if not isinstance(data.get("boots"), int) or isinstance(data["boots"], bool) or data["boots"] < 1:
+        bad("boots is not a whole number from 1")
+    if data.get("schedule") not in SCHEDULES:
+        bad(f"schedule {data.get('schedule')!r}")
+    if data.get("method") not in METHODS:
+        bad(f"method {data.get('method')!r}")
+    if data.get("runner", "run") not in RUNNERS:
+        bad(f"runner {data.get('runner')!r}")
+    if not isinstance(data.get("run_options"), list) or not all(isinstance(w, str) for w in data["run_options"]):
+        bad("run_options is not a list of words")
+    return data
+
+
+def load_plan(directory):
+    path = plan_path(directory)
+    if not os.path.isfile(path):
+        raise UsageError(f"{directory} is not a campaign directory (no {PLAN}: atsdbench campaign init makes one)")
+    return check_plan(files.read_json(path, "a campaign plan"), path)
+
+
+def load_events(directory):
+    """The journal in order.  A file that does not parse (a disk that lied about a write) is
+    skipped and named in the warnings, never deleted."""
+    folder = os.path.join(directory, JOURNAL)
+    events, warnings = [], []
+    try:
+        names = sorted(n for n in os.listdir(folder) if re.fullmatch(r"[0-9]{6}-[a-z]+\.json", n))
+    except FileNotFoundError:
+        return events, warnings
+    for n in names:
+        path = os.path.join(folder, n)
+        try:
+            e = files.read_json(path, "a campaign event")
+        except UsageError as err:
+            warnings.append(f"{path}: skipped ({err})")
+            continue
+        if not isinstance(e, dict) or e.get("event") not in EVENTS:
+            warnings.append(f"{path}: skipped (not a campaign event)")
+            continue
+        e["seq"] = int(n[:6])
+        events.append(e)
+    return events, warnings
+
+
+def append_event(directory, event):
+    """Write one event as the journal's next file (the caller holds the step lock): never replaces one."""
+    if event.get("event") not in EVENTS:
+        raise ValueError(event)
+    folder = os.path.join(directory, JOURNAL)
+    os.makedirs(folder, exist_ok=True)
+    taken = [int(n[:6]) for n in os.listdir(folder) if re.fullmatch(r"[0-9]{6}-.*", n)]
+    seq = max(taken, default=0) + 1
+    path = os.path.join(folder, f"{seq:06d}-{event['event']}.json")
+    text = json.dumps(event, indent=1, sort_keys=True) + "\n"
+    files.write_atomically(path, lambda f: f.write(text))
+    return dict(event, seq=seq)
+
+
+def free_result_path(directory, name, boot_id):
+    """DIR/NAME/BOOT_ID.json, or -2, -3 ... where taken: a redone slot never replaces a kept file."""
+    folder = os.path.join(directory, name)
+    os.makedirs(folder, exist_ok=True)
+    stem = os.path.join(folder, boot_id)
+    path, k = stem + ".json", 1
+    while os.path.lexists(path):
+        k += 1
+        path = f"{stem}-{k}.json"
+    return path
+
+
+class Campaign:
+    """A plan and the fold of its journal."""
+
+    def __init__(self, directory, plan, events, warnings=()):
+        self.directory, self.plan, self.events = directory, plan, list(events)
+        self.warnings = list(warnings)
+        self.names = [k["name"] for k in plan["kernels"]]
+        self.kernels = {k["name"]: k for k in plan["kernels"]}
+
+    @property
+    def done(self):
+        """The finished boots in order: each a `done` event (kernel, boot_id, file)."""
+        return [e for e in self.events if e["event"] == "done"]
+
+    def counts(self):
+        out = {n: 0 for n in self.names}
+        for e in self.done:
+            out[e["kernel"]] += 1
+        return out
+
+    def remaining(self):
+        return {n: max(0, self.plan["boots"] - c) for n, c in self.counts().items()}
+
+    @property
+    def complete(self):
+        return not any(self.remaining().values())
+
+    def boots_done(self):
+        """boot_id -> the event that used that boot up (a finished run, a foreign kernel, a skipped one)."""
+        return {e["boot_id"]: e for e in self.events if e["event"] in ("done", "foreign", "skipped")}
+
+    def open_starts(self):
+        """`start` events with no `done` or `unfinished` after them (a crash, a power cut, a killed step)."""
+        closed = {(e["boot_id"], e.get("file")) for e in self.events if e["event"] in ("done", "unfinished")}
+        return [e for e in self.events if e["event"] == "start" and (e["boot_id"], e.get("file")) not in closed]
+
+    def expected(self):
+        """The kernel the last arrangement asked for, where no boot has answered it yet; else None."""
+        for e in reversed(self.events):
+            if e["event"] == "arranged":
+                return e["kernel"]
+            if e["event"] in ("start", "foreign", "missed", "skipped"):
+                return None
+        return None
+
+    def misses_in_a_row(self, name):
+        n = 0
+        for e in reversed(self.events):
+            if e["event"] == "missed" and e["expected"] == name:
+                n += 1
+            elif e["event"] == "done" and e["kernel"] == name:
+                break
+        return n
+
+    def stuck(self):
+        """Kernels that missed MAX_MISSES slots in a row: no longer arranged."""
+        return [n for n in self.names if self.remaining()[n] and self.misses_in_a_row(n) >= MAX_MISSES]
+
+
+def load(directory):
+    plan = load_plan(directory)
+    events, warnings = load_events(directory)
+    return Campaign(directory, plan, events, warnings)
+
+
+def sides(directory):
+    """compare/plot/model's view of a campaign: every finished boot's file one observation of its kernel.
+    Returns (campaign, [(name, [paths in boot order])]), kernels in the plan's order; files the journal
+    does not know of (put there by hand) are warned about, never read."""
+    c = load(directory)
+    out = []
+    for name in c.names:
+        paths = [os.path.join(directory, e["file"]) for e in c.done if e["kernel"] == name]
+        known = {os.path.basename(p) for p in paths}
+        folder = os.path.join(directory, name)
+        try:
+            strays = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n not in known)
+        except FileNotFoundError:
+            strays = []
+        kept = {os.path.basename(e.get("file") or "") for e in c.events if e["event"] == "unfinished"}
+        for n in strays:
+            if n not in kept:
+                c.warnings.append(f"{os.path.join(folder, n)} is not in the campaign's journal: left out")
+        out.append((name, paths))
+    return c, out
+

@@ -1,0 +1,52 @@
+"""`--format lava` of show and compare: one line per (cell, stride) as `NAME pass|fail VALUE UNITS`, which a
+LAVA test definition hands to `lava-test-case NAME --result R --measurement V --units U`
+(lava/atsdbench.yaml, docs/lab.md#lava).  Names are LAVA's test case alphabet (letters, digits, _ . -)."""
+import math
+import re
+
+from ..units import format_size
+
+
+def _name(*parts):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", "-".join(str(p) for p in parts if p)).strip("_")
+
+
+def _value(v):
+    return f"{v:.6g}"
+
+
+def show_lines(result, unit="round"):
+    """Per (cell, stride) of one file: the mean rate (of round means, or passes) in GB/s; pass where the
+    stride was measured, fail where no observation of it finished."""
+    from ..analysis import stats
+    from ..data import cells
+    from .tables import stride_rows
+
+    out = []
+    for _, _, spec, frame in cells.headings(result):
+        cell = cells.name(spec) if spec else ""
+        for r in stride_rows(frame, stats.effective_unit(frame, unit)):
+            name = _name("rate", cell, format_size(r["stride_bytes"]))
+            mean = r.get("mean")
+            if r["n"] and mean is not None and math.isfinite(mean):
+                out.append(f"{name} pass {_value(mean)} GB/s")
+            else:
+                out.append(f"{name} fail 0 GB/s")
+    return "\n".join(out)
+
+
+def compare_lines(cmp):
+    """Per (cell, stride, new side): the speedup in %; fail where a slowdown is proven (the compare's
+    verdict: its confidence, Holm), pass otherwise (faster, no difference proven, or no verdict);
+    `skip` (no value) where the row has no speedup."""
+    several = len(cmp.labels) > 2
+    out = []
+    for r in cmp.rows:
+        name = _name("speedup", r["new_label"] if several else "", r.get("cell") or "", r["stride"])
+        speedup = r.get("speedup_pct")
+        if speedup is None or not math.isfinite(speedup):
+            out.append(f"{name} skip")
+            continue
+        slower = bool(r.get("significant")) and speedup < 0
+        out.append(f"{name} {'fail' if slower else 'pass'} {_value(speedup)} %")
+    return "\n".join(out)

@@ -1,0 +1,285 @@
+"""campaign/step with its world faked: /proc (boot_id, release, version), the runner and the boot
+method.  A whole campaign of boots, a foreign kernel, a missed slot, a crash mid-run, Ctrl-C, a full
+disk, a second step at once, a boot used twice."""
+import json
+import os
+
+import pytest
+
+from atsdbench.campaign import step as steps
+from atsdbench.data import campaign as store
+from atsdbench.errors import UsageError
+
+import campaign_fakes as fakes
+
+
+@pytest.fixture
+def world(tmp_path):
+    d = str(tmp_path / "camp")
+    a = fakes.bzimage(tmp_path / "vmlinuz-a", fakes.A_BANNER)
+    b = fakes.bzimage(tmp_path / "vmlinuz-b", fakes.B_BANNER)
+    fakes.plan(d, [("old", fakes.A_BANNER, a), ("new", fakes.B_BANNER, b)], boots=2)
+    proc = str(tmp_path / "proc")
+    runner, method = fakes.Runner(proc), fakes.Method()
+    lines = []
+    n = [0]
+
+    def boot(banner, boot_id=None):
+        n[0] += 1
+        fakes.proc(proc, boot_id or f"{n[0]:08d}-0000-4000-8000-000000000000", banner)
+
+    def step(dry_run=False):
+        return steps.Step(d, method, proc=proc, runner=runner, clock=lambda: 1000.0 + n[0] * 60,
+                          out=lines.append)(dry_run=dry_run)
+    return {"dir": d, "boot": boot, "step": step, "runner": runner, "method": method, "lines": lines}
+
+
+def _banner(name):
+    return fakes.A_BANNER if name == "old" else fakes.B_BANNER
+
+
+def test_a_whole_campaign_alternates_and_keeps_one_file_per_boot(world):
+    world["boot"](fakes.A_BANNER)
+    for expect in ["old", "new", "old", "new"]:
+        assert world["step"]() == 0
+        if world["method"].arranged:
+            world["boot"](_banner(world["method"].arranged[-1]))
+    c = store.load(world["dir"])
+    assert [e["kernel"] for e in c.done] == ["old", "new", "old", "new"]
+    assert len({e["boot_id"] for e in c.done}) == 4
+    assert world["method"].arranged == ["new", "old", "new"] and world["method"].reboots == 3
+    assert c.complete
+    for e in c.done:
+        path = os.path.join(world["dir"], e["file"])
+        assert path == os.path.join(world["dir"], e["kernel"], e["boot_id"] + ".json")
+        assert json.load(open(path))["host"]["boot_id"] == e["boot_id"]
+    assert any("complete" in line for line in world["lines"])
+    # the run options of the plan went to every run
+    assert all(words == ["--size", "16M"] for words, _ in world["runner"].calls)
+
+
+def test_a_boot_already_used_is_refused(world):
+    world["boot"](fakes.A_BANNER)
+    world["step"]()
+    with pytest.raises(UsageError, match="already used"):
+        world["step"]()
+    assert len(store.load(world["dir"]).done) == 1
+
+
+def test_a_kernel_not_in_the_plan_is_recorded_never_mistaken(world):
+    world["boot"](fakes.A_BANNER)
+    world["step"]()  # arranges new
+    # same release as old, another build: not old
+    world["boot"](fakes.A_BANNER.replace("#1 SMP", "#2 SMP"))
+    assert world["step"]() == 1
+    c = store.load(world["dir"])
+    kinds = [e["event"] for e in c.events]
+    assert kinds[-3:] == ["foreign", "missed", "arranged"] and len(c.done) == 1
+    assert world["method"].arranged == ["new", "new"]  # asked for again
+    assert len(world["runner"].calls) == 1
+
+
+def test_a_kernel_that_failed_to_boot_is_a_missed_slot_and_the_plan_rebalances(world):
+    world["boot"](fakes.A_BANNER)
+    world["step"]()  # old done; new arranged
+    world["boot"](fakes.A_BANNER)  # new did not come up: grub fell back to old
+    assert world["step"]() == 0
+    c = store.load(world["dir"])
+    assert [e["kernel"] for e in c.done] == ["old", "old"]
+    missed = [e for e in c.events if e["event"] == "missed"]
+    assert missed[0]["expected"] == "new" and missed[0]["booted"] == "old"
+    assert world["method"].arranged[-1] == "new"  # behind by two: next
+    world["boot"](fakes.B_BANNER)
+    world["step"]()
+    world["boot"](fakes.B_BANNER)  # old has its 2 boots, so new again
+    assert world["step"]() == 0
+    assert store.load(world["dir"]).complete
+
+
+def test_a_crash_mid_run_is_redone_keeping_what_was_saved(world):
+    world["boot"](fakes.A_BANNER, "aaaaaaaa-0000-4000-8000-000000000000")
+
+    def crash(words, output):  # the run wrote part of a file, then the power went
+        with open(output, "w") as f:
+            f.write('{"partial": ')
+        raise SystemExit("power cut")
+    with pytest.raises(SystemExit):
+        steps.Step(world["dir"], world["method"], proc=world["runner"].proc_root, runner=crash,
+                   out=world["lines"].append)()
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events] == ["start"]
+    partial = os.path.join(world["dir"], "old", "aaaaaaaa-0000-4000-8000-000000000000.json")
+    before = open(partial).read()
+    world["boot"](fakes.A_BANNER, "bbbbbbbb-0000-4000-8000-000000000000")  # the machine came back up in old
+    assert world["step"]() == 0
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events][:3] == ["start", "unfinished", "start"]
+    assert c.events[1]["file"] == "old/aaaaaaaa-0000-4000-8000-000000000000.json"
+    assert open(partial).read() == before  # kept as it was
+    assert [e["boot_id"][:8] for e in c.done] == ["bbbbbbbb"]
+
+
+def test_ctrl_c_in_the_run_keeps_the_partial_file_and_redoes_the_slot_in_the_same_boot(world):
+    world["boot"](fakes.A_BANNER)
+    world["runner"].rc = 130
+    assert world["step"]() == 130
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events] == ["start", "unfinished"] and not world["method"].arranged
+    first = os.path.join(world["dir"], c.events[0]["file"])
+    kept = open(first).read()
+    world["runner"].rc = 0
+    assert world["step"]() == 0  # same boot: the slot is redone under a new name
+    c = store.load(world["dir"])
+    assert c.done[0]["file"].endswith("-2.json") and open(first).read() == kept
+
+
+def test_a_run_that_could_not_save_is_unfinished_and_nothing_is_arranged(world):
+    world["boot"](fakes.A_BANNER)
+    world["runner"].rc = 2  # run's file could not be written (its rescue is run's to say)
+    assert world["step"]() == 1
+    c = store.load(world["dir"])
+    assert c.events[-1]["event"] == "unfinished" and c.events[-1]["file"] is None
+    assert not world["method"].arranged
+
+
+def test_a_full_disk_before_the_run_is_one_line_and_nothing_lost(world, monkeypatch):
+    from atsdbench.data import files
+
+    world["boot"](fakes.A_BANNER)
+    world["step"]()
+    saved = sorted(os.listdir(os.path.join(world["dir"], "journal")))
+    world["boot"](fakes.B_BANNER)
+
+    def full(path, size):
+        raise UsageError(f"{path}: 0 MiB free")
+    monkeypatch.setattr(files, "check_space", full)
+    with pytest.raises(UsageError, match="MiB free"):
+        world["step"]()
+    assert sorted(os.listdir(os.path.join(world["dir"], "journal"))) == saved
+    assert len(store.load(world["dir"]).done) == 1
+
+
+def test_an_event_that_cannot_be_written_leaves_the_journal_whole(world, monkeypatch):
+    from atsdbench.data import files
+
+    world["boot"](fakes.A_BANNER)
+    real = files.write_atomically
+    calls = [0]
+
+    def enospc(path, write, binary=False):
+        calls[0] += 1
+        if calls[0] == 2:  # the `done` event: the disk filled during the run
+            raise OSError(28, "No space left on device", path)
+        return real(path, write, binary)
+    monkeypatch.setattr(files, "write_atomically", enospc)
+    with pytest.raises(OSError):
+        world["step"]()
+    monkeypatch.setattr(files, "write_atomically", real)
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events] == ["start"]
+    result = os.path.join(world["dir"], c.events[0]["file"])
+    assert os.path.exists(result)  # the run's file is there; the next step keeps it as unfinished
+    world["boot"](fakes.B_BANNER)  # the arrangement never happened; the user booted new
+    world["step"]()
+    c = store.load(world["dir"])
+    assert c.events[1]["event"] == "unfinished" and c.events[1]["file"] == os.path.relpath(result, world["dir"])
+    assert [e["kernel"] for e in c.done] == ["new"]
+
+
+def test_two_steps_at_once_the_second_refuses(world):
+    world["boot"](fakes.A_BANNER)
+    with steps.Lock(world["dir"]):
+        with pytest.raises(UsageError, match="another step is running"):
+            world["step"]()
+    assert world["step"]() == 0
+
+
+def test_dry_run_says_and_does_nothing(world):
+    world["boot"](fakes.A_BANNER)
+    assert world["step"](dry_run=True) == 0
+    assert not os.path.exists(os.path.join(world["dir"], "journal")) or not os.listdir(
+        os.path.join(world["dir"], "journal"))
+    assert not world["runner"].calls and not world["method"].arranged
+    assert any(line.startswith("would run old") for line in world["lines"])
+    assert any(line.startswith("would arrange new: fake new") for line in world["lines"])
+
+
+def test_a_failed_arrangement_keeps_the_saved_boot(world):
+    world["boot"](fakes.A_BANNER)
+    world["method"].fail = "kexec: refused under lockdown (integrity; UEFI Secure Boot)"
+    with pytest.raises(UsageError, match="lockdown"):
+        world["step"]()
+    c = store.load(world["dir"])
+    assert len(c.done) == 1 and os.path.exists(os.path.join(world["dir"], c.done[0]["file"]))
+
+
+def test_the_plan_done_disables_the_unit(world):
+    import subprocess
+
+    calls = []
+
+    def run(cmd, **kw):
+        calls.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+    world["boot"](fakes.A_BANNER)
+    for _ in range(4):
+        steps.Step(world["dir"], world["method"], proc=world["runner"].proc_root, runner=world["runner"],
+                   out=world["lines"].append, disable=("atsdbench-campaign-x.service", run))()
+        if world["method"].arranged:
+            world["boot"](_banner(world["method"].arranged[-1]))
+    assert calls == [["systemctl", "disable", "atsdbench-campaign-x.service"]]
+
+
+def _atsd_output():
+    """A real atsd output: the one in the committed POWER guest console."""
+    from atsdbench.data import guest_console
+
+    _, blocks, _ = guest_console.parse_console((fakes.FIXTURES / "power" / "power9-radix.console").read_text())
+    return "\n".join([b for b in blocks if b["name"] == "atsd"][0]["lines"]) + "\n"
+
+
+def test_the_atsd_runner_imports_atsd_s_output(tmp_path):
+    out = tmp_path / "atsd-output.txt"
+    out.write_text(_atsd_output())
+    atsd = tmp_path / "atsd"
+    # a fake atsd: its options recorded, its output (-o FILE) a real one
+    atsd.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\nwhile [ "$1" != -o ]; do shift; done\n'
+                    f'cp {out} "$2"\necho table\n')
+    atsd.chmod(0o755)
+    target = str(tmp_path / "r.json")
+    assert steps.run_atsd(["--size=64M"], target, atsd=str(atsd)) == 0
+    from atsdbench.data import results
+    assert results.load(target).complete
+    assert (tmp_path / "args").read_text().strip() == f"--size=64M -o {tmp_path}/r.atsd.txt"
+    assert (tmp_path / "r.atsd.txt").read_text() == out.read_text()  # atsd's own record, kept
+
+
+def test_a_failed_atsd_is_its_exit_status_and_bad_output_is_2(tmp_path):
+    atsd = tmp_path / "atsd"
+    atsd.write_text("#!/bin/sh\nexit 130\n")
+    atsd.chmod(0o755)
+    target = str(tmp_path / "r.json")
+    assert steps.run_atsd([], target, atsd=str(atsd)) == 130 and not os.path.exists(target)
+    atsd.write_text('#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\necho junk > "$2"\n')
+    assert steps.run_atsd([], target, atsd=str(atsd)) == 2 and not os.path.exists(target)
+    assert (tmp_path / "r.atsd.txt").read_text() == "junk\n"
+
+
+def test_a_real_sigint_during_the_run_waits_for_the_run_and_is_an_unfinished_slot(world):
+    """The Ctrl-C reaches the step too (one process group): held while the run saves its passes, then
+    the slot is recorded unfinished and the step exits 130, nothing raised through it."""
+    import signal
+
+    world["boot"](fakes.A_BANNER)
+    real = world["runner"]
+
+    def interrupted(words, output):
+        os.kill(os.getpid(), signal.SIGINT)  # lands in the step's process while the run goes on
+        real.rc = 130
+        return real(words, output)  # the run saved a partial file and exited 130
+    steps_ = steps.Step(world["dir"], world["method"], proc=real.proc_root, runner=interrupted,
+                        out=world["lines"].append)
+    assert steps_() == 130
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events] == ["start", "unfinished"] and c.events[1]["why"] == "interrupted"
+    assert os.path.exists(os.path.join(world["dir"], c.events[1]["file"])) and not world["method"].arranged

@@ -1,0 +1,61 @@
+"""data/campaign: the plan's check, the journal (append-only, damaged files skipped), result names."""
+import json
+import os
+
+import pytest
+
+from atsdbench.data import campaign as store
+from atsdbench.errors import UsageError
+
+
+def _plan(**changes):
+    plan = {"format": store.FORMAT, "version": 1, "kernels": [
+        {"name": "a", "image": "/a", "release": "6.1"}, {"name": "b", "image": "/b", "release": "6.12"}],
+        "boots": 2, "schedule": "alternate", "method": "manual", "run_options": []}
+    plan.update(changes)
+    return plan
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"format": "x"}, "no campaign format"), ({"version": 2}, "version 2"),
+    ({"kernels": [{"name": "a", "image": "/a", "release": "6.1"}]}, "fewer than 2"),
+    ({"boots": 0}, "boots"), ({"boots": True}, "boots"), ({"schedule": "x"}, "schedule"),
+    ({"method": "pxe"}, "method"), ({"runner": "x"}, "runner"), ({"run_options": "--size 1G"}, "run_options"),
+    ({"kernels": [{"name": "a/b", "image": "/a", "release": "1"}, {"name": "b", "image": "/b", "release": "2"}]},
+     "valid name"),
+])
+def test_a_damaged_plan_is_one_line(changes, message):
+    with pytest.raises(UsageError, match=message):
+        store.check_plan(_plan(**changes), "DIR/campaign.json")
+
+
+def test_the_journal_only_grows_and_skips_what_does_not_parse(tmp_path):
+    d = str(tmp_path)
+    (tmp_path / "campaign.json").write_text(json.dumps(_plan()))
+    store.append_event(d, {"event": "start", "boot_id": "x", "kernel": "a", "file": "a/x.json"})
+    store.append_event(d, {"event": "done", "boot_id": "x", "kernel": "a", "file": "a/x.json"})
+    names = sorted(os.listdir(tmp_path / "journal"))
+    assert names == ["000001-start.json", "000002-done.json"]
+    (tmp_path / "journal" / "000003-done.json").write_text('{"event": ')  # a disk that lied
+    e = store.append_event(d, {"event": "arranged", "kernel": "b"})
+    assert e["seq"] == 4  # never reuses the damaged one's number
+    c = store.load(d)
+    assert [x["event"] for x in c.events] == ["start", "done", "arranged"]
+    assert any("000003-done.json: skipped" in w for w in c.warnings)
+    assert (tmp_path / "journal" / "000003-done.json").exists()  # kept as it was
+    assert c.counts() == {"a": 1, "b": 0} and c.expected() == "b" and not c.open_starts()
+    with pytest.raises(ValueError):
+        store.append_event(d, {"event": "bogus"})
+
+
+def test_a_redone_slot_of_one_boot_takes_a_new_name(tmp_path):
+    first = store.free_result_path(str(tmp_path), "a", "id")
+    assert first.endswith("a/id.json")
+    open(first, "w").close()
+    assert store.free_result_path(str(tmp_path), "a", "id").endswith("a/id-2.json")
+
+
+def test_not_a_campaign(tmp_path):
+    with pytest.raises(UsageError, match="not a campaign directory"):
+        store.load(str(tmp_path))
+    assert not store.is_campaign(str(tmp_path))
