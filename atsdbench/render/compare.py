@@ -2,10 +2,8 @@
 import json
 import math
 
-from tabulate import tabulate
-
 from ..analysis import stats, timeseries
-from . import numbers, text
+from . import numbers, tables, text
 from ..data.cells import where
 from ..units import format_size
 
@@ -147,7 +145,9 @@ def _table(cmp, tablefmt):
         for r in rows:
             line += [numbers.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r), detects(r), verdict(r)]
         body.append(line)
-    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    lead = len(_lead(cmp, _keys(cmp)[0])) + 1 if body else len(headers)
+    sides = [list(range(i, i + 5)) for i in range(lead, len(headers), 5)]
+    return tables.fitted(body, headers, tablefmt, lead=lead, groups=sides)
 
 
 def _title(cmp, units=False):

@@ -27,6 +27,40 @@ COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/
 QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("h_")}
 
 
+def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
+    """tabulate's table as text a commit message takes: columns two spaces apart (no padding beyond
+    the widest cell), and where that is wider than text.WIDTH, blocks of it one under another, each
+    repeating the first `lead` columns (the stride; compare's base rate too) and holding whole
+    `groups` (lists of column indexes: compare's columns of one side stay together; by default each
+    column alone).  Other formats (markdown, csv) are never cut."""
+    import tabulate as tab
+
+    def one(columns):
+        saved, tab.MIN_PADDING = tab.MIN_PADDING, 0
+        try:
+            return tabulate([[row[i] for i in columns] for row in body], headers=[headers[i] for i in columns],
+                            tablefmt=tablefmt, disable_numparse=True, **options)
+        finally:
+            tab.MIN_PADDING = saved
+
+    if tablefmt != "simple":
+        return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True, **options)
+    widths = [max([len(str(h))] + [len(str(row[i])) for row in body]) for i, h in enumerate(headers)]
+
+    def span(columns):
+        return sum(widths[i] for i in columns) + 2 * (len(columns) - 1)
+
+    groups = groups or [[i] for i in range(lead, len(headers))]
+    blocks, current = [], list(range(lead))
+    for group in groups:
+        if len(current) > lead and span(current + group) > text.WIDTH:
+            blocks.append(current)
+            current = list(range(lead))
+        current = current + group
+    blocks.append(current)
+    return "\n\n".join(one(columns) for columns in blocks)
+
+
 def _counters_present(rows):
     """The counter columns (COUNTER_COLUMNS entries) that some row has."""
     return [c for c in COUNTER_COLUMNS if any(c[0] in r for r in rows)
@@ -60,8 +94,6 @@ def headline(result):
         extras.append("no retouch")
     if c.get("gpu") is not None and "gpu" not in axes:
         extras.append(f"GPU {c['gpu']}")
-    if axes:
-        extras.append(axes_text(c))
     h = result.host
     rounds = text.plural(c['rounds'], 'round')
     if (c.get("adaptive") or {}).get("unit") == "run":  # --until --runs: config runs is the minimum
@@ -69,10 +101,12 @@ def headline(result):
                   f"of {text.plural(c['rounds'], 'round')}")
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
-    line1 = (f"{op_text(c)} rate over {format_size(c['size'])} ({', '.join(extras)}), "
+    line1 = (f"{op_text(c)} rate over {format_size(c['size'])}{' (' + ', '.join(extras) + ')' if extras else ''}, "
              f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
-    return "\n".join([line1, UNITS_NOTE] + trace_notes(c))
+    # a long one at its '; ' (the host), the cells on a line of their own
+    return "\n".join([text.wrap(line1)] + ([text.hang(axes_text(c), 2)] if axes else []) + [UNITS_NOTE]
+                     + trace_notes(c))
 
 
 def trace_notes(config):
@@ -161,9 +195,9 @@ def _rate_columns(view, unit):
                 col("Max", "max", "max", numbers.rate), col("CV% within", "cv_within_pct", "within_cv", cv),
                 col("CV% between", "cv_between_pct", "between_cv", cv)]
     # run prints Median/Min/Max of single passes, show by default of round means: the same words
-    # for two different numbers, so here they carry their unit (csv keeps plain names).
+    # for two different numbers, so the line over show's table names its unit (text.show_units).
     return [("N", "n", lambda r: str(r["n"]))] + [
-        col(f"{title} ({unit})", title.lower(), title.lower(), rate3) for title in ("Min", "Max", "Median", "Mean")] + [
+        col(title, title.lower(), title.lower(), rate3) for title in ("Min", "Max", "Median", "Mean")] + [
         col("Stddev", "stddev", "stddev", rate3), col("CV%", "cv_pct", "cv", cv)]
 
 
@@ -219,7 +253,7 @@ def stride_table(result, unit="pass", fmt="text", view="run"):
     out = []
     for block in blocks:
         heading = block[1]
-        table = tabulate(body(block), headers=titles, tablefmt=FORMATS[fmt], disable_numparse=True, **align)
+        table = fitted(body(block), titles, FORMATS[fmt], **align)
         if heading is not None:  # markdown: a paragraph of its own, or the table would continue it
             table = f"**{heading}**\n\n{table}" if fmt == "markdown" else f"{heading}\n{table}"
         out.append(table)

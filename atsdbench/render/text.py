@@ -24,8 +24,9 @@ CALIBRATE = "docs/calibrate.md#what-it-does"
 BATCHES = "docs/methodology.md#drift-and-autocorrelation"
 MODEL = "docs/model.md#cost-model-atsdbench-model"
 PROFILE_TABLE = "docs/calibrate.md#report"
+COUNTED = "docs/guest.md#what-changed-means"
 ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE)
+           PROFILE_TABLE, COUNTED)
 
 
 def see(text, anchor):
@@ -150,8 +151,8 @@ RUN_UNITS = "Median, Min, Max: of single passes; CV% within: of a round's passes
 
 def show_units(unit):
     if unit == "round":
-        return "GB/s per round (N = rounds); run's Median, Min and Max are of passes (show --unit pass)"
-    return "GB/s per pass (N = passes): Median, Min and Max as run prints them"
+        return "Min to Stddev: GB/s of round means (N = rounds); run's Median, Min, Max: of passes (--unit pass)"
+    return "Min to Stddev: GB/s of single passes (N = passes), as run prints them"
 
 
 def detects_alone(found):
@@ -165,3 +166,17 @@ def detects_alone(found):
 def detects_profiled(found, n):
     """A one-process file with a noise profile: what a compare of two like it detects."""
     return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)
+
+
+# ---- compare --counts ----
+
+COUNTS_TITLE = "kernel invalidation events per mprotect call (IPIs from timed passes)"
+def counts_rule(sizes):
+    """Under compare --counts' table: sizes = 'N = 6/6' (passes counted, base/new)."""
+    return "\n".join([wrap(f"changed: the sides' per-call counts do not overlap beyond their spread; {sizes} passes "
+                            "(base/new)"), see("n/a: not counted; counters at 0 in every pass left out", COUNTED)])
+
+
+def counts_emulated(names):
+    return (f"emulated (qemu-tcg): {', '.join(names)}: the counts are the kernel's own, the rates are not the "
+            "hardware's, so no rate gets a verdict")
