@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from ..units import format_size
+from ..render import messages
 
 # in the order shown; h_* (hypervisor calls by opcode) follow, sorted
 COUNTERS = ("flushes", "full_flushes", "ipis", "tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia")
@@ -126,8 +127,7 @@ def mark_emulated_file(rows, result, warnings):
     for r in rows:
         r["p_value"] = math.nan
         r["note"] = "emulated (qemu-tcg)"
-    warnings.append(f"{result.path or 'the file'} ran in an emulated guest (qemu-tcg): its rates are shown but are "
-                    "not the hardware's, so no rate gets a verdict")
+    warnings.append(messages.COUNTS_RAN_EMULATED_GUEST_QEMU.format(value=result.path or messages.UNNAMED))
 
 
 def attach_by(cmp, result, members, strides):
@@ -146,6 +146,5 @@ def attach(cmp, groups, cells, common):
     cmp.counts = compare_counts(groups, cmp.labels, cells, common)
     cmp.emulated = emulated_labels(groups, cmp.labels)
     if cmp.emulated:
-        cmp.warnings.append(f"{', '.join(cmp.emulated)} ran in an emulated guest (qemu-tcg): its rates are shown but "
-                            "are not the hardware's, so no rate gets a verdict; the counts are the kernel's own")
+        cmp.warnings.append(messages.COUNTS_EMULATED_SIDES.format(labels=", ".join(cmp.emulated)))
     return cmp

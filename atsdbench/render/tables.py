@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from ..units import format_size
 from . import numbers, text
+from . import messages
 
 UNITS_NOTE = text.UNITS
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
@@ -51,14 +52,22 @@ def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
         return sum(widths[i] for i in columns) + 2 * (len(columns) - 1)
 
     groups = groups or [[i] for i in range(lead, len(headers))]
-    blocks, current = [], list(range(lead))
-    for group in groups:
-        if len(current) > lead and span(current + group) > text.WIDTH:
-            blocks.append(current)
-            current = list(range(lead))
-        current = current + group
-    blocks.append(current)
-    return "\n\n".join(one(columns) for columns in blocks)
+    if any(span(list(range(lead)) + g) > text.WIDTH for g in groups):  # a group too wide alone: by column
+        groups = [[i] for g in groups for i in g]
+
+    def pack(limit):
+        blocks, current = [], list(range(lead))
+        for group in groups:
+            if len(current) > lead and span(current + group) > limit:
+                blocks.append(current)
+                current = list(range(lead))
+            current = current + group
+        return blocks + [current]
+
+    blocks = pack(text.WIDTH)
+    # as few blocks as fit, and of even widths: not a last block of one column
+    limit = next(w for w in range(span(range(lead)), text.WIDTH + 1) if len(pack(w)) <= len(blocks))
+    return "\n\n".join(one(columns) for columns in pack(limit))
 
 
 def _counters_present(rows):
@@ -216,7 +225,7 @@ def stride_table(result, unit="pass", fmt="text", view="run"):
                        spec.get("bystanders", bystanders), effective))
     warnings = []
     if any(b[6] != unit for b in blocks):
-        warnings.append("a stride has a single round: showing passes, so the spread ignores between-round variance")
+        warnings.append(messages.TABLES_STRIDE_HAS_SINGLE_ROUND)
     rows = [r for b in blocks for r in b[3]]
     shown = blocks[0][3][0]["unit"] if blocks[0][3] else unit
 
@@ -290,7 +299,7 @@ def notes(result, calibrating=False):
     (where the flush counts came from is in the headline, trace_notes)."""
     lines = adaptive_notes(result.config)
     if not result.complete:
-        lines.append("interrupted: only finished passes are shown and saved (complete: false)")
+        lines.append(text.INTERRUPTED)
     notes = bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
@@ -371,8 +380,7 @@ def bystander_notes(records):
     idle = sum(1 for s in flagged if s["bystander_idle"])
     if not idle:
         return []
-    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran under {BYSTANDER_BUSY:.0%} of the "
-            "pass: fewer remote flushes (bystander_share)"]
+    return [text.idle_bystanders(idle, len(flagged), BYSTANDER_BUSY)]
 
 
 def disturbance_notes(records):
@@ -383,8 +391,7 @@ def disturbance_notes(records):
     n, of = disturbed(records)
     if not n:
         return []
-    return [f"warning: {n} of {of} timed passes were disturbed (preempted, under {CPU_BUSY:.0%} of the pass on "
-            "CPU, or steal): columns preempted, cpu_share"]
+    return [text.disturbed(n, of, CPU_BUSY)]
 
 
 def thp_notes(records):
@@ -394,8 +401,7 @@ def thp_notes(records):
     if not shares or min(shares) >= 0.9:
         return []
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
-    return [f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmentation, or THP "
-            "off): thp_share"]
+    return [text.thp_short(low, high)]
 
 
 def lag1_notes(rows):

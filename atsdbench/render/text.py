@@ -149,6 +149,21 @@ UNITS = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
 RUN_UNITS = "Median, Min, Max: of single passes; CV% within: of a round's passes, between: of round means"
 
 
+INTERRUPTED = "interrupted: only finished passes are shown and saved (complete: false)"
+
+
+def idle_bystanders(idle, of, busy):
+    return f"warning: {idle} of {of} timed passes had a bystander under {busy:.0%} of the pass: fewer remote flushes"
+
+
+def disturbed(n, of, busy):
+    return f"warning: {n} of {of} timed passes disturbed (preempted, under {busy:.0%} on CPU, or steal): cpu_share"
+
+
+def thp_short(low, high):
+    return f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmented, or THP off)"
+
+
 def show_units(unit):
     if unit == "round":
         return "Min to Stddev: GB/s of round means (N = rounds); run's Median, Min, Max: of passes (--unit pass)"
