@@ -477,7 +477,7 @@ def cmd_guest(args):
                                                        trace_buffer_kb=trace_kb, archives=args.initrd)
                 cmd = guest_qemu.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem,
                                               append=args.append, accel=args.accel)
-                rc, seconds, messages = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
+                rc, seconds, qemu_said = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
                 if sys.stderr.isatty():
                     sys.stderr.write("\n")
                 try:
@@ -490,7 +490,7 @@ def cmd_guest(args):
             print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
             failed += 1
             continue
-        failed += _guest_home(args, image, machine, text, (rc, seconds, messages), runs, taken)
+        failed += _guest_home(args, image, machine, text, (rc, seconds, qemu_said), runs, taken)
     return 1 if failed else 0
 
 
@@ -536,7 +536,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken):
     from .data import atsd_output as importer, guest_console, results
     from .measure import guest, guest_qemu
 
-    rc, seconds, messages = qemu
+    rc, seconds, qemu_said = qemu
     arch = guest.MACHINES[machine]["arch"]
     label = f"{os.path.basename(image)} ({machine})"
     accel = guest_qemu.accel_name(args.accel)
@@ -546,7 +546,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken):
         print(f"atsdbench: guest {label}: {why}\n({shown})", file=sys.stderr)
 
     try:
-        values = guest_console.reached_init(text, rc, args.timeout, messages)
+        values = guest_console.reached_init(text, rc, args.timeout, qemu_said)
     except UsageError as e:
         kept = guest.claim(args.output, f"{os.path.basename(image)}-{machine}", taken, ".failed.console")
         kept, why = _guest_console(kept + ".failed.console", text)

@@ -10,6 +10,7 @@ import gzip
 import re
 
 from ..errors import UsageError
+from ..render import messages
 
 
 def parse_console(text):

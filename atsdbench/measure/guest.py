@@ -111,7 +111,7 @@ def check_run_options(argv, options):
         if o["name"] == "output":
             raise UsageError(messages.GUEST_GUEST_OWN_NAMES_RESULT.format(shown=shown))
         if not o["atsd"]:
-            hint = "; --tracepoints EVENT,... records tracepoints in the guest" if o["field"] == "trace" else ""
+            hint = messages.GUEST_TRACE_HINT if o["field"] == "trace" else ""
             raise UsageError(messages.GUEST_ATSDBENCH_RUN_ONLY_STANDALONE.format(shown=shown, hint=hint))
         if o["metavar"] is None:
             if eq:

@@ -110,12 +110,15 @@ def headline(result):
                   f"of {text.plural(c['rounds'], 'round')}")
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
-    line1 = (f"{op_text(c)} rate over {format_size(c['size'])}{' (' + ', '.join(extras) + ')' if extras else ''}, "
-             f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
-             f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
-    # a long one at its '; ' (the host), the cells on a line of their own
-    return "\n".join([text.wrap(line1)] + ([text.hang(axes_text(c), 2)] if axes else []) + [UNITS_NOTE]
-                     + trace_notes(c))
+    what = f"{op_text(c)} rate over {format_size(c['size'])}{' (' + ', '.join(extras) + ')' if extras else ''}"
+    how = f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}"
+    host = f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}"
+    # one line where it fits, else broken after the plan or before it; the cells on a line of their own
+    line1 = f"{what}, {how}; {host}"
+    if len(line1) > text.WIDTH:
+        line1 = f"{what}, {how};\n{host}" if len(f"{what}, {how};") <= text.WIDTH else f"{what},\n{how}; {host}"
+    line1 = "\n".join(text.hang(line, 2) for line in line1.split("\n"))
+    return "\n".join([line1] + ([text.hang(axes_text(c), 2)] if axes else []) + [UNITS_NOTE] + trace_notes(c))
 
 
 def trace_notes(config):

@@ -84,7 +84,7 @@ def test_cli_plot_to_a_full_disk_names_the_path(full_disk, fixtures, cli):
 
 
 def test_space_is_checked_before_working(tiny_disk):
-    with pytest.raises(UsageError, match=r"cannot write output .*r.json: \d+ KiB free on its file system, about "
+    with pytest.raises(UsageError, match=r"cannot write output .*r.json: \d+ KiB free, about "
                        r"1024.0 MiB needed"):
         files.claim(str(tiny_disk / "r.json"), 1 << 30)
     files.claim(str(tiny_disk / "r.json"), 1024)

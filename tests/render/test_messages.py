@@ -17,14 +17,16 @@ HOME = {"render/text.py", "render/messages.py"}
 OWN_WORDS = {"ministat.py", "errors.py"}
 PREFIX = "atsdbench: warning: "
 # a field's realistic value: file names and labels as users give them, numbers, option values
-SAMPLES = {"what": "--size", "cut": "256MB", "number": "256", "unit": "M", "shift": "20",
+SAMPLES = {"k": "0", "machine": "183", "size": "16383", "need": "16384", "end": "4096",
+           "runs": "1", "rounds": "1", "calibrate_runs": "8", "mib": "64 KiB", "mib2": "1024.0 MiB",
+           "what": "--size", "cut": "256MB", "number": "256", "unit": "M", "shift": "20",
            "path": "results/before.json", "name": "before.json", "file": "before.json", "file2": "after.json",
            "label": "Before", "places": "64K, 1M", "why": "fewer than 2 observations", "listing": "64K, 4K"}
 TEMPLATES = {k: v for k, v in vars(messages).items() if k.isupper() and isinstance(v, str)}
 
 
 # where a generic field name means a short value
-OVERRIDES = {"UNITS_SIZES_ARE_BINARY_WRITE": {"value": "6"}}
+OVERRIDES = {"UNITS_SIZES_ARE_BINARY_WRITE": {"value": "6"}, "GUEST_IMAGE_KERNEL_CUT_OFF_ELF_2": {"value": "16384"}}
 
 
 def _filled(template, name=None):
