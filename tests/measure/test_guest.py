@@ -191,7 +191,7 @@ def test_bad_input_is_one_line_before_anything_boots(cli, tmp_path):
         (["--kernel", kernel, "--trace-buffer", "lots"], "--trace-buffer 'lots' is not a size"),
         (["--kernel", kernel, "--", "--size", "16M", "--"], "an empty run between two `--`"),
         (["--kernel", kernel, "--command", " "], "--command needs a shell command line"),
-        (["--kernel", kernel, "--", "--size", "16M", "--", "--tracepoints", "tlbie"], "each tracepoint is SUBSYSTEM/EVENT"),
+        (["--kernel", kernel, "--", "--size", "16M", "--", "--tracepoints", "tlbie"], "'tlbie' is not SUBSYSTEM/EVENT"),
         (["--kernel", kernel, "--", "--size", "16M", "--", "--gpu", "0"], "atsd has no --gpu"),
         (["--kernel", kernel, "--timeout", "0"], "--timeout must be at least 1 s"),
         (["--kernel", kernel, "--timeout", "100", "--", "--runs", "2", "--gap", "50s", "--", "--runs", "2",
