@@ -203,14 +203,16 @@ while True:
 """
 
 
-def test_sigkill_during_saves_loses_nothing(tmp_path):
-    """Issue 34, 4: a writer SIGKILLed at random moments while it saves, 12 times: the target is always a
-    whole file, and the next write to the folder reports every temporary file left behind, keeping each
-    under a visible name (a complete one as a result that loads)."""
+@pytest.mark.parametrize("kills", [4, pytest.param(12, marks=pytest.mark.slow)])  # a process start each
+def test_sigkill_during_saves_loses_nothing(tmp_path, kills):
+    """Issue 34, 4: a writer SIGKILLed at random moments while it saves, 4 times (12 in the whole
+    suite): the target is always a whole file, and the next write to the folder reports every
+    temporary file left behind, keeping each under a visible name (a complete one as a result that
+    loads)."""
     target = tmp_path / "r.json"
     rng = random.Random(34)
     left = []
-    for _ in range(12):
+    for _ in range(kills):
         child = subprocess.Popen([sys.executable, "-c", KILLED, str(target)], stdout=subprocess.PIPE, text=True)
         assert child.stdout.readline() == "saved\n"
         time.sleep(rng.uniform(0, 0.15))
