@@ -129,7 +129,7 @@ def trace_notes(config):
         how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
         return [f"flush counts: {events} {how} ({config['trace_scope']}-wide), on warm-up passes (none timed)"]
     if config.get("trace_error") and config.get("trace") != "off":
-        return [f"no flush counts: {config['trace_error']}"]
+        return [text.hang(f"no flush counts: {config['trace_error']}", 2)]  # the core's sentence
     return []
 
 
@@ -407,6 +407,13 @@ def thp_notes(records):
     return [text.thp_short(low, high)]
 
 
+def wrap_note(line):
+    """A note longer than text.WIDTH (one value per stride and cell) on lines of its own, under its start."""
+    from . import text
+
+    return text.hang(line, 2)
+
+
 def lag1_notes(rows):
     """The lag-1 autocorrelation of each stride's round means, and a warning where it is high."""
     from ..analysis import timeseries
@@ -418,7 +425,7 @@ def lag1_notes(rows):
     cells = {r.get("cell", 0) for r in rows}
     text = ", ".join((f"cell {r['cell']} " if len(cells) > 1 else "") + f"{format_size(r['stride_bytes'])} "
                      f"{numbers.signed(r['lag1'])}" for r in rows)
-    out = [f"lag-1 autocorrelation of round means: {text}"]
+    out = [wrap_note(f"lag-1 autocorrelation of round means: {text}")]
     for r in rows:
         w = timeseries.warn_if_autocorrelated(r["lag1"], r["rounds"], tests=len(rows))
         if w:
