@@ -6,7 +6,9 @@ table has at most MAX_NOTES notes under it, each naming the docs/ anchor that te
 (tests/render/test_text.py holds both, and that every anchor exists).  Figures measured on the
 project's own machines are evidence in docs/methodology.md, never printed as if they were the
 user's: where the user's own data has a figure (a noise profile, the file's own spread), that is
-the one printed."""
+the one printed.  The one-line failures (usage errors) and the warnings on stderr are in the sibling
+render/messages.py, templates by name; a new one may go in either file (tests/render/test_messages.py
+scans the package: no other module words its own)."""
 
 WIDTH = 100
 MAX_NOTES = 3
