@@ -105,7 +105,7 @@ def _measure_and_save(plan, output, total):
         progress.end()
     save_error = None
     if not result.records:
-        print("atsdbench: no pass finished; nothing written", file=sys.stderr)
+        print(f"atsdbench: {messages.CMD_NOTHING_WRITTEN}", file=sys.stderr)
     else:
         try:
             results.save_or_rescue(result, output, later=True)
@@ -487,7 +487,8 @@ def cmd_guest(args):
                     text = ""
         except OSError as e:  # a full or unwritable temporary directory: this kernel only, the next boots
             where = f" ({e.filename})" if e.filename else ""
-            print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
+            print("atsdbench: " + messages.CMD_GUEST_NO_BOOT.format(label=label, why=e.strerror or e, where=where),
+                  file=sys.stderr)
             failed += 1
             continue
         failed += _guest_home(args, image, machine, text, (rc, seconds, qemu_said), runs, taken)
@@ -542,7 +543,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken):
     accel = guest_qemu.accel_name(args.accel)
 
     def fail(why, console):
-        shown = f"the whole console: {console}" if console else "no console kept"
+        shown = messages.CMD_GUEST_CONSOLE.format(console=console) if console else messages.CMD_GUEST_NO_CONSOLE
         print(f"atsdbench: guest {label}: {why}\n({shown})", file=sys.stderr)
 
     try:

@@ -253,9 +253,10 @@ def recover_leftovers(folder):
         except OSError:
             continue
         found.append((path, target, complete))
-        what = ("a complete file (a writer was killed before renaming it)" if complete else
-                f"an incomplete file ({st.st_size} bytes; a writer was killed while writing it)")
-        print(f"atsdbench: warning: {path} was left behind: {what}; kept as {target}", file=sys.stderr)
+        what = messages.FILES_LEFT_WHOLE if complete else messages.FILES_LEFT_PART.format(size=st.st_size)
+        print("atsdbench: warning: " + messages.FILES_LEFT_BEHIND.format(path=path, what=what,
+                                                                          name=os.path.basename(target)),
+              file=sys.stderr)
     return found
 
 
