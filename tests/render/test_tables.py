@@ -62,8 +62,8 @@ def test_the_warnings_state_the_thresholds_the_data_side_applies(monkeypatch):
     idle = [{"warmup": False, "bystander_idle": True}]
     disturbed = [{"warmup": False, "disturbed": True, "preempted": 1, "cpu_share": 1.0}]
     assert "under 90% of the pass" in tables.bystander_notes(idle)[0]
-    assert "under 90% of the pass" in tables.disturbance_notes(disturbed)[0]
+    assert "under 90% on CPU" in tables.disturbance_notes(disturbed)[0]
     monkeypatch.setattr(results, "BYSTANDER_BUSY", 0.75)
     monkeypatch.setattr(results, "CPU_BUSY", 0.8)
     assert "under 75% of the pass" in tables.bystander_notes(idle)[0]
-    assert "under 80% of the pass" in tables.disturbance_notes(disturbed)[0]
+    assert "under 80% on CPU" in tables.disturbance_notes(disturbed)[0]
