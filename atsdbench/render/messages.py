@@ -274,3 +274,13 @@ CMD_GUEST_NO_CONSOLE = "no console kept"
 FILES_LEFT_BEHIND = "{path} was left behind: {what}; kept as {name}"
 FILES_LEFT_WHOLE = "a complete file (its writer was killed)"
 FILES_LEFT_PART = "an incomplete file ({size} bytes; its writer was killed)"
+
+# ---- errors: the compiled core missing or stale, and the way out (a path: may pass 100 columns) ----
+
+CORE_PROBLEM = "compiled core {why} {where}, {hint}"
+CORE_MISSING = "missing in"
+CORE_NOT_LOADING = "does not load ({error}) in"
+CORE_STALE = "compiled core in {where} is stale (ABI {found}, this atsdbench expects {expected}), {hint}"
+CORE_IN_CHECKOUT = ("a source tree: build it with `pip install -e {checkout}`, or run from another directory to use "
+                    "the installed atsdbench")
+CORE_REINSTALL = "reinstall with `pip install --force-reinstall --no-deps {what}`"
