@@ -5,6 +5,7 @@ import sys
 
 from . import signals
 from .errors import UsageError
+from .render import messages
 
 
 def _progress(total):
@@ -142,7 +143,7 @@ def _measure_and_save(plan, output, total, probe=None, sampler=None):
     save_error = None
     if not result.records:
         if getattr(result, "failure", None) is None:  # a read-back's one line says it all (exit 3)
-            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
+            print(f"atsdbench: {messages.CMD_NOTHING_WRITTEN}", file=sys.stderr)
     else:
         try:
             results.save_or_rescue(result, output, later=True)
@@ -242,17 +243,14 @@ def cmd_calibrate(args):
 
             raise UsageError(text.breakdown_not_calibrate())
         if options.get("until") is not None:
-            raise UsageError("calibrate measures a fixed design: --until (adaptive) would stop on the very noise "
-                             "it estimates")
+            raise UsageError(messages.CMD_CALIBRATE_MEASURES_FIXED_DESIGN)
         options.setdefault("runs", CALIBRATE_RUNS)
         options.setdefault("gap", CALIBRATE_GAP)
         plan = plans.make_plan(**options)
         if plan.runs < 2:
-            raise UsageError(f"calibrate --runs {plan.runs}: one sub-run has no between-run variance to measure "
-                             f"(give 2 or more; the default is {CALIBRATE_RUNS})")
+            raise UsageError(messages.CMD_CALIBRATE_RUNS_SUB_RUN.format(runs=plan.runs, calibrate_runs=CALIBRATE_RUNS))
         if plan.rounds < 2:  # noise.profile_entries needs a sub-run's spread of round means: say so now
-            raise UsageError(f"calibrate --rounds {plan.rounds}: one round a sub-run has no within-run variance "
-                             "to measure (give 2 or more)")
+            raise UsageError(messages.CMD_CALIBRATE_ROUNDS_ROUND_SUB.format(rounds=plan.rounds))
         _warn(calibrate_gap_warnings(plan.gap))
         facts = host.probe()
         path = args.output
@@ -281,7 +279,7 @@ def _calibrate_from(args):
 
     given = sorted(k for k in plan_options(args) if k != "output")
     if given:
-        raise UsageError(f"calibrate --from takes the plan from its file: no run options (got --{given[0]})")
+        raise UsageError(messages.CMD_CALIBRATE_FROM_TAKES_PLAN.format(value=given[0]))
     result = results.load(args.source)
     path = args.output or profile.default_path(result.host, profile.plan_of(result.config), result.started)
     if args.output is None:
@@ -345,11 +343,10 @@ def cmd_compare(args):
     from .render import compare as compare_formats
 
     if args.format not in compare_formats.RENDERERS and args.format != "lava":
-        raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} or lava "
-                         f"(got {args.format!r})")
+        raise UsageError(messages.CMD_FORMAT_MUST.format(renderers=', '.join(compare_formats.RENDERERS) + " or lava",
+                                                         format=args.format))
     if args.format == "lava" and getattr(args, "counts", False):
-        raise UsageError("--format lava gives the rates' lines: leave --counts out (its formats: text, markdown, "
-                         "csv, json, commit)")
+        raise UsageError(messages.CMD_LAVA_NO_COUNTS)
     labels = args.labels.split(",") if args.labels else None
     args.files, labels, campaign = campaign_sides(args.files, labels)
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
@@ -366,8 +363,7 @@ def cmd_compare(args):
 
     if getattr(args, "counts", False):
         if not cmp.counts:
-            raise UsageError("the files have no invalidation counts (flushes, IPIs, tlbie, hcalls): they were measured "
-                             "without tracing")
+            raise UsageError(messages.CMD_FILES_HAVE_NO_INVALIDATION)
         print(count_formats.RENDERERS[args.format](cmp))
         return 0
     if args.format == "lava":
@@ -403,7 +399,8 @@ def cmd_show(args):
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} or lava (got {args.format!r})")
+        raise UsageError(messages.CMD_FORMAT_MUST_2.format(formats=', '.join(show.FORMATS) + " or lava",
+                                                           format=args.format))
     table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
     _warn(warnings)
     _print_stale(result.stale(), sys.stderr if args.format == "csv" else sys.stdout)  # above the table
@@ -480,7 +477,7 @@ def cmd_import(args):
     if args.table:
         return _import_table(args)
     if args.page_size or args.ceiling is not None or args.size:
-        raise UsageError("--page-size, --ceiling and --size go with --table")
+        raise UsageError(messages.CMD_PAGE_SIZE_CEILING_SIZE)
     result = importer.load(args.file)
     output = args.output if args.output is not None else results.default_path(result.host)
     results.claim(output, len(result.records))
@@ -494,16 +491,15 @@ def _import_table(args):
     from .units import parse_size
 
     if not args.page_size:
-        raise UsageError("import --table needs --page-size: the base page size of the machine the table was "
-                         "measured on (e.g. 64K on POWER9, 4K on x86); the table does not say")
+        raise UsageError(messages.CMD_IMPORT_TABLE_NEEDS_PAGE)
     # The bounds `run --ceiling` takes: a kernel flushes at least one page singly.
     if args.ceiling is not None and args.ceiling < 1:
-        raise UsageError(f"--ceiling must be at least 1 (got {str(args.ceiling)[:40]})")
+        raise UsageError(messages.CMD_CEILING_MUST_LEAST.format(value=str(args.ceiling)[:40]))
     if args.ceiling is not None and args.ceiling > 1 << 30:
-        raise UsageError(f"--ceiling is a page count: at most 2^30 (got {str(args.ceiling)[:40]})")
+        raise UsageError(messages.CMD_CEILING_PAGE_COUNT_MOST.format(value=str(args.ceiling)[:40]))
     page = parse_size(args.page_size, "--page-size")
     if page & (page - 1):  # else every stride would be blamed for not being a multiple of it
-        raise UsageError(f"--page-size {args.page_size} is not a power of two (a page is 4K, 16K, 64K, ...)")
+        raise UsageError(messages.CMD_PAGE_SIZE_NOT_POWER.format(page_size=args.page_size))
     size = parse_size(args.size or "1G", "--size")
     found, warnings = table.load(args.file, page, size, args.ceiling)
     paths = table.output_paths(args.output, len(found), args.file)
@@ -521,7 +517,8 @@ def cmd_model(args):
     from .render import model as model_formats
 
     if args.format not in model_formats.RENDERERS:
-        raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
+        raise UsageError(messages.CMD_FORMAT_MUST.format(renderers=', '.join(model_formats.RENDERERS),
+                                                         format=args.format))
     _, _, confidence, unit = comparison.resolve_options(confidence=args.confidence, unit=args.unit)
     args.files, given, campaign = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
     groups, level = comparison.load_sides(args.files)
@@ -591,11 +588,10 @@ def guest_timeout(given, waits):
     if given is None:
         return GUEST_TIMEOUT + math.ceil(waits)
     if given < 1:
-        raise UsageError(f"--timeout must be at least 1 s (got {given})")
+        raise UsageError(messages.CMD_TIMEOUT_MUST_LEAST.format(given=given))
     if given <= waits:
-        raise UsageError(f"--timeout {given} is not longer than the runs' --gap and --spread sleeps alone "
-                         f"({waits:g} s): the guest would be killed as hung; leave --timeout out "
-                         f"({GUEST_TIMEOUT} s plus the sleeps) or give more")
+        raise UsageError(messages.CMD_TIMEOUT_NOT_LONGER_THAN.format(given=given, waits=waits,
+                                                                     guest_timeout=GUEST_TIMEOUT))
     return given
 
 
@@ -609,16 +605,16 @@ def cmd_guest(args):
     from .measure import core, guest, guest_image, guest_initramfs, guest_qemu
 
     if not args.kernel:
-        raise UsageError("guest needs --kernel IMAGE (one per kernel to boot)")
+        raise UsageError(messages.CMD_GUEST_NEEDS_KERNEL_IMAGE)
     machines = []
     for image in args.kernel:  # every image and option checked before anything boots
         arch, _ = guest_image.detect_image(image)
         machines.append(guest_image.choose_machine(arch, args.machine, image))
     groups = guest.split_runs(args.run_options)
     if len(groups) > 1 and not all(groups):
-        raise UsageError("guest: each `--` starts a run and takes its options (an empty run between two `--`)")
+        raise UsageError(messages.CMD_GUEST_EACH_STARTS_RUN)
     if args.guest_command is not None and not args.guest_command.strip():
-        raise UsageError("--command needs a shell command line to run in the guest")
+        raise UsageError(messages.CMD_COMMAND_NEEDS_SHELL_COMMAND)
     if args.guest_command is not None and groups == [[]]:
         groups = []  # the command instead of atsd
     runs, waits = [], 0.0
@@ -632,25 +628,24 @@ def cmd_guest(args):
         waits += guest.sleeps(plan.runs, plan.gap, plan.rounds, plan.spread)
     args.timeout = guest_timeout(args.timeout, waits)
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
-        raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got --mem {args.mem!r}, "
-                         f"--smp {args.smp})")
+        raise UsageError(messages.CMD_MEM_MUST_SIZE_SUCH.format(mem=args.mem, smp=args.smp))
     if args.smp < 2 and any(run["verify"] for run in runs):  # the guest's atsd would refuse it after the boot
         from .render import text
 
         raise UsageError(text.guest_verify_smp(args.smp))
     trace_kb = core.parse_size(args.trace_buffer, "--trace-buffer") // 1024
     if trace_kb < 4:
-        raise UsageError(f"--trace-buffer must be a size of at least 4K per CPU, such as 8M (got {args.trace_buffer!r})")
+        raise UsageError(messages.CMD_TRACE_BUFFER_MUST_SIZE.format(trace_buffer=args.trace_buffer))
     for archive in args.initrd:
         guest_initramfs.check_archive(archive)
     if args.accel not in ("tcg", "kvm"):
-        raise UsageError(f"--accel must be tcg or kvm (got {args.accel!r})")
+        raise UsageError(messages.CMD_ACCEL_MUST_TCG_KVM.format(accel=args.accel))
     if args.accel == "kvm":
         for image, machine in zip(args.kernel, machines):
             arch = guest.MACHINES[machine]["arch"]
             if arch != guest.host_arch():
-                raise UsageError(f"--accel kvm runs guests of this machine's own arch ({guest.host_arch()}); "
-                                 f"--kernel {image} is {arch}: leave --accel out for emulation (TCG)")
+                raise UsageError(messages.CMD_ACCEL_KVM_RUNS_GUESTS.format(host_arch=guest.host_arch(), image=image,
+                                                                           arch=arch))
     traced = sum(1 for run in runs if run["tracepoints"])
     guest.check_output_dir(args.output, len(args.kernel) * guest.expected_bytes(len(runs), traced, trace_kb, args.smp))
     need = guest_initramfs.missing_tools(machines)
@@ -659,12 +654,12 @@ def cmd_guest(args):
     if args.accel == "kvm":
         problem = guest_qemu.kvm_problem()
         if problem:
-            raise UsageError(f"--accel kvm: {problem}")
+            raise UsageError(messages.CMD_ACCEL_KVM.format(problem=problem))
     bases = {a: guest_initramfs.initramfs(a) for a in {guest.MACHINES[m]["arch"] for m in machines}}
     try:
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
-        raise UsageError(f"-o {args.output}: cannot make the directory: {e.strerror}") from None
+        raise UsageError(messages.CMD_O_CANNOT_MAKE_DIRECTORY.format(output=args.output, strerror=e.strerror)) from None
     if args.boots is not None:
         return _guest_campaign(args, machines, runs, bases, trace_kb)
     failed, taken, stale = 0, set(), []
@@ -697,7 +692,7 @@ def _guest_boot(args, image, machine, bases, runs, trace_kb):
                                                    trace_buffer_kb=trace_kb, archives=args.initrd)
             cmd = guest_qemu.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem,
                                           append=args.append, accel=args.accel)
-            rc, seconds, messages = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
+            rc, seconds, qemu_said = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
             if sys.stderr.isatty():
                 sys.stderr.write("\n")
             try:
@@ -707,9 +702,10 @@ def _guest_boot(args, image, machine, bases, runs, trace_kb):
                 text = ""
     except OSError as e:  # a full or unwritable temporary directory: this kernel only, the next boots
         where = f" ({e.filename})" if e.filename else ""
-        print(f"atsdbench: guest {label}: could not boot: {e.strerror or e}{where}", file=sys.stderr)
+        print("atsdbench: " + messages.CMD_GUEST_NO_BOOT.format(label=label, why=e.strerror or e, where=where),
+              file=sys.stderr)
         return None
-    return text, (rc, seconds, messages)
+    return text, (rc, seconds, qemu_said)
 
 
 def _guest_campaign(args, machines, runs, bases, trace_kb):
@@ -757,9 +753,9 @@ def _guest_campaign(args, machines, runs, bases, trace_kb):
             booted = _guest_boot(args, k["image"], machine, bases, runs, trace_kb)
             why = None
             if booted is not None:
-                text, (rc, seconds, messages) = booted
+                text, (rc, seconds, qemu_said) = booted
                 try:
-                    guest_console.reached_init(text, rc, args.timeout, messages)
+                    guest_console.reached_init(text, rc, args.timeout, qemu_said)
                     got = guest_console.run_output(text, 1, rc, args.timeout)
                     result = importer.to_result(got["output"], f"{k['image']}'s atsd output")
                 except UsageError as e:
@@ -831,17 +827,17 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
     from .data import atsd_output as importer, guest_console, results
     from .measure import guest, guest_qemu
 
-    rc, seconds, messages = qemu
+    rc, seconds, qemu_said = qemu
     arch = guest.MACHINES[machine]["arch"]
     label = f"{os.path.basename(image)} ({machine})"
     accel = guest_qemu.accel_name(args.accel)
 
     def fail(why, console):
-        shown = f"the whole console: {console}" if console else "no console kept"
+        shown = messages.CMD_GUEST_CONSOLE.format(console=console) if console else messages.CMD_GUEST_NO_CONSOLE
         print(f"atsdbench: guest {label}: {why}\n({shown})", file=sys.stderr)
 
     try:
-        values = guest_console.reached_init(text, rc, args.timeout, messages)
+        values = guest_console.reached_init(text, rc, args.timeout, qemu_said)
     except UsageError as e:
         kept = guest.claim(args.output, f"{os.path.basename(image)}-{machine}", taken, ".failed.console")
         kept, why = _guest_console(kept + ".failed.console", text)
@@ -894,10 +890,10 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
             trace_written = why is None
             absent = [e for e in run["tracepoints"] if e not in trace["events"]]
             if absent:
-                _warn([f"guest {label}: {which}{', '.join(absent)}: no such tracepoint in this kernel (not traced)"])
+                _warn([messages.CMD_GUEST_NO_SUCH_TRACEPOINT.format(label=label, which=which,
+                                                                    absent=', '.join(absent))])
             if trace["lost"]:
-                _warn([f"guest {label}: {which}the trace lost {trace['lost']} events (a full buffer): it is "
-                       "incomplete; a larger --trace-buffer or a smaller plan keeps them"])
+                _warn([messages.CMD_GUEST_TRACE_LOST_EVENTS.format(label=label, which=which, lost=trace['lost'])])
         done = f"run {k} of {len(runs)}" if len(runs) > 1 else f"{seconds:.0f} s"
         if saved:
             print(f"wrote {name}.json ({release}, {machine}, {accel}, {done})"
@@ -929,7 +925,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
                 print(f"atsdbench: guest {label}: {why}{held}", file=sys.stderr)
             failed += len(problems)
             if left:
-                _warn([f"guest {label}: not brought home from /out: {', '.join(left)}"])
+                _warn([messages.CMD_GUEST_NOT_BROUGHT_HOME.format(label=label, left=', '.join(left))])
             files_line = f"{brought} file{'s' * (brought != 1)} it left in /out under {stem}/" if brought else ""
             if out_why is None:
                 print(f"wrote {stem}.out (the command's output, exit {code})"
@@ -942,7 +938,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
     kernel_log = [line.strip() for b in guest_console.parse_console(text)[1] if b["name"] == "kernel-log"
                   for line in b["lines"] if line.strip()]
     if kernel_log:
-        _warn([f"guest {label}: the kernel logged {kernel_log[0]!r} (the console has it all)"])
+        _warn([messages.CMD_GUEST_KERNEL_LOGGED_CONSOLE.format(label=label, value=kernel_log[0])])
     if (len(runs) > 1 or args.guest_command is not None) and console == stem + ".console":
         print(f"wrote {console} ({release}, {machine}, {accel}, {seconds:.0f} s)")
     return failed

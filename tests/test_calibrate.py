@@ -32,8 +32,7 @@ def _one_line(p):
 
 
 @pytest.mark.parametrize("args,words", [
-    (["--runs", "1"], "calibrate --runs 1: one sub-run has no between-run variance to measure (give 2 or more; the "
-                      "default is 8)"),
+    (["--runs", "1"], "calibrate --runs 1: one sub-run has no between-run variance (give 2+; default 8)"),
     (["--until", "5%"], "calibrate measures a fixed design: --until"),
     (["--runs", "0"], "--runs"),
     (["--gap", "soon"], "--gap"),

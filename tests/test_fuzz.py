@@ -454,17 +454,19 @@ def test_all_zero_rates_are_refused_at_load(tmp_path, capsysbinary):
                                        "(got 0)"]
 
 
+# a plot costs about a second and a half of CPU: the quick set draws each label as png, the whole
+# suite (slow) as svg too
+@pytest.mark.parametrize("ext", ["png", pytest.param("svg", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("label", ["caf\udce9", "caf\u00e9", "$\\frac{$", "\ud800"])
-def test_plot_draws_any_label(tmp_path, capsysbinary, label):
+def test_plot_draws_any_label(tmp_path, capsysbinary, label, ext):
     pytest.importorskip("matplotlib")
     data = _fixture("before.json")
     data["config"]["label"] = label
     (tmp_path / "l.json").write_text(json.dumps(data))
-    for ext in ("png", "svg"):
-        code, out, lines = run_cli(["plot", tmp_path / "l.json", os.path.join(FIXTURES, "after.json"), "-o",
-                                    tmp_path / f"p.{ext}"], capsysbinary)
-        assert code == 0 and lines == [] and (tmp_path / f"p.{ext}").stat().st_size > 0
-        _close_figures()
+    code, out, lines = run_cli(["plot", tmp_path / "l.json", os.path.join(FIXTURES, "after.json"), "-o",
+                                tmp_path / f"p.{ext}"], capsysbinary)
+    assert code == 0 and lines == [] and (tmp_path / f"p.{ext}").stat().st_size > 0
+    _close_figures()
 
 
 def _shell(command, cwd):

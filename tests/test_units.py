@@ -62,9 +62,7 @@ def _size_texts():
     return st.one_of(st.text(SIZE_CHARS, max_size=30), shaped, st.text(max_size=60))
 
 
-@settings(max_examples=800, derandomize=True, deadline=None)
-@given(_size_texts())
-def test_the_pure_parser_is_the_c_parser(text):
+def _parsed_alike(text):
     """units.parse_size (the pure side's) and the core's atsd_parse_size (run's, atsd's): the same
     value, or the same refusal in the same words, for every text."""
     core = pytest.importorskip("atsdbench.measure.core")
@@ -76,3 +74,17 @@ def test_the_pure_parser_is_the_c_parser(text):
             return str(e)
 
     assert outcome(parse_size) == outcome(core.parse_size)
+
+
+# The quick set tries 100 texts, the whole suite (slow) 800 more: the same property at breadth.
+@settings(max_examples=100, derandomize=True, deadline=None)
+@given(_size_texts())
+def test_the_pure_parser_is_the_c_parser(text):
+    _parsed_alike(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=800, derandomize=True, deadline=None)
+@given(_size_texts())
+def test_the_pure_parser_is_the_c_parser_at_breadth(text):
+    _parsed_alike(text)

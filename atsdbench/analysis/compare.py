@@ -15,6 +15,7 @@ from ..data.cells import labels as cell_labels, op_of, where
 from ..data.schema import cut
 from ..errors import UsageError
 from ..units import format_size
+from ..render import messages
 
 COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
            "ci_low_pct", "ci_high_pct", "p_value", "p_adjusted", "adjust", "significant", "test", "confidence",
@@ -86,24 +87,23 @@ UNITS = ("auto", "round", "pass", "run")
 
 def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
     if metric not in (None, "mean", "median"):
-        raise UsageError(f"--metric must be mean or median (got {metric!r})")
+        raise UsageError(messages.CMP_METRIC_MUST_MEAN_MEDIAN.format(metric=metric))
     if test not in (None,) + stats.TESTS:
-        raise UsageError(f"--test must be welch, student or mannwhitney (got {test!r})")
+        raise UsageError(messages.CMP_TEST_MUST_WELCH_STUDENT.format(test=test))
     if test is None:
         test = "mannwhitney" if metric == "median" else "welch"
     if metric is None:
         metric = "median" if test == "mannwhitney" else "mean"
     if (metric == "median") != (test == "mannwhitney"):
-        raise UsageError(f"--test {test} does not test the {metric}: use t-tests (welch, student) with --metric mean, "
-                         "mannwhitney with --metric median")
+        raise UsageError(messages.CMP_TEST_DOES_NOT_TEST.format(test=test, metric=metric))
     try:
         confidence = float(confidence)
     except (TypeError, ValueError):
-        raise UsageError(f"--confidence {confidence!r} is not a number") from None
+        raise UsageError(messages.CMP_CONFIDENCE_NOT_NUMBER.format(confidence=confidence)) from None
     if confidence not in stats.CONFIDENCES:
-        raise UsageError(f"--confidence must be one of 80, 90, 95, 98, 99, 99.5 (got {confidence:g})")
+        raise UsageError(messages.CMP_CONFIDENCE_MUST.format(confidence=confidence))
     if unit not in UNITS:
-        raise UsageError(f"--unit must be auto, round, pass or run (got {unit!r})")
+        raise UsageError(messages.CMP_UNIT_MUST_AUTO_ROUND.format(unit=unit))
     return metric, test, confidence, unit
 
 
@@ -133,11 +133,11 @@ def _load_files(item):
     if isinstance(item, str) and "," in item:
         names = item.split(",")
         if not any(names):
-            raise UsageError(f"{item!r} names no file (a.json,b.json = replicate runs of one side)")
+            raise UsageError(messages.CMP_NAMES_NO_FILE_JSON.format(item=item))
         if not all(names):
             # Skipping it would make a side of fewer runs than typed, without a word.
-            raise UsageError(f"{cut(item)} has an empty file name (name {names.index('') + 1} of {len(names)}: "
-                             "a comma at an end, or two in a row; a.json,b.json = replicate runs of one side)")
+            raise UsageError(messages.CMP_HAS_EMPTY_FILE_NAME.format(item=cut(item), value=names.index('') + 1,
+                                                                     n_names=len(names)))
         item = names
     items = item if isinstance(item, (list, tuple)) else [item]
     return [x if isinstance(x, results.Result) else results.load(x) for x in items]
@@ -262,7 +262,7 @@ def choose_labels(groups, labels=None, whole=None):
     each cut to LABEL_WIDTH (shown_label).  `whole`, a dict, gets {label as cut: label as given}."""
     if labels is not None:
         if len(labels) != len(groups):
-            raise UsageError(f"--labels gives {len(labels)} labels for {len(groups)} files")
+            raise UsageError(messages.CMP_LABELS_GIVES_LABELS_FILES.format(n_labels=len(labels), n_groups=len(groups)))
         full = list(labels)
     else:
         full = [g[0].label if isinstance(g, list) else g.label for g in groups]
@@ -279,23 +279,19 @@ def choose_unit(groups, unit, test, asked_test, warnings):
     (model's before/after decides its unit with it too)."""
     replicated = [len(g) > 1 for g in groups]
     if unit == "run" and not any(replicated):
-        raise UsageError("--unit run needs replicate runs (a.json,b.json,...) on at least one side")
+        raise UsageError(messages.CMP_UNIT_RUN_NEEDS_REPLICATE)
     effective = ("run" if any(replicated) else "round") if unit == "auto" else unit
     mixed = effective == "run" and not all(replicated)
     if mixed and asked_test == "welch":
-        raise UsageError("--test welch needs replicate runs on every side; with replicates on one side only, "
-                         "use --test student (the replicated side's run-to-run variance) or replicate every side")
+        raise UsageError(messages.CMP_TEST_WELCH_NEEDS_REPLICATE)
     if mixed and test == "welch":
         test = "student"
     if mixed:
-        warnings.append("replicate runs on one side only: a single run is one observation, and the spread between "
-                        "the replicated side's runs is assumed to hold for it too (Student's t, pooled on log rates)"
-                        if test == "student" else
-                        "replicate runs on one side only: a single run is one observation")
+        warnings.append(messages.CMP_ONE_SIDE_REPLICATED_STUDENT if test == "student" else
+                        messages.CMP_ONE_SIDE_REPLICATED)
     if effective in ("round", "pass") and any(replicated):
         plural = "passes" if effective == "pass" else "rounds"
-        warnings.append(f"--unit {effective} pools the {plural} of replicate runs as one sample: the CI leaves "
-                        "out run-to-run drift")
+        warnings.append(messages.CMP_UNIT_POOLS_REPLICATE_RUNS.format(effective=effective, plural=plural))
     return effective, test, mixed
 
 
@@ -341,15 +337,14 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     family at the confidence level (Holm's step-down), and the raw p is kept beside the adjusted one."""
     if by is not None:
         if profiles:
-            raise UsageError("--profile is for files compared with each other; --by pairs the cells of one run by "
-                             "round, where drift cancels")
+            raise UsageError(messages.CMP_PROFILE_FILES_COMPARED_EACH)
         return compare_by(files, by, metric, test, confidence, unit, labels, adjust)
     asked_test = test
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
     if adjust not in stats.ADJUSTMENTS:
-        raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
+        raise UsageError(messages.CMP_ADJUST_MUST_HOLM_NONE.format(adjust=adjust))
     if len(files) < 2:
-        raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
+        raise UsageError(messages.CMP_COMPARE_NEEDS_BASELINE_FILE)
     groups, level = load_sides(files)
     names = [_name(g) for g in groups]
     given_labels, whole = labels, {}
@@ -369,17 +364,16 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     for s, name in zip(key_sets, names):
         for cell, stride in sorted(set.union(*key_sets) - s, key=lambda k: (order.get(k[0], len(order)), k[1])):
             what = f"stride {format_size(stride)}" + (f" of {cell}" if cell else "")
-            warnings.append(f"{what} is missing from {name}: not compared")
+            warnings.append(messages.CMP_MISSING_FROM_NOT_COMPARED.format(what=what, name=name))
     if not common:
-        raise UsageError("the files have no stride in common" if all(c == "" for ks in key_sets for c, _ in ks)
-                         else "the files have no (cell, stride) in common")
+        raise UsageError(messages.CMP_NO_STRIDE_IN_COMMON if all(c == "" for ks in key_sets for c, _ in ks)
+                         else messages.CMP_NO_CELL_STRIDE_IN_COMMON)
     effective, test, mixed = choose_unit(groups, unit, test, asked_test, warnings)
     if effective == "round" and any(stats.effective_unit(r.samples, "round") == "pass" for g in groups for r in g):
         effective = "pass"
-        warnings.append("a file has a single round: passes are the observations, so the CI ignores "
-                        "between-round variance")
+        warnings.append(messages.CMP_FILE_HAS_SINGLE_ROUND)
     elif unit == "pass":
-        warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
+        warnings.append(messages.CMP_UNIT_PASS_EVERY_PASS)
     rate = rate_of_sides(groups)
     obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]], rate[0])
            for i, g in enumerate(groups) for cell, s in common}
@@ -407,11 +401,11 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         for r in rows:
             r.update(significant=False, mde_pct=math.nan, verdict_withheld=True)
     for (label, why), places in notes.items():
-        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
+        warnings.append(messages.CMP_NO_CI.format(value='strides' if len(places) > 1 else 'stride',
+                                                  places=', '.join(places), label=label, why=why))
     ops = list(dict.fromkeys(op_of(g[0].config) for g in groups))
     if len(ops) > 1:
-        warnings.append(f"the sides time different calls ({', '.join(ops)}): the speedup is one call's rate "
-                        "against another's, not a change of the kernel")
+        warnings.append(messages.CMP_SIDES_TIME_DIFFERENT_CALLS.format(ops=', '.join(ops)))
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level, ops=ops)
     cmp.whole_labels = whole
@@ -484,12 +478,12 @@ def _profiles(groups, unit, effective, metric, asked_test, explicit, search, lab
               f"{asked_test or 'mannwhitney'}"
     if why:
         if explicit:
-            raise UsageError(f"--profile {why}")
+            raise UsageError(messages.CMP_PROFILE.format(why=why))
         return {}
     found = profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, search, warnings=warnings)
     if found and 0 not in found:
-        warnings.append(f"no noise profile for the baseline {labels[0]}, so none is used (no verdict); booted into "
-                        f"its kernel, {_calibrate(groups[0][0])} makes one")
+        warnings.append(messages.CMP_NO_NOISE_PROFILE_BASELINE.format(value=labels[0],
+                                                                      calibrate=_calibrate(groups[0][0])))
         return {}
     return found
 
@@ -511,16 +505,15 @@ def _profiled_rows(groups, cells, common, labels, profiled, confidence, adjust, 
                 unlike.setdefault(i, []).append(f"{where(s, cell)} {ratio:.2g}x")
                 sides[(i, cell, s)].unlike = True
     for i, places in unlike.items():
-        warnings.append(f"{labels[i]}: its rounds spread unlike its profile {profiled[i].name}'s within-run variance "
-                        f"at {', '.join(places)} (variance ratio; F test, two-sided p < {noise.CHECK_LEVEL:g}): the "
-                        "profile does not describe this run's noise there, so no verdict for those rows (calibrate "
-                        "again, or measure with --runs)")
+        warnings.append(messages.CMP_ROUNDS_SPREAD_UNLIKE_PROFILE.format(value=labels[i], name=profiled[i].name,
+                                                                         places=', '.join(places),
+                                                                         check_level=noise.CHECK_LEVEL))
     for i in range(1, len(groups)):
         if i not in profiled:
-            warnings.append(f"no noise profile for {labels[i]} ({groups[i][0].host.get('kernel_release')} on "
-                            f"{groups[i][0].host.get('hostname')}, this plan): no verdict for it (the between-run "
-                            "variance of one kernel is not another's); booted into that kernel, "
-                            f"{_calibrate(groups[i][0])} makes one (or give compare --profile FILE)")
+            warnings.append(messages.CMP_NO_NOISE_PROFILE_THIS.format(value=labels[i],
+                                                                      get=groups[i][0].host.get('kernel_release'),
+                                                                      get2=groups[i][0].host.get('hostname'),
+                                                                      calibrate=_calibrate(groups[i][0])))
     rows = []
     for cell, s in common:
         for i in range(1, len(groups)):
@@ -617,17 +610,16 @@ def _value_label(axis, values, position):
 
 def _by_check(files, axis, test, unit, adjust):
     if len(files) != 1:
-        raise UsageError(f"--by compares the cells of one file with each other: give one file (got {len(files)})")
+        raise UsageError(messages.CMP_COMPARES_CELLS_FILE_EACH.format(n_files=len(files)))
     item = files[0]
     if (isinstance(item, str) and "," in item) or (isinstance(item, (list, tuple)) and len(item) != 1):
-        raise UsageError("--by takes one result file, not replicate runs (a.json,b.json)")
+        raise UsageError(messages.CMP_TAKES_RESULT_FILE_NOT)
     if test is not None:
-        raise UsageError(f"--test {test} is for files compared with each other; --by pairs rounds: paired t for "
-                         "--metric mean, Wilcoxon signed-rank for --metric median")
+        raise UsageError(messages.CMP_TEST_FILES_COMPARED_EACH.format(test=test))
     if unit not in ("auto", "round"):
-        raise UsageError(f"--by pairs rounds: --unit {unit} does not apply (leave it out, or give round)")
+        raise UsageError(messages.CMP_PAIRS_ROUNDS_UNIT_DOES.format(unit=unit))
     if adjust not in stats.ADJUSTMENTS:
-        raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
+        raise UsageError(messages.CMP_ADJUST_MUST_HOLM_NONE.format(adjust=adjust))
     return item[0] if isinstance(item, (list, tuple)) else item
 
 
@@ -635,12 +627,11 @@ def _by_axes(result, axis):
     name = result.path or "the file"
     axes = result.config.get("axes") or {}
     if not axes or "cell" not in result.samples:
-        raise UsageError(f"{name} has no axes: it measured one configuration (measure several side by side with "
-                         "e.g. run --bystanders 0,1, then compare --by bystanders)")
+        raise UsageError(messages.CMP_HAS_NO_AXES_MEASURED.format(name=name))
     if axis not in axes:
         if axis not in cells.AXES:
-            raise UsageError(f"--by {axis!r} is not an axis (axes: {', '.join(cells.AXES)})")
-        raise UsageError(f"{name} has no axis {axis} (its axes: {', '.join(axes)})")
+            raise UsageError(messages.CMP_NOT_AXIS_AXES.format(axis=axis, axes=', '.join(cells.AXES)))
+        raise UsageError(messages.CMP_HAS_NO_AXIS_AXES.format(name=name, axis=axis, axes=', '.join(axes)))
     return axes
 
 
@@ -666,7 +657,8 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     value_labels = [_value_label(axis, values, j) for j in range(len(values))]
     if labels is not None:
         if len(labels) != len(values):
-            raise UsageError(f"--labels gives {len(labels)} labels for the {len(values)} values of {axis}")
+            raise UsageError(messages.CMP_LABELS_GIVES_LABELS_VALUES.format(n_labels=len(labels),
+                                                                            n_values=len(values), axis=axis))
         value_labels = list(labels)
     others = [a for a in axes if a != axis]
     groups = {}  # other axes' positions -> {position on `axis`: cell index}
@@ -684,7 +676,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
         group = " ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key))
         of_group = f" of {group}" if group else ""
         if 0 not in members or members[0] not in measured_cells:
-            warnings.append(f"the {value_labels[0]} cell{of_group} has no measured pass: nothing to compare with")
+            warnings.append(messages.CMP_CELL_HAS_NO_MEASURED.format(value=value_labels[0], of_group=of_group))
             continue
         for stride in strides:
             base = round_values(frame, members[0], stride, metric, rate[0])
@@ -695,7 +687,8 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                 else:  # a row all the same, so every table keeps one column group per value
                     new = {}
                     if stride == strides[0]:
-                        warnings.append(f"the {value_labels[j]} cell{of_group} has no measured pass: not compared")
+                        warnings.append(messages.CMP_CELL_HAS_NO_MEASURED_2.format(
+                                value=value_labels[j], of_group=of_group))
                 common = sorted(set(base) & set(new))
                 lost = len(set(base) ^ set(new)) if new else 0
                 if lost:
@@ -719,16 +712,17 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                              "_se": d.get("se", math.nan),
                              "_df": d.get("df", math.nan)})
     if not rows:
-        raise UsageError(f"{result.path or 'the file'}: no cell of {axis} beyond the first has a measured pass "
-                         "to compare")
+        raise UsageError(messages.CMP_NO_CELL_BEYOND_FIRST.format(value=result.path or messages.UNNAMED, axis=axis))
     from . import counts as count_changes
     count_changes.mark_emulated_file(rows, result, warnings)  # rates shown, no verdict
     _verdicts(rows, adjust, confidence, rank=metric == "median")
     for (label, lost), places in unpaired.items():
-        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: {lost} "
-                        f"round{'s' if lost > 1 else ''} measured one cell only (interrupted?): left out of the pairs")
+        warnings.append(messages.CMP_ROUND_MEASURED_CELL_ONLY.format(value='strides' if len(places) > 1 else 'stride',
+                                                                     places=', '.join(places), label=label, lost=lost,
+                                                                     value2='s' if lost > 1 else ''))
     for (label, why), places in notes.items():
-        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
+        warnings.append(messages.CMP_NO_CI.format(value='strides' if len(places) > 1 else 'stride',
+                                                  places=', '.join(places), label=label, why=why))
     members = {" ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key)): m for key, m in groups.items()}
     ops = (list(axes[axis]) if axis in ("op", "workload") else list(axes["workload"]) if "workload" in axes else
            [op_of(result.config)])

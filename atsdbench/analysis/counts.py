@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from ..units import format_size
+from ..render import messages
 
 # in the order shown; h_* (hypervisor calls by opcode) follow, sorted
 COUNTERS = ("flushes", "full_flushes", "ipis", "tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia")
@@ -41,21 +42,40 @@ def counter_columns(frame):
 
 def per_pass(frame, stride, column, cell=None):
     """One per-call value per pass that counted column at stride (in cell)."""
-    if column not in frame:
+    return _per_pass(_columns(frame), stride, column, cell)
+
+
+def _columns(frame):
+    """The frame's columns per_pass reads, as numpy arrays: compare --counts asks for every counter at
+    every stride and cell, and a boolean mask of a pandas frame each time cost it 20 ms a call."""
+    out = {c: frame[c].to_numpy() for c in frame.columns}
+    if "traced" in out:
+        out["traced"] = frame["traced"].fillna(False).astype(bool).to_numpy()
+    return out
+
+
+def _per_pass(cols, stride, column, cell=None):
+    if column not in cols:
         return np.array([])
-    rows = frame[frame["stride_bytes"] == stride]
-    if cell is not None and "cell" in rows:
-        rows = rows[rows["cell"] == cell]
-    if "traced" in rows:
-        rows = rows[~rows["traced"].astype(bool)] if column == "ipis" else rows[rows["traced"].astype(bool)]
+    keep = cols["stride_bytes"] == stride
+    if cell is not None and "cell" in cols:
+        keep &= cols["cell"] == cell
+    if "traced" in cols:
+        keep &= ~cols["traced"] if column == "ipis" else cols["traced"]
     elif column != "ipis":
-        rows = rows.iloc[0:0]
-    rows = rows[rows[column].notna()]
-    return (rows[column].astype(float) / rows["calls"].astype(float)).to_numpy(dtype=float)
+        return np.array([])
+    values = np.array(cols[column][keep], dtype=float)  # None (not counted) is NaN
+    present = ~np.isnan(values)
+    return values[present] / np.array(cols["calls"][keep], dtype=float)[present]
 
 
-def _side(group, cell_maps, cell, stride, column):
-    values = [per_pass(r.samples, stride, column, m.get(cell)) for r, m in zip(group, cell_maps)]
+def _side(group, cell_maps, cell, stride, column, cache=None):
+    cache = {} if cache is None else cache
+    values = []
+    for r, m in zip(group, cell_maps):
+        if id(r) not in cache:
+            cache[id(r)] = _columns(r.samples)
+        values.append(_per_pass(cache[id(r)], stride, column, m.get(cell)))
     return np.concatenate(values) if values else np.array([])
 
 
@@ -75,12 +95,12 @@ def compare_counts(groups, labels, cells, common):
             columns += [c for c in counter_columns(r.samples) if c not in columns]
     order = {c: i for i, c in enumerate(COUNTERS)}
     columns.sort(key=lambda c: (order.get(c, len(order)), c))
-    rows = []
+    rows, cache = [], {}
     for cell, stride in common:
         for column in columns:
-            base = _side(groups[0], cells[0], cell, stride, column)
+            base = _side(groups[0], cells[0], cell, stride, column, cache)
             for i in range(1, len(groups)):
-                new = _side(groups[i], cells[i], cell, stride, column)
+                new = _side(groups[i], cells[i], cell, stride, column, cache)
                 if not (base != 0).any() and not (new != 0).any():
                     continue  # zero on every pass of both sides (or not counted): nothing to say
                 b = float(base.mean()) if len(base) else math.nan
@@ -126,8 +146,7 @@ def mark_emulated_file(rows, result, warnings):
     for r in rows:
         r["p_value"] = math.nan
         r["note"] = "emulated (qemu-tcg)"
-    warnings.append(f"{result.path or 'the file'} ran in an emulated guest (qemu-tcg): its rates are shown but are "
-                    "not the hardware's, so no rate gets a verdict")
+    warnings.append(messages.COUNTS_RAN_EMULATED_GUEST_QEMU.format(value=result.path or messages.UNNAMED))
 
 
 def attach_by(cmp, result, members, strides):
@@ -146,6 +165,5 @@ def attach(cmp, groups, cells, common):
     cmp.counts = compare_counts(groups, cmp.labels, cells, common)
     cmp.emulated = emulated_labels(groups, cmp.labels)
     if cmp.emulated:
-        cmp.warnings.append(f"{', '.join(cmp.emulated)} ran in an emulated guest (qemu-tcg): its rates are shown but "
-                            "are not the hardware's, so no rate gets a verdict; the counts are the kernel's own")
+        cmp.warnings.append(messages.COUNTS_EMULATED_SIDES.format(labels=", ".join(cmp.emulated)))
     return cmp

@@ -28,6 +28,7 @@ from ..errors import UsageError
 from ..units import format_size
 from .compare import WITHHELD, boots, choose_unit, input_warnings, resolve_options, withholds
 from .stats import chunk_rows
+from ..render import messages
 
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
 RESAMPLES = 2000
@@ -166,8 +167,7 @@ def classify(pages, y, full_per_call, ceiling):
                 whole[i] = full >= FULL_SHARE
                 sources[i], notes[i] = "counters", f"counters ({full:.2f} full/call)"
                 continue
-            warns.append(f"{_pages_text(pages[i])}: {full:.2f} full flushes per call: some calls flushed "
-                         "everything and some did not, so the counters do not decide its regime")
+            warns.append(messages.MODEL_FULL_FLUSHES_PER_CALL.format(pages_text=_pages_text(pages[i]), full=full))
         if isinstance(ceiling, int) and not isinstance(ceiling, bool):
             whole[i] = pages[i] > ceiling
             sources[i], notes[i] = "ceiling", f"ceiling ({ceiling} pages)"
@@ -219,8 +219,8 @@ def page_bytes(result, settings=None):
     key = "hugepage_size" if pages == "hugetlb" else "page_size"
     value = result.host.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise UsageError(f"{result.path or 'a result'} has no {key.replace('_', ' ')} in its host record, "
-                         "so its strides cannot be counted in pages")
+        raise UsageError(messages.MODEL_HAS_NO_HOST_RECORD.format(value=result.path or messages.UNNAMED,
+                                                                  replace=key.replace('_', ' ')))
     return value
 
 
@@ -277,8 +277,8 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
     if with_axes and len(with_axes) < len(group):
         plain = next(r for r in group if "cell" not in r.samples)
         # Its one configuration would stand beside the cells as one more, neither pooled nor compared.
-        raise UsageError(f"{name}: replicate runs measure the same configurations, but {with_axes[0].path or '?'} "
-                         f"has axes (cells) and {plain.path or '?'} has none")
+        raise UsageError(messages.MODEL_REPLICATE_RUNS_MEASURE_SAME.format(name=name, value=with_axes[0].path or '?',
+                                                                           value2=plain.path or '?'))
     by_cell = {}
     for result in group:
         for index, cell_name, settings, frame in cells(result):
@@ -287,8 +287,8 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
     for position, (cell_name, members) in enumerate(by_cell.items()):
         units_per_page = {page_bytes(r, s) for r, s, _ in members}
         if len(units_per_page) > 1:
-            raise UsageError(f"{name}: the replicate files count pages in different sizes "
-                             f"({', '.join(format_size(u) for u in sorted(units_per_page))})")
+            listing = ', '.join(format_size(u) for u in sorted(units_per_page))
+            raise UsageError(messages.MODEL_REPLICATE_FILES_COUNT_PAGES.format(name=name, listing=listing))
         rng = np.random.default_rng([seed, side, position])
         m = _fit(name, label, cell_name, members, units_per_page.pop(), confidence, rng, resamples,
                  side_unit(group, unit))
@@ -301,7 +301,8 @@ def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples
     frames = [f for _, _, f in members]
     warns = []
     if not any(len(f[~f["warmup"]]) for f in frames):
-        raise UsageError(f"{name}{' cell ' + cell_name if cell_name else ''} has no measured pass")
+        raise UsageError(messages.MODEL_HAS_NO_MEASURED_PASS.format(name=name,
+                                                                    value=' cell ' + cell_name if cell_name else ''))
     if unit == "round" and _min_units(frames, "round") < 2:
         unit = "pass"
     strides, matrix = unit_matrix(frames, unit)
@@ -344,23 +345,17 @@ def _fit_warnings(name, cell_name, strides, pages, whole, y, sources):
     out = []
     if len(set(pages[~whole])) < 2:
         have = ", ".join(line) or "none"
-        out.append(f"{where}: no per-page line: it needs per-page strides at two or more page counts "
-                   f"(per-page: {have}); measure more strides below the flush ceiling")
+        out.append(messages.MODEL_NO_LINE.format(where=where, have=have))
     if not whole.any():
-        why = ("measure strides above the flush ceiling" if set(sources) != {"data"} else
-               "no stride ran far faster than the line predicts, which is all the data can show: where "
-               "mprotect's page-table work dominates (x86, 4K pages) only flush counts (--trace) or the known "
-               "ceiling find the whole flushes")
-        out.append(f"{where}: no stride is a whole flush, so no whole-flush cost or crossover; {why}")
+        out.append((messages.MODEL_NO_WHOLE_FLUSH if set(sources) != {"data"} else
+                    messages.MODEL_NO_WHOLE_FLUSH_SEEN).format(where=where))
     if whole.sum() >= 2:
         # A whole flush costs the same at any range; a rise with pages is the page-table work that
         # mprotect does either way, and then full_flush_us (a mean) describes none of these strides.
         order = np.argsort(pages[whole])
         level = y[whole][order]
         if level[-1] - level[0] > GROWTH * np.mean(level):
-            out.append(f"{where}: the whole-flush strides' cost rises with pages ({_us(level[0])} -> "
-                       f"{_us(level[-1])} us): per-page work other than invalidation (page-table updates) "
-                       "dominates there, so full_flush_us and the crossover describe them poorly (see the residuals)")
+            out.append(messages.MODEL_WHOLE_FLUSH_RISES.format(where=where, low=_us(level[0]), high=_us(level[-1])))
     return out
 
 
@@ -473,23 +468,25 @@ def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, uni
         if (None in base) != any(m.cell is None for m in models):
             with_axes, plain = (models[0].file, sides[0][0].file) if None in base else (sides[0][0].file,
                                                                                       models[0].file)
-            warns.append(f"{with_axes} has axes (cells) and {plain} has none: no cell compared")
+            warns.append(messages.MODEL_HAS_AXES_CELLS_HAS.format(with_axes=with_axes, plain=plain))
             continue
         for m in models:
             if m.cell not in base:
-                warns.append(f"{m.file}: cell {m.cell} is not in {sides[0][0].file}: not compared")
+                warns.append(messages.MODEL_CELL_NOT_NOT_COMPARED.format(file=m.file, cell=m.cell,
+                                                                         file2=sides[0][0].file))
             elif m.page_bytes != base[m.cell].page_bytes:
                 # Per-page cost and crossover are counted in pages: across page sizes their change is
                 # a change of unit (x16 from 4K to 64K), not of the kernel.  Replicates refuse it too.
                 where = f" (cell {m.cell})" if m.cell else ""
-                raise UsageError(f"{base[m.cell].file} counts {format_size(base[m.cell].page_bytes)} pages and "
-                                 f"{m.file} {format_size(m.page_bytes)} pages{where}: per-page cost and crossover "
-                                 "cannot be compared across page sizes (model each file alone)")
+                raise UsageError(messages.MODEL_COUNTS_PAGES_PAGES_PER.format(
+                    file=base[m.cell].file, page_bytes=format_size(base[m.cell].page_bytes), file2=m.file,
+                    page_bytes2=format_size(m.page_bytes), where=where))
             else:
                 rows += change(base[m.cell], m, confidence, withheld is not None)
         for cell in set(base) - {m.cell for m in models}:
-            warns.append(f"{models[0].file}: has no cell {cell}: not compared")
+            warns.append(messages.MODEL_HAS_NO_CELL_NOT.format(file=models[0].file, cell=cell))
     if not any(math.isfinite(m.params[p]) for models in sides for m in models for p in PARAMS):
-        raise UsageError("nothing to fit: " + "; ".join(w for w in warns if "no per-page line" in w))
+        raise UsageError(messages.MODEL_NOTHING_TO_FIT.format(why="; ".join(w for w in warns
+                                                                            if messages.MODEL_NO_LINE_MARK in w)))
     return Analysis(sides, rows, confidence, list(dict.fromkeys(warns)), effective, mixed, withheld,
                     [boots(g) for g in groups])

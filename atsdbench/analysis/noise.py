@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from . import stats
+from ..render import messages
 
 CHECK_LEVEL = 0.01  # two-sided F test: a side's round spread against its profile's within-run variance
 
@@ -69,8 +70,7 @@ def profile_entries(result):
 
     parts = result.sub_runs()
     if len(parts) < 2:
-        raise UsageError(f"{result.path or 'the result'} has one sub-run: its between-run variance cannot be "
-                         "estimated (a profile needs 2 or more sub-runs; atsdbench calibrate takes 8)")
+        raise UsageError(messages.NOISE_HAS_SUB_RUN_BETWEEN.format(value=result.path or messages.UNNAMED))
     labels = cells.labels(result)
     out = []
     for index, label in labels.items():
@@ -79,8 +79,7 @@ def profile_entries(result):
             if e is not None:
                 out.append({"cell": label, "stride_bytes": int(stride), **e})
     if not out:
-        raise UsageError(f"{result.path or 'the result'}: no stride has 2 sub-runs with a round each and a "
-                         "sub-run with 2 rounds: nothing to estimate a profile from")
+        raise UsageError(messages.NOISE_NO_STRIDE_HAS_SUB.format(value=result.path or messages.UNNAMED))
     rounds = [int(p.measured["round"].nunique()) for p in parts]
     return out, rounds
 

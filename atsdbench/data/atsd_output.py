@@ -15,6 +15,7 @@ from .cells import OPS
 from ..units import parse_bracketed
 from .results import Result, disturbance, thread_disturbance
 from .schema import MAX_BYTES, MAX_INT64, cut
+from ..render import messages
 
 # CONFIG_NR_CPUS is at most 8192 on every architecture Linux supports: a CPU list naming more is
 # not a machine's (and 0-99999999999 must not become a list of 10^11 numbers).
@@ -56,11 +57,11 @@ _CPUS = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 def _whole(key, value, bounds, where):
     # int() would take '+5', ' 5', '5_000' and other scripts' digits; atsd writes none of them.
     if not _WHOLE.fullmatch(value):
-        raise UsageError(f"{where}: {key}={cut(value)} is not a whole number")
+        raise UsageError(messages.ATSD_OUTPUT_NOT_WHOLE_NUMBER.format(where=where, key=key, value=cut(value)))
     lo, hi = bounds
     n = int(value) if len(value) <= len(str(hi)) + 1 else None  # 400 digits: out of range, not converted
     if n is None or not lo <= n <= hi:
-        raise UsageError(f"{where}: {key}={cut(value)} is out of range ({lo} to {hi})")
+        raise UsageError(messages.ATSD_OUTPUT_OUT_RANGE.format(where=where, key=key, value=cut(value), lo=lo, hi=hi))
     return n
 
 
@@ -70,14 +71,14 @@ def _number(key, value, where):
     except ValueError:
         v = math.nan
     if not math.isfinite(v) or v < 0:
-        raise UsageError(f"{where}: {key}={cut(value)} is not a number of seconds")
+        raise UsageError(messages.ATSD_OUTPUT_NOT_NUMBER_SECONDS.format(where=where, key=key, value=cut(value)))
     return v
 
 
 def _list(key, value, bounds, where):
     parts = value.split(",")
     if value and not all(_WHOLE.fullmatch(p) for p in parts):
-        raise UsageError(f"{where}: {key}={cut(value)} is not a comma-separated list of whole numbers")
+        raise UsageError(messages.ATSD_OUTPUT_NOT_COMMA_SEPARATED_LIST.format(where=where, key=key, value=cut(value)))
     return [_whole(key, p, bounds, where) for p in parts if p]
 
 
@@ -89,10 +90,12 @@ def cpu_list(text, where, key="online_cpus"):
             continue
         m = _CPUS.fullmatch(part)
         if not m or len(m[1]) > len(str(MAX_CPUS)) or len(m[2] or "") > len(str(MAX_CPUS)):
-            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS} (like 0-3,8)")
+            raise UsageError(messages.ATSD_OUTPUT_NOT_LIST_CPUS_BELOW.format(where=where, key=key, text=cut(text),
+                                                                             max_cpus=MAX_CPUS))
         lo, hi = int(m[1]), int(m[2] or m[1])
         if hi < lo or hi >= MAX_CPUS:
-            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS} (like 0-3,8)")
+            raise UsageError(messages.ATSD_OUTPUT_NOT_LIST_CPUS_BELOW.format(where=where, key=key, text=cut(text),
+                                                                             max_cpus=MAX_CPUS))
         cpus.update(range(lo, hi + 1))
     return sorted(cpus)
 
@@ -103,7 +106,7 @@ def _fields(kind, parts, where):
     for part in parts:
         key, sep, value = part.partition("=")
         if not sep:
-            raise UsageError(f"{where}: {cut(part)} is not key=value")
+            raise UsageError(messages.ATSD_OUTPUT_NOT_KEY_VALUE.format(where=where, part=cut(part)))
         if key in ints:
             value = _whole(key, value, ints[key], where)
         elif key in lists:
@@ -115,14 +118,14 @@ def _fields(kind, parts, where):
         out[key] = value
     missing = [k for k in REQUIRED.get(kind, ()) if k not in out]
     if missing:
-        raise UsageError(f"{where}: {kind} without {', '.join(missing)}")
+        raise UsageError(messages.ATSD_OUTPUT_WITHOUT.format(where=where, kind=kind, missing=', '.join(missing)))
     return out
 
 
 def parse(text, name="<atsd output>"):
     lines = text.splitlines()
     if not lines or lines[0].strip() != "atsd-output 1":
-        raise UsageError(f"{name} is not atsd output (its first line must be 'atsd-output 1')")
+        raise UsageError(messages.ATSD_OUTPUT_NOT_ATSD_OUTPUT_FIRST.format(name=name))
     host, config, samples, verify, complete = None, None, [], [], False
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
@@ -130,7 +133,7 @@ def parse(text, name="<atsd output>"):
         kind, *parts = line.split("\t")
         where = f"{name} line {number}"
         if kind not in ("host", "config", "sample", "verify", "end"):
-            raise UsageError(f"{where}: unknown record {cut(kind)}")
+            raise UsageError(messages.ATSD_OUTPUT_UNKNOWN_RECORD.format(where=where, kind=cut(kind)))
         f = _fields(kind, parts, where)
         if kind == "host":
             host = f
@@ -143,7 +146,7 @@ def parse(text, name="<atsd output>"):
         else:
             complete = f.get("complete") == "1"
     if host is None or config is None:
-        raise UsageError(f"{name} has no host or config line")
+        raise UsageError(messages.ATSD_OUTPUT_HAS_NO_HOST_CONFIG.format(name=name))
     return host, config, samples, complete, verify
 
 
@@ -161,11 +164,11 @@ def to_result(text, name="<atsd output>"):
     size = config["size"]
     pages = config["pages"].split(",")
     if not config["bystanders"] or not all(p in PAGES for p in pages):
-        raise UsageError(f"{name}: config pages={cut(config['pages'])} or bystanders is not a list of "
-                         "base/thp/hugetlb and whole numbers")
+        raise UsageError(messages.ATSD_OUTPUT_CONFIG_PAGES_BYSTANDERS_NOT.format(name=name, pages=cut(config['pages'])))
     ops = config.get("op", "mprotect").split(",")  # an atsd from before --op timed mprotect
     if not all(o in OPS for o in ops):
-        raise UsageError(f"{name}: config op={cut(config.get('op'))} is not a list of {', '.join(OPS)}")
+        raise UsageError(messages.ATSD_OUTPUT_CONFIG_OP_NOT_LIST.format(name=name, get=cut(config.get('op')),
+                                                                        ops=', '.join(OPS)))
     # in the C core's cell numbering: op slowest, then bystanders, pages
     threads = config.get("threads", [1])  # an atsd from before --threads ran one
     workloads = config["workload"].split(",") if config.get("workload") else [None]
@@ -215,8 +218,7 @@ def to_result(text, name="<atsd output>"):
             if not n == len(s.get("thread_cpu_ns", ())) == len(s.get("thread_preempted", ())) \
                     or n < (1 if workloads[0] else 2) \
                     or s["calls"] % n:
-                raise UsageError(f"{name}: a sample's thread_ns, thread_cpu_ns and thread_preempted do not hold "
-                                 "one value for each of 2 or more threads sharing its calls")
+                raise UsageError(messages.ATSD_OUTPUT_SAMPLE_THREAD_NS_THREAD.format(name=name))
             sample["threads"] = n
             sample["us_per_call"] = ns / 1e3 / (s["calls"] // n)
             sample.update(thread_disturbance(list(zip(s["thread_ns"], s["thread_cpu_ns"], s["thread_preempted"])),
@@ -228,12 +230,13 @@ def to_result(text, name="<atsd output>"):
                 sample[key] = s[key]
         if "run" in s:  # --runs: the sub-run (its own process), as run --runs records it
             if s["run"] >= cfg["runs"]:
-                raise UsageError(f"{name}: a sample's run={s['run']} is not one of config runs={cfg['runs']}")
+                raise UsageError(messages.ATSD_OUTPUT_SAMPLE_RUN_NOT_CONFIG.format(
+                        name=name, run=s['run'], runs=cfg['runs']))
             sample["run"] = s["run"]
         sample.update({k: v for k, v in s.items() if COUNTS.fullmatch(k)})
         if axes:
             if "cell" not in s or s["cell"] >= len(cfg["cells"]):
-                raise UsageError(f"{name}: a sample of a run with axes has no cell, or one out of range")
+                raise UsageError(messages.ATSD_OUTPUT_SAMPLE_RUN_AXES_HAS.format(name=name))
             sample["cell"] = s["cell"]
             sample.update(cfg["cells"][s["cell"]])
         for q in ("p50", "p90", "p99", "max"):

@@ -10,6 +10,7 @@ import gzip
 import re
 
 from ..errors import UsageError
+from ..render import messages
 
 
 def parse_console(text):
@@ -66,12 +67,11 @@ def reached_init(text, qemu_rc=0, timeout=None, qemu_messages=""):
     if "guest" in values:
         return values
     said = kernel_said(text)
-    said = f"; the kernel said {said!r}" if said else ""
+    said = messages.GUEST_KERNEL_SAID.format(said=said) if said else ""
     if qemu_rc is None:
-        raise UsageError(f"the guest hung: killed after {timeout:g} s{said}" + _end(text))
+        raise UsageError(messages.GUEST_HUNG.format(timeout=timeout, what="") + said + _end(text))
     qemu = (tail(qemu_messages, 1) or [""])[0]
-    raise UsageError(f"the kernel did not reach /init (qemu exit {qemu_rc}{': ' + qemu if qemu else ''}){said}"
-                     + _end(text))
+    raise UsageError(messages.GUEST_NO_INIT.format(rc=qemu_rc, qemu=': ' + qemu if qemu else '') + said + _end(text))
 
 
 # The kernel's own words for an initramfs it could not unpack (init/initramfs.c prints them at
@@ -114,12 +114,12 @@ def run_output(text, run=1, qemu_rc=0, timeout=None):
     found = [b for b in blocks if b["name"] == "atsd"]
     if not found or found[0]["end"] is None:
         if qemu_rc is None:
-            raise UsageError(f"the guest hung: killed after {timeout:g} s" + _end(text))
-        raise UsageError("the guest stopped before atsd's output was complete" + _end(segment or text))
+            raise UsageError(messages.GUEST_HUNG.format(timeout=timeout, what="") + _end(text))
+        raise UsageError(messages.GUEST_ATSD_CUT_OFF + _end(segment or text))
     b = found[0]
     if b["end"].get("rc") not in ("0", "3"):  # 3: atsd --verify found a stale translation, after its output
         why = errors[0] if errors else f"exit {b['end'].get('rc')}"
-        raise UsageError(f"atsd in the guest failed: {why}" + _end(segment))
+        raise UsageError(messages.GUEST_ATSD_FAILED.format(why=why) + _end(segment))
     table = next((bl["lines"] for bl in blocks if bl["name"] == "table"), [])
     trace = None
     if "tracepoints" in b["attrs"]:
@@ -150,8 +150,9 @@ def command_output(text, qemu_rc=0, timeout=None):
     found = [b for b in blocks if b["name"] == "command"]
     if not found:
         if qemu_rc is None:
-            raise UsageError(f"the guest hung: killed after {timeout:g} s before the command finished" + _end(text))
-        raise UsageError("the guest stopped before the command finished" + _end(text))
+            raise UsageError(messages.GUEST_HUNG.format(timeout=timeout, what=messages.GUEST_BEFORE_COMMAND)
+                             + _end(text))
+        raise UsageError(messages.GUEST_COMMAND_CUT_OFF + _end(text))
     files = {}
     left = [raw.split("@@ skipped-file ", 1)[1].strip() for raw in text.replace("\r", "").split("\n")
             if "@@ skipped-file " in raw]  # names the markers cannot carry

@@ -30,6 +30,7 @@ import time
 from . import files, schema
 from ..errors import UsageError
 from ..units import format_size
+from ..render import messages
 
 FORMAT = "atsdbench-noise-profile"
 PROFILE_VERSION = 1
@@ -185,22 +186,25 @@ def _plan_text(key, value):
 
 def from_dict(data, path="<profile>"):
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UsageError(f"{path} is not an atsdbench noise profile (atsdbench calibrate makes one)")
+        raise UsageError(messages.PROFILE_NOT_ATSDBENCH_NOISE_PROFILE.format(path=path))
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise UsageError(f"{path} has no schema_version (a whole number from 1)")
+        raise UsageError(messages.PROFILE_HAS_NO_SCHEMA_VERSION.format(path=path))
     if version > PROFILE_VERSION:
-        raise UsageError(f"{path} has schema_version {schema.cut(version)}; this atsdbench reads noise profiles up "
-                         f"to {PROFILE_VERSION} (upgrade it)")
+        raise UsageError(messages.PROFILE_HAS_SCHEMA_VERSION_THIS.format(path=path, cut=schema.cut(version),
+                                                                         profile_version=PROFILE_VERSION))
     where, problem = schema._where("", TOP.problem(data))
     if problem is not None:
-        raise UsageError(f"{path}: {schema.shorten(where.lstrip('.')) or 'the file'} {problem}")
+        raise UsageError(messages.FIELD_PROBLEM.format(path=path,
+                                                       value=schema.shorten(where.lstrip('.')) or messages.UNNAMED,
+                                                       problem=problem))
     strides = set(data["plan"]["strides"])
     for i, e in enumerate(data["entries"]):
         if e["stride_bytes"] not in strides:
-            raise UsageError(f"{path}: entries[{i}].stride_bytes is {e['stride_bytes']}, not one of plan.strides")
+            raise UsageError(messages.PROFILE_ENTRIES_STRIDE_BYTES_NOT.format(path=path, i=i,
+                                                                              stride_bytes=e['stride_bytes']))
         if e["within_df"] < 1 or e["means_df"] < 1:
-            raise UsageError(f"{path}: entries[{i}] has no degrees of freedom")
+            raise UsageError(messages.PROFILE_ENTRIES_HAS_NO_DEGREES.format(path=path, i=i))
     return Profile(data, path)
 
 
@@ -286,12 +290,11 @@ def assign(sides, explicit, search=True, folder=None, warnings=None):
         matched = [i for i, w in why.items() if w is None]
         if not matched:  # say how it differs from the side it comes closest to
             level, text = max(why.values(), key=lambda w: w[0])
-            raise UsageError(f"--profile {p.path or p.name} {text}: it describes no side of this compare (a "
-                             "profile holds only for the host, kernel and plan it measured)")
+            raise UsageError(messages.PROFILE_PROFILE_DESCRIBES_NO_SIDE.format(value=p.path or p.name, text=text))
         for i in matched:
             if i in out:
-                raise UsageError(f"--profile {out[i].path} and {p.path} both describe {sides[i].path or 'a side'}: "
-                                 "give one per kernel")
+                raise UsageError(messages.PROFILE_PROFILE_BOTH_DESCRIBE_GIVE.format(
+                        path=out[i].path, path2=p.path, value=sides[i].path or messages.UNNAMED))
             out[i] = p
     missing = [i for i in sides if i not in out]
     if search and missing:

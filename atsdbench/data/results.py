@@ -56,6 +56,7 @@ import time
 from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
+from ..render import messages
 
 SCHEMA_VERSION = 6
 FORMAT = "atsdbench-result"
@@ -285,7 +286,7 @@ def save_or_rescue(result, path, later=False):
     rescue = outfile.write_rescue(text)
     if rescue:
         result.path = rescue
-        raise UsageError(f"{why}; the result was saved to {rescue} instead")
+        raise UsageError(messages.RESULTS_RESULT_WAS_SAVED_INSTEAD.format(why=why, rescue=rescue))
     folders = " or ".join(outfile.rescue_folders()) or "any folder"
     error = Unsaved(f"{why}; no rescue file could be written in {folders}: the result was written to stdout above",
                     text)
@@ -301,8 +302,7 @@ def print_unsaved(error):
         sys.stdout.write(error.text)
         sys.stdout.flush()
     except (OSError, ValueError, AttributeError):
-        raise UsageError(str(error).replace("the result was written to stdout above",
-                                            "no stdout either: the result is lost")) from None
+        raise UsageError(str(error).replace(messages.RESULTS_ON_STDOUT, messages.RESULTS_LOST)) from None
     raise error
 
 
@@ -311,15 +311,14 @@ def from_dict(data, path="<data>"):
     from . import schema
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UsageError(f"{path} is not an atsdbench result file")
+        raise UsageError(messages.RESULTS_NOT_ATSDBENCH_RESULT_FILE.format(path=path))
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise UsageError(f"{path} has no schema_version (a whole number from 1)"
-                         if version is None else f"{path}: schema_version {schema.cut(version)} is not a "
-                         "version (a whole number from 1)")
+        raise UsageError(messages.RESULTS_NO_VERSION.format(path=path) if version is None else
+                         messages.RESULTS_NOT_A_VERSION.format(path=path, cut=schema.cut(version)))
     if version > SCHEMA_VERSION:
-        raise UsageError(f"{path} has schema_version {schema.cut(version)}; this atsdbench reads up to "
-                         f"{SCHEMA_VERSION} (upgrade it)")
+        raise UsageError(messages.RESULTS_HAS_SCHEMA_VERSION_THIS.format(path=path, cut=schema.cut(version),
+                                                                         schema_version=SCHEMA_VERSION))
     schema.check(data, path)
     return Result(data["host"], data["config"], data["samples"], data["complete"],
                   data.get("started"), data.get("finished"), path, data.get("verify") or ())

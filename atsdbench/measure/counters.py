@@ -18,6 +18,7 @@ import re
 # standalone atsd uses too, so a result file's columns do not depend on which of the two wrote it.
 from .core import find_tracepoint, reason_column, tlb_flush_columns, tracefs_root, tracepoint_problem  # noqa: F401
 from .procfs import parse_interrupts, parse_vmstat_tlb, read
+from ..render import messages
 
 POWER_EVENTS = ("powerpc/tlbie", "powerpc/tlbia")
 
@@ -67,7 +68,7 @@ class Counters:
         if self.trace_error and trace == "on":
             from ..errors import UsageError
 
-            raise UsageError(f"--trace: {self.trace_error}")
+            raise UsageError(messages.COUNTERS_TRACE.format(trace_error=self.trace_error))
 
     def _probe_power(self, root, size, page_size, cpu, bystander_cpus):
         from . import tlbie, tracebuf

@@ -12,6 +12,7 @@ import os
 import re
 
 from ..errors import UsageError
+from ..render import messages
 
 # name: arch, qemu binary, Debian package with it, machine options, console, extra kernel arguments
 MACHINES = {
@@ -63,8 +64,7 @@ def tracepoints(value):
     names = value.split(",")
     for name in names:
         if not TRACEPOINT.fullmatch(name):
-            raise UsageError(f"--tracepoints {value!r}: each tracepoint is SUBSYSTEM/EVENT as tracefs names it "
-                             f"(powerpc/tlbie, tlb/tlb_flush, syscalls/sys_enter_mprotect); got {name!r}")
+            raise UsageError(messages.GUEST_TRACEPOINTS_EACH_TRACEPOINT_SUBSYSTEM.format(value=value, name=name))
     return list(dict.fromkeys(n.replace(":", "/") for n in names))
 
 
@@ -80,7 +80,7 @@ def check_run(argv, options):
             if "=" not in word:
                 i += 1
             if not value:
-                raise UsageError("--tracepoints needs a value (EVENT,...: tracefs names such as powerpc/tlbie)")
+                raise UsageError(messages.GUEST_TRACEPOINTS_NEEDS_VALUE_EVENT)
             events = (events or []) + [e for e in tracepoints(value) if e not in (events or [])]
         else:
             rest.append(word)
@@ -105,17 +105,17 @@ def check_run_options(argv, options):
             eq = "=" if value else ""
             shown = word[:2]
         else:
-            raise UsageError(f"run option {word!r} is not an option (atsd takes no file names)")
+            raise UsageError(messages.GUEST_RUN_OPTION_NOT_OPTION.format(word=word))
         if o is None:
-            raise UsageError(f"atsd has no option {shown} (atsd -h lists them)")
+            raise UsageError(messages.GUEST_ATSD_HAS_NO_OPTION.format(shown=shown))
         if o["name"] == "output":
-            raise UsageError(f"{shown} is guest's own: it names the result files (-o DIR before --)")
+            raise UsageError(messages.GUEST_GUEST_OWN_NAMES_RESULT.format(shown=shown))
         if not o["atsd"]:
-            hint = "; --tracepoints EVENT,... records tracepoints in the guest" if o["field"] == "trace" else ""
-            raise UsageError(f"{shown} is `atsdbench run`'s only: the standalone atsd has no {shown}{hint}")
+            hint = messages.GUEST_TRACE_HINT if o["field"] == "trace" else ""
+            raise UsageError(messages.GUEST_ATSDBENCH_RUN_ONLY_STANDALONE.format(shown=shown, hint=hint))
         if o["metavar"] is None:
             if eq:
-                raise UsageError(f"{shown} takes no value (got {value!r})")
+                raise UsageError(messages.GUEST_TAKES_NO_VALUE.format(shown=shown, value=value))
             out.append((o, None))
             continue
         if not eq:
@@ -123,7 +123,7 @@ def check_run_options(argv, options):
                 out.append((o, None))
                 continue
             if i >= len(argv):
-                raise UsageError(f"{shown} needs a value ({o['metavar']})")
+                raise UsageError(messages.GUEST_NEEDS_VALUE.format(shown=shown, metavar=o['metavar']))
             value = argv[i]
             i += 1
         out.append((o, value))
@@ -135,7 +135,7 @@ def atsd_words(checked):
     words = []
     for o, value in checked:
         if value is not None and any(c.isspace() for c in value):
-            raise UsageError(f"--{o['name']} {value!r}: values with spaces do not reach the guest's atsd")
+            raise UsageError(messages.GUEST_VALUES_SPACES_DO_NOT.format(name=o['name'], value=value))
         words.append(f"--{o['name']}" if value is None else f"--{o['name']}={value}")
     return words
 
@@ -211,7 +211,7 @@ def check_output_dir(path, need):
     import stat
 
     if not path:
-        raise UsageError("-o needs a directory (got an empty name)")
+        raise UsageError(messages.GUEST_O_NEEDS_DIRECTORY_EMPTY)
     probe = os.path.abspath(path)
     while True:
         try:
@@ -219,26 +219,25 @@ def check_output_dir(path, need):
             break
         except FileNotFoundError:
             if os.path.lexists(probe):
-                raise UsageError(f"-o {path}: {probe} is a symbolic link to nothing") from None
+                raise UsageError(messages.GUEST_O_SYMBOLIC_LINK_NOTHING.format(path=path, probe=probe)) from None
             probe = os.path.dirname(probe)
         except OSError as e:  # a file where a directory should be, a loop of links, no permission
-            raise UsageError(f"-o {path}: {e.strerror}") from None
+            raise UsageError(messages.GUEST_O.format(path=path, strerror=e.strerror)) from None
     made = probe != os.path.abspath(path)  # DIR is to be made in probe
     if not stat.S_ISDIR(st.st_mode):
         kind = next((name for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a FIFO"),
                                              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                                             (stat.S_ISSOCK, "a socket")) if test(st.st_mode)), "not a directory")
-        raise UsageError(f"-o {path}: {probe} is {kind}, not a directory" if made
-                         else f"-o {path} is {kind}, not a directory")
+                                             (stat.S_ISSOCK, "a socket")) if test(st.st_mode)), messages.NOT_DIRECTORY)
+        raise UsageError(messages.GUEST_O_NOT_DIRECTORY.format(path=path, probe=": " + probe if made else "",
+                                                               kind=kind))
     try:
         fs = os.statvfs(probe)
     except OSError as e:
-        raise UsageError(f"-o {path}: {e.strerror}") from None
+        raise UsageError(messages.GUEST_O.format(path=path, strerror=e.strerror)) from None
     if not os.access(probe, os.W_OK | os.X_OK):
         denied = os.strerror(errno.EROFS if fs.f_flag & os.ST_RDONLY else errno.EACCES)
-        raise UsageError(f"-o {path}: cannot make it in {probe}: {denied}" if made
-                         else f"-o {path}: cannot write in it: {denied}")
+        raise UsageError((messages.GUEST_O_CANNOT_MAKE if made else messages.GUEST_O_CANNOT_WRITE).format(
+            path=path, probe=probe, denied=denied))
     free = fs.f_bavail * fs.f_frsize
     if free < need:
-        raise UsageError(f"-o {path}: {free / 2**20:.1f} MiB free on its file system, and the guests' files need "
-                         f"about {need / 2**20:.0f} MiB (consoles, results, traces): free some or give another -o")
+        raise UsageError(messages.GUEST_O_MIB_FREE_FILE.format(path=path, value=free / 2**20, value2=need / 2**20))

@@ -13,6 +13,7 @@ import tempfile
 from ..errors import UsageError
 from .guest import MACHINES, Missing, host_arch
 from .guest_image import elf_arch
+from ..render import messages
 
 DEBIAN_ARCH = {"ppc64le": "ppc64el", "x86_64": "amd64", "aarch64": "arm64"}
 # arch: cross compiler, its Debian packages
@@ -93,7 +94,8 @@ def static_atsd(arch):
             if p.returncode:
                 lines = p.stderr.strip().splitlines() or ["?"]
                 last = next((line for line in lines if "error" in line), lines[-1])
-                raise UsageError(f"building the static {arch} atsd with {cc} failed: {last}")
+                raise UsageError(messages.GUEST_INITRAMFS_BUILDING_STATIC_ATSD_FAILED.format(
+                        arch=arch, cc=cc, last=last))
             _install(out, path)
     _install(path, os.path.join(d, "atsd"))
     return path
@@ -339,7 +341,7 @@ def check_archive(path):
             if not _archives(_Stream(iter(lambda: f.read(1 << 20), b"")), refuse):
                 refuse("is empty (or zeros only): no cpio archive")
     except OSError as e:
-        raise UsageError(f"--initrd {path}: {e.strerror}") from None
+        raise UsageError(messages.GUEST_INITRAMFS_INITRD.format(path=path, strerror=e.strerror)) from None
 
 
 def run_initramfs(base, runs, into, command=None, trace_buffer_kb=8192, archives=()):

@@ -15,6 +15,7 @@ import itertools
 
 from ..data.cells import AXES
 from ..errors import UsageError
+from ..render import messages
 
 MIN_ALIGN = 2 << 20
 PAGES = ("base", "thp", "hugetlb")
@@ -156,13 +157,12 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
     for field, value in _option_text(options).items():
         if field in ("bystander-cpus", "thread-cpus", "verify-cpus"):
             give = "verify=True" if field == "verify-cpus" else f"{field.split('-')[0]}s=N"
-            raise UsageError(f"{field.replace('-', '_')} is chosen by the plan check; give {give}")
+            raise UsageError(messages.PLAN_CHOSEN_BY_CHECK.format(field=field.replace('-', '_'), give=give))
         core.plan_set(p, field, value)
     core.plan_check(p, host_facts(meminfo, affinity, page_size, quiet, cores))
     if options.get("runs") is not None and p.runs < 2 and p.until > 0:
         # --runs 1 is the default, so the C check cannot tell it was typed; typed, it asks for sub-runs
-        raise UsageError(f"--until with --runs {p.runs}: the rule adds sub-runs from M and a CI over sub-runs "
-                         "needs two, so --runs must be 2 or more (leave --runs out to add rounds to one process)")
+        raise UsageError(messages.PLAN_UNTIL_RUNS_RULE_ADDS.format(runs=p.runs))
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
     lists = {"workload": [core.workload_name(k) for k in p.workloads[0:p.nworkloads]] or [None],
              "op": [core.op_name(k) for k in p.ops[0:p.nops]], "threads": list(p.threads[0:p.nthreads]),

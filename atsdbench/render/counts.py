@@ -3,15 +3,8 @@ compare of files that have counts as a section after the rates (appendix: text, 
 each rate row (csv columns, a json field)."""
 import json
 
-from tabulate import tabulate
-
 from ..analysis import counts as analysis
-from . import numbers
-
-RULE = ("changed = the per-call counts of the two sides' passes do not overlap (beyond the counts' own "
-        "pass-to-pass spread); {n} = passes counted (base/new); n/a = not counted on that side; counters at 0 on "
-        "every pass of both sides are left out")
-
+from . import numbers, tables, text
 
 def _value(x):
     return numbers.general(x)
@@ -52,7 +45,9 @@ def _table(cmp, tablefmt):
         for r in rs:
             line += [_value(r["new_per_call"]), _change(r), mark(r)]
         body.append(line)
-    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True)
+    lead = len(headers) - 3 * (len(labels) - 1)
+    sides = [list(range(i, i + 3)) for i in range(lead, len(headers), 3)]
+    return tables.fitted(body, headers, tablefmt, lead=lead, groups=sides)
 
 
 def _sizes(cmp):
@@ -60,13 +55,12 @@ def _sizes(cmp):
 
 
 def legend(cmp):
-    text = RULE.format(n=f"N = {_sizes(cmp)}")
-    return text + "\n" + emulated_line(cmp) if cmp.emulated else text
+    rule = text.counts_rule(f"N = {_sizes(cmp)}")
+    return rule + "\n" + emulated_line(cmp) if cmp.emulated else rule
 
 
 def emulated_line(cmp):
-    return (f"emulated (qemu-tcg): {', '.join(cmp.emulated)}: the counts are the kernel's own, the rates are not the "
-            "hardware's, so no rate gets a verdict")
+    return text.wrap(text.counts_emulated(cmp.emulated))
 
 
 def summary(cmp):
@@ -75,8 +69,7 @@ def summary(cmp):
 
 
 def render_text(cmp):
-    return (f"kernel invalidation events per mprotect call (traced passes; IPIs from timed passes); {summary(cmp)}\n"
-            f"{_table(cmp, 'simple')}\n{legend(cmp)}")
+    return f"{text.wrap(text.COUNTS_TITLE + '; ' + summary(cmp))}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def render_markdown(cmp):
@@ -104,7 +97,7 @@ def render_commit(cmp):
             f"N (base/new) = {_sizes(cmp)} passes")
     if cmp.emulated:
         foot += "; emulated (qemu-tcg): counts only, rates have no verdict"
-    return "Kernel invalidations\n" + "\n".join(lines) + "\n" + foot
+    return "Kernel invalidations\n" + "\n".join(lines) + "\n" + text.wrap(foot)
 
 
 FIELDS = ("base", "new", "change", "changed")

@@ -7,6 +7,7 @@ from ..analysis import compare as comparison, stats
 from ..errors import UsageError
 from ..units import format_size
 from .numbers import general, level
+from . import messages
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -15,7 +16,7 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'") from None
+        raise UsageError(messages.PLOT_PLOT_NEEDS_MATPLOTLIB_WHICH) from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -36,7 +37,7 @@ def printable(label):
 def output_format(path):
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     if ext not in FORMATS:
-        raise UsageError(f"plot output {path}: the extension must be .png, .svg or .pdf")
+        raise UsageError(messages.PLOT_PLOT_OUTPUT_EXTENSION_MUST.format(path=path))
     return ext
 
 
@@ -260,7 +261,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     sides = [comparison.side_files(item) for item in files]
     for f in (f for side in sides for f in side):  # an axis with nothing on it fails deep inside matplotlib
         if not f.measured["gbps"].notna().any():
-            raise UsageError(f"{f.path}: no measured pass has a rate (gbps): nothing to plot")
+            raise UsageError(messages.PLOT_NO_MEASURED_PASS_HAS.format(path=f.path))
     labels = _labels(sides, labels)
     sizes = [side[0].config.get("size") for side in sides]
     if len(set(map(repr, sizes))) > 1 and warnings is not None:  # a "-80%" speedup panel of 1G against 256M

@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from ..units import format_size
 from . import numbers, text
+from . import messages
 
 UNITS_NOTE = text.UNITS
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
@@ -25,6 +26,48 @@ COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/
 # measured but shown only where some stride has one: POWER9 radix never issues tlbia, and most of
 # the hypervisor calls do not occur in mprotect
 QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("h_")}
+
+
+def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
+    """tabulate's table as text a commit message takes: columns two spaces apart (no padding beyond
+    the widest cell), and where that is wider than text.WIDTH, blocks of it one under another, each
+    repeating the first `lead` columns (the stride; compare's base rate too) and holding whole
+    `groups` (lists of column indexes: compare's columns of one side stay together; by default each
+    column alone).  Other formats (markdown, csv) are never cut."""
+    import tabulate as tab
+
+    def one(columns):
+        saved, tab.MIN_PADDING = tab.MIN_PADDING, 0
+        try:
+            return tabulate([[row[i] for i in columns] for row in body], headers=[headers[i] for i in columns],
+                            tablefmt=tablefmt, disable_numparse=True, **options)
+        finally:
+            tab.MIN_PADDING = saved
+
+    if tablefmt != "simple":
+        return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True, **options)
+    widths = [max([len(str(h))] + [len(str(row[i])) for row in body]) for i, h in enumerate(headers)]
+
+    def span(columns):
+        return sum(widths[i] for i in columns) + 2 * (len(columns) - 1)
+
+    groups = groups or [[i] for i in range(lead, len(headers))]
+    if any(span(list(range(lead)) + g) > text.WIDTH for g in groups):  # a group too wide alone: by column
+        groups = [[i] for g in groups for i in g]
+
+    def pack(limit):
+        blocks, current = [], list(range(lead))
+        for group in groups:
+            if len(current) > lead and span(current + group) > limit:
+                blocks.append(current)
+                current = list(range(lead))
+            current = current + group
+        return blocks + [current]
+
+    blocks = pack(text.WIDTH)
+    # as few blocks as fit, and of even widths: not a last block of one column
+    limit = next(w for w in range(span(range(lead)), text.WIDTH + 1) if len(pack(w)) <= len(blocks))
+    return "\n\n".join(one(columns) for columns in pack(limit))
 
 
 def _counters_present(rows):
@@ -60,8 +103,6 @@ def headline(result):
         extras.append("no retouch")
     if c.get("gpu") is not None and "gpu" not in axes:
         extras.append(f"GPU {c['gpu']}")
-    if axes:
-        extras.append(axes_text(c))
     h = result.host
     rounds = text.plural(c['rounds'], 'round')
     if (c.get("adaptive") or {}).get("unit") == "run":  # --until --runs: config runs is the minimum
@@ -74,15 +115,19 @@ def headline(result):
     if workloads:  # will-it-scale's loop: size is each task's pages a pass
         what = f"{','.join(map(str, workloads))} loops (will-it-scale) over {format_size(c['size'])} a task"
         extras.append(f"ASLR {c.get('aslr') or 'unknown'}")
-    line1 = (f"{what} ({', '.join(extras)}), "
-             f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
-             f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
+    what += f" ({', '.join(extras)})" if extras else ""
+    how = f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}"
+    host = f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}"
+    # one line where it fits, else broken after the plan or before it; the cells on a line of their own
+    line1 = f"{what}, {how}; {host}"
+    if len(line1) > text.WIDTH:
+        line1 = f"{what}, {how};\n{host}" if len(f"{what}, {how};") <= text.WIDTH else f"{what},\n{how}; {host}"
+    line1 = "\n".join(text.hang(line, 2) for line in line1.split("\n"))
     units = [UNITS_NOTE]
     if workloads:
-        page = format_size(h.get("page_size") or 0)
-        units.append(text.wrap(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: GB/s "
-                               f"= loops/s x {page}; samples' loops_per_s (docs/workloads.md#will-it-scales-loops)"))
-    return "\n".join([line1] + units + trace_notes(c) + verify_notes(result))
+        units.append(text.workload_units(format_size(h.get("page_size") or 0)))
+    return "\n".join([line1] + ([text.hang(axes_text(c), 2)] if axes else []) + units + trace_notes(c)
+                     + verify_notes(result))
 
 
 def verify_notes(result):
@@ -101,7 +146,7 @@ def trace_notes(config):
         how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
         return [f"flush counts: {events} {how} ({config['trace_scope']}-wide), on warm-up passes (none timed)"]
     if config.get("trace_error") and config.get("trace") != "off":
-        return [f"no flush counts: {config['trace_error']}"]
+        return [text.hang(f"no flush counts: {config['trace_error']}", 2)]  # the core's sentence
     return []
 
 
@@ -179,9 +224,9 @@ def _rate_columns(view, unit):
                 col("Max", "max", "max", numbers.rate), col("CV% within", "cv_within_pct", "within_cv", cv),
                 col("CV% between", "cv_between_pct", "between_cv", cv)]
     # run prints Median/Min/Max of single passes, show by default of round means: the same words
-    # for two different numbers, so here they carry their unit (csv keeps plain names).
+    # for two different numbers, so the line over show's table names its unit (text.show_units).
     return [("N", "n", lambda r: str(r["n"]))] + [
-        col(f"{title} ({unit})", title.lower(), title.lower(), rate3) for title in ("Min", "Max", "Median", "Mean")] + [
+        col(title, title.lower(), title.lower(), rate3) for title in ("Min", "Max", "Median", "Mean")] + [
         col("Stddev", "stddev", "stddev", rate3), col("CV%", "cv_pct", "cv", cv)]
 
 
@@ -200,7 +245,7 @@ def stride_table(result, unit="pass", fmt="text", view="run"):
                        spec.get("bystanders", bystanders), effective))
     warnings = []
     if any(b[6] != unit for b in blocks):
-        warnings.append("a stride has a single round: showing passes, so the spread ignores between-round variance")
+        warnings.append(messages.TABLES_STRIDE_HAS_SINGLE_ROUND)
     rows = [r for b in blocks for r in b[3]]
     shown = blocks[0][3][0]["unit"] if blocks[0][3] else unit
 
@@ -237,7 +282,7 @@ def stride_table(result, unit="pass", fmt="text", view="run"):
     out = []
     for block in blocks:
         heading = block[1]
-        table = tabulate(body(block), headers=titles, tablefmt=FORMATS[fmt], disable_numparse=True, **align)
+        table = fitted(body(block), titles, FORMATS[fmt], **align)
         if heading is not None:  # markdown: a paragraph of its own, or the table would continue it
             table = f"**{heading}**\n\n{table}" if fmt == "markdown" else f"{heading}\n{table}"
         out.append(table)
@@ -295,7 +340,7 @@ def notes(result, calibrating=False):
     (where the flush counts came from is in the headline, trace_notes)."""
     lines = adaptive_notes(result.config)
     if not result.complete:
-        lines.append("interrupted: only finished passes are shown and saved (complete: false)")
+        lines.append(text.INTERRUPTED)
     notes = bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
@@ -376,8 +421,7 @@ def bystander_notes(records):
     idle = sum(1 for s in flagged if s["bystander_idle"])
     if not idle:
         return []
-    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran under {BYSTANDER_BUSY:.0%} of the "
-            "pass: fewer remote flushes (bystander_share)"]
+    return [text.idle_bystanders(idle, len(flagged), BYSTANDER_BUSY)]
 
 
 def disturbance_notes(records):
@@ -388,8 +432,7 @@ def disturbance_notes(records):
     n, of = disturbed(records)
     if not n:
         return []
-    return [f"warning: {n} of {of} timed passes were disturbed (preempted, under {CPU_BUSY:.0%} of the pass on "
-            "CPU, or steal): columns preempted, cpu_share"]
+    return [text.disturbed(n, of, CPU_BUSY)]
 
 
 def thp_notes(records):
@@ -399,8 +442,14 @@ def thp_notes(records):
     if not shares or min(shares) >= 0.9:
         return []
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
-    return [f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmentation, or THP "
-            "off): thp_share"]
+    return [text.thp_short(low, high)]
+
+
+def wrap_note(line):
+    """A note longer than text.WIDTH (one value per stride and cell) on lines of its own, under its start."""
+    from . import text
+
+    return text.hang(line, 2)
 
 
 def lag1_notes(rows):
@@ -414,7 +463,7 @@ def lag1_notes(rows):
     cells = {r.get("cell", 0) for r in rows}
     text = ", ".join((f"cell {r['cell']} " if len(cells) > 1 else "") + f"{format_size(r['stride_bytes'])} "
                      f"{numbers.signed(r['lag1'])}" for r in rows)
-    out = [f"lag-1 autocorrelation of round means: {text}"]
+    out = [wrap_note(f"lag-1 autocorrelation of round means: {text}")]
     for r in rows:
         w = timeseries.warn_if_autocorrelated(r["lag1"], r["rounds"], tests=len(rows))
         if w:

@@ -6,7 +6,9 @@ table has at most MAX_NOTES notes under it, each naming the docs/ anchor that te
 (tests/render/test_text.py holds both, and that every anchor exists).  Figures measured on the
 project's own machines are evidence in docs/methodology.md, never printed as if they were the
 user's: where the user's own data has a figure (a noise profile, the file's own spread), that is
-the one printed."""
+the one printed.  The one-line failures (usage errors) and the warnings on stderr are in the sibling
+render/messages.py, templates by name; a new one may go in either file (tests/render/test_messages.py
+scans the package: no other module words its own)."""
 
 WIDTH = 100
 MAX_NOTES = 3
@@ -27,8 +29,9 @@ PROFILE_TABLE = "docs/calibrate.md#report"
 VERIFY = "docs/verify.md#what-a-pass-proves"
 VERIFY_HELD = "docs/verify.md#held"
 SCALING = "docs/workloads.md#scaling"
+COUNTED = "docs/guest.md#what-changed-means"
 ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE, VERIFY, VERIFY_HELD, SCALING)
+           PROFILE_TABLE, VERIFY, VERIFY_HELD, SCALING, COUNTED)
 
 
 def see(text, anchor):
@@ -151,10 +154,25 @@ UNITS = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
 RUN_UNITS = "Median, Min, Max: of single passes; CV% within: of a round's passes, between: of round means"
 
 
+INTERRUPTED = "interrupted: only finished passes are shown and saved (complete: false)"
+
+
+def idle_bystanders(idle, of, busy):
+    return f"warning: {idle} of {of} timed passes had a bystander under {busy:.0%} of the pass: fewer remote flushes"
+
+
+def disturbed(n, of, busy):
+    return f"warning: {n} of {of} timed passes disturbed (preempted, under {busy:.0%} on CPU, or steal): cpu_share"
+
+
+def thp_short(low, high):
+    return f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmented, or THP off)"
+
+
 def show_units(unit):
     if unit == "round":
-        return "GB/s per round (N = rounds); run's Median, Min and Max are of passes (show --unit pass)"
-    return "GB/s per pass (N = passes): Median, Min and Max as run prints them"
+        return "Min to Stddev: GB/s of round means (N = rounds); run's Median, Min, Max: of passes (--unit pass)"
+    return "Min to Stddev: GB/s of single passes (N = passes), as run prints them"
 
 
 def detects_alone(found):
@@ -394,3 +412,23 @@ def campaign_legend(c):
     if missed:
         lines.append(f"{len(missed)} missed slot{'s' * (len(missed) != 1)} (atsdbench campaign status lists them)")
     return [line if len(line) <= WIDTH else line[:WIDTH - 3] + "..." for line in lines]
+
+
+# ---- compare --counts ----
+
+COUNTS_TITLE = "kernel invalidation events per mprotect call (IPIs from timed passes)"
+def counts_rule(sizes):
+    """Under compare --counts' table: sizes = 'N = 6/6' (passes counted, base/new)."""
+    return "\n".join([wrap(f"changed: the sides' per-call counts do not overlap beyond their spread; {sizes} passes "
+                            "(base/new)"), see("n/a: not counted; counters at 0 in every pass left out", COUNTED)])
+
+
+def counts_emulated(names):
+    return (f"emulated (qemu-tcg): {', '.join(names)}: the counts are the kernel's own, the rates are not the "
+            "hardware's, so no rate gets a verdict")
+
+
+def workload_units(page):
+    """Under a --workload run's headline: what its GB/s column is."""
+    return wrap(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: GB/s = loops/s x "
+                f"{page}; samples' loops_per_s (docs/workloads.md#will-it-scales-loops)")

@@ -59,7 +59,7 @@ def test_another_host_kernel_or_plan_does_not_match(tmp_path, change, level, wor
 @pytest.mark.parametrize("text,words", [
     ("not json", "is not JSON"),
     ('{"format": "atsdbench-result"}', "is not an atsdbench noise profile"),
-    ('{"format": "atsdbench-noise-profile", "schema_version": 99}', "this atsdbench reads noise profiles up to 1"),
+    ('{"format": "atsdbench-noise-profile", "schema_version": 99}', "schema_version 99 is newer than 1 (upgrade)"),
     ('{"format": "atsdbench-noise-profile", "schema_version": 1}', "has no created"),
 ])
 def test_a_bad_file_is_one_line(tmp_path, text, words):

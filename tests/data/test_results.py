@@ -136,7 +136,7 @@ BAD = [  # (mutation, what the one message must say)
     (_set(["schema_version"], -1), "schema_version -1 is not a version"),
     (_set(["schema_version"], True), "schema_version True is not a version"),
     (_set(["schema_version"], "1"), "schema_version '1' is not a version"),
-    (_set(["schema_version"], 99), "has schema_version 99; this atsdbench reads up to"),
+    (_set(["schema_version"], 99), "schema_version 99 is newer than"),
     (_set(["schema_version"], DELETE), "has no schema_version"),
     (_set(["format"], "other"), "is not an atsdbench result file"),
 ]

@@ -253,14 +253,29 @@ def test_latency_percentiles_leave_the_callers_array_alone():
     assert lat.tolist() == [3, 1, 2]
 
 
-@settings(max_examples=300, derandomize=True, deadline=None)
-@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=300), st.integers(1, 100))
-def test_latency_percentiles_are_numpys_inverted_cdf(lat, q):
+def _nearest_rank(lat, q):
     """The definition, checked against an independent one: numpy's inverted_cdf is the nearest rank."""
     import numpy as np
 
     want = np.percentile(np.array(lat, dtype=np.uint64), q, method="inverted_cdf")
     assert core.latency_percentiles(lat, (q,)) == [int(want)]
+
+
+LATENCIES = (st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=300), st.integers(1, 100))
+
+
+# the quick set tries 60 lists, the whole suite (slow) 300: the same property at breadth
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(*LATENCIES)
+def test_latency_percentiles_are_numpys_inverted_cdf(lat, q):
+    _nearest_rank(lat, q)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(*LATENCIES)
+def test_latency_percentiles_are_numpys_inverted_cdf_at_breadth(lat, q):
+    _nearest_rank(lat, q)
 
 
 def test_session_stores_the_core_percentiles():

@@ -183,8 +183,7 @@ def test_only_values_of_run_options_are_joined():
     ({"runs": "2", "gap": "soon"}, "--gap 'soon' is not a duration"),
     ({"runs": "2", "processes": True}, "--runs 2 already runs each sub-run in a fresh process"),
     ({"runs": "2", "spread": "10s"}, "--spread paces the rounds of one process"),
-    ({"runs": "1", "until": "5%"}, "--until with --runs 1: the rule adds sub-runs from M and a CI over sub-runs "
-                                   "needs two, so --runs must be 2 or more"),
+    ({"runs": "1", "until": "5%"}, "--until with --runs 1: a CI over sub-runs needs two: give --runs 2+"),
     ({"runs": "3", "rounds": "4", "until": "5%", "max_rounds": "10"},
      "--max-rounds 10 is below the 12 rounds of --runs 3 x --rounds 4, the minimum of an adaptive run of sub-runs"),
 ])

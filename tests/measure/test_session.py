@@ -74,7 +74,7 @@ def test_disturbed_passes_are_counted_and_warned_under_the_table(fixtures, tmp_p
     r = _with_disturbance(fixtures, tmp_path, "d.json", 4)
     n, of = stats.disturbed(r.records)
     assert of == sum(1 for s in r.records if not s["warmup"]) and 0 < n < of
-    assert any(line.startswith(f"warning: {n} of {of} timed passes were disturbed") for line in tables.notes(r))
+    assert any(line.startswith(f"warning: {n} of {of} timed passes disturbed") for line in tables.notes(r))
     clean = results.load(str(fixtures / "before.json"))
     assert stats.disturbed(clean.records) == (0, 0)
     assert not any("disturbed" in line for line in tables.notes(clean))

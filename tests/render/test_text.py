@@ -78,6 +78,14 @@ def _make_outputs():
         cmp = _compare(*files, **options)
         out[name] = compare_formats.render_text(cmp)
         out[name + " --format commit"] = compare_formats.render_commit(cmp)
+    from atsdbench.render import counts
+
+    three = _compare("before.json", "after.json", "again.json")
+    out["compare three --counts"] = counts.render_text(three)
+    out["compare three --counts --format commit"] = counts.render_commit(three)
+    wide = _every_column(before)
+    out["run, every column"] = tables.run_report(wide)
+    out["show, every column"] = "\n".join([tables.headline(wide), show.render(wide)[0]])
     sides = [comparison.load_group(f) for f in ("before.json", "after.json")]
     for unit in ("auto", "round"):
         analysis = model.analyse(sides, ["Before", "After"], unit=unit)
@@ -85,6 +93,21 @@ def _make_outputs():
         out[f"model --unit {unit} --format commit"] = model_formats.render_commit(analysis)
     out["calibrate's profile"] = _profile_text()
     return out
+
+
+def _every_column(result):
+    """before.json with latency percentiles, GPU touch and POWER's counters on every pass: the widest
+    table run and show print, which must still fit in text.WIDTH columns (as blocks)."""
+    import copy
+
+    wide = copy.deepcopy(result)
+    extra = {"lat_p50_us": 11.0, "lat_p90_us": 12.5, "lat_p99_us": 19.25, "lat_max_us": 123.5,
+             "gpu_touch_ns": 1.5e6, "ipis": 3, "tlbie": 40, "tlbie_global": 20, "tlbie_full": 1,
+             "h_remove": 2}
+    for record in wide.records:
+        record.update(extra)
+    wide._frame = wide._parts = None  # made again from the records
+    return wide
 
 
 def _notes(output):
@@ -109,6 +132,14 @@ def test_shapes_are_the_golden_ones():
     if os.environ.get("ATSDBENCH_REGOLD"):
         SHAPES.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
     assert got == json.loads(SHAPES.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(_outputs()))
+def test_every_line_fits(name):
+    """Tables included: a wide one is cut into blocks (tables.fitted), a long headline wrapped."""
+    long = [line for line in _outputs()[name].split("\n") if len(line) > text.WIDTH]
+    assert not long, long
+    assert json.loads(SHAPES.read_text())[name]["longest"] <= text.WIDTH
 
 
 @pytest.mark.parametrize("name", sorted(_outputs()))
