@@ -3,7 +3,7 @@ import json
 import math
 
 from ..analysis import stats, timeseries
-from . import numbers, scaling, tables, text
+from . import layout, numbers, scaling, text
 from ..data.cells import where
 from ..units import format_size
 
@@ -151,7 +151,7 @@ def _table(cmp, tablefmt):
         body.append(line)
     lead = len(_lead(cmp, _keys(cmp)[0])) + 1 if body else len(headers)
     sides = [list(range(i, i + 5)) for i in range(lead, len(headers), 5)]
-    return tables.fitted(body, headers, tablefmt, lead=lead, groups=sides)
+    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides)
 
 
 def _title(cmp, units=False):
@@ -343,7 +343,7 @@ def by_threads_table(cmp, tablefmt):
                      numbers.interval(eff[1], eff[2], lambda v: f"{v:.0f}") + "%", verdict(r)])
     out = []
     for group, body in blocks.items():
-        table = tables.fitted(body, headers, tablefmt)
+        table = layout.fitted(body, headers, tablefmt)
         if group:
             table = f"**{group}**\n\n{table}" if tablefmt == "github" else f"{group}\n{table}"
         out.append(table)
@@ -409,7 +409,7 @@ def files_table(cmp, tablefmt, threads):
                     + ([others.get(r["cell"], "")] if grouped else [])
                     + [scaling.rate(r["base_gbps"]), scaling.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r)]
                     + ([detects(r)] if detect else []) + [verdict(r)])
-    return tables.fitted(body, headers, tablefmt)
+    return layout.fitted(body, headers, tablefmt)
 
 
 def scaling_table(cmp, tablefmt):

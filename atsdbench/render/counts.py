@@ -4,7 +4,7 @@ each rate row (csv columns, a json field)."""
 import json
 
 from ..analysis import counts as analysis
-from . import numbers, tables, text
+from . import layout, numbers, text
 
 def _value(x):
     return numbers.general(x)
@@ -47,7 +47,7 @@ def _table(cmp, tablefmt):
         body.append(line)
     lead = len(headers) - 3 * (len(labels) - 1)
     sides = [list(range(i, i + 3)) for i in range(lead, len(headers), 3)]
-    return tables.fitted(body, headers, tablefmt, lead=lead, groups=sides)
+    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides)
 
 
 def _sizes(cmp):

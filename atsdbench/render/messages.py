@@ -68,8 +68,7 @@ NOISE_NO_STRIDE_HAS_SUB = '{value}: no stride has the sub-runs and rounds a prof
 # ---- commands ----
 
 CMD_CALIBRATE_FROM_TAKES_PLAN = 'calibrate --from takes the plan from its file: no run options (got --{value})'
-CMD_LAVA_NO_COUNTS = ('--format lava gives the rates\' lines: leave --counts out (its formats: text, markdown, '
-                      'csv, json, commit)')
+CMD_LAVA_NO_COUNTS = '--format lava prints the rates alone: leave --counts out'
 CMD_FORMAT_MUST = '--format must be one of {renderers} (got {format!r})'
 CMD_FORMAT_MUST_2 = '--format must be one of {formats} (got {format!r})'
 CMD_PAGE_SIZE_CEILING_SIZE = '--page-size, --ceiling and --size go with --table'

@@ -8,7 +8,7 @@ times, the disturbed share and the least thread's CPU share.  compare's scaling 
 The rate's unit is the result's (analysis/scaling.rate_of): GB/s by default, loops/s for a workload
 that says so."""
 from ..units import format_size
-from . import numbers, tables, text
+from . import layout, numbers, text
 
 FORMATS = {"text": "simple", "markdown": "github"}
 
@@ -66,7 +66,7 @@ def show_table(sc, fmt="text"):
         return numbers.csv_text(names, csv)
     out = []
     for group, body in blocks.items():
-        table = tables.fitted(body, headers, FORMATS[fmt])
+        table = layout.fitted(body, headers, FORMATS[fmt])
         if group:
             table = f"**{group}**\n\n{table}" if fmt == "markdown" else f"{group}\n{table}"
         out.append(table)

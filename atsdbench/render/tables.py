@@ -11,6 +11,7 @@ from tabulate import tabulate
 from ..units import format_size
 from . import numbers, text
 from . import messages
+from .layout import fitted
 
 UNITS_NOTE = text.UNITS
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
@@ -26,48 +27,6 @@ COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/
 # measured but shown only where some stride has one: POWER9 radix never issues tlbia, and most of
 # the hypervisor calls do not occur in mprotect
 QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("h_")}
-
-
-def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
-    """tabulate's table as text a commit message takes: columns two spaces apart (no padding beyond
-    the widest cell), and where that is wider than text.WIDTH, blocks of it one under another, each
-    repeating the first `lead` columns (the stride; compare's base rate too) and holding whole
-    `groups` (lists of column indexes: compare's columns of one side stay together; by default each
-    column alone).  Other formats (markdown, csv) are never cut."""
-    import tabulate as tab
-
-    def one(columns):
-        saved, tab.MIN_PADDING = tab.MIN_PADDING, 0
-        try:
-            return tabulate([[row[i] for i in columns] for row in body], headers=[headers[i] for i in columns],
-                            tablefmt=tablefmt, disable_numparse=True, **options)
-        finally:
-            tab.MIN_PADDING = saved
-
-    if tablefmt != "simple":
-        return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True, **options)
-    widths = [max([len(str(h))] + [len(str(row[i])) for row in body]) for i, h in enumerate(headers)]
-
-    def span(columns):
-        return sum(widths[i] for i in columns) + 2 * (len(columns) - 1)
-
-    groups = groups or [[i] for i in range(lead, len(headers))]
-    if any(span(list(range(lead)) + g) > text.WIDTH for g in groups):  # a group too wide alone: by column
-        groups = [[i] for g in groups for i in g]
-
-    def pack(limit):
-        blocks, current = [], list(range(lead))
-        for group in groups:
-            if len(current) > lead and span(current + group) > limit:
-                blocks.append(current)
-                current = list(range(lead))
-            current = current + group
-        return blocks + [current]
-
-    blocks = pack(text.WIDTH)
-    # as few blocks as fit, and of even widths: not a last block of one column
-    limit = next(w for w in range(span(range(lead)), text.WIDTH + 1) if len(pack(w)) <= len(blocks))
-    return "\n\n".join(one(columns) for columns in pack(limit))
 
 
 def _counters_present(rows):

@@ -172,7 +172,7 @@ def test_other_axes_and_processes(cli, tmp_path):
     (tmp_path / "p.json").write_text(json.dumps(data))
     show = cli("show", "p.json", "--scaling", cwd=tmp_path)
     assert show.returncode == 0, show.stderr
-    assert "\nbystanders=0\nStride    Processes" in show.stdout and "\nbystanders=1\nStride" in show.stdout
+    assert "\nbystanders=0\nStride  Processes" in show.stdout and "\nbystanders=1\nStride" in show.stdout
     assert [r[4] for r in _rows(show.stdout, "64K")] == ["100%", "71%", "50%"] * 2  # sqrt(N) / N
     by = cli("compare", "p.json", "--by", "threads", cwd=tmp_path)
     lines = by.stdout.split("\n")

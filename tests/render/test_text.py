@@ -136,7 +136,7 @@ def test_shapes_are_the_golden_ones():
 
 @pytest.mark.parametrize("name", sorted(_outputs()))
 def test_every_line_fits(name):
-    """Tables included: a wide one is cut into blocks (tables.fitted), a long headline wrapped."""
+    """Tables included: a wide one is cut into blocks (layout.fitted), a long headline wrapped."""
     long = [line for line in _outputs()[name].split("\n") if len(line) > text.WIDTH]
     assert not long, long
     assert json.loads(SHAPES.read_text())[name]["longest"] <= text.WIDTH
