@@ -203,3 +203,43 @@ def full_disk(tiny_disk):
     finally:
         os.close(fd)
     return tiny_disk
+
+
+def _sweep_data(threads=(1, 2, 4), rate=lambda n, r: 10.0 * n, rounds=4, reps=2, strides=(65536,), extra=None,
+               axes=None, column="gbps", per_pass=None):
+    """A result of a threads sweep whose round means are exactly rate(n, round): every pass of a
+    round at that rate.  axes: more axes beside threads ({axis: [values]}), cells their product with
+    threads first; per_pass(n, round, rep) -> fields to add to a pass."""
+    import itertools
+
+    axes = {"threads": list(threads), **(axes or {})}
+    names = list(axes)
+    specs = [dict(zip(names, combo)) for combo in itertools.product(*(axes[a] for a in names))]
+    size = 1 << 26
+    samples = []
+    for r in range(rounds):
+        for c, spec in enumerate(specs):
+            n = spec["threads"]
+            for rep in range(reps):
+                for s in strides:
+                    v = rate(n, r) * (spec.get("bystanders", 0) + 1)
+                    ns = max(1, int(size / v)) if column == "gbps" else 1000
+                    sample = {"round": r, "rep": rep, "order": 0, "stride_bytes": s, "warmup": False, "ns": ns,
+                              "seconds": ns / 1e9, "calls": size // s, "gbps": v if column == "gbps" else 1.0,
+                              "us_per_call": 1.0, "traced": False, "cell": c, **spec}
+                    if column != "gbps":
+                        sample[column] = v
+                    if per_pass:
+                        sample.update(per_pass(n, r, rep))
+                    samples.append(sample)
+    config = {"size": size, "strides": list(strides), "rounds": rounds, "reps": reps, "pages": "base",
+              "op": "madvise", "threads": threads[0], "tasks": "threads", "axes": axes, "cells": specs,
+              **(extra or {})}
+    return {"format": "atsdbench-result", "schema_version": 3, "complete": True, "host": {"page_size": 4096},
+            "config": config, "samples": samples}
+
+
+@pytest.fixture
+def sweep_data():
+    """sweep_data(...): a --threads sweep's result dict (_sweep_data above), for analysis and render tests."""
+    return _sweep_data

@@ -11,40 +11,6 @@ from atsdbench.analysis import scaling
 from atsdbench.data import results
 
 
-def sweep_data(threads=(1, 2, 4), rate=lambda n, r: 10.0 * n, rounds=4, reps=2, strides=(65536,), extra=None,
-               axes=None, column="gbps", per_pass=None):
-    """A result of a threads sweep whose round means are exactly rate(n, round): every pass of a
-    round at that rate.  axes: more axes beside threads ({axis: [values]}), cells their product with
-    threads first; per_pass(n, round, rep) -> fields to add to a pass."""
-    import itertools
-
-    axes = {"threads": list(threads), **(axes or {})}
-    names = list(axes)
-    specs = [dict(zip(names, combo)) for combo in itertools.product(*(axes[a] for a in names))]
-    size = 1 << 26
-    samples = []
-    for r in range(rounds):
-        for c, spec in enumerate(specs):
-            n = spec["threads"]
-            for rep in range(reps):
-                for s in strides:
-                    v = rate(n, r) * (spec.get("bystanders", 0) + 1)
-                    ns = max(1, int(size / v)) if column == "gbps" else 1000
-                    sample = {"round": r, "rep": rep, "order": 0, "stride_bytes": s, "warmup": False, "ns": ns,
-                              "seconds": ns / 1e9, "calls": size // s, "gbps": v if column == "gbps" else 1.0,
-                              "us_per_call": 1.0, "traced": False, "cell": c, **spec}
-                    if column != "gbps":
-                        sample[column] = v
-                    if per_pass:
-                        sample.update(per_pass(n, r, rep))
-                    samples.append(sample)
-    config = {"size": size, "strides": list(strides), "rounds": rounds, "reps": reps, "pages": "base",
-              "op": "madvise", "threads": threads[0], "tasks": "threads", "axes": axes, "cells": specs,
-              **(extra or {})}
-    return {"format": "atsdbench-result", "schema_version": 3, "complete": True, "host": {"page_size": 4096},
-            "config": config, "samples": samples}
-
-
 def load(data, tmp_path, name="s.json"):
     path = tmp_path / name
     path.write_text(json.dumps(data))
@@ -55,7 +21,7 @@ def by(sc, threads, stride=65536, group=""):
     return next(r for r in sc.rows if (r.threads, r.stride_bytes, r.group) == (threads, stride, group))
 
 
-def test_linear_scaling_is_100_percent_and_the_rates_are_the_round_means(tmp_path):
+def test_linear_scaling_is_100_percent_and_the_rates_are_the_round_means(tmp_path, sweep_data):
     luck = [1.0, 1.1, 0.9, 1.05]  # every round moves all its cells alike: it cancels in the pairs
     r = load(sweep_data(rate=lambda n, rnd: 10.0 * n * luck[rnd]), tmp_path)
     sc = scaling.analyse(r)
@@ -70,7 +36,7 @@ def test_linear_scaling_is_100_percent_and_the_rates_are_the_round_means(tmp_pat
     assert by(sc, 4).eff_low == pytest.approx(100.0) and by(sc, 4).eff_high == pytest.approx(100.0)
 
 
-def test_efficiency_is_paired_t_on_the_round_ratios_against_linear(tmp_path):
+def test_efficiency_is_paired_t_on_the_round_ratios_against_linear(tmp_path, sweep_data):
     rng = np.random.default_rng(3)
     own = {(n, rnd): math.exp(rng.normal(0, 0.05)) for n in (1, 2, 4) for rnd in range(6)}
     luck = rng.lognormal(0, 0.2, 6)
@@ -90,7 +56,7 @@ def test_efficiency_is_paired_t_on_the_round_ratios_against_linear(tmp_path):
     assert by(sc, 4).efficiency == pytest.approx(100 * 4 ** -0.3, rel=0.08)
 
 
-def test_the_smallest_thread_count_is_the_reference_where_one_is_missing(tmp_path):
+def test_the_smallest_thread_count_is_the_reference_where_one_is_missing(tmp_path, sweep_data):
     r = load(sweep_data(threads=(2, 4, 8), rate=lambda n, rnd: 5.0 * n * (1 + rnd / 10) * (0.5 if n == 8 else 1)),
              tmp_path)
     sc = scaling.analyse(r)
@@ -100,7 +66,7 @@ def test_the_smallest_thread_count_is_the_reference_where_one_is_missing(tmp_pat
     assert scaling.efficiency(-50.0, 8, 2) == pytest.approx(12.5)  # compare --by's map: (1 + s) / (N/N0)
 
 
-def test_spread_disturbed_and_cpu_share(tmp_path):
+def test_spread_disturbed_and_cpu_share(tmp_path, sweep_data):
     def per_pass(n, rnd, rep):
         out = {"disturbed": n == 4 and rep == 0, "cpu_share": 0.5 if n == 4 and rep == 0 else 1.0}
         if n > 1:
@@ -115,12 +81,12 @@ def test_spread_disturbed_and_cpu_share(tmp_path):
     assert by(sc, 4).cpu_share == pytest.approx(75.0) and by(sc, 1).cpu_share == pytest.approx(100.0)
 
 
-def test_not_recorded_is_nan_not_zero(tmp_path):
+def test_not_recorded_is_nan_not_zero(tmp_path, sweep_data):
     sc = scaling.analyse(load(sweep_data(), tmp_path))
     assert all(math.isnan(x.disturbed) and math.isnan(x.cpu_share) and math.isnan(x.spread_pct) for x in sc.rows)
 
 
-def test_other_axes_are_held_equal(tmp_path):
+def test_other_axes_are_held_equal(tmp_path, sweep_data):
     r = load(sweep_data(axes={"bystanders": [0, 1]}, rate=lambda n, rnd: 3.0 * n ** 0.5 * (1 + rnd)), tmp_path)
     sc = scaling.analyse(r)
     assert {x.group for x in sc.rows} == {"bystanders=0", "bystanders=1"}
@@ -129,7 +95,7 @@ def test_other_axes_are_held_equal(tmp_path):
     assert by(sc, 1, group="bystanders=1").rate == pytest.approx(2 * by(sc, 1, group="bystanders=0").rate)
 
 
-def test_every_round_of_every_sub_run_is_a_pair(tmp_path):
+def test_every_round_of_every_sub_run_is_a_pair(tmp_path, sweep_data):
     data = sweep_data(rounds=2, rate=lambda n, rnd: 10.0 * n)
     more = json.loads(json.dumps(data["samples"]))
     for s in data["samples"]:
@@ -143,13 +109,13 @@ def test_every_round_of_every_sub_run_is_a_pair(tmp_path):
     assert row.efficiency == pytest.approx(100 * math.sqrt(0.5))  # geometric mean of 100% and 50%
 
 
-def test_a_file_without_a_sweep(fixtures, tmp_path):
+def test_a_file_without_a_sweep(fixtures, tmp_path, sweep_data):
     assert not scaling.has_sweep(results.load(str(fixtures / "before.json")))
     assert not scaling.has_sweep(load(sweep_data(threads=(2, 2)), tmp_path))  # an A/A of one count
     assert scaling.has_sweep(results.load(str(fixtures / "sweep.json")))
 
 
-def test_the_rate_is_the_one_the_result_names(tmp_path):
+def test_the_rate_is_the_one_the_result_names(tmp_path, sweep_data):
     """A workload's rate (loops/s per task count) drops in: config `rate` names its column and unit."""
     assert scaling.rate_of({}) == ("gbps", "GB/s", "GB/s = 10^9 bytes/s")
     extra = {"rate": {"column": "loops_per_s", "unit": "loops/s", "definition": "loops/s of tlb_flush2"}}

@@ -10,7 +10,6 @@ import pytest
 
 from atsdbench.analysis import compare as comparison
 from atsdbench.render import compare as compare_formats, text
-from tests.analysis.test_scaling import sweep_data
 
 
 def _rows(out, first):
@@ -109,7 +108,7 @@ def test_replicate_files_a_side_give_verdicts_per_thread_count(fixtures):
     assert [r[1] for r in _rows(out, "2M")] == ["1", "2", "4"]
 
 
-def test_another_rate_and_unit_drop_in(tmp_path, cli):
+def test_another_rate_and_unit_drop_in(tmp_path, cli, sweep_data):
     """A workload's loops/s: its column read, its unit in every title, never GB/s."""
     extra = {"rate": {"column": "loops_per_s", "unit": "loops/s", "definition": "loops/s"}}
     for name, e in (("a.json", 0.9), ("b.json", 0.95)):
@@ -163,7 +162,7 @@ def test_the_docs_table_is_the_fixtures(fixtures):
     assert shown == tables.scaling_table(results.load(str(fixtures / "sweep.json")))
 
 
-def test_other_axes_and_processes(cli, tmp_path):
+def test_other_axes_and_processes(cli, tmp_path, sweep_data):
     """--tasks processes heads the count column so; another axis gives show and compare --by threads a
     block per value, the other axes held equal."""
     data = sweep_data(axes={"bystanders": [0, 1]}, extra={"tasks": "processes"}, strides=(65536, 2 << 20),
