@@ -26,6 +26,12 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      stride_bytes, threads, invalidator_cpus, checker_cpus, calls, checks, faults, zeros, stale,
      held, ns (cell and the axis values, run, as for samples).  A version 3 reader would drop the
      list, and with it a stale translation the file records.  Files before it have no verify passes.
+  5  placement (issue 35): sample columns placement_present, placement_contig2m (share of the region in
+     physically contiguous 2M-aligned runs), placement_pfn_min/median/max and placement_pfn_hash (null
+     or absent without root), placement_nodes ("0", "0,1"); config placement_page_tables (not recorded,
+     and why).  One value per round and cell, repeated on each of its passes.  A version 4 reader
+     would load it, but could not tell rounds on other physical pages apart (the placement level of
+     docs/methodology.md#placement).  Files before it recorded no placement.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -41,7 +47,7 @@ from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 

@@ -180,6 +180,11 @@ SAMPLE = Record({
     "cpu_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "disturbed": BOOL,
     "run": _int(),  # run --runs: the sub-run (its own process) the pass belongs to
     "threads": _int(1), "thread_ns_min": _int(), "thread_ns_max": _int(), "threads_disturbed": _int(),  # --threads
+    # issue 35: where the round's region sat in physical memory (measure/placement.py; schema 5)
+    "placement_present": Value(int, float, lo=0, hi=1, null=True),
+    "placement_contig2m": Value(int, float, lo=0, hi=1, null=True),
+    "placement_pfn_min": _int(null=True), "placement_pfn_median": _int(null=True),
+    "placement_pfn_max": _int(null=True), "placement_pfn_hash": TEXT, "placement_nodes": TEXT,
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
@@ -193,6 +198,7 @@ CONFIG = Record({
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "verify": BOOL, "verify_cpus": List(_int()),  # run --verify (schema 4)
+    "placement_page_tables": TEXT,  # schema 5: "not recorded" and why, until a kernel exposes them
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),

@@ -9,7 +9,7 @@ import time
 import contextlib
 
 from ..data.results import bystander_fields, disturbance, thread_disturbance
-from . import procfs
+from . import placement, procfs
 from .plan import round_order
 
 
@@ -120,6 +120,9 @@ class Session:
             if cell["pages"] == "thp":  # MADV_HUGEPAGE is advice: say how much of it was taken
                 thp_share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
                                                     region.address + plan.size)
+            # where the region sits in physical memory, once per round (docs/methodology.md#placement)
+            place = {k: v for k, v in placement.read(region.address, plan.size, core.page_size()).items()
+                     if v is not None}
             dirty = False
             for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
                 if dirty:
@@ -156,6 +159,7 @@ class Session:
                     sample["gpu_touch_ns"] = int(gpu_ns)
                 if thp_share is not None:
                     sample["thp_share"] = round(thp_share, 4)
+                sample.update(place)
                 if spins0:
                     sample.update(bystander_fields(spins0, spins1, window, ns))
                 if threads:  # each thread by the rule over its own loop; steal of the first's CPU
@@ -203,7 +207,8 @@ class Session:
 
     def facts(self):
         """What this session learned that belongs in the result file."""
-        out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error}
+        out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error,
+               "placement_page_tables": placement.PAGE_TABLES}
         if self.counters.trace_events:
             out["trace_events"] = self.counters.trace_events
         if self.gpus:

@@ -272,6 +272,7 @@ def notes(result, calibrating=False):
 
         lag1 = round_lag1(result.records)
     notes += lag1_notes(lag1)
+    notes += placement_notes(result.records)
     notes += [] if calibrating else detect_notes(result)
     return lines + notes
 
@@ -370,6 +371,27 @@ def thp_notes(records):
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
     return [f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmentation, or THP "
             "off): thp_share"]
+
+
+def placement_notes(records):
+    """Where the rounds' regions sat in physical memory, when that varied (issue 35): how many
+    placements, their median PFNs' range, the 2M-contiguous share, the NUMA nodes."""
+    from . import text
+
+    measured = [s for s in records if not s.get("warmup")]
+    regions = {(s.get("run", 0), s["round"], s.get("cell", 0)): s for s in measured
+               if s.get("placement_pfn_hash") is not None or s.get("placement_nodes") is not None}
+    hashes = {s.get("placement_pfn_hash") for s in regions.values()}
+    nodes = sorted({s.get("placement_nodes") for s in regions.values()} - {None})
+    if len(hashes) < 2 and len(nodes) < 2:
+        return []
+    medians = [s["placement_pfn_median"] for s in regions.values() if s.get("placement_pfn_median") is not None]
+    contig = [s["placement_contig2m"] for s in regions.values() if s.get("placement_contig2m") is not None]
+    return [text.placement_varied(
+        max(len(hashes - {None}), len(nodes)), len(regions),
+        tuple(numbers.general(v / 1e6, 3, "M") for v in (min(medians), max(medians))) if medians else None,
+        tuple(numbers.pct(100 * v, 0, sign=False) for v in (min(contig), max(contig))) if contig else None,
+        " / ".join(nodes) if len(nodes) > 1 else None)]
 
 
 def lag1_notes(rows):

@@ -26,8 +26,9 @@ MODEL = "docs/model.md#cost-model-atsdbench-model"
 PROFILE_TABLE = "docs/calibrate.md#report"
 VERIFY = "docs/verify.md#what-a-pass-proves"
 VERIFY_HELD = "docs/verify.md#held"
+PLACEMENT = "docs/methodology.md#placement"
 ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE, VERIFY, VERIFY_HELD)
+           PROFILE_TABLE, VERIFY, VERIFY_HELD, PLACEMENT)
 
 
 def see(text, anchor):
@@ -217,3 +218,16 @@ def verify_gpu():
 def guest_verify_smp(smp):
     """guest --smp 1 with a --verify run: refused before anything boots."""
     return f"--verify in a guest checks each call from another vCPU: give --smp 2 or more (got --smp {smp})"
+
+
+def placement_varied(placements, regions, medians=None, contig=None, nodes=None):
+    """show/run, under the table, where rounds' regions sat on different physical pages (issue 35).
+    medians and contig are (low, high) already formatted (render/numbers.py), None without root;
+    nodes is None where one node held them all.  What does not fit in WIDTH is left to the columns."""
+    parts = ([f"nodes {nodes}"] if nodes else []) + ([f"median PFN {medians[0]}-{medians[1]}"] if medians else []) + \
+        ([f"2M runs {contig[0]}-{contig[1]}"] if contig else [])
+    while True:
+        line = see(f"placement: {placements} in {regions} regions" + "".join(f", {p}" for p in parts), PLACEMENT)
+        if len(line) <= WIDTH or not parts:
+            return line
+        parts.pop()
