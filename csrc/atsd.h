@@ -262,6 +262,7 @@ struct atsd_plan {
 	int32_t verify;         /* --verify: 1 on, 0 off (--no-verify), -1 until checked (auto: see the check) */
 	int32_t nverify_cpus;
 	int32_t verify_cpus[1024];  /* resolved by the check: every allowed CPU, a checker on each */
+	int32_t placements;     /* run --placements K: rounds rotate over K regions, distinct physical pages */
 };
 
 enum atsd_tasks {
@@ -450,7 +451,7 @@ const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, 
 				   int32_t nchecker, char *out, uint64_t len);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 13
+#define ATSD_ABI_VERSION 19
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

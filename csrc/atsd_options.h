@@ -29,6 +29,8 @@
 	  "run each round in a fresh process") \
 	X("runs", 0, BOTH, "runs", "M", NULL, "1", \
 	  "M sub-runs, each in a fresh process (its own allocations, address space, bystanders): compare's unit within one session") \
+	X("placements", 0, RUN, "placements", "K", NULL, "1", \
+	  "rounds rotate over K regions on distinct physical pages, held at once where memory allows (mprotect)") \
 	X("gap", 0, BOTH, "gap", "DURATION", NULL, "20s", \
 	  "with --runs: sub-runs start at least this long apart (a fast drift decorrelates in ~20 s; a slower one needs replicate files)") \
 	X("op", 0, BOTH, "op", "mprotect|madvise|munmap", NULL, "mprotect", \

@@ -185,6 +185,7 @@ SAMPLE = Record({
     "placement_contig2m": Value(int, float, lo=0, hi=1, null=True),
     "placement_pfn_min": _int(null=True), "placement_pfn_median": _int(null=True),
     "placement_pfn_max": _int(null=True), "placement_pfn_hash": TEXT, "placement_nodes": TEXT,
+    "placement_slot": _int(),  # run --placements K: which of the K held regions the round used
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
@@ -198,6 +199,7 @@ CONFIG = Record({
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "verify": BOOL, "verify_cpus": List(_int()),  # run --verify (schema 4)
+    "placements": _int(1), "placement_pool": TEXT,  # run --placements (schema 5)
     "placement_page_tables": TEXT,  # schema 5: "not recorded" and why, until a kernel exposes them
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),

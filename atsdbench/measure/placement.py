@@ -129,3 +129,67 @@ def read(address, size, page_size, proc="/proc/self"):
                                                    procfs.read(os.path.join(proc, "maps"), ""),
                                                    address, address + size))
     return out
+
+
+def pool_mode(placements, size, kinds, mem_available):
+    """How `run --placements K` holds its regions: "held" (all K of each page backing at once) where
+    they fit in nine tenths of MemAvailable, else "chained" (each round's region mapped while the last
+    round's is still held, then the last released: two at a time, distinct from the one before only).
+    None for K = 1 (a fresh region each round, as without the option)."""
+    if placements < 2:
+        return None
+    if mem_available is None or mem_available < 0 or placements * kinds * size <= 0.9 * mem_available:
+        return "held"
+    return "chained"
+
+
+class Pool:
+    """The regions `run --placements K` rotates over: round r of a cell uses slot r mod K.  Regions are
+    mapped when first used and owned through one list each, cleared before a region is released, so
+    `close` (SIGINT/SIGTERM held) can run again after an interrupt part-way."""
+
+    def __init__(self, placements, size, align, mode):
+        self.placements, self.size, self.align, self.mode = placements, size, align, mode
+        self._held = {}  # pages -> [Region or None] * K ("held"), or [Region] ("chained")
+
+    def region(self, pages, round_index):
+        """(region, slot): the round's region, already mapped and populated, and which slot it is
+        (None when chained: every round its own)."""
+        from . import core
+
+        if self.mode == "chained":
+            from ..signals import held as signals_held
+
+            held = self._held.setdefault(pages, [])
+            fresh = core.Region(self.size, self.align, pages)  # mapped while the last one is still held
+            with signals_held():
+                held.append(fresh)
+                while len(held) > 1:
+                    old = held[0]
+                    held[0] = None
+                    del held[0]
+                    old.close()
+            return fresh, None
+        slot = round_index % self.placements
+        held = self._held.setdefault(pages, [None] * self.placements)
+        if held[slot] is None:
+            held[slot] = core.Region(self.size, self.align, pages)
+        return held[slot], slot
+
+    def close(self):
+        from ..signals import held as signals_held
+
+        with signals_held():
+            errors = []
+            for regions in self._held.values():
+                for i, r in enumerate(regions):
+                    if r is None:
+                        continue
+                    regions[i] = None
+                    try:
+                        r.close()
+                    except Exception as e:
+                        errors.append(e)
+            self._held = {}
+            if errors:
+                raise errors[0]

@@ -58,6 +58,7 @@ class Plan:
     max_rounds: int = None
     spread: float = 0.0
     runs: int = 1
+    placements: int = 1
     gap: float = 20.0
     axes: dict = dataclasses.field(default_factory=dict)
     region_align: int = None
@@ -177,7 +178,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
                 gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
                 until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
-                max_rounds=p.max_rounds or None, spread=p.spread, runs=p.runs, gap=p.gap, axes=axes,
+                max_rounds=p.max_rounds or None, spread=p.spread, runs=p.runs, placements=p.placements, gap=p.gap, axes=axes,
                 region_align=p.align, verify=bool(p.verify), verify_cpus=list(p.verify_cpus[0:p.nverify_cpus]))
 
 

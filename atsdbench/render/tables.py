@@ -72,7 +72,8 @@ def headline(result):
     line1 = (f"{op_text(c)} rate over {format_size(c['size'])} ({', '.join(extras)}), "
              f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}; "
              f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}")
-    return "\n".join([line1, UNITS_NOTE] + trace_notes(c) + verify_notes(result))
+    placed = [text.placements_legend(c["placements"], c.get("placement_pool"))] if (c.get("placements") or 1) > 1 else []
+    return "\n".join([line1, UNITS_NOTE] + placed + trace_notes(c) + verify_notes(result))
 
 
 def verify_notes(result):
@@ -388,7 +389,7 @@ def placement_notes(records):
     medians = [s["placement_pfn_median"] for s in regions.values() if s.get("placement_pfn_median") is not None]
     contig = [s["placement_contig2m"] for s in regions.values() if s.get("placement_contig2m") is not None]
     return [text.placement_varied(
-        max(len(hashes - {None}), len(nodes)), len(regions),
+        max(len(hashes - {None}), len(nodes)), len({key[:2] for key in regions}),
         tuple(numbers.general(v / 1e6, 3, "M") for v in (min(medians), max(medians))) if medians else None,
         tuple(numbers.pct(100 * v, 0, sign=False) for v in (min(contig), max(contig))) if contig else None,
         " / ".join(nodes) if len(nodes) > 1 else None)]

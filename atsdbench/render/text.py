@@ -227,7 +227,14 @@ def placement_varied(placements, regions, medians=None, contig=None, nodes=None)
     parts = ([f"nodes {nodes}"] if nodes else []) + ([f"median PFN {medians[0]}-{medians[1]}"] if medians else []) + \
         ([f"2M runs {contig[0]}-{contig[1]}"] if contig else [])
     while True:
-        line = see(f"placement: {placements} in {regions} regions" + "".join(f", {p}" for p in parts), PLACEMENT)
+        line = see(f"placement: {placements} in {regions} rounds" + "".join(f", {p}" for p in parts), PLACEMENT)
         if len(line) <= WIDTH or not parts:
             return line
         parts.pop()
+
+
+def placements_legend(k, mode):
+    """Above run's and show's table for `run --placements K`: what the between-round spread holds."""
+    if mode == "chained":
+        return f"--placements {k}: too little memory for {k} at once; each round's region mapped beside the last"
+    return f"--placements {k}: rounds rotate over {k} regions held at once; CV between includes placement"

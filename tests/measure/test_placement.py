@@ -118,3 +118,57 @@ def test_live_region_placement():
     assert out["placement_present"] == 1.0
     if os.geteuid() == 0:
         assert out["placement_pfn_min"] > 0 and out["placement_contig2m"] is not None
+
+
+def test_pool_mode_holds_k_where_memory_allows():
+    assert placement.pool_mode(1, 1 << 30, 1, 8 << 30) is None
+    assert placement.pool_mode(4, 1 << 30, 1, 8 << 30) == "held"
+    assert placement.pool_mode(4, 1 << 30, 2, 8 << 30) == "chained"  # two page backings, each its own K
+    assert placement.pool_mode(4, 1 << 30, 1, None) == "held"
+
+
+def _pfns(region, size):
+    from atsdbench.measure import core
+
+    entries = placement.read_pagemap(region.address, size, core.page_size())
+    return set((entries & np.uint64(placement.PAGEMAP_PFN_MASK)).tolist())
+
+
+@pytest.mark.live
+@pytest.mark.skipif(os.geteuid() != 0, reason="PFNs are shown to root only")
+def test_pool_regions_hold_disjoint_physical_pages():
+    from atsdbench.measure import core
+
+    size = 4 << 20
+    pool = placement.Pool(3, size, 2 << 20, "held")
+    try:
+        regions = [pool.region("base", r) for r in range(6)]
+        assert [slot for _, slot in regions] == [0, 1, 2, 0, 1, 2]  # rotating, round r on slot r mod K
+        assert regions[0][0] is regions[3][0]
+        sets = [_pfns(r, size) for r, _ in regions[:3]]
+        assert all(len(s) == size // core.page_size() for s in sets)
+        assert not (sets[0] & sets[1]) and not (sets[0] & sets[2]) and not (sets[1] & sets[2])
+    finally:
+        pool.close()
+        pool.close()  # a second release is a no-op
+
+
+@pytest.mark.live
+@pytest.mark.skipif(os.geteuid() != 0, reason="PFNs are shown to root only")
+def test_chained_pool_maps_the_next_region_while_the_last_is_held():
+    size = 4 << 20
+    pool = placement.Pool(3, size, 2 << 20, "chained")
+    try:
+        first, slot = pool.region("base", 0)
+        before = _pfns(first, size)
+        second, _ = pool.region("base", 1)
+        assert slot is None and not (before & _pfns(second, size))
+        assert first._r is None or first._r.addr == placement_null()
+    finally:
+        pool.close()
+
+
+def placement_null():
+    from atsdbench.measure import core
+
+    return core.ffi.NULL

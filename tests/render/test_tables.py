@@ -78,12 +78,12 @@ def test_placement_note_only_when_placement_varies():
     assert tables.placement_notes(same) == []
     varied = same[:2] + [_placed(2, "bb", 2_280_000, 0.25)]
     (line,) = tables.placement_notes(varied)
-    assert line.startswith("placement: 2 in 3 regions, median PFN 2.17M-2.28M, ")
+    assert line.startswith("placement: 2 in 3 rounds, median PFN 2.17M-2.28M, ")
     assert "2M runs 0%-25%" in line and line.endswith(f"({text.PLACEMENT})") and len(line) <= text.WIDTH
     # without root: no PFN, but two NUMA nodes still say the rounds' memory moved
     unprivileged = [{"round": r, "warmup": False, "placement_nodes": n} for r, n in enumerate(["0", "1"])]
     (line,) = tables.placement_notes(unprivileged)
-    assert line == text.see("placement: 2 in 2 regions, nodes 0 / 1", text.PLACEMENT)
+    assert line == text.see("placement: 2 in 2 rounds, nodes 0 / 1", text.PLACEMENT)
 
 
 def test_placement_note_fits_by_leaving_out_the_last_parts():
