@@ -41,6 +41,8 @@
 	  "what the --threads are: threads of one mm, or processes with a region (an mm) each") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
+	X("mem-node", 0, RUN, "mem-node", "N", NULL, "none", \
+	  "bind the region's memory to NUMA node N (mbind MPOL_BIND); default: the kernel's policy") \
 	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \
 	  "threads keeping this mm live on other CPUs") \
 	X("cpu", 0, BOTH, "cpu", "N|auto", NULL, "auto", \

@@ -451,6 +451,15 @@ int atsd_plan_set(struct atsd_plan *p, const char *field, const char *value, cha
 		p->runs = err ? p->runs : (int32_t)v;
 		return err;
 	}
+	if (!strcmp(field, "mem-node")) {
+		if (!strcmp(value, "none")) {
+			p->mem_node = -1;
+			return 0;
+		}
+		err = parse_count("mem-node", value, 0, 1023, &v, msg, msglen);
+		p->mem_node = err ? p->mem_node : (int32_t)v;
+		return err;
+	}
 	if (!strcmp(field, "placements")) {
 		err = parse_count("placements", value, 1, 64, &v, msg, msglen);
 		p->placements = err ? p->placements : (int32_t)v;

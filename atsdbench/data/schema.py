@@ -199,7 +199,7 @@ CONFIG = Record({
     "bystander_cpus": List(_int()), "label": TEXT, "latency": BOOL, "retouch": BOOL, "processes": BOOL,
     "gpu": _int(null=True), "trace_scope": TEXT, "trace_error": TEXT,
     "verify": BOOL, "verify_cpus": List(_int()),  # run --verify (schema 4)
-    "placements": _int(1), "placement_pool": TEXT,  # run --placements (schema 5)
+    "placements": _int(1), "placement_pool": TEXT, "mem_node": _int(null=True),  # schema 5
     "placement_page_tables": TEXT,  # schema 5: "not recorded" and why, until a kernel exposes them
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),

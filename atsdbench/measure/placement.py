@@ -148,8 +148,8 @@ class Pool:
     mapped when first used and owned through one list each, cleared before a region is released, so
     `close` (SIGINT/SIGTERM held) can run again after an interrupt part-way."""
 
-    def __init__(self, placements, size, align, mode):
-        self.placements, self.size, self.align, self.mode = placements, size, align, mode
+    def __init__(self, placements, size, align, mode, node=None):
+        self.placements, self.size, self.align, self.mode, self.node = placements, size, align, mode, node
         self._held = {}  # pages -> [Region or None] * K ("held"), or [Region] ("chained")
 
     def region(self, pages, round_index):
@@ -161,7 +161,7 @@ class Pool:
             from ..signals import held as signals_held
 
             held = self._held.setdefault(pages, [])
-            fresh = core.Region(self.size, self.align, pages)  # mapped while the last one is still held
+            fresh = core.Region(self.size, self.align, pages, self.node)  # mapped while the last one is still held
             with signals_held():
                 held.append(fresh)
                 while len(held) > 1:
@@ -173,7 +173,7 @@ class Pool:
         slot = round_index % self.placements
         held = self._held.setdefault(pages, [None] * self.placements)
         if held[slot] is None:
-            held[slot] = core.Region(self.size, self.align, pages)
+            held[slot] = core.Region(self.size, self.align, pages, self.node)
         return held[slot], slot
 
     def close(self):

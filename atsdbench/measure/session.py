@@ -59,7 +59,7 @@ class Session:
             mode = placement.pool_mode(plan.placements, plan.size, len({c["pages"] for c in cells}),
                                        procfs.parse_meminfo(procfs.read("/proc/meminfo")).get("MemAvailable"))
             if mode:
-                self.pool = placement.Pool(plan.placements, plan.size, plan.align, mode)
+                self.pool = placement.Pool(plan.placements, plan.size, plan.align, mode, plan.mem_node)
             self._use_bystanders(cells[0]["bystanders"])
             if any(c["ceiling"] is not None for c in cells):
                 from .ceiling import Ceiling
@@ -122,7 +122,7 @@ class Session:
                              cell["pages"]) if nthreads > 1 else contextlib.nullcontext()
         pooled = self.pool.region(cell["pages"], round_index) if self.pool else None
         with tasks as threads, (contextlib.nullcontext(pooled[0]) if pooled else
-                                core.Region(plan.size, plan.align, cell["pages"])) as region:
+                                core.Region(plan.size, plan.align, cell["pages"], plan.mem_node)) as region:
             if pooled:  # a pooled region comes back as the last round left it: PROT_NONE, maybe stale
                 region.restore(plan.retouch, cell["op"])
             thp_share = None

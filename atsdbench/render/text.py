@@ -238,3 +238,13 @@ def placements_legend(k, mode):
     if mode == "chained":
         return f"--placements {k}: too little memory for {k} at once; each round's region mapped beside the last"
     return f"--placements {k}: rounds rotate over {k} regions held at once; CV between includes placement"
+
+
+def numa_unpinned(nodes):
+    """info's warning on a machine of several NUMA nodes with memory (issue 35)."""
+    return f"memory on NUMA nodes {nodes}: a run's region is not pinned (run --mem-node N binds it)"
+
+
+def no_mem_node(node, nodes):
+    """run --mem-node N where sysfs lists no node N with memory; nodes formatted as a kernel list."""
+    return f"--mem-node {node}: no such NUMA node with memory (nodes with memory: {nodes})"

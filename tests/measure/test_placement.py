@@ -172,3 +172,20 @@ def placement_null():
     from atsdbench.measure import core
 
     return core.ffi.NULL
+
+
+@pytest.mark.live
+def test_mem_node_binds_the_region():
+    """--mem-node N: the region's mapping carries the MPOL_BIND policy (numa_maps says bind:N), and
+    the placement reads node N; without it the kernel's default policy."""
+    from atsdbench.measure import core, procfs
+
+    for node, policy in ((0, "bind:0"), (None, "default")):
+        with core.Region(4 << 20, 2 << 20, "base", node) as r:
+            line = [l for l in procfs.read("/proc/self/numa_maps").splitlines()
+                    if int(l.split()[0], 16) == r.address]
+            out = placement.read(r.address, 4 << 20, core.page_size())
+        assert line and line[0].split()[1] == policy, line
+        assert out["placement_nodes"] == "0"
+    with pytest.raises(OSError, match="on NUMA node 1023"):
+        core.Region(4 << 20, 2 << 20, "base", 1023)

@@ -1,3 +1,4 @@
+import os
 import re
 
 import pytest
@@ -270,3 +271,17 @@ def test_placements_default_is_one_and_travels_in_the_config():
     assert p.placements == 4 and p.config()["placements"] == 4
     # two regions at once fit (the chained fallback), though four do not
     assert plans.make_plan(size="512M", placements="4", meminfo={"MemAvailable": 1536 << 20}).placements == 4
+
+
+def test_mem_node_checked_against_the_nodes_with_memory():
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+    assert plans.make_plan(size="16M").mem_node is None
+    p = plans.make_plan(size="16M", mem_node="1", node_root=os.path.join(fixtures, "sys-node-2"))
+    assert p.mem_node == 1 and p.config()["mem_node"] == 1
+    with pytest.raises(UsageError, match=re.escape("--mem-node 1: no such NUMA node with memory (nodes with "
+                                                   "memory: 0)")):
+        plans.make_plan(size="16M", mem_node="1", node_root=os.path.join(fixtures, "sys-node-1"))
+    with pytest.raises(UsageError, match=re.escape("--mem-node 'x' is not")):
+        plans.make_plan(size="16M", mem_node="x")
+    with pytest.raises(UsageError, match=re.escape("--mem-node '1024' is too large (at most 1023)")):
+        plans.make_plan(size="16M", mem_node="1024")
