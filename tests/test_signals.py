@@ -702,3 +702,25 @@ def test_ctrl_c_during_a_verify_pass(tmp_path):
         assert v["calls"] == 1024 and v["checks"] == 1024 * len(v["checker_cpus"]) and v["stale"] == 0
         return
     pytest.fail("no SIGINT landed in a verify pass")
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("mode", ["held", "chained"])
+def test_placement_pool_close_interrupted_anywhere_unmaps_once(mode):
+    """run --placements' pool: its regions unmapped once, whatever opcode of close() a signal lands on."""
+    from atsdbench.measure import core, placement
+
+    core.Region(4 << 20, 2 << 20).close()  # the core loaded (its own mappings) before counting
+    before = _maps()
+
+    def make():
+        pool = placement.Pool(2, 4 << 20, 2 << 20, mode)
+        pool.region("base", 0)
+        pool.region("base", 1)
+        return pool
+
+    def check(pool):
+        assert pool._held == {} and _maps() <= before + 2
+
+    steps = _every_opcode(make, lambda p: p.close(), check)
+    assert steps > 3

@@ -145,8 +145,9 @@ def pool_mode(placements, size, kinds, mem_available):
 
 class Pool:
     """The regions `run --placements K` rotates over: round r of a cell uses slot r mod K.  Regions are
-    mapped when first used and owned through one list each, cleared before a region is released, so
-    `close` (SIGINT/SIGTERM held) can run again after an interrupt part-way."""
+    mapped when first used and owned through one list each; a region leaves its list only after its
+    close (which a second call makes a no-op), so `close` (SIGINT/SIGTERM held) can run again after
+    an interrupt part-way and frees what is left."""
 
     def __init__(self, placements, size, align, mode, node=None):
         self.placements, self.size, self.align, self.mode, self.node = placements, size, align, mode, node
@@ -165,10 +166,8 @@ class Pool:
             with signals_held():
                 held.append(fresh)
                 while len(held) > 1:
-                    old = held[0]
-                    held[0] = None
+                    held[0].close()  # a second close of a Region is a no-op: drop it only once closed
                     del held[0]
-                    old.close()
             return fresh, None
         slot = round_index % self.placements
         held = self._held.setdefault(pages, [None] * self.placements)
@@ -185,11 +184,11 @@ class Pool:
                 for i, r in enumerate(regions):
                     if r is None:
                         continue
-                    regions[i] = None
                     try:
-                        r.close()
+                        r.close()  # idempotent (the C release clears its handle): dropped only once closed
                     except Exception as e:
                         errors.append(e)
+                    regions[i] = None
             self._held = {}
             if errors:
                 raise errors[0]
