@@ -423,6 +423,7 @@ RUNS = {
     "until": ["--strides", "64K,1M", "--until", "0.01%", "--max-time", "20s"],
     "processes": ["--strides", "1M", "--rounds", "20", "--processes"],
     "spread": ["--strides", "1M", "--rounds", "4", "--spread", "20s"],
+    "placements": ["--strides", "64K,1M", "--rounds", "40", "--placements", "3", "--mem-node", "0"],
     "runs": ["--strides", "64K,1M", "--rounds", "10", "--runs", "3", "--gap", "0.3s"],
     "until-runs": ["--strides", "64K,1M", "--rounds", "2", "--runs", "2", "--gap", "0.3s", "--until", "0.01%",
                    "--max-time", "20s"],
