@@ -65,6 +65,7 @@ class Comparison:
     profile_notes: list = dataclasses.field(default_factory=list)  # what the profiles do not cover here
     ops: list = dataclasses.field(default_factory=lambda: ["mprotect"])  # run --op: the calls compared
     stale: list = dataclasses.field(default_factory=list)  # run --verify: (file, stale group) of every side
+    placements: list = dataclasses.field(default_factory=list)  # run --placements K of the sides' files (K > 1)
 
     def frame(self):
         import pandas as pd
@@ -409,6 +410,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level, ops=ops)
     cmp.whole_labels = whole
+    cmp.placements = sorted({g_file.config.get("placements") or 1 for g in groups for g_file in g} - {1})
     cmp.profiles = dict(profiled)
     cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}

@@ -248,3 +248,8 @@ def numa_unpinned(nodes):
 def no_mem_node(node, nodes):
     """run --mem-node N where sysfs lists no node N with memory; nodes formatted as a kernel list."""
     return f"--mem-node {node}: no such NUMA node with memory (nodes with memory: {nodes})"
+
+
+def rounds_over_placements(ks):
+    """compare's unit where the files rotated their rounds over K placements (run --placements)."""
+    return f"round (over {'/'.join(map(str, ks))} placements)"

@@ -91,3 +91,4 @@ def test_placement_note_fits_by_leaving_out_the_last_parts():
 
     line = text.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
     assert len(line) <= text.WIDTH and "nodes 0 / 1" in line and "2M runs" not in line
+
