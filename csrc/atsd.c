@@ -88,14 +88,45 @@ static void touch(const struct atsd_region *r)
 }
 
 /* The backing advice of base and THP regions (hugetlb needs none): 0 or -1 with errno. */
+#define ATSD_MAX_NODES 1024
+
+/* MPOL_BIND to r->mem_node - 1 (numaif.h's values, without libnuma): 0 or -1 with errno. */
+static int bind_node(const struct atsd_region *r)
+{
+	unsigned long mask[ATSD_MAX_NODES / (8 * sizeof(unsigned long))];
+	size_t node;
+
+	if (r->mem_node <= 0)
+		return 0;
+	node = (size_t)(r->mem_node - 1);
+#ifdef SYS_mbind
+	memset(mask, 0, sizeof(mask));
+	mask[node / (8 * sizeof(unsigned long))] = 1UL << (node % (8 * sizeof(unsigned long)));
+	/* maxnode is one more than the bits the kernel reads (it counts down first) */
+	return (int)syscall(SYS_mbind, r->addr, r->size, 2 /* MPOL_BIND */, mask, ATSD_MAX_NODES + 1, 0);
+#else
+	(void)mask;
+	(void)node;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
 static int advise(const struct atsd_region *r)
 {
+	if (bind_node(r))
+		return -1;
 	if (r->pages == ATSD_PAGES_HUGETLB)
 		return 0;
 	return madvise(r->addr, r->size, r->pages == ATSD_PAGES_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
 int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_t pages)
+{
+	return atsd_region_map_node(r, size, align, pages, -1);
+}
+
+int atsd_region_map_node(struct atsd_region *r, uint64_t size, uint64_t align, int32_t pages, int32_t node)
 {
 	int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 	int64_t ps = atsd_page_size();
@@ -105,6 +136,8 @@ int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_
 	memset(r, 0, sizeof(*r));
 	if (ps < 0)
 		return (int)ps;
+	if (node < -1 || node >= ATSD_MAX_NODES)
+		return -EINVAL;
 	if (size == 0 || size % (uint64_t)ps || align == 0 || (align & (align - 1)))
 		return -EINVAL;
 	if (pages < ATSD_PAGES_BASE || pages > ATSD_PAGES_HUGETLB)
@@ -152,6 +185,7 @@ int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_
 	r->size = size;
 	r->page_size = (uint64_t)ps;
 	r->pages = pages;
+	r->mem_node = node + 1;
 
 	if (advise(r)) {
 		int err = -errno;

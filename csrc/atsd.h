@@ -33,7 +33,7 @@ struct atsd_region {
 	uint64_t size;          /* bytes in the aligned region */
 	uint64_t page_size;     /* base page size (sysconf), the touch step */
 	int32_t pages;          /* enum atsd_pages */
-	int32_t reserved;
+	int32_t mem_node;       /* the NUMA node its memory is bound to (mbind MPOL_BIND) plus 1; 0: no policy */
 	uint8_t *map_addr;      /* what mmap returned (for munmap) */
 	uint64_t map_size;
 };
@@ -46,6 +46,10 @@ int64_t atsd_hugepage_size(void);     /* default hugetlb size, -errno if none */
  * advice and populate: one word written per base page, so every PTE is
  * present and dirty. */
 int atsd_region_map(struct atsd_region *r, uint64_t size, uint64_t align, int32_t pages);
+/* The same with its memory bound to NUMA node `node` (mbind MPOL_BIND before populating; kept when
+ * munmap's restore maps it again); node -1: no policy, as atsd_region_map.  -EINVAL for a node
+ * beyond 1023, the kernel's error (-EINVAL, -ENOMEM, -EPERM) for one without memory. */
+int atsd_region_map_node(struct atsd_region *r, uint64_t size, uint64_t align, int32_t pages, int32_t node);
 
 /* Untimed preparation between passes: make the region PROT_READ|PROT_WRITE
  * again and, when retouch is non-zero, write one word per base page so the
@@ -299,6 +303,8 @@ struct atsd_plan {
 	int32_t workloads[16];  /* axis of enum atsd_workload (--workload) */
 	uint64_t given;         /* bit i: option i of the table was set after the defaults (the check's
 				 * refusals of options a workload cannot take) */
+	int32_t placements;     /* run --placements K: rounds rotate over K regions, distinct physical pages */
+	int32_t mem_node;       /* run --mem-node N: the region's memory bound to node N (mbind); -1 = none */
 };
 
 enum atsd_tasks {
@@ -518,7 +524,7 @@ int atsd_kexec_unload(void);
 int atsd_kexec_reboot(void);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 22
+#define ATSD_ABI_VERSION 23
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

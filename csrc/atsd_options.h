@@ -29,6 +29,8 @@
 	  "run each round in a fresh process") \
 	X("runs", 0, BOTH, "runs", "M", NULL, "1", \
 	  "M sub-runs, each in a fresh process (its own allocations, address space, bystanders): compare's unit within one session") \
+	X("placements", 0, RUN, "placements", "K", NULL, "1", \
+	  "rounds rotate over K regions on distinct physical pages, held at once where memory allows (mprotect)") \
 	X("gap", 0, BOTH, "gap", "DURATION", NULL, "20s", \
 	  "with --runs: sub-runs start at least this long apart (a fast drift decorrelates in ~20 s; a slower one needs replicate files)") \
 	X("op", 0, BOTH, "op", "mprotect|madvise|munmap", NULL, "mprotect", \
@@ -41,6 +43,8 @@
 	  "what the --threads are: threads of one mm, or processes with a region (an mm) each") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
 	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
+	X("mem-node", 0, RUN, "mem-node", "N", NULL, "none", \
+	  "bind the region's memory to NUMA node N (mbind MPOL_BIND); default: the kernel's policy") \
 	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \
 	  "threads keeping this mm live on other CPUs") \
 	X("cpu", 0, BOTH, "cpu", "N|auto", NULL, "auto", \

@@ -498,6 +498,20 @@ static int plan_set(struct atsd_plan *p, const char *field, const char *value, c
 		p->runs = err ? p->runs : (int32_t)v;
 		return err;
 	}
+	if (!strcmp(field, "mem-node")) {
+		if (!strcmp(value, "none")) {
+			p->mem_node = -1;
+			return 0;
+		}
+		err = parse_count("mem-node", value, 0, 1023, &v, msg, msglen);
+		p->mem_node = err ? p->mem_node : (int32_t)v;
+		return err;
+	}
+	if (!strcmp(field, "placements")) {
+		err = parse_count("placements", value, 1, 64, &v, msg, msglen);
+		p->placements = err ? p->placements : (int32_t)v;
+		return err;
+	}
 	if (!strcmp(field, "gap"))
 		return atsd_parse_duration(value, field, &p->gap, msg, msglen);
 	if (!strcmp(field, "max-time") || !strcmp(field, "spread")) {
@@ -662,7 +676,8 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	if (p->nworkloads > 0) {
 		/* will-it-scale's loop, as its source runs it: one base page a loop, its own unit of mapping,
 		 * nothing to put back between passes.  What it cannot take is refused, never ignored. */
-		static const char *const fixed[] = {"op", "strides", "latency", "retouch", "pages", "gpu"};
+		static const char *const fixed[] = {"op", "strides", "latency", "retouch", "pages", "gpu", "placements",
+						     "mem-node"};
 		uint64_t unit = 0;
 		for (i = 0; i < (int)(sizeof(fixed) / sizeof(fixed[0])); i++)
 			if (given(p, fixed[i]) && (strcmp(fixed[i], "gpu") || p->ngpu > 1 || p->gpu[0] >= 0) &&
@@ -720,8 +735,9 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 				    fmt_size(unit, a, sizeof(a)), need, need);
 	}
 	{
-		/* the region in base or THP pages, and the canary's buffer (timed before every round) */
-		uint64_t region = p->nworkloads ? 0 : !hugetlb || p->npages > 1 ? p->size : 0;
+		/* the region in base or THP pages, and the canary's buffer (timed before every round); with
+		 * --placements two regions at least: the next one is mapped while the last is still held */
+		uint64_t region = (p->nworkloads ? 0 : !hugetlb || p->npages > 1 ? p->size : 0) * (p->placements > 1 ? 2 : 1);
 		char c[32];
 		if (h->mem_available >= 0 && region + ATSD_CANARY_BYTES > (uint64_t)h->mem_available)
 			return fail(-ENOMEM, msg, msglen, "%s%s%sthe canary's %s %s more than the memory available "
@@ -804,6 +820,15 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	if (p->runs > 1 && p->processes)
 		return fail(-EINVAL, msg, msglen, "--runs %d already runs each sub-run in a fresh process; --processes "
 			    "makes every round one: give one of them", p->runs);
+	if (p->placements > 1 && p->processes)
+		return fail(-EINVAL, msg, msglen, "--placements %d rotates the rounds of one process over its regions; "
+			    "--processes gives every round a process of its own: give one of them", p->placements);
+	if (p->placements > 1 && (p->nops > 1 || p->ops[0] != ATSD_OP_MPROTECT))
+		return fail(-EINVAL, msg, msglen, "--placements %d keeps each region's pages from round to round; "
+			    "madvise and munmap free them at every pass: use it with --op mprotect", p->placements);
+	if (p->placements > 1 && (p->nthreads > 1 || p->threads[0] > 1))
+		return fail(-EINVAL, msg, msglen, "--placements %d: the --threads' regions are not pooled; give one of "
+			    "them", p->placements);
 	if (p->runs > 1 && p->spread > 0)
 		return fail(-EINVAL, msg, msglen, "--spread paces the rounds of one process; with --runs each sub-run "
 			    "runs its rounds back to back and --gap spaces the sub-runs: give one of them");

@@ -358,3 +358,15 @@ def test_processes_as_tasks_are_recorded_and_leave_no_process_behind(tmp_path, c
     assert "2 processes on CPU" in p.stdout.splitlines()[0]
     r = atsdbench.load(str(tmp_path / "p.json"))
     assert r.config["tasks"] == "processes" and (r.samples["threads"] == 2).all()
+
+
+def test_cli_run_with_placements_says_so_and_records_slots(cli, tmp_path):
+    p = cli("run", "--size", "16M", "--strides", "64K", "--rounds", "4", "--reps", "1", "--placements", "2",
+            "-o", "p.json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "--placements 2: rounds rotate over 2 regions held at once" in p.stdout
+    data = json.loads((tmp_path / "p.json").read_text())
+    assert data["config"]["placements"] == 2 and data["config"]["placement_pool"] == "held"
+    slots = {s["round"]: s["placement_slot"] for s in data["samples"]}
+    assert slots == {r: r % 2 for r in slots}
+    assert all(s["placement_present"] == 1.0 for s in data["samples"])

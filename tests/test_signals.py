@@ -423,6 +423,7 @@ RUNS = {
     "until": ["--strides", "64K,1M", "--until", "0.01%", "--max-time", "20s"],
     "processes": ["--strides", "1M", "--rounds", "20", "--processes"],
     "spread": ["--strides", "1M", "--rounds", "4", "--spread", "20s"],
+    "placements": ["--strides", "64K,1M", "--rounds", "40", "--placements", "3", "--mem-node", "0"],
     "runs": ["--strides", "64K,1M", "--rounds", "10", "--runs", "3", "--gap", "0.3s"],
     "until-runs": ["--strides", "64K,1M", "--rounds", "2", "--runs", "2", "--gap", "0.3s", "--until", "0.01%",
                    "--max-time", "20s"],
@@ -744,3 +745,25 @@ def test_breakdown_instance_removed_when_interrupted_anywhere():
     steps = _every_opcode(lambda: tracebuf.TraceBuffer(root, {"tlb/tlb_flush": None}, {}, "mono"), close,
                           lambda b: not os.path.exists(name) or pytest.fail("the instance was left"))
     assert steps > 1
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("mode", ["held", "chained"])
+def test_placement_pool_close_interrupted_anywhere_unmaps_once(mode):
+    """run --placements' pool: its regions unmapped once, whatever opcode of close() a signal lands on."""
+    from atsdbench.measure import core, placement
+
+    core.Region(4 << 20, 2 << 20).close()  # the core loaded (its own mappings) before counting
+    before = _maps()
+
+    def make():
+        pool = placement.Pool(2, 4 << 20, 2 << 20, mode)
+        pool.region("base", 0)
+        pool.region("base", 1)
+        return pool
+
+    def check(pool):
+        assert pool._held == {} and _maps() <= before + 2
+
+    steps = _every_opcode(make, lambda p: p.close(), check)
+    assert steps > 3

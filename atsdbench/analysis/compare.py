@@ -71,6 +71,7 @@ class Comparison:
     by_values: list = None  # compare --by: the axis's values (--by threads: the thread counts)
     cell_specs: dict = dataclasses.field(default_factory=dict)  # cell name -> {axis: value}, of the baseline
     stages: list = dataclasses.field(default_factory=list)  # breakdown.compare_stages rows (run --breakdown/--profile)
+    placements: list = dataclasses.field(default_factory=list)  # run --placements K of the sides' files (K > 1)
 
     def frame(self):
         import pandas as pd
@@ -412,6 +413,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp.rate, cmp.tasks = rate, tasks_of(groups[0][0].config)
     specs = cells_specs(groups[0][0])
     cmp.cell_specs = {name: specs.get(index, {}) for name, index in cells[0][0].items()}
+    cmp.placements = sorted({g_file.config.get("placements") or 1 for g in groups for g_file in g} - {1})
     cmp.profiles = dict(profiled)
     cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}

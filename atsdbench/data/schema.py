@@ -183,6 +183,12 @@ SAMPLE = Record({
     "threads": _int(1), "thread_ns_min": _int(), "thread_ns_max": _int(), "threads_disturbed": _int(),  # --threads
     # run --workload (schema 5): every task's loops in the pass and their aggregate rate
     "workload": Value(str, null=True), "loops": _int(1), "loops_per_s": Value(int, float, lo=0, above=True, null=True),
+    # issue 35: where the round's region sat in physical memory (measure/placement.py; schema 7)
+    "placement_present": Value(int, float, lo=0, hi=1, null=True),
+    "placement_contig2m": Value(int, float, lo=0, hi=1, null=True),
+    "placement_pfn_min": _int(null=True), "placement_pfn_median": _int(null=True),
+    "placement_pfn_max": _int(null=True), "placement_pfn_hash": TEXT, "placement_nodes": TEXT,
+    "placement_slot": _int(),  # run --placements K: which of the K held regions the round used
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
@@ -224,6 +230,8 @@ CONFIG = Record({
     "workload": TEXT, "aslr": Value(str, null=True),  # run --workload (schema 5)
     # the rate the samples carry where it is not GB/s in `gbps` (analysis/scaling.rate_of: a workload's loops/s)
     "rate": Record({"column": Value(str), "unit": Value(str), "definition": TEXT}, required=("column", "unit")),
+    "placements": _int(1), "placement_pool": TEXT, "mem_node": _int(null=True),  # schema 7
+    "placement_page_tables": TEXT,  # schema 7: "not recorded" and why, until a kernel exposes them
     "runs": _int(1), "gap": Value(int, float, lo=0, hi=MAX_SECONDS),
     "axes": Mapping(List(SCALAR, nonempty=True)), "cells": List(Mapping(SCALAR)),
     "round_lag1": List(Record({"cell": _int(), "stride_bytes": BYTES, "rounds": _int(),

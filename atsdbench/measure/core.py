@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 22
+ABI_VERSION = 23
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -225,11 +225,11 @@ CANARY_BYTES, CANARY_COMPUTE, CANARY_CHASE = lib.ATSD_CANARY_BYTES, lib.ATSD_CAN
 class Region:
     """A mapped, populated region; a context manager that always unmaps."""
 
-    def __init__(self, size, align, pages="base"):
+    def __init__(self, size, align, pages="base", node=None):
         self._r = ffi.new("struct atsd_region *")
         self.size = size
-        rc = lib.atsd_region_map(self._r, size, align, PAGES[pages])
-        _check(rc, f"mapping {size} bytes ({pages} pages)")
+        rc = lib.atsd_region_map_node(self._r, size, align, PAGES[pages], -1 if node is None else node)
+        _check(rc, f"mapping {size} bytes ({pages} pages)" + ("" if node is None else f" on NUMA node {node}"))
 
     @property
     def address(self):

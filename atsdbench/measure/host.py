@@ -158,6 +158,7 @@ def full():
         "platform": cpuinfo["platform"] or "unknown",
         "smt": {"1": "on", "0": "off"}.get(smt, "unknown"),
         "numa_nodes": parse_cpulist(read("/sys/devices/system/node/online", "")) or "unknown",
+        "numa_memory_nodes": memory_nodes() or "unknown",
         "hugepage_pools": hugepage_pools(),
         # x86/ or powerpc/ in debugfs (root); POWER also has the ceiling of flushes local to one CPU.
         "tlb_single_page_flush_ceiling": int_or_unknown(read(ceiling.find() or "/nonexistent")),
@@ -182,7 +183,16 @@ def full():
     return facts
 
 
-def warnings(facts, pages=None, bystanders=0):
+def memory_nodes(root="/sys/devices/system/node"):
+    """The NUMA nodes that have memory (sysfs has_memory; else online), [] where sysfs does not say."""
+    for name in ("has_memory", "online"):
+        nodes = parse_cpulist(read(os.path.join(root, name), "") or "")
+        if nodes:
+            return nodes
+    return []
+
+
+def warnings(facts, pages=None, bystanders=0, mem_node=None):
     """pyperf `system show`-style advice, one line each."""
     out = []
     if facts.get("cpufreq_governor") not in ("performance", "unknown"):
@@ -200,6 +210,11 @@ def warnings(facts, pages=None, bystanders=0):
     load = facts.get("loadavg", [0])[0]
     if load > 0.5 * max(1, len(facts.get("online_cpus", [1]))):
         out.append(f"load average {load:.2f} is high for {len(facts.get('online_cpus', []))} CPUs")
+    nodes = facts.get("numa_memory_nodes") or []
+    if isinstance(nodes, list) and len(nodes) > 1 and mem_node is None:
+        from ..render import text
+
+        out.append(text.numa_unpinned(format_cpulist(nodes)))
     if bystanders and bystanders > len(facts.get("affinity", [])) - 1:
         out.append(f"{bystanders} bystanders requested but only {len(facts.get('affinity', [])) - 1} other CPUs")
     return out

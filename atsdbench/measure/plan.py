@@ -60,6 +60,8 @@ class Plan:
     max_rounds: int = None
     spread: float = 0.0
     runs: int = 1
+    placements: int = 1
+    mem_node: int = None
     gap: float = 20.0
     axes: dict = dataclasses.field(default_factory=dict)
     region_align: int = None
@@ -149,8 +151,9 @@ def host_facts(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None
     return h
 
 
-def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None, **options):
-    """Check every option against this host (or the facts given); UsageError with one sentence."""
+def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None, node_root=None, **options):
+    """Check every option against this host (or the facts given; node_root a sysfs node directory);
+    UsageError with one sentence."""
     from . import core
 
     p = core.plan_new()
@@ -163,6 +166,15 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
     if options.get("runs") is not None and p.runs < 2 and p.until > 0:
         # --runs 1 is the default, so the C check cannot tell it was typed; typed, it asks for sub-runs
         raise UsageError(messages.PLAN_UNTIL_RUNS_RULE_ADDS.format(runs=p.runs))
+    if p.mem_node >= 0:
+        from .host import memory_nodes
+        from ..units import format_cpulist
+
+        nodes = memory_nodes(node_root or "/sys/devices/system/node")
+        if p.mem_node not in (nodes or [0]):  # no sysfs node directory: one node, 0
+            from ..render.text import no_mem_node
+
+            raise UsageError(no_mem_node(p.mem_node, format_cpulist(nodes) if nodes else "0"))
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
     lists = {"workload": [core.workload_name(k) for k in p.workloads[0:p.nworkloads]] or [None],
              "op": [core.op_name(k) for k in p.ops[0:p.nops]], "threads": list(p.threads[0:p.nthreads]),
@@ -179,7 +191,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
                 gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
                 until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
-                max_rounds=p.max_rounds or None, spread=p.spread, runs=p.runs, gap=p.gap, axes=axes,
+                max_rounds=p.max_rounds or None, spread=p.spread, runs=p.runs, placements=p.placements, mem_node=None if p.mem_node < 0 else p.mem_node, gap=p.gap, axes=axes,
                 region_align=p.align, verify=bool(p.verify), verify_cpus=list(p.verify_cpus[0:p.nverify_cpus]))
 
 

@@ -9,7 +9,7 @@ import time
 import contextlib
 
 from ..data.results import bystander_fields, disturbance, thread_disturbance
-from . import procfs
+from . import placement, procfs
 from .plan import round_order
 
 
@@ -48,6 +48,7 @@ class Session:
         self.canary = None
         self._c_plan = None
         self._saved_affinity = None
+        self.pool = None
 
     def __enter__(self):
         from . import core
@@ -66,6 +67,10 @@ class Session:
 
                 self.gpus[ordinal] = gpu.open_toucher(ordinal)  # every GPU of the plan, before any pass
             self.canary = core.Canary(core.CANARY_BYTES, plan.seed)
+            mode = placement.pool_mode(plan.placements, plan.size, len({c["pages"] for c in cells}),
+                                       procfs.parse_meminfo(procfs.read("/proc/meminfo")).get("MemAvailable"))
+            if mode:
+                self.pool = placement.Pool(plan.placements, plan.size, plan.align, mode, plan.mem_node)
             self._use_bystanders(cells[0]["bystanders"])
             if any(c["ceiling"] is not None for c in cells):
                 from .ceiling import Ceiling
@@ -129,11 +134,20 @@ class Session:
         # the tasks before the region: a forked one (--tasks processes) would share it copy-on-write
         tasks = core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", plan.size, plan.align,
                              cell["pages"]) if nthreads > 1 else contextlib.nullcontext()
-        with tasks as threads, core.Region(plan.size, plan.align, cell["pages"]) as region:
+        pooled = self.pool.region(cell["pages"], round_index) if self.pool else None
+        with tasks as threads, (contextlib.nullcontext(pooled[0]) if pooled else
+                                core.Region(plan.size, plan.align, cell["pages"], plan.mem_node)) as region:
+            if pooled:  # a pooled region comes back as the last round left it: PROT_NONE, maybe stale
+                region.restore(plan.retouch, cell["op"])
             thp_share = None
             if cell["pages"] == "thp":  # MADV_HUGEPAGE is advice: say how much of it was taken
                 thp_share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
                                                     region.address + plan.size)
+            # where the region sits in physical memory, once per round (docs/methodology.md#placement)
+            place = {k: v for k, v in placement.read(region.address, plan.size, core.page_size()).items()
+                     if v is not None}
+            if pooled and pooled[1] is not None:
+                place["placement_slot"] = pooled[1]
             dirty = False
             for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
                 if dirty:
@@ -170,6 +184,7 @@ class Session:
                     sample["gpu_touch_ns"] = int(gpu_ns)
                 if thp_share is not None:
                     sample["thp_share"] = round(thp_share, 4)
+                sample.update(place)
                 if spins0:
                     sample.update(bystander_fields(spins0, spins1, window, ns))
                 if threads:  # each thread by the rule over its own loop; steal of the first's CPU
@@ -257,7 +272,10 @@ class Session:
 
     def facts(self):
         """What this session learned that belongs in the result file."""
-        out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error}
+        out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error,
+               "placement_page_tables": placement.PAGE_TABLES}
+        if self.pool:
+            out["placement_pool"] = self.pool.mode
         if self.counters.trace_events:
             out["trace_events"] = self.counters.trace_events
         if any(c.get("workload") for c in self.plan.cells):
@@ -274,7 +292,7 @@ class Session:
 
         with held():
             errors = []
-            for step in (self._close_counters, self._close_canary, self._close_ceiling, self._close_bystanders, self._close_gpus,
+            for step in (self._close_pool, self._close_counters, self._close_canary, self._close_ceiling, self._close_bystanders, self._close_gpus,
                          self._restore_affinity):
                 try:
                     step()
@@ -282,6 +300,11 @@ class Session:
                     errors.append(e)
             if errors:
                 raise errors[0]
+
+    def _close_pool(self):
+        pool, self.pool = self.pool, None
+        if pool:
+            pool.close()
 
     def _close_counters(self):
         counters, self.counters = self.counters, None

@@ -85,7 +85,8 @@ def headline(result):
     units = [UNITS_NOTE]
     if workloads:
         units.append(text.workload_units(format_size(h.get("page_size") or 0)))
-    return "\n".join([line1] + ([text.hang(axes_text(c), 2)] if axes else []) + units + trace_notes(c)
+    placed = [text.placements_legend(c["placements"], c.get("placement_pool"))] if (c.get("placements") or 1) > 1 else []
+    return "\n".join([line1] + ([text.hang(axes_text(c), 2)] if axes else []) + units + placed + trace_notes(c)
                      + verify_notes(result))
 
 
@@ -307,6 +308,7 @@ def notes(result, calibrating=False):
 
         lag1 = round_lag1(result.records)
     notes += lag1_notes(lag1)
+    notes += placement_notes(result.records)
     notes += [] if calibrating else detect_notes(result)
     return lines + notes
 
@@ -409,6 +411,27 @@ def wrap_note(line):
     from . import text
 
     return text.hang(line, 2)
+
+
+def placement_notes(records):
+    """Where the rounds' regions sat in physical memory, when that varied (issue 35): how many
+    placements, their median PFNs' range, the 2M-contiguous share, the NUMA nodes."""
+    from . import text
+
+    measured = [s for s in records if not s.get("warmup")]
+    regions = {(s.get("run", 0), s["round"], s.get("cell", 0)): s for s in measured
+               if s.get("placement_pfn_hash") is not None or s.get("placement_nodes") is not None}
+    hashes = {s.get("placement_pfn_hash") for s in regions.values()}
+    nodes = sorted({s.get("placement_nodes") for s in regions.values()} - {None})
+    if len(hashes) < 2 and len(nodes) < 2:
+        return []
+    medians = [s["placement_pfn_median"] for s in regions.values() if s.get("placement_pfn_median") is not None]
+    contig = [s["placement_contig2m"] for s in regions.values() if s.get("placement_contig2m") is not None]
+    return [text.placement_varied(
+        max(len(hashes - {None}), len(nodes)), len({key[:2] for key in regions}),
+        tuple(numbers.general(v / 1e6, 3, "M") for v in (min(medians), max(medians))) if medians else None,
+        tuple(numbers.pct(100 * v, 0, sign=False) for v in (min(contig), max(contig))) if contig else None,
+        " / ".join(nodes) if len(nodes) > 1 else None)]
 
 
 def lag1_notes(rows):

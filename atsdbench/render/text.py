@@ -30,8 +30,9 @@ VERIFY = "docs/verify.md#what-a-pass-proves"
 VERIFY_HELD = "docs/verify.md#held"
 SCALING = "docs/workloads.md#scaling"
 COUNTED = "docs/guest.md#what-changed-means"
+PLACEMENT = "docs/methodology.md#placement"
 ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE, VERIFY, VERIFY_HELD, SCALING, COUNTED)
+           PROFILE_TABLE, VERIFY, VERIFY_HELD, SCALING, COUNTED, PLACEMENT)
 
 
 def see(text, anchor):
@@ -432,3 +433,38 @@ def workload_units(page):
     """Under a --workload run's headline: what its GB/s column is."""
     return wrap(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: GB/s = loops/s x "
                 f"{page}; samples' loops_per_s (docs/workloads.md#will-it-scales-loops)")
+
+
+def placement_varied(placements, regions, medians=None, contig=None, nodes=None):
+    """show/run, under the table, where rounds' regions sat on different physical pages (issue 35).
+    medians and contig are (low, high) already formatted (render/numbers.py), None without root;
+    nodes is None where one node held them all.  What does not fit in WIDTH is left to the columns."""
+    parts = ([f"nodes {nodes}"] if nodes else []) + ([f"median PFN {medians[0]}-{medians[1]}"] if medians else []) + \
+        ([f"2M runs {contig[0]}-{contig[1]}"] if contig else [])
+    while True:
+        line = see(f"placement: {placements} in {regions} rounds" + "".join(f", {p}" for p in parts), PLACEMENT)
+        if len(line) <= WIDTH or not parts:
+            return line
+        parts.pop()
+
+
+def placements_legend(k, mode):
+    """Above run's and show's table for `run --placements K`: what the between-round spread holds."""
+    if mode == "chained":
+        return f"--placements {k}: too little memory for {k} at once; each round's region mapped beside the last"
+    return f"--placements {k}: rounds rotate over {k} regions held at once; CV between includes placement"
+
+
+def numa_unpinned(nodes):
+    """info's warning on a machine of several NUMA nodes with memory (issue 35)."""
+    return f"memory on NUMA nodes {nodes}: a run's region is not pinned (run --mem-node N binds it)"
+
+
+def no_mem_node(node, nodes):
+    """run --mem-node N where sysfs lists no node N with memory; nodes formatted as a kernel list."""
+    return f"--mem-node {node}: no such NUMA node with memory (nodes with memory: {nodes})"
+
+
+def rounds_over_placements(ks):
+    """compare's unit where the files rotated their rounds over K placements (run --placements)."""
+    return f"round (over {'/'.join(map(str, ks))} placements)"

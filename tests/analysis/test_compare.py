@@ -675,3 +675,24 @@ def test_the_title_names_the_op_and_a_change_of_op_is_said(fixtures, tmp_path):
     assert render_text(other).startswith("mprotect/madvise rate (GB/s = 10^9")
     assert any("the sides time different calls (mprotect, madvise)" in w for w in other.warnings)
     assert not any("different calls" in w for w in same.warnings)
+
+
+def test_compare_names_the_placements_in_its_unit(cli, tmp_path):
+    """run --placements K files: compare's observation is a round over K placements (the legend says so)."""
+    import json
+    import os
+
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+    paths = []
+    for name in ("before.json", "after.json"):
+        with open(os.path.join(fixtures, name)) as f:
+            data = json.load(f)
+        data["config"]["placements"] = 3
+        (tmp_path / name).write_text(json.dumps(data))
+        paths.append(str(tmp_path / name))
+    p = cli("compare", *paths, "--unit", "round")
+    assert p.returncode == 0, p.stderr
+    assert "one observation per round (over 3 placements)" in p.stdout
+    plain = cli("compare", os.path.join(fixtures, "before.json"), os.path.join(fixtures, "after.json"), "--unit",
+                "round")
+    assert "placements" not in plain.stdout

@@ -1,4 +1,5 @@
 """Parsers of /proc and sysfs, on committed fixtures (x86, POWER9 radix/hash with NPU2, arm64)."""
+import os
 import shutil
 
 import pytest
@@ -142,3 +143,33 @@ def test_info_shows_both_power_ceilings_and_the_tlbie_tracepoint(monkeypatch):
     assert lines["powerpc:tlbie tracepoint"].strip() == "readable (flushes counted from it)"
     del facts["tlbie_tracepoint"]
     assert "powerpc:tlbie" not in info.render(facts, [])
+
+
+def test_memory_nodes_from_fixture_sysfs():
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+    assert host.memory_nodes(os.path.join(fixtures, "sys-node-2")) == [0, 1]
+    assert host.memory_nodes(os.path.join(fixtures, "sys-node-1")) == [0]
+    assert host.memory_nodes(os.path.join(fixtures, "no-such-tree")) == []
+
+
+def test_numa_warning_when_several_nodes_and_memory_not_pinned():
+    from atsdbench.render import text
+
+    quiet = {"cpufreq_governor": "performance", "boost": "off", "hypervisor": "none detected", "loadavg": [0.0],
+             "online_cpus": [0, 1]}
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+    two = {**quiet, "numa_memory_nodes": host.memory_nodes(os.path.join(fixtures, "sys-node-2"))}
+    assert host.warnings(two) == [text.numa_unpinned("0-1")]
+    assert len(text.numa_unpinned("0-1")) <= text.WIDTH
+    assert host.warnings(two, mem_node=1) == []
+    one = {**quiet, "numa_memory_nodes": host.memory_nodes(os.path.join(fixtures, "sys-node-1"))}
+    assert host.warnings(one) == [] and host.warnings({**quiet, "numa_memory_nodes": "unknown"}) == []
+
+
+def test_info_prints_the_numa_warning(cli, monkeypatch):
+    from atsdbench.measure import host as host_module
+
+    real = host_module.full
+    monkeypatch.setattr(host_module, "full", lambda: {**real(), "numa_memory_nodes": [0, 1]})
+    p = cli("info")
+    assert p.returncode == 0 and "memory on NUMA nodes 0-1: a run's region is not pinned" in p.stdout

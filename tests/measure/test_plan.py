@@ -1,3 +1,4 @@
+import os
 import re
 
 import pytest
@@ -245,3 +246,41 @@ def test_verify_with_one_cpu_has_nothing_to_check_from():
 def test_verify_cpus_are_the_checks_to_choose():
     with pytest.raises(UsageError, match="verify_cpus is chosen by the plan check; give verify=True"):
         plan(verify_cpus=[1])
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"placements": "0"}, "--placements must be at least 1 (got 0)"),
+    ({"placements": "65"}, "--placements '65' is too large (at most 64)"),
+    ({"placements": "2", "processes": True}, "--placements 2 rotates the rounds of one process over its regions"),
+    ({"placements": "2", "op": "madvise"}, "madvise and munmap free them at every pass: use it with --op mprotect"),
+    ({"placements": "2", "op": "mprotect,munmap"}, "use it with --op mprotect"),
+    ({"placements": "2", "threads": "2"}, "--placements 2: the --threads' regions are not pooled"),
+    ({"placements": "2", "size": "1G"}, "more than the memory available"),
+])
+def test_placements_refused_with_one_sentence(options, message):
+    facts = {"meminfo": {"MemAvailable": 1536 << 20}} if options.get("size") else {}
+    options = {"size": "16M", **options}
+    with pytest.raises(UsageError, match=re.escape(message)):
+        plans.make_plan(**facts, **options)
+
+
+def test_placements_default_is_one_and_travels_in_the_config():
+    assert plans.make_plan(size="16M").placements == 1
+    p = plans.make_plan(size="16M", placements="4")
+    assert p.placements == 4 and p.config()["placements"] == 4
+    # two regions at once fit (the chained fallback), though four do not
+    assert plans.make_plan(size="512M", placements="4", meminfo={"MemAvailable": 1536 << 20}).placements == 4
+
+
+def test_mem_node_checked_against_the_nodes_with_memory():
+    fixtures = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+    assert plans.make_plan(size="16M").mem_node is None
+    p = plans.make_plan(size="16M", mem_node="1", node_root=os.path.join(fixtures, "sys-node-2"))
+    assert p.mem_node == 1 and p.config()["mem_node"] == 1
+    with pytest.raises(UsageError, match=re.escape("--mem-node 1: no such NUMA node with memory (nodes with "
+                                                   "memory: 0)")):
+        plans.make_plan(size="16M", mem_node="1", node_root=os.path.join(fixtures, "sys-node-1"))
+    with pytest.raises(UsageError, match=re.escape("--mem-node 'x' is not")):
+        plans.make_plan(size="16M", mem_node="x")
+    with pytest.raises(UsageError, match=re.escape("--mem-node '1024' is too large (at most 1023)")):
+        plans.make_plan(size="16M", mem_node="1024")

@@ -67,3 +67,31 @@ def test_the_warnings_state_the_thresholds_the_data_side_applies(monkeypatch):
     monkeypatch.setattr(results, "CPU_BUSY", 0.8)
     assert "under 75% of the pass" in tables.bystander_notes(idle)[0]
     assert "under 80% on CPU" in tables.disturbance_notes(disturbed)[0]
+
+
+def _placed(round_, h, median, contig=0.0, nodes="0"):
+    return {"round": round_, "warmup": False, "placement_pfn_hash": h, "placement_pfn_median": median,
+            "placement_contig2m": contig, "placement_nodes": nodes}
+
+
+def test_placement_note_only_when_placement_varies():
+    from atsdbench.render import tables, text
+
+    same = [_placed(r, "aa", 2_170_000) for r in range(3)]
+    assert tables.placement_notes(same) == []
+    varied = same[:2] + [_placed(2, "bb", 2_280_000, 0.25)]
+    (line,) = tables.placement_notes(varied)
+    assert line.startswith("placement: 2 in 3 rounds, median PFN 2.17M-2.28M, ")
+    assert "2M runs 0%-25%" in line and line.endswith(f"({text.PLACEMENT})") and len(line) <= text.WIDTH
+    # without root: no PFN, but two NUMA nodes still say the rounds' memory moved
+    unprivileged = [{"round": r, "warmup": False, "placement_nodes": n} for r, n in enumerate(["0", "1"])]
+    (line,) = tables.placement_notes(unprivileged)
+    assert line == text.see("placement: 2 in 2 rounds, nodes 0 / 1", text.PLACEMENT)
+
+
+def test_placement_note_fits_by_leaving_out_the_last_parts():
+    from atsdbench.render import text
+
+    line = text.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
+    assert len(line) <= text.WIDTH and "nodes 0 / 1" in line and "2M runs" not in line
+
