@@ -530,8 +530,11 @@ def paired_difference(base, new, metric="mean", confidence=95.0):
 def disturbed(records):
     """(disturbed, recorded): timed passes whose measuring thread was preempted, ran less than 90% of
     the pass or lost time to steal, of those that recorded it (files from before issue 25: 0, 0)."""
-    flagged = [s for s in records if not s.get("warmup") and "disturbed" in s]
-    return sum(1 for s in flagged if s["disturbed"]), len(flagged)
+    from ..data.columns import as_columns, flag
+
+    cols = as_columns(records)
+    flagged = cols.present("disturbed") & ~flag(cols, "warmup")
+    return int((flag(cols, "disturbed") & flagged).sum()), int(flagged.sum())
 
 
 POWER = 80.0  # the power every "smallest detectable change" is quoted at

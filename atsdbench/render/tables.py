@@ -257,12 +257,12 @@ def notes(result, calibrating=False):
     lines = adaptive_notes(result.config)
     if not result.complete:
         lines.append("interrupted: only finished passes are shown and saved (complete: false)")
-    notes = bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
+    notes = bystander_notes(result.columns) + disturbance_notes(result.columns) + thp_notes(result.columns)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
         from ..analysis.timeseries import round_lag1
 
-        lag1 = round_lag1(result.records)
+        lag1 = round_lag1(result.columns)
     notes += lag1_notes(lag1)
     notes += [] if calibrating else detect_notes(result)
     return lines + notes
@@ -333,11 +333,14 @@ def bystander_notes(records):
     flushes than the plan asked for: say how many."""
     from ..data.results import BYSTANDER_BUSY
 
-    flagged = [s for s in records if not s.get("warmup") and "bystander_idle" in s]
-    idle = sum(1 for s in flagged if s["bystander_idle"])
+    from ..data.columns import as_columns, flag
+
+    cols = as_columns(records)
+    flagged = cols.present("bystander_idle") & ~flag(cols, "warmup")
+    idle = int((flag(cols, "bystander_idle") & flagged).sum())
     if not idle:
         return []
-    return [f"warning: in {idle} of {len(flagged)} timed passes a bystander ran under {BYSTANDER_BUSY:.0%} of the "
+    return [f"warning: in {idle} of {int(flagged.sum())} timed passes a bystander ran under {BYSTANDER_BUSY:.0%} of the "
             "pass: fewer remote flushes (bystander_share)"]
 
 
@@ -356,7 +359,9 @@ def disturbance_notes(records):
 def thp_notes(records):
     """--pages thp is advice (MADV_HUGEPAGE): warn where the kernel backed less of the region with
     huge pages (share read from /proc/self/smaps after populating)."""
-    shares = [s["thp_share"] for s in records if not s.get("warmup") and s.get("thp_share") is not None]
+    from ..data.columns import as_columns, timed
+
+    shares = timed(as_columns(records), "thp_share")[1].astype(float).tolist()
     if not shares or min(shares) >= 0.9:
         return []
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
