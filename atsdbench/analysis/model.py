@@ -242,7 +242,9 @@ def unit_matrix(frames, unit):
 
     parts = []
     for i, frame in enumerate(frames):
-        m = frame[~frame["warmup"]].copy()
+        m = frame[[c for c in ("warmup", "round", "rep", "stride_bytes", "us_per_call", "seconds", "calls")
+                   if c in frame]]  # only what the matrix needs: not a copy of every column
+        m = m[~m["warmup"]].copy()
         if "us_per_call" not in m or m["us_per_call"].isna().any():
             m["us_per_call"] = m["seconds"] * 1e6 / m["calls"]
         m["file_index"] = i
@@ -300,7 +302,7 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
 def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples, unit="round"):
     frames = [f for _, _, f in members]
     warns = []
-    if not any(len(f[~f["warmup"]]) for f in frames):
+    if not any((~f["warmup"]).any() for f in frames):
         raise UsageError(f"{name}{' cell ' + cell_name if cell_name else ''} has no measured pass")
     if unit == "round" and _min_units(frames, "round") < 2:
         unit = "pass"

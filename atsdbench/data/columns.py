@@ -77,12 +77,14 @@ class Builder:
         for r in records:
             for k in r:
                 keys[k] = None
+        uniform = all(len(r) == len(keys) for r in records)  # every pass has every field: no gaps
         for k in keys:
-            values = [r.get(k, _MISSING) for r in records]
-            if not any(v is not _MISSING for v in values):
-                continue
+            if uniform:
+                values = [r[k] for r in records]
+            else:
+                values = [r.get(k, _MISSING) for r in records]
             present = None
-            if any(v is _MISSING for v in values):
+            if not uniform and any(v is _MISSING for v in values):
                 present = np.fromiter((v is not _MISSING for v in values), dtype=bool, count=len(values))
             kind, arr, nulls = _batch_column(values)
             self.parts.setdefault(k, []).append((self.n, kind, arr, nulls, present))

@@ -130,7 +130,7 @@ class Result:
         """The passes statistics use: no warm-up (rounds or passes)."""
         frame = self.samples
         warm = frame["warmup"]
-        return frame if not warm.any() else frame[~warm]  # no copy of a file without warm-up passes
+        return frame.copy(deep=False) if not warm.any() else frame[~warm]  # no copy without warm-up passes
 
     @property
     def label(self):
