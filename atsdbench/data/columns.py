@@ -124,7 +124,28 @@ class Builder:
                         nulls = np.zeros(n, dtype=bool)
                     nulls[start:end] = batch_nulls
             out[k] = _Column(values, present, ints, nulls)
+            _trim()
         return Columns(out, n)
+
+
+def _trim():
+    """Give the freed batches back to the system.  A batch's arrays (64 KiB) live on the C heap,
+    where free memory between live blocks is kept, not returned: without this a file's batches and
+    its columns were both resident at the end of a load (twice the columns' memory, 148 MiB at
+    10^6 passes).  glibc's malloc_trim releases such pages; elsewhere nothing is done."""
+    global _trim_fn
+    if _trim_fn is None:
+        try:
+            import ctypes
+
+            _trim_fn = ctypes.CDLL(None).malloc_trim
+        except (OSError, AttributeError):
+            _trim_fn = False
+    if _trim_fn:
+        _trim_fn(0)
+
+
+_trim_fn = None
 
 
 def _as_objects(arr, kind, nulls, present):
