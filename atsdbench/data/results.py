@@ -78,7 +78,8 @@ class Result:
             self._columns, self._frame = Columns.from_records(self._records), None
         return self._columns
 
-    def __len__(self):
+    def passes(self):
+        """How many passes the result holds (warm-up ones included)."""
         return len(self._records) if self._records is not None else len(self._columns)
 
     @property
@@ -104,7 +105,7 @@ class Result:
         sub-run (the same host and config), or [self] where it has one."""
         import numpy as np
 
-        if self._parts is not None and self._parts[0] == len(self):
+        if self._parts is not None and self._parts[0] == self.passes():
             return list(self._parts[1])  # made once: compare, show's notes and noise all ask, each part's frame kept
         columns = self.columns
         run = columns.get("run")
@@ -121,7 +122,7 @@ class Result:
                                   self.finished, self.path)
                     part.sub_run = k
                     out.append(part)
-        self._parts = (len(self), out)
+        self._parts = (self.passes(), out)
         return list(out)
 
     @property

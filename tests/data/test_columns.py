@@ -76,7 +76,7 @@ def test_odd_columns_match_a_dict_per_pass(tmp_path, batch):
     pd.testing.assert_frame_equal(loaded.columns.frame(), pd.DataFrame.from_records(samples))
     assert list(loaded.records) == samples
     assert [loaded.records[i] for i in (0, 7, 30, -1)] == [samples[i] for i in (0, 7, 30, -1)]
-    assert len(loaded) == len(loaded.records) == 40
+    assert loaded.passes() == len(loaded.records) == 40
 
 
 def test_save_writes_what_json_dumps_wrote(tmp_path, batch):
