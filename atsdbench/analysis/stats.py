@@ -41,13 +41,21 @@ def observations_by_stride(frame, unit="round", metric="mean", cell=None):
     if cell is not None and "cell" in rows:
         rows = rows[rows["cell"] == cell]
     out = {}
-    for s, g in rows.groupby("stride_bytes"):
+    for s, g in _by_stride(rows):
         if unit == "pass":
             out[int(s)] = g["gbps"].to_numpy(dtype=float)
         else:  # per stride, as one stride's rows alone: the same sums, to the last bit
             grouped = g.groupby("round")["gbps"]
             out[int(s)] = (grouped.mean() if metric == "mean" else grouped.median()).to_numpy(dtype=float)
     return out
+
+
+def _by_stride(rows):
+    """(stride, its rows) in stride order, as groupby("stride_bytes") gives them (each stride's rows
+    in file order), one stride's rows at a time: grouping sorts a copy of the whole frame first."""
+    strides = rows["stride_bytes"].to_numpy()
+    for s in np.unique(strides[~np.isnan(strides)] if strides.dtype.kind == "f" else strides):
+        yield s, rows[strides == s]
 
 
 def run_value(round_values, metric="mean"):
@@ -58,7 +66,8 @@ def run_value(round_values, metric="mean"):
 
 def effective_unit(frame, unit):
     """Rounds, unless a stride has fewer than two rounds: then passes (and the caller warns)."""
-    if unit == "round" and measured(frame).groupby("stride_bytes")["round"].nunique().min() < 2:
+    if unit == "round" and measured(frame[["warmup", "stride_bytes", "round"]]).groupby("stride_bytes")["round"] \
+            .nunique().min() < 2:
         return "pass"
     return unit
 
@@ -71,7 +80,7 @@ def stride_summary(frame):
     used = ("warmup", "stride_bytes", "round", "gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us", "lat_p90_us",
             "lat_p99_us", "lat_max_us")
     m = measured(frame[[c for c in used if c in frame]])
-    for stride, group in m.groupby("stride_bytes"):
+    for stride, group in _by_stride(m):
         rounds = group.groupby("round")["gbps"]
         round_means = rounds.mean().to_numpy()
         within = [cv_pct(g) for _, g in rounds]
