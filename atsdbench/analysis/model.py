@@ -246,16 +246,16 @@ def unit_matrix(frames, unit):
         # only what the matrix needs, and one file at a time: its groups' means are those of the
         # files put together (each group lies in one file, its rows in the same order), without a
         # copy of every file's passes at once (112 MB for two files of 10^6 passes)
-        m = frame[[c for c in ("warmup", "round", "rep", "stride_bytes", "us_per_call", "seconds", "calls")
-                   if c in frame]]
-        m = m[~m["warmup"]].copy()
-        if "us_per_call" not in m or m["us_per_call"].isna().any():
+        timed = ~frame["warmup"]
+        if "us_per_call" not in frame or frame["us_per_call"][timed].isna().any():
+            m = frame.loc[timed, keys[1:] + ["stride_bytes", "seconds", "calls"]]
             m["us_per_call"] = m["seconds"] * 1e6 / m["calls"]
-        m = m[[k for k in keys[1:] + ["stride_bytes", "us_per_call"]]]
-        m.insert(0, "file_index", i)
-        parts.append(m.groupby(keys + ["stride_bytes"])["us_per_call"].mean())
+        else:
+            m = frame.loc[timed, keys[1:] + ["stride_bytes", "us_per_call"]]
+        parts.append(m.groupby(keys[1:] + ["stride_bytes"])["us_per_call"].mean())
         del m
-    table = pd.concat(parts)
+    # the file's index as the first level, as when all files were grouped at once
+    table = pd.concat(parts, keys=range(len(parts)), names=["file_index"])
     if unit == "run":
         table = table.groupby(["file_index", "stride_bytes"]).mean()
     table = table.unstack("stride_bytes")
