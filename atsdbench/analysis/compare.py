@@ -211,7 +211,7 @@ def disturbance_differences(groups, names):
     as well (issue 25): say so, with both shares."""
     shares = []
     for g in groups:
-        n, of = map(sum, zip(*(stats.disturbed(r.records) for r in g)))
+        n, of = map(sum, zip(*(stats.disturbed(r.columns) for r in g)))
         shares.append(n / of if of else None)
     if shares[0] is None:
         return []

@@ -22,7 +22,10 @@ def cv_pct(values):
 
 
 def measured(frame):
-    return frame[~frame["warmup"]]
+    """The passes that are not warm-up; a file without warm-up passes is not copied (a shallow copy:
+    pandas' copy-on-write keeps the caller's frame as it is)."""
+    warm = frame["warmup"]
+    return frame.copy(deep=False) if not warm.any() else frame[~warm]
 
 
 def observations(frame, stride, unit="round", metric="mean", cell=None, column="gbps"):
@@ -33,19 +36,28 @@ def observations(frame, stride, unit="round", metric="mean", cell=None, column="
 
 def observations_by_stride(frame, unit="round", metric="mean", cell=None, column="gbps"):
     """{stride: its observations} (as `observations`) of every stride, in one pass over the frame."""
-    rows = frame[~frame["warmup"]]
+    # only the columns used: a copy of every column of a 10^6-pass file was 74 MB
+    rows = measured(frame[[c for c in ("warmup", "stride_bytes", "round", "gbps", "cell") if c in frame]])
     if cell is not None and "cell" in rows:
         rows = rows[rows["cell"] == cell]
     if column not in rows:  # a rate this file does not have: no observation
         return {}
     out = {}
-    for s, g in rows.groupby("stride_bytes"):
+    for s, g in _by_stride(rows):
         if unit == "pass":
             out[int(s)] = g[column].to_numpy(dtype=float)
         else:  # per stride, as one stride's rows alone: the same sums, to the last bit
             grouped = g.groupby("round")[column]
             out[int(s)] = (grouped.mean() if metric == "mean" else grouped.median()).to_numpy(dtype=float)
     return out
+
+
+def _by_stride(rows):
+    """(stride, its rows) in stride order, as groupby("stride_bytes") gives them (each stride's rows
+    in file order), one stride's rows at a time: grouping sorts a copy of the whole frame first."""
+    strides = rows["stride_bytes"].to_numpy()
+    for s in np.unique(strides[~np.isnan(strides)] if strides.dtype.kind == "f" else strides):
+        yield s, rows[strides == s]
 
 
 def run_value(round_values, metric="mean"):
@@ -56,7 +68,8 @@ def run_value(round_values, metric="mean"):
 
 def effective_unit(frame, unit):
     """Rounds, unless a stride has fewer than two rounds: then passes (and the caller warns)."""
-    if unit == "round" and measured(frame).groupby("stride_bytes")["round"].nunique().min() < 2:
+    if unit == "round" and measured(frame[["warmup", "stride_bytes", "round"]]).groupby("stride_bytes")["round"] \
+            .nunique().min() < 2:
         return "pass"
     return unit
 
@@ -65,8 +78,11 @@ def stride_summary(frame):
     """Per stride: what `run` prints.  Within-round CV is the mean CV of a round's passes;
     between-round CV is the CV of the round means: the two spreads a user must tell apart."""
     rows = []
-    m = measured(frame)
-    for stride, group in m.groupby("stride_bytes"):
+    # the columns read, not all: grouping sorts a copy of what it is given (74 MB a 10^6-pass file)
+    used = ("warmup", "stride_bytes", "round", "gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us", "lat_p90_us",
+            "lat_p99_us", "lat_max_us")
+    m = measured(frame[[c for c in used if c in frame]])
+    for stride, group in _by_stride(m):
         rounds = group.groupby("round")["gbps"]
         round_means = rounds.mean().to_numpy()
         within = [cv_pct(g) for _, g in rounds]
@@ -93,6 +109,8 @@ POWER_COUNTERS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia",
 def per_call_counters(frame, stride):
     """Counter columns per mprotect call; tracepoint counts come from traced (warm-up) passes."""
     out = {}
+    used = ("stride_bytes", "traced", "calls", "ipis", "flushes", "full_flushes") + POWER_COUNTERS
+    frame = frame[[c for c in used if c in frame]]  # the columns read, not a copy of all of them
     rows = frame[frame["stride_bytes"] == stride]
     timed = rows[~rows["traced"]] if "traced" in rows else rows
     if "ipis" in rows and timed["ipis"].notna().any():
@@ -367,8 +385,10 @@ def _bootstrap_rng(seed):
 
 
 # What one chunk of bootstrap resamples may hold (the picks and the values picked): model's 2000
-# resamples of 10^6 passes at once took 10 GB, plot's 4999 of its rounds 6 GB.
-CHUNK_BYTES = 32 << 20
+# resamples of 10^6 passes at once took 10 GB, plot's 4999 of its rounds 6 GB.  8 MiB: nanmean's
+# temporaries take about twice the chunk again, and with columnar loading a chunk of 32 MiB was a
+# third of model's peak at 10^6 passes; the draws are the same whatever the chunk.
+CHUNK_BYTES = 8 << 20
 
 
 def chunk_rows(n, columns=1, budget=CHUNK_BYTES):
@@ -532,8 +552,11 @@ def paired_difference(base, new, metric="mean", confidence=95.0):
 def disturbed(records):
     """(disturbed, recorded): timed passes whose measuring thread was preempted, ran less than 90% of
     the pass or lost time to steal, of those that recorded it (files from before issue 25: 0, 0)."""
-    flagged = [s for s in records if not s.get("warmup") and "disturbed" in s]
-    return sum(1 for s in flagged if s["disturbed"]), len(flagged)
+    from ..data.columns import as_columns, flag
+
+    cols = as_columns(records)
+    flagged = cols.present("disturbed") & ~flag(cols, "warmup")
+    return int((flag(cols, "disturbed") & flagged).sum()), int(flagged.sum())
 
 
 POWER = 80.0  # the power every "smallest detectable change" is quoted at

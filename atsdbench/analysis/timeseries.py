@@ -192,14 +192,25 @@ def warn_if_autocorrelated(lag1, n, level=LAG1_LEVEL, tests=1):
 def round_lag1(records):
     """Lag-1 autocorrelation of each stride's (and cell's) round means in time order: high values
     say the rounds shared the machine's state, so their spread understates a rerun's."""
-    rounds = {}
-    for s in records:
-        if not s.get("warmup") and s.get("gbps") is not None:
-            rounds.setdefault((s.get("cell", 0), s["stride_bytes"]), {}).setdefault(s["round"], []).append(s["gbps"])
+    from ..data.columns import as_columns, timed
+
+    cols = as_columns(records)
+    mask, gbps = timed(cols, "gbps")
+    if not mask.any():
+        return []
+    cell = cols.get("cell")
+    cell = np.zeros(int(mask.sum()), dtype=np.int64) if cell is None else \
+        np.where(cols.present("cell")[mask], cell[mask], 0).astype(np.int64)
+    stride, rnd = (cols.get(k)[mask].astype(np.int64) for k in ("stride_bytes", "round"))
+    gbps = gbps.astype(np.float64)
     out = []
-    for (cell, stride), by_round in sorted(rounds.items()):
-        means = [sum(v) / len(v) for _, v in sorted(by_round.items())]
+    for c, s in sorted(set(zip(cell.tolist(), stride.tolist()))):
+        at = (cell == c) & (stride == s)
+        found, index = np.unique(rnd[at], return_inverse=True)
+        # sums in file order, as adding the values one by one did
+        means = (np.bincount(index, weights=gbps[at]) / np.bincount(index)).tolist()
+        cell_, stride_ = c, s
         r1 = lag1(means)
-        out.append({"cell": cell, "stride_bytes": stride, "rounds": len(means),
+        out.append({"cell": cell_, "stride_bytes": stride_, "rounds": len(means),
                     "lag1": None if r1 is None else round(float(r1), 4)})
     return out

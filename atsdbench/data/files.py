@@ -23,6 +23,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -368,7 +369,8 @@ class reading:
 
 
 # The largest input read (docs/result-file.md): a result file takes about 300 bytes a pass, so 1 GiB
-# is over three million passes; loading one costs several times its size in memory.
+# is over three million passes; a result's samples are streamed into columns (results.load), so
+# loading one takes a fraction of its size in memory (about 80 bytes a plain pass).
 MAX_INPUT = 1 << 30
 
 
@@ -376,23 +378,34 @@ def _too_big(path, limit):
     return UsageError(messages.FILES_OVER_MIB_LARGER_THAN.format(path=path, value=limit >> 20))
 
 
+def _open_regular(path, limit):
+    """(fd, size) of a regular file of at most `limit` bytes, opened for reading; anything else is one
+    UsageError line before anything is read (call inside reading(path))."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens without a writer
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a file")
+            if stat.S_ISDIR(st.st_mode):
+                raise UsageError(messages.FILES_DIRECTORY.format(path=path))
+            raise UsageError(messages.FILES_NOT_REGULAR_FILE_ATSDBENCH.format(path=path, kind=kind))
+        if st.st_size > limit:
+            raise _too_big(path, limit)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
+
+
 def read_bytes(path, limit=MAX_INPUT):
     """The bytes of a regular file, at most `limit` of them: a FIFO, a device (/dev/zero, also through a
     symbolic link), a socket or a directory is one UsageError line, before anything blocks or fills the
     memory; so is a larger file."""
     with reading(path):
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens without a writer
+        fd, size = _open_regular(path, limit)
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a file")
-                if stat.S_ISDIR(st.st_mode):
-                    raise UsageError(messages.FILES_DIRECTORY.format(path=path))
-                raise UsageError(messages.FILES_NOT_REGULAR_FILE_ATSDBENCH.format(path=path, kind=kind))
-            if st.st_size > limit:
-                raise _too_big(path, limit)
-            os.set_blocking(fd, True)
-            chunks, got, want = [], 0, st.st_size + 1
+            chunks, got, want = [], 0, size + 1
             while True:  # to the end, not st_size: a file written while read still ends where read ends
                 chunk = os.read(fd, max(want - got, 1 << 20))  # mostly one read of the whole file: no copy
                 if not chunk:
@@ -449,3 +462,132 @@ def read_json(path, what, limit=MAX_INPUT):
         from .schema import shorten
 
         raise UsageError(messages.FILES_NOT_JSON.format(path=path, shorten=shorten(str(e)))) from None
+
+
+# Streaming: a result file's samples array is read one record at a time (json's C scanner on a
+# window of the file), so a load holds neither the file's text nor all its records as dicts.
+STREAM_CHUNK = 1 << 20
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+class _Unusual(Exception):
+    """The streaming reader met something it leaves to read_json (invalid JSON, not an object at
+    the top): that reads the whole file and says what is wrong in its usual words."""
+
+
+class _Window:
+    """The file's text from `pos` on, read STREAM_CHUNK at a time (UTF-8, strictly)."""
+
+    def __init__(self, fd, limit, path):
+        import codecs
+
+        self.fd, self.limit, self.path, self.got = fd, limit, path, 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.buf, self.pos, self.eof = "", 0, False
+
+    def more(self, at_least=STREAM_CHUNK):
+        """Read on (at least `at_least` bytes unless the file ends); False at the end of the file."""
+        if self.eof:
+            return False
+        want = max(at_least, STREAM_CHUNK)
+        data = os.read(self.fd, want)
+        self.got += len(data)
+        if self.got > self.limit:
+            raise _too_big(self.path, self.limit)
+        try:
+            text = self.decoder.decode(data, final=not data)
+        except UnicodeDecodeError:
+            raise _Unusual() from None
+        if not data:
+            self.eof = True
+        self.buf = self.buf[self.pos:] + text
+        self.pos = 0
+        return True
+
+    def skip(self):
+        """Past white space; the next character ("" at the end of the file)."""
+        while True:
+            self.pos = _SPACE.match(self.buf, self.pos).end()
+            if self.pos < len(self.buf) or not self.more():
+                return self.buf[self.pos:self.pos + 1]
+
+    def expect(self, chars):
+        c = self.skip()
+        if not c or c not in chars:
+            raise _Unusual()
+        self.pos += 1
+        return c
+
+    def value(self, decode):
+        """The next JSON value, whole: a value that reaches the end of the window (a number cut in
+        two, an unterminated string) is decoded again with more of the file."""
+        self.skip()
+        while True:
+            try:
+                value, end = decode(self.buf, self.pos)
+                if end < len(self.buf) or self.eof:
+                    self.pos = end
+                    return value
+            except RecursionError:
+                raise _Unusual() from None
+            except ValueError:  # JSONDecodeError, a refused number, too many digits
+                if self.eof:
+                    raise _Unusual() from None
+            self.more(len(self.buf) - self.pos)  # doubling: a long value is decoded O(1) times
+
+
+def stream_json(path, what, key, sink, limit=MAX_INPUT):
+    """A JSON file whose top is an object, parsed as read_json parses it, but the array under the
+    top-level `key` is handed to sink(batch) a batch of items at a time (columns.BATCH) instead of
+    being kept: returns (the object without those items, True) (`key` maps to [] where it was an
+    array).  Anything else (bad JSON, a top that is not an object, a repeated key) is read again by
+    read_json: one UsageError line in its words, or (data, False), the whole parse for the caller.""" 
+    from .columns import BATCH
+
+    decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
+    decode = decoder.raw_decode
+    try:
+        with reading(path):
+            fd, _ = _open_regular(path, limit)
+            try:
+                w = _Window(fd, limit, path)
+                out = {}
+                w.expect("{")
+                if w.skip() == "}":
+                    w.pos += 1
+                else:
+                    while True:
+                        if w.skip() != '"':
+                            raise _Unusual()
+                        name = w.value(decode)
+                        w.expect(":")
+                        if name in out:  # json keeps the last of a repeated key: left to it
+                            raise _Unusual()
+                        if name == key and w.skip() == "[":
+                            w.pos += 1
+                            out[name] = []
+                            batch = []
+                            if w.skip() == "]":
+                                w.pos += 1
+                            else:
+                                while True:
+                                    batch.append(w.value(decode))
+                                    if len(batch) == BATCH:
+                                        sink(batch)
+                                        batch = []
+                                    if w.expect(",]") == "]":
+                                        break
+                            if batch:
+                                sink(batch)
+                        else:
+                            out[name] = w.value(decode)
+                        if w.expect(",}") == "}":
+                            break
+                if w.skip():
+                    raise _Unusual()
+                return out, True
+            finally:
+                os.close(fd)
+    except _Unusual:
+        pass
+    return read_json(path, what, limit), False  # says what is wrong, or (a bug here) parses it whole

@@ -100,8 +100,9 @@ def result_path(path):
 def span(result):
     """Seconds from a --runs file's first sub-run start to its last (round_t of each sub-run's first
     round), or None where the file does not record round times."""
-    starts = [min((s["round_t"] for s in p.records if s.get("round_t") is not None), default=None)
-              for p in result.sub_runs()]
+    from .columns import timed
+
+    starts = [min(timed(p.columns, "round_t", warmup=True)[1].tolist(), default=None) for p in result.sub_runs()]
     starts = [t for t in starts if t is not None]
     return max(starts) - min(starts) if len(starts) > 1 else None
 

@@ -51,6 +51,11 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
+
+Loading streams the samples array into columns (data/columns.py, files.stream_json), a batch of
+records at a time: a loaded Result holds one numpy array per field, never a dict per pass nor the
+file's text.  A new per-pass field needs no change here nor in columns.py: the runner puts it in
+each record, schema.SAMPLE gives its type and range, and it is a column (and a DataFrame column).
 """
 import json
 import math
@@ -70,11 +75,19 @@ REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "
 
 
 class Result:
+    """host, config, the samples (a list of dicts as measured, or data.columns.Columns as loaded),
+    the complete flag and times."""
+
     def __init__(self, host, config, samples, complete=True, started=None, finished=None, path=None, verify=()):
+        from .columns import Columns
+
         self.host = dict(host)
         self.verify = list(verify)  # run --verify: one record per verify pass (schema 4)
         self.config = dict(config)
-        self._records = list(samples)
+        if isinstance(samples, Columns):
+            self._records, self._columns = None, samples
+        else:
+            self._records, self._columns = list(samples), None
         self.complete = complete
         self.started = started
         self.finished = finished
@@ -84,12 +97,28 @@ class Result:
         self._parts = None
 
     @property
+    def columns(self):
+        """The samples column by column (data/columns.py): what every reader computes from."""
+        from .columns import Columns
+
+        if self._records is None:
+            return self._columns
+        if self._columns is None or len(self._columns) != len(self._records):  # a run's list grows
+            self._columns, self._frame = Columns.from_records(self._records), None
+        return self._columns
+
+    def passes(self):
+        """How many passes the result holds (warm-up ones included)."""
+        return len(self._records) if self._records is not None else len(self._columns)
+
+    @property
     def samples(self):
         """All passes, warm-up ones included (column `warmup`), as a DataFrame."""
+        columns = self.columns
         if self._frame is None:
             import pandas as pd
 
-            frame = pd.DataFrame.from_records(self._records)
+            frame = columns.frame()
             for col in REQUIRED_COLUMNS:
                 if col not in frame:
                     frame[col] = pd.Series(dtype="float64")
@@ -103,75 +132,53 @@ class Result:
     def sub_runs(self):
         """A file of `run --runs M` is M replicate runs, each of its own process: one Result per
         sub-run (the same host and config), or [self] where it has one."""
-        if self._parts is not None and self._parts[0] == len(self._records):
+        import numpy as np
+
+        if self._parts is not None and self._parts[0] == self.passes():
             return list(self._parts[1])  # made once: compare, show's notes and noise all ask, each part's frame kept
-        groups = {}
-        for s in self._records:  # one pass, not one per sub-run: a file of 625 sub-runs was quadratic
-            if "run" in s:
-                groups.setdefault(s["run"], []).append(s)
-        if len(groups) < 2:
-            out = [self]
-        else:
-            out = []
-            for k in sorted(groups):
-                part = Result(self.host, self.config, groups[k], self.complete, self.started, self.finished, self.path,
-                              [v for v in self.verify if v.get("run") == k])
-                part.sub_run = k
-                out.append(part)
-        self._parts = (len(self._records), out)
+        columns = self.columns
+        run = columns.get("run")
+        out = [self]
+        if run is not None:
+            has = np.flatnonzero(columns.present("run"))
+            keys = run[has].astype(np.int64)
+            order = np.argsort(keys, kind="stable")  # grouped once: a file of 625 sub-runs was quadratic
+            found, starts = np.unique(keys[order], return_index=True)
+            if len(found) >= 2:
+                out = []
+                for k, idx in zip(found.tolist(), np.split(has[order], starts[1:])):
+                    part = Result(self.host, self.config, columns.take(idx), self.complete, self.started,
+                                  self.finished, self.path, [v for v in self.verify if v.get("run") == k])
+                    part.sub_run = k
+                    out.append(part)
+        self._parts = (self.passes(), out)
         return list(out)
 
     @property
     def records(self):
-        """The samples as the plain dicts they were measured as (no pandas needed)."""
-        return self._records
+        """The samples as the plain dicts they were measured as: a run's list, or a loaded file's
+        view that makes them a batch at a time (data/columns.RecordView; no pandas needed)."""
+        return self._records if self._records is not None else self._columns.records()
 
     @property
     def measured(self):
         """The passes statistics use: no warm-up (rounds or passes)."""
         frame = self.samples
-        return frame[~frame["warmup"]]
+        warm = frame["warmup"]
+        return frame.copy(deep=False) if not warm.any() else frame[~warm]  # no copy without warm-up passes
 
     @property
     def label(self):
         return self.config.get("label") or self.host.get("kernel_release") or (os.path.basename(self.path or "") or "?")
 
+    def head(self):
+        """The file's fields but its samples."""
+        return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "complete": self.complete,
+                "started": self.started, "finished": self.finished, "host": _clean(self.host),
+                "config": _clean(self.config)}
+
     def to_dict(self):
-        out = {"format": FORMAT, "schema_version": SCHEMA_VERSION, "complete": self.complete,
-               "started": self.started, "finished": self.finished, "host": _clean(self.host),
-               "config": _clean(self.config), "samples": [_clean(s) for s in self._records]}
-        if self.verify or self.config.get("verify"):
-            out["verify"] = [_clean(v) for v in self.verify]
-        return out
-
-    def stale(self):
-        """run --verify's stale translations: one dict per (op, stride, CPUs) with any (stale, checks
-        of that group), in file order; [] where every check was clean or nothing was checked."""
-        return stale_groups(self.verify)
-
-
-def stale_groups(records):
-    """The verify records (a file's, or a run's so far) summed by (op, stride, invalidator and checker
-    CPUs), where any check read stale."""
-    groups = {}
-    for v in records:
-        key = (v.get("op") or "mprotect", v["stride_bytes"], tuple(v.get("invalidator_cpus") or ()),
-               tuple(v.get("checker_cpus") or ()))
-        g = groups.setdefault(key, {"op": key[0], "stride_bytes": key[1], "invalidator_cpus": list(key[2]),
-                                    "checker_cpus": list(key[3]), "stale": 0, "checks": 0})
-        g["stale"] += v["stale"]
-        g["checks"] += v["checks"]
-    return [g for g in groups.values() if g["stale"]]
-
-
-def verify_summary(records):
-    """The verify passes summed: checks, held (the checker held the translation while the call ran),
-    faults, zeros, stale, calls, passes, ns; None where there are none."""
-    if not records:
-        return None
-    out = {k: sum(v[k] for v in records) for k in ("calls", "checks", "held", "faults", "zeros", "stale", "ns")}
-    out["passes"] = len(records)
-    return out
+        return dict(self.head(), samples=[_clean(s) for s in self.records])
 
 
 CPU_BUSY = 0.9        # share of a pass the measuring thread must have run for it to count as undisturbed
@@ -238,14 +245,35 @@ def default_path(host, when=None):
     return f"atsdbench-{name}-{host.get('kernel_release', 'unknown')}-{stamp}.json"
 
 
+def _write(result, f):
+    """The file, as json.dumps(result.to_dict(), indent=1) writes it, a batch of passes at a time:
+    a loaded file of 10^6 passes is never one text nor one list of dicts."""
+    head = json.dumps(result.head(), indent=1, allow_nan=False)
+    f.write(head[:-2] + ',\n "samples": [')
+    dumps, first = json.dumps, True
+    records = result.records
+    for lo in range(0, len(records), 8192):
+        batch = records[lo:lo + 8192]
+        f.write(("" if first else ",") + ",".join(
+            "\n  " + dumps(_clean(s), indent=1, allow_nan=False).replace("\n", "\n  ") for s in batch))
+        first = False
+    f.write("]" if first else "\n ]")
+    for key, value in result.tail().items():  # run --verify's records, after the samples as to_dict has them
+        f.write(f',\n {json.dumps(key)}: ' + json.dumps(value, indent=1, allow_nan=False).replace("\n", "\n "))
+    f.write("\n}\n")
+
+
 def _text(result):
-    return json.dumps(result.to_dict(), indent=1, allow_nan=False) + "\n"
+    import io
+
+    out = io.StringIO()
+    _write(result, out)
+    return out.getvalue()
 
 
 def save(result, path):
     """Write the file atomically (see outfile): never a prefix under `path`, never a device replaced."""
-    text = _text(result)
-    outfile.write_atomically(path, lambda f: f.write(text))
+    outfile.write_atomically(path, lambda f: _write(result, f))
     result.path = path
 
 
@@ -312,8 +340,8 @@ def print_unsaved(error):
     raise error
 
 
-def from_dict(data, path="<data>"):
-    """A Result from parsed JSON, after the schema check (UsageError naming the field)."""
+def _check_head(data, path):
+    """The format and schema_version, before the schema's check."""
     from . import schema
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
@@ -325,6 +353,13 @@ def from_dict(data, path="<data>"):
     if version > SCHEMA_VERSION:
         raise UsageError(messages.RESULTS_HAS_SCHEMA_VERSION_THIS.format(path=path, cut=schema.cut(version),
                                                                          schema_version=SCHEMA_VERSION))
+
+
+def from_dict(data, path="<data>"):
+    """A Result from parsed JSON, after the schema check (UsageError naming the field)."""
+    from . import schema
+
+    _check_head(data, path)
     schema.check(data, path)
     return Result(data["host"], data["config"], data["samples"], data["complete"],
                   data.get("started"), data.get("finished"), path, data.get("verify") or ())
@@ -334,8 +369,32 @@ outfile.LOADERS[FORMAT] = from_dict  # a killed writer's complete leftover is re
 
 
 def load(path):
+    """A result file, its samples streamed into columns a batch at a time (data/columns.py), each
+    batch held to the schema as it is read; the first bad one is named after the whole file is
+    known to be JSON, as from_dict would name it."""
     if isinstance(path, Result):
         return path
-    from .files import read_json
+    from . import schema
+    from .columns import Builder
 
-    return from_dict(read_json(path, "a result file"), path)
+    builder, bad = Builder(), []
+
+    def sink(batch):
+        if bad:
+            return
+        found = schema.batch_problem(batch)
+        if found:
+            bad.append((found[0] + builder.n, found[1]))
+        else:
+            builder.add(batch)
+
+    data, streamed = outfile.stream_json(path, "a result file", "samples", sink)
+    if not streamed:
+        return from_dict(data, path)
+    _check_head(data, path)
+    columns = builder.columns() if not bad else None
+    schema.check(data, path, streamed=(bad[0] if bad else None, columns))
+    if "samples" not in data or columns is None:  # not reached: the check names it
+        raise UsageError(messages.RESULTS_NO_SAMPLES.format(path=path))
+    return Result(data["host"], data["config"], columns, data["complete"], data.get("started"),
+                  data.get("finished"), path, data.get("verify") or ())

@@ -312,44 +312,75 @@ def _sample_problem(samples):
     return None
 
 
-def _placement_problem(config, samples):
+def batch_problem(samples):
+    """(index, problem) of the first bad sample of a batch (results.load checks a streamed file's
+    samples a batch at a time), or None."""
+    if not all(type(s) is dict for s in samples):
+        i = next(i for i, s in enumerate(samples) if type(s) is not dict)
+        return i, f"must be an object (got {cut(samples[i])})"
+    return _sample_problem(samples)
+
+
+def _placement_problem(config, columns):
     """(field path, phrase) of the first sample that is not one pass of the plan the config states:
     a cell the config has not (a "cell" alone makes show/plot/model treat the file as having cells),
-    a stride outside config.strides, or the same pass twice (it would count twice in every mean)."""
+    a stride outside config.strides, or the same pass twice (it would count twice in every mean).
+    Column by column (data/columns.py); the first bad pass in file order is named."""
+    import numpy as np
+
+    n = len(columns)
+    if not n:
+        return None
     cells = config.get("cells")
-    strides = set(config["strides"])
-    seen = set()
-    for i, s in enumerate(samples):
-        cell = s.get("cell")
-        if cells is None and cell is not None:
-            return f".samples[{i}].cell", f"is {cell}, but the file has no axes (no config.cells)"
-        if cells is not None and (cell or 0) >= len(cells):
-            return f".samples[{i}].cell", f"is {cell or 0}, beyond config.cells ({len(cells)})"
-        if s["stride_bytes"] not in strides:
-            return f".samples[{i}].stride_bytes", f"is {s['stride_bytes']}, not one of config.strides"
-        key = (cell or 0, s["round"], s["rep"], s["stride_bytes"])
-        if key in seen:
-            first = next(j for j, t in enumerate(samples)
-                         if (t.get("cell") or 0, t["round"], t["rep"], t["stride_bytes"]) == key)
-            return (f".samples[{i}]", f"is the same pass as samples[{first}] (round {s['round']}, rep {s['rep']}, "
-                    f"stride {s['stride_bytes']}{'' if cell is None else f', cell {cell}'})")
-        seen.add(key)
-    return _rate_problem(config, samples)
+    has_cell = columns.present("cell")
+    cell = columns.get("cell")
+    cell0 = np.zeros(n, dtype=np.int64) if cell is None else np.where(has_cell, cell, 0).astype(np.int64)
+    stride = columns.get("stride_bytes").astype(np.int64)
+    found = []  # (index, order, problem)
+    if cells is None and has_cell.any():
+        i = int(np.argmax(has_cell))
+        found.append((i, 0, (f".samples[{i}].cell", f"is {cell0[i]}, but the file has no axes (no config.cells)")))
+    if cells is not None and (cell0 >= len(cells)).any():
+        i = int(np.argmax(cell0 >= len(cells)))
+        found.append((i, 0, (f".samples[{i}].cell", f"is {cell0[i]}, beyond config.cells ({len(cells)})")))
+    off = ~np.isin(stride, np.array(sorted(set(config["strides"])), dtype=np.int64))
+    if off.any():
+        i = int(np.argmax(off))
+        found.append((i, 1, (f".samples[{i}].stride_bytes", f"is {stride[i]}, not one of config.strides")))
+    rnd, rep = (columns.get(k).astype(np.int64) for k in ("round", "rep"))
+    order = np.lexsort((stride, rep, rnd, cell0))  # stable: equal passes in file order
+    keys = (cell0[order], rnd[order], rep[order], stride[order])
+    same = np.ones(n - 1, dtype=bool)
+    for k in keys:
+        same &= k[1:] == k[:-1]
+    if same.any():
+        at = np.flatnonzero(same) + 1  # sorted positions that repeat the one before
+        j = int(at[np.argmin(order[at])])  # the first repeat in file order
+        p = j
+        while p > 0 and same[p - 1]:  # back to its group's first, which came first in the file
+            p -= 1
+        i, first = int(order[j]), int(order[p])
+        where = "" if not has_cell[i] else f", cell {cell0[i]}"
+        found.append((i, 2, (f".samples[{i}]", f"is the same pass as samples[{first}] (round {rnd[i]}, rep {rep[i]}, "
+                                                f"stride {stride[i]}{where})")))
+    return min(found)[2] if found else _rate_problem(config, columns)
 
 
 RATE = Value(int, float, lo=0, hi=MAX_GBPS, null=True)  # config.rate's column: a rate, as gbps is
 
 
-def _rate_problem(config, samples):
+def _rate_problem(config, columns):
     """config.rate names the sample column the rate is in (a workload's loops/s): every value there a
     number >= 0 or null, as gbps is, or every mean over it would fail."""
     column = (config.get("rate") or {}).get("column")
-    if column is None or column == "gbps":
+    if column is None or column == "gbps" or columns.get(column) is None:
         return None
-    for i, s in enumerate(samples):
-        p = RATE.problem(s.get(column))
-        if p:
-            return f".samples[{i}].{column}", f"{p} (config.rate names it the rate)"
+    records = columns.records()
+    for lo in range(0, len(records), 8192):  # a batch of dicts at a time: memory stays bounded
+        for i, s in enumerate(records[lo:lo + 8192], lo):
+            p = RATE.problem(s.get(column))
+            if p:
+                return f".samples[{i}].{column}", f"{p} (config.rate names it the rate)"
     return None
 
 
@@ -365,15 +396,20 @@ def _verify_problem(records):
     return None
 
 
-def check(data, path):
-    """Raise UsageError naming the first field that breaks the schema; `data` came from json."""
+def check(data, path, streamed=None):
+    """Raise UsageError naming the first field that breaks the schema; `data` came from json.
+    `streamed`: (first bad sample or None, Columns) where results.load streamed the samples (its
+    data["samples"] is then []), checked a batch at a time as they were read."""
+    from .columns import Columns
+
     where, problem = _where("", TOP.problem(data))
     if problem is None:
-        found = _sample_problem(data["samples"])
+        found = _sample_problem(data["samples"]) if streamed is None else streamed[0]
         if found:
             where, problem = _where(f".samples[{found[0]}]", found[1])
     if problem is None:
-        found = _placement_problem(data["config"], data["samples"]) or _verify_problem(data.get("verify") or [])
+        columns = Columns.from_records(data["samples"]) if streamed is None else streamed[1]
+        found = _placement_problem(data["config"], columns) or _verify_problem(data.get("verify") or [])
         if found:
             where, problem = found
     if problem is not None:

@@ -261,6 +261,7 @@ GUEST_ATSD_FAILED = "atsd in the guest failed: {why}"
 GUEST_COMMAND_CUT_OFF = "the guest stopped before the command finished"
 RESULTS_ON_STDOUT = "the result was written to stdout above"
 RESULTS_LOST = "no stdout either: the result is lost"
+RESULTS_NO_SAMPLES = '{path} has no samples'
 RESULTS_NO_VERSION = "{path} has no schema_version (a whole number from 1)"
 RESULTS_NOT_A_VERSION = '{path}: schema_version {cut} is not a version (a whole number from 1)'
 NOT_DIRECTORY = "not a directory"

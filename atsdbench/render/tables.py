@@ -301,12 +301,12 @@ def notes(result, calibrating=False):
     lines = adaptive_notes(result.config)
     if not result.complete:
         lines.append(text.INTERRUPTED)
-    notes = bystander_notes(result.records) + disturbance_notes(result.records) + thp_notes(result.records)
+    notes = bystander_notes(result.columns) + disturbance_notes(result.columns) + thp_notes(result.columns)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
         from ..analysis.timeseries import round_lag1
 
-        lag1 = round_lag1(result.records)
+        lag1 = round_lag1(result.columns)
     notes += lag1_notes(lag1)
     notes += placement_notes(result.records)
     notes += [] if calibrating else detect_notes(result)
@@ -378,11 +378,14 @@ def bystander_notes(records):
     flushes than the plan asked for: say how many."""
     from ..data.results import BYSTANDER_BUSY
 
-    flagged = [s for s in records if not s.get("warmup") and "bystander_idle" in s]
-    idle = sum(1 for s in flagged if s["bystander_idle"])
+    from ..data.columns import as_columns, flag
+
+    cols = as_columns(records)
+    flagged = cols.present("bystander_idle") & ~flag(cols, "warmup")
+    idle = int((flag(cols, "bystander_idle") & flagged).sum())
     if not idle:
         return []
-    return [text.idle_bystanders(idle, len(flagged), BYSTANDER_BUSY)]
+    return [text.idle_bystanders(idle, int(flagged.sum()), BYSTANDER_BUSY)]
 
 
 def disturbance_notes(records):
@@ -399,7 +402,9 @@ def disturbance_notes(records):
 def thp_notes(records):
     """--pages thp is advice (MADV_HUGEPAGE): warn where the kernel backed less of the region with
     huge pages (share read from /proc/self/smaps after populating)."""
-    shares = [s["thp_share"] for s in records if not s.get("warmup") and s.get("thp_share") is not None]
+    from ..data.columns import as_columns, timed
+
+    shares = timed(as_columns(records), "thp_share")[1].astype(float).tolist()
     if not shares or min(shares) >= 0.9:
         return []
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
@@ -418,9 +423,16 @@ def placement_notes(records):
     placements, their median PFNs' range, the 2M-contiguous share, the NUMA nodes."""
     from . import text
 
-    measured = [s for s in records if not s.get("warmup")]
-    regions = {(s.get("run", 0), s["round"], s.get("cell", 0)): s for s in measured
-               if s.get("placement_pfn_hash") is not None or s.get("placement_nodes") is not None}
+    from ..data.columns import as_columns
+
+    cols = as_columns(records)
+    if cols.get("placement_pfn_hash") is None and cols.get("placement_nodes") is None:
+        return []
+    regions = {}
+    for lo in range(0, len(records), 8192):  # a batch of dicts at a time (a loaded file's view)
+        for s in records[lo:lo + 8192]:
+            if not s.get("warmup") and (s.get("placement_pfn_hash") is not None or s.get("placement_nodes") is not None):
+                regions[(s.get("run", 0), s["round"], s.get("cell", 0))] = s
     hashes = {s.get("placement_pfn_hash") for s in regions.values()}
     nodes = sorted({s.get("placement_nodes") for s in regions.values()} - {None})
     if len(hashes) < 2 and len(nodes) < 2:

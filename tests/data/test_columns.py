@@ -1,0 +1,199 @@
+"""data/columns.py and the streaming load (results.load): the samples as columns, read a batch at a
+time, equal to what the whole-file parse and a dict per pass gave."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from atsdbench.data import columns, files, results
+from atsdbench.errors import UsageError
+
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
+
+
+def _whole(path):
+    """The old way: the whole file parsed, a dict per pass."""
+    return files.read_json(path, "a result file")
+
+
+def _odd_samples():
+    """Passes with what a reader must keep apart: absent and null fields, whole numbers in a column
+    with gaps, flags with gaps, text, histograms, unknown columns of mixed or huge values."""
+    out = []
+    for i in range(40):
+        s = {"round": i // 4, "rep": 0, "stride_bytes": 65536 * (1 + i % 4), "warmup": i < 4, "ns": 1000 + i,
+             "seconds": 1e-6 * (1000 + i), "calls": 16, "gbps": None if i == 7 else 1.5 + i, "us_per_call": 0.5}
+        if i % 3:
+            s["thp_share"] = None if i % 5 == 0 else 0.5
+        if i % 2:
+            s["disturbed"] = i % 4 == 1
+        if i > 20:
+            s["cell_note"] = "text" if i % 2 else None
+            s["ipis"] = i
+        if i % 7 == 0:
+            s["lat_hist"] = {"40": 3, "41": 1} if i else None
+        s["huge"] = 2 ** 70 if i == 30 else i  # beyond int64: an object column, as pandas makes it
+        s["mixed"] = ("x" if i < 20 else i) if i % 2 else None
+        out.append(s)
+    return out
+
+
+def _write(tmp_path, samples, name="r.json", config=None):
+    config = config or {"size": 1 << 30, "strides": [65536, 131072, 196608, 262144], "rounds": 10, "reps": 1,
+                        "pages": "base"}
+    r = results.Result({"hostname": "h", "kernel_release": "k"}, config, samples, started=0.0, finished=1.0)
+    path = str(tmp_path / name)
+    results.save(r, path)
+    return path
+
+
+@pytest.fixture(params=[3, 8192], ids=["batch3", "batch8192"])
+def batch(request, monkeypatch):
+    monkeypatch.setattr(columns, "BATCH", request.param)
+    return request.param
+
+
+@pytest.mark.parametrize("name", ["before.json", "after.json", "single_round.json", "small_other.json"])
+def test_fixtures_stream_to_the_columns_of_the_whole_parse(name, batch):
+    path = os.path.join(FIXTURES, name)
+    data = _whole(path)
+    loaded = results.load(path)
+    assert isinstance(loaded.columns, columns.Columns) and loaded._records is None
+    pd.testing.assert_frame_equal(loaded.columns.frame(), pd.DataFrame.from_records(data["samples"]))
+    pd.testing.assert_frame_equal(loaded.samples, results.from_dict(data, path).samples)
+    assert list(loaded.records) == data["samples"]
+
+
+def test_odd_columns_match_a_dict_per_pass(tmp_path, batch):
+    samples = _odd_samples()
+    path = _write(tmp_path, samples)
+    loaded = results.load(path)
+    pd.testing.assert_frame_equal(loaded.columns.frame(), pd.DataFrame.from_records(samples))
+    assert list(loaded.records) == samples
+    assert [loaded.records[i] for i in (0, 7, 30, -1)] == [samples[i] for i in (0, 7, 30, -1)]
+    assert loaded.passes() == len(loaded.records) == 40
+
+
+def test_save_writes_what_json_dumps_wrote(tmp_path, batch):
+    """The writer streams a batch at a time; the bytes are those of the one json.dumps it replaced,
+    from a run's list and from a loaded file alike (a loaded file's passes give their fields in the
+    columns' order, the order they first appear in: the same bytes where every pass has one order)."""
+    fixture = _whole(os.path.join(FIXTURES, "before.json"))
+    uniform = fixture["samples"]
+    for samples in (_odd_samples(), [], uniform):
+        path = _write(tmp_path, samples, config=fixture["config"] if samples is uniform else None)
+        r = results.load(path)
+        old = json.dumps(dict(r.head(), samples=[results._clean(s) for s in samples]), indent=1,
+                         allow_nan=False) + "\n"
+        with open(path) as f:
+            assert f.read() == old
+        results.save(r, str(tmp_path / "again.json"))
+        with open(tmp_path / "again.json") as f:
+            again = f.read()
+        assert json.loads(again) == json.loads(old)
+        assert samples is not uniform or again == old
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7, 64, 1 << 20])
+def test_any_read_size_gives_the_same_load(tmp_path, monkeypatch, chunk):
+    """Values cut by the read window (a number in two, a string, a key) are decoded whole."""
+    monkeypatch.setattr(files, "STREAM_CHUNK", chunk)
+    samples = _odd_samples()
+    path = _write(tmp_path, samples)
+    assert list(results.load(path).records) == samples
+    # samples before the config, other white space: any JSON object loads
+    data = _whole(path)
+    with open(path, "w") as f:
+        f.write(json.dumps({"samples": data.pop("samples"), **data}, separators=(",", ":")))
+    assert list(results.load(path).records) == samples
+
+
+def test_sub_runs_from_columns(tmp_path, batch):
+    samples = [dict(s, run=s["round"] % 3) for s in _odd_samples() if "cell_note" not in s]
+    path = _write(tmp_path, samples)
+    parts = results.load(path).sub_runs()
+    whole = results.Result({}, {}, samples).sub_runs()
+    assert [p.sub_run for p in parts] == [0, 1, 2] == [p.sub_run for p in whole]
+    for p, w in zip(parts, whole):
+        assert list(p.records) == list(w.records) == [s for s in samples if s["run"] == p.sub_run]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda ss: ss[25].update(gbps=-1), "samples[25].gbps must be more than 0 (got -1)"),
+    (lambda ss: ss.__setitem__(33, 5), "samples[33] must be an object (got 5)"),
+    (lambda ss: ss[38].pop("ns"), "samples[38] has no ns"),
+    (lambda ss: ss[39].update(stride_bytes=4096), "samples[39].stride_bytes is 4096, not one of config.strides"),
+    (lambda ss: ss[37].update(round=ss[12]["round"], stride_bytes=ss[12]["stride_bytes"]),
+     "samples[37] is the same pass as samples[12] (round 3, rep 0, stride 65536)"),
+])
+def test_bad_samples_beyond_the_first_batch_are_named(tmp_path, batch, mutate, message):
+    samples = [{k: v for k, v in s.items() if k not in ("huge", "mixed")} for s in _odd_samples()]
+    path = _write(tmp_path, samples)
+    data = _whole(path)
+    mutate(data["samples"])
+    with open(path, "w") as f:
+        json.dump(data, f)
+    with pytest.raises(UsageError) as streamed:
+        results.load(path)
+    with pytest.raises(UsageError) as whole:
+        results.from_dict(_whole(path), path)
+    assert str(streamed.value) == str(whole.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("text", ['{"format": "atsdbench-result", "samples": [{"a": 1}, ', '[1, 2]', '{"samples": [1e999]}',
+                                  '{"a": 1} x', '{"samples": [], "samples": []}', '\ufeff{}', '{"a": NaN}'])
+def test_what_the_stream_cannot_follow_gets_the_whole_parse_words(tmp_path, text):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(UsageError) as streamed:
+        results.load(str(path))
+    try:
+        results.from_dict(files.read_json(str(path), "a result file"), str(path))
+    except UsageError as e:
+        assert str(streamed.value) == str(e)
+
+
+def test_a_large_file_loads_in_bounded_memory(tmp_path):
+    """Loading holds the columns (about 80 bytes a pass here), not the text nor a dict a pass (about 1
+    KB a pass before): measured as VmHWM in a fresh interpreter (exec starts a new memory map, so,
+    unlike ru_maxrss, it does not inherit this process's high-water mark)."""
+    n = 200_000
+    strides = [65536, 1048576, 2097152, 4194304]
+    rec = ('  {{"round": {r}, "rep": {p}, "order": {j}, "stride_bytes": {s}, "warmup": false, "traced": false, '
+           '"ns": 123456789, "seconds": 0.123456789, "calls": 16384, "gbps": 8.69, "us_per_call": 7.53}}')
+    body = ",\n".join(rec.format(r=i // 16, p=i % 4, j=(i // 4) % 4, s=strides[(i // 4) % 4]) for i in range(n))
+    path, small = tmp_path / "big.json", tmp_path / "small.json"
+    head = ('{"format": "atsdbench-result", "schema_version": 3, "complete": true, "host": {}, '
+            f'"config": {{"size": 1073741824, "strides": {strides}, "rounds": {n // 16}, "reps": 4, '
+            '"pages": "base"},\n "samples": [\n')
+    path.write_text(f"{head}{body}\n ]\n}}\n")
+    small.write_text(head + body[:body.index("},") + 1] + "\n ]\n}\n")
+    size = path.stat().st_size
+    child = textwrap.dedent(f"""
+        import sys
+        import pandas, numpy
+        from atsdbench.data import results
+
+        def hwm():
+            with open("/proc/self/status") as f:
+                return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM:"))
+
+        results.load({str(small)!r}).measured  # the imports (a load of the big file would set the mark)
+        base = hwm()
+        r = results.load({str(path)!r})
+        frame = r.measured
+        assert len(frame) == {n}, len(frame)
+        print(hwm() - base)
+    """)
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    grown = int(out.stdout.split()[-1])
+    # the columns: 9 of 8 bytes and 2 of 1 a pass, 74 bytes, and a load's fixed cost (its modules, a
+    # batch of dicts: about 20 MiB, measured 177 bytes a pass in all here); the text alone is about
+    # 190 bytes a pass, and a dict a pass took about 1 KB on top of it
+    assert grown / n < 250, (grown, size)
