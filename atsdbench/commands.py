@@ -327,14 +327,12 @@ def campaign_sides(items, labels):
     if not dirs:
         return items, labels, None
     if len(items) > 1 or not store.is_campaign(dirs[0]):
-        raise UsageError(f"{dirs[0]} is a directory: give result files, or one campaign directory alone "
-                         "(atsdbench campaign init makes one)")
+        raise UsageError(messages.CMD_DIRECTORY_NOT_CAMPAIGN.format(path=dirs[0]))
     c, sides = store.sides(dirs[0])
     _warn(c.warnings)
     empty = [name for name, paths in sides if not paths]
     if empty:
-        raise UsageError(f"campaign {dirs[0]}: {', '.join(empty)} has no finished boot yet (atsdbench campaign "
-                         f"status {dirs[0]})")
+        raise UsageError(messages.CMD_CAMPAIGN_NO_FINISHED_BOOT.format(directory=dirs[0], names=", ".join(empty)))
     return [paths for _, paths in sides], labels or [name for name, _ in sides], c
 
 
@@ -343,7 +341,7 @@ def cmd_compare(args):
     from .render import compare as compare_formats
 
     if args.format not in compare_formats.RENDERERS and args.format != "lava":
-        raise UsageError(messages.CMD_FORMAT_MUST.format(renderers=', '.join(compare_formats.RENDERERS) + " or lava",
+        raise UsageError(messages.CMD_FORMAT_MUST_OR_LAVA.format(renderers=', '.join(compare_formats.RENDERERS),
                                                          format=args.format))
     if args.format == "lava" and getattr(args, "counts", False):
         raise UsageError(messages.CMD_LAVA_NO_COUNTS)
@@ -399,7 +397,7 @@ def cmd_show(args):
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
-        raise UsageError(messages.CMD_FORMAT_MUST_2.format(formats=', '.join(show.FORMATS) + " or lava",
+        raise UsageError(messages.CMD_FORMAT_MUST_2.format(formats=', '.join(show.FORMATS),
                                                            format=args.format))
     table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
     _warn(warnings)
@@ -535,7 +533,7 @@ def cmd_campaign(args):
 
     action = args.campaign_command
     if action is None:
-        raise UsageError("campaign needs an action: init, step, status or install (atsdbench campaign -h)")
+        raise UsageError(messages.CMD_CAMPAIGN_NEEDS_ACTION)
     if action == "init":
         from .measure import core, guest, plan as plans
 
@@ -570,8 +568,7 @@ def cmd_campaign(args):
     from .campaign import methods, step
 
     if c.plan["method"] == "qemu":
-        raise UsageError(f"campaign {args.directory} was made by atsdbench guest --boots (host-driven qemu boots): "
-                         "it has no step to run")
+        raise UsageError(messages.CMD_CAMPAIGN_MADE_BY_GUEST.format(directory=args.directory))
     method = methods.method(c.plan["method"], args.directory)
     disable = (args.disable, subprocess.run) if args.disable else None
     runner = step.run_atsd if c.plan.get("runner") == "atsd" else step.run_subprocess
@@ -721,15 +718,14 @@ def _guest_campaign(args, machines, runs, bases, trace_kb):
     from .measure import guest_qemu
 
     if len(args.kernel) < 2:
-        raise UsageError("guest --boots alternates two or more kernels: give --kernel A --kernel B")
+        raise UsageError(messages.CMD_GUEST_BOOTS_KERNELS)
     if len(runs) != 1 or args.guest_command is not None or runs[0]["tracepoints"]:
-        raise UsageError("guest --boots makes one result file per boot: one run (no --command, no "
-                         "--tracepoints, no second --)")
+        raise UsageError(messages.CMD_GUEST_BOOTS_ONE_RUN)
     if args.boots < 1 or args.boots > 1000:
-        raise UsageError(f"--boots must be 1 to 1000 (got {args.boots})")
+        raise UsageError(messages.CAMPAIGN_BOOTS_RANGE.format(boots=args.boots))
     directory = args.output
     if store.is_campaign(directory) or os.listdir(directory):
-        raise UsageError(f"guest --boots: -o {directory} is not empty (a campaign gets a directory of its own)")
+        raise UsageError(messages.CMD_GUEST_BOOTS_NOT_EMPTY.format(directory=directory))
     kernels, machine_of = [], {}
     for image, machine in zip(args.kernel, machines):
         release, version = plans.image_identity(image)
@@ -765,7 +761,8 @@ def _guest_campaign(args, machines, runs, bases, trace_kb):
             if why is not None:
                 store.append_event(directory, {"event": "missed", "expected": name, "booted": None, "boot_id": "-",
                                                "why": why, "time": time.time()})
-                print(f"atsdbench: guest {name}: {why.splitlines()[0]} (a missed boot)", file=sys.stderr)
+                print("atsdbench: " + messages.CMD_GUEST_MISSED_BOOT.format(name=name, why=why.splitlines()[0]),
+                      file=sys.stderr)
                 failed += 1
                 continue
             result.host.update({"virtualized": accel, "qemu_machine": machine, "kernel_image": k["image"]})

@@ -741,8 +741,8 @@ def rate_of_sides(groups):
 
     found = {rate_of(r.config) for g in groups for r in g}
     if len(found) > 1:
-        raise UsageError("the files measure different rates (" + ", ".join(sorted(u for _, u, _ in found))
-                         + "): one cannot be compared with another")
+        raise UsageError(messages.CMP_FILES_MEASURE_DIFFERENT_RATES.format(
+            units=", ".join(sorted(u for _, u, _ in found))))
     return found.pop()
 
 

@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 from ..errors import UsageError
-from ..render import text
+from ..render import messages, text
 
 CAP_SYS_BOOT = 22
 
@@ -97,7 +97,7 @@ class Grub:
             with open(self.cfg, encoding="utf-8", errors="replace") as f:
                 return f.read()
         except OSError as e:
-            raise UsageError(f"--method grub: cannot read {self.cfg}: {e.strerror}") from None
+            raise UsageError(messages.GRUB_CANNOT_READ.format(path=self.cfg, why=e.strerror)) from None
 
     def check(self, kernels):
         """Before anything is planned: GRUB_DEFAULT=saved (else grub-reboot's choice is never read) and an
@@ -113,8 +113,7 @@ class Grub:
         cfg = self._cfg()
         for k in kernels:
             if grub_entry(cfg, k["image"]) is None:
-                raise UsageError(f"--method grub: no entry in {self.cfg} boots {os.path.basename(k['image'])} "
-                                 f"(kernel {k['name']}): install it where grub finds it and run update-grub")
+                raise UsageError(messages.GRUB_NO_ENTRY.format(path=self.cfg, image=os.path.basename(k["image"])))
 
     def describe(self, kernel):
         entry = grub_entry(self._cfg(), kernel["image"])
@@ -123,12 +122,13 @@ class Grub:
     def arrange(self, kernel):
         entry = grub_entry(self._cfg(), kernel["image"])
         if entry is None:
-            raise UsageError(f"--method grub: no entry in {self.cfg} boots {os.path.basename(kernel['image'])} "
-                             "any more (update-grub since the plan?)")
+            raise UsageError(messages.GRUB_NO_ENTRY_ANY_MORE.format(path=self.cfg,
+                                                                    image=os.path.basename(kernel["image"])))
         p = self.run(["grub-reboot", entry], capture_output=True, text=True)
         if p.returncode:
             why = (p.stderr or p.stdout or "").strip().splitlines()
-            raise UsageError(f"grub-reboot {entry!r} failed (exit {p.returncode}): {why[-1] if why else 'no message'}")
+            raise UsageError(messages.GRUB_REBOOT_FAILED.format(entry=entry, rc=p.returncode,
+                                                              why=why[-1] if why else messages.GRUB_NO_MESSAGE))
         return f"grub-reboot {shlex.quote(entry)}"
 
     def reboot(self):
@@ -136,8 +136,7 @@ class Grub:
         if p.returncode:
             p = self.run(["reboot"], capture_output=True, text=True)
         if p.returncode:
-            raise UsageError("could not reboot (systemctl reboot and reboot both failed): reboot by hand; the "
-                             "next kernel is set")
+            raise UsageError(messages.CAMPAIGN_CANNOT_REBOOT)
 
 
 # ---- kexec ----
@@ -243,7 +242,7 @@ class Kexec:
         try:
             self.core.kexec_reboot()
         except OSError as e:
-            raise UsageError(f"kexec: the reboot into the loaded kernel failed: {e.strerror}") from None
+            raise UsageError(messages.KEXEC_REBOOT_FAILED.format(why=e.strerror)) from None
 
 
 def method(name, directory, **kw):
@@ -253,4 +252,4 @@ def method(name, directory, **kw):
         return Grub(**kw)
     if name == "kexec":
         return Kexec(**kw)
-    raise UsageError(f"--method must be kexec, grub or manual (got {name!r})")
+    raise UsageError(messages.CAMPAIGN_METHOD_MUST.format(method=name))

@@ -7,6 +7,7 @@ import struct
 
 from ..data import campaign as store
 from ..errors import UsageError
+from ..render import messages
 
 
 def parse_kernel(spec):
@@ -14,10 +15,9 @@ def parse_kernel(spec):
     spec (kernel arguments may hold commas)."""
     name, eq, rest = spec.partition("=")
     if not eq or not rest:
-        raise UsageError(f"--kernel {spec!r}: give NAME=IMAGE[,initrd=FILE][,append=ARGS]")
+        raise UsageError(messages.KERNEL_SPEC_FORM.format(spec=spec))
     if not store.NAME.fullmatch(name):
-        raise UsageError(f"--kernel {spec!r}: the name {name!r} must be letters, digits and ._+- (it names a "
-                         "directory), at most 64")
+        raise UsageError(messages.KERNEL_SPEC_NAME.format(spec=spec, name=name))
     out = {"name": name, "image": None, "initrd": None, "append": None, "release": None}
     head, sep, append = rest.partition(",append=")
     if sep:
@@ -27,10 +27,10 @@ def parse_kernel(spec):
     for p in parts[1:]:
         key, eq, value = p.partition("=")
         if key not in ("initrd", "release") or not eq or not value:
-            raise UsageError(f"--kernel {spec!r}: {p!r} is not initrd=FILE, append=ARGS or release=R")
+            raise UsageError(messages.KERNEL_SPEC_PART.format(spec=spec, part=p))
         out[key] = value
     if not out["image"]:
-        raise UsageError(f"--kernel {spec!r}: no image")
+        raise UsageError(messages.KERNEL_SPEC_NO_IMAGE.format(spec=spec))
     return out
 
 
@@ -87,10 +87,9 @@ def check_distinct(kernels):
         for b in kernels[i + 1:]:
             if a["release"] == b["release"] and (a.get("version") is None or b.get("version") is None
                                                  or a["version"] == b["version"]):
-                raise UsageError(f"--kernel {a['name']} and {b['name']} both run as {a['release']}"
-                                 + ("" if a.get("version") is None or b.get("version") is None else
-                                    f" {a['version']}") +
-                                 ": a boot could not be told apart (build one with another LOCALVERSION)")
+                raise UsageError(messages.KERNEL_NOT_TOLD_APART.format(
+                    a=a["name"], b=b["name"], release=a["release"],
+                    version="" if a.get("version") is None or b.get("version") is None else f" {a['version']}"))
 
 
 def next_kernel(c):
@@ -136,13 +135,12 @@ def resolve_image(kernel):
             continue
         path = os.path.abspath(out[field])
         if not os.path.isfile(path):
-            raise UsageError(f"--kernel {kernel['name']}: {field} {out[field]} is not a regular file")
+            raise UsageError(messages.KERNEL_NOT_A_FILE.format(kernel=kernel["name"], field=field, path=out[field]))
         out[field] = path
     release, version = image_identity(out["image"])
     if out.get("release") is None:
         if release is None:
-            raise UsageError(f"--kernel {kernel['name']}: {out['image']} does not say its release (no bzImage "
-                             "header or Linux version banner): add ,release=R (uname -r once it runs)")
+            raise UsageError(messages.KERNEL_NO_RELEASE.format(kernel=kernel["name"], path=out["image"]))
         out["release"], out["version"] = release, version
     else:
         out["version"] = version if release == out["release"] else None

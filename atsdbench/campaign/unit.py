@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from ..errors import UsageError
+from ..render import messages
 
 UNIT_DIR = "/etc/systemd/system"
 
@@ -40,14 +41,14 @@ def install(directory, unit_dir=UNIT_DIR, run=subprocess.run, settle=60, python=
     try:
         files.write_atomically(path, lambda f: f.write(body))
     except OSError as e:
-        raise UsageError(f"campaign install: cannot write {path}: {e.strerror} (as root?)") from None
+        raise UsageError(messages.UNIT_CANNOT_WRITE.format(path=path, why=e.strerror)) from None
     for cmd in (["systemctl", "daemon-reload"], ["systemctl", "enable", name]):
         try:
             p = run(cmd, capture_output=True, text=True)
         except FileNotFoundError:
-            raise UsageError(f"campaign install: no systemctl here (wrote {path}); without systemd, run "
-                             "atsdbench campaign step DIR at each boot (rc.local, cron @reboot)") from None
+            raise UsageError(messages.UNIT_NO_SYSTEMCTL) from None
         if p.returncode:
             why = (p.stderr or "").strip().splitlines()
-            raise UsageError(f"campaign install: {' '.join(cmd)} failed: {why[-1] if why else p.returncode}")
+            raise UsageError(messages.UNIT_COMMAND_FAILED.format(command=" ".join(cmd),
+                                                               why=why[-1] if why else p.returncode))
     return path, name

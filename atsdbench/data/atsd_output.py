@@ -173,7 +173,7 @@ def to_result(text, name="<atsd output>"):
     threads = config.get("threads", [1])  # an atsd from before --threads ran one
     workloads = config["workload"].split(",") if config.get("workload") else [None]
     if not all(w in ("tlb_flush1", "tlb_flush2", "tlb_flush3", None) for w in workloads):
-        raise UsageError(f"{name}: config workload={cut(config.get('workload'))} is not a list of tlb_flush1/2/3")
+        raise UsageError(messages.ATSD_WORKLOAD_NOT_LIST.format(name=name, value=cut(config.get("workload"))))
     lists = {"workload": workloads, "op": ops, "threads": threads, "bystanders": config["bystanders"],
              "pages": pages}
     axes = {k: v for k, v in lists.items() if len(v) > 1}
@@ -210,7 +210,7 @@ def to_result(text, name="<atsd output>"):
             sample["ipis"] = s["ipis"]
         if workloads[0]:  # will-it-scale's loop: the rate is loops, gbps the pages they zapped
             if s.get("loops") != s["calls"]:
-                raise UsageError(f"{name}: a workload's sample has no loops=, or not its calls")
+                raise UsageError(messages.ATSD_SAMPLE_NO_LOOPS.format(name=name))
             sample.update(loops=s["loops"], loops_per_s=s["loops"] * 1e9 / ns if ns else None,
                           gbps=s["loops"] * s["stride_bytes"] / ns if ns else float("nan"))
         if "thread_ns" in s:  # --threads: every thread by the rule run applies
@@ -248,11 +248,11 @@ def to_result(text, name="<atsd output>"):
     verify = []
     for v in raw_verify:
         if v["op"] not in OPS:
-            raise UsageError(f"{name}: a verify record's op={cut(v['op'])} is not one of {', '.join(OPS)}")
+            raise UsageError(messages.ATSD_VERIFY_OP.format(name=name, value=cut(v["op"]), ops=", ".join(OPS)))
         record = dict(v, warmup=bool(v.get("warmup", 0)))
         if axes:
             if "cell" not in v or v["cell"] >= len(cfg["cells"]):
-                raise UsageError(f"{name}: a verify record of a run with axes has no cell, or one out of range")
+                raise UsageError(messages.ATSD_VERIFY_CELL.format(name=name))
             record.update(cfg["cells"][v["cell"]])
         verify.append(record)
     result = Result(host, cfg, samples, complete, verify=verify)

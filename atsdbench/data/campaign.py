@@ -15,6 +15,7 @@ import os
 import re
 
 from ..errors import UsageError
+from ..render import messages
 from . import files
 
 FORMAT = "atsdbench-campaign"
@@ -42,7 +43,7 @@ def plan_path(directory):
 def check_plan(data, path):
     """The plan's fields, each checked: one UsageError line naming the field."""
     def bad(what):
-        raise UsageError(f"{path}: {what} (not an atsdbench campaign plan, or damaged)")
+        raise UsageError(messages.CAMPAIGN_PLAN_BAD.format(path=path, what=what))
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         bad("no campaign format")
@@ -78,7 +79,7 @@ def check_plan(data, path):
 def load_plan(directory):
     path = plan_path(directory)
     if not os.path.isfile(path):
-        raise UsageError(f"{directory} is not a campaign directory (no {PLAN}: atsdbench campaign init makes one)")
+        raise UsageError(messages.CAMPAIGN_NOT_DIRECTORY.format(directory=directory, plan=PLAN))
     return check_plan(files.read_json(path, "a campaign plan"), path)
 
 
@@ -96,10 +97,10 @@ def load_events(directory):
         try:
             e = files.read_json(path, "a campaign event")
         except UsageError as err:
-            warnings.append(f"{path}: skipped ({err})")
+            warnings.append(messages.CAMPAIGN_EVENT_SKIPPED.format(path=path, why=err))
             continue
         if not isinstance(e, dict) or e.get("event") not in EVENTS:
-            warnings.append(f"{path}: skipped (not a campaign event)")
+            warnings.append(messages.CAMPAIGN_NOT_EVENT.format(path=path))
             continue
         e["seq"] = int(n[:6])
         events.append(e)
@@ -214,7 +215,7 @@ def sides(directory):
         kept = {os.path.basename(e.get("file") or "") for e in c.events if e["event"] == "unfinished"}
         for n in strays:
             if n not in kept:
-                c.warnings.append(f"{os.path.join(folder, n)} is not in the campaign's journal: left out")
+                c.warnings.append(messages.CAMPAIGN_NOT_IN_JOURNAL.format(path=os.path.join(folder, n)))
         out.append((name, paths))
     return c, out
 

@@ -4,6 +4,11 @@ prints.  Each is a str.format template named by what it says; with its fields fi
 most text.WIDTH columns after "atsdbench: warning: " (tests/render/test_messages.py).  Grouped by the
 module that raises it."""
 
+# ---- atsdbench (the Python API: scaling) ----
+
+API_NO_THREADS_AXIS = '{name}: no threads axis of 2 or more thread counts'
+API_UNNAMED = 'the result'  # a result that came from no file
+
 # ---- analysis.compare ----
 
 CMP_METRIC_MUST_MEAN_MEDIAN = '--metric must be mean or median (got {metric!r})'
@@ -42,6 +47,7 @@ CMP_NOT_AXIS_AXES = '--by {axis!r} is not an axis (axes: {axes})'
 CMP_LABELS_GIVES_LABELS_VALUES = '--labels gives {n_labels} labels for the {n_values} values of {axis}'
 CMP_CELL_HAS_NO_MEASURED = 'the {value} cell{of_group} has no measured pass: nothing to compare with'
 CMP_CELL_HAS_NO_MEASURED_2 = 'the {value} cell{of_group} has no measured pass: not compared'
+CMP_FILES_MEASURE_DIFFERENT_RATES = 'the files measure different rates ({units}): one cannot be compared with another'
 
 # ---- analysis.counts ----
 
@@ -65,12 +71,69 @@ MODEL_COUNTS_PAGES_PAGES_PER = '{file} counts {page_bytes} pages and {file2} {pa
 NOISE_HAS_SUB_RUN_BETWEEN = '{value} has one sub-run: its between-run variance cannot be estimated'
 NOISE_NO_STRIDE_HAS_SUB = '{value}: no stride has the sub-runs and rounds a profile needs'
 
+# ---- campaign.actions ----
+
+CAMPAIGN_NO_OUTPUT_OPTION = 'campaign names its result files (DIR/NAME/BOOT_ID.json): no -o in the run options'
+CAMPAIGN_ALREADY = '{directory} is a campaign already: campaign status {directory} (or give a new DIR)'
+CAMPAIGN_INIT_NOT_EMPTY = 'campaign init {directory}: not an empty directory (a campaign gets one of its own)'
+CAMPAIGN_INIT_NEEDS_KERNELS = 'campaign init needs two or more --kernel NAME=IMAGE (the kernels to compare)'
+CAMPAIGN_BOOTS_RANGE = '--boots must be 1 to 1000 (got {boots})'  # campaign init and guest --boots
+CAMPAIGN_SCHEDULE_MUST = '--schedule must be alternate or abba (got {schedule!r})'
+CAMPAIGN_METHOD_MUST = '--method must be kexec, grub or manual (got {method!r})'  # and campaign.methods
+CAMPAIGN_KERNEL_NAMES_DIFFER = '--kernel names must differ (got {names})'
+CAMPAIGN_RUNNER_MUST = '--runner must be run or atsd (got {runner!r})'
+CAMPAIGN_INIT_CANNOT_MAKE = 'campaign init {directory}: cannot make it: {why}'
+
+# ---- campaign.methods ----
+
+GRUB_CANNOT_READ = '--method grub: cannot read {path}: {why}'
+GRUB_NO_ENTRY = '--method grub: no entry in {path} boots {image}: run update-grub'
+GRUB_NO_ENTRY_ANY_MORE = '--method grub: no entry in {path} boots {image} now (an update-grub?)'
+GRUB_REBOOT_FAILED = 'grub-reboot {entry!r} failed (exit {rc}): {why}'
+GRUB_NO_MESSAGE = 'no message'
+CAMPAIGN_CANNOT_REBOOT = 'could not reboot (systemctl reboot, reboot): reboot by hand; the next kernel is set'
+KEXEC_REBOOT_FAILED = 'kexec: the reboot into the loaded kernel failed: {why}'
+
+# ---- campaign.plan ----
+
+KERNEL_SPEC_FORM = '--kernel {spec!r}: give NAME=IMAGE[,initrd=FILE][,append=ARGS]'
+KERNEL_SPEC_NAME = '--kernel {spec!r}: the name {name!r} must be letters, digits and ._+- (at most 64)'
+KERNEL_SPEC_PART = '--kernel {spec!r}: {part!r} is not initrd=FILE, append=ARGS or release=R'
+KERNEL_SPEC_NO_IMAGE = '--kernel {spec!r}: no image'
+KERNEL_NOT_TOLD_APART = '--kernel {a} and {b} both run as {release}{version}: a boot could not be told apart'
+KERNEL_NOT_A_FILE = '--kernel {kernel}: {field} {path} is not a regular file'
+KERNEL_NO_RELEASE = '--kernel {kernel}: {path} says no release: add ,release=R (its uname -r)'
+
+# ---- campaign.step ----
+
+STEP_CANNOT_READ = 'campaign step: cannot read {path}: {why}'
+STEP_CANNOT_LOCK = 'campaign {directory}: cannot lock it: {why}'
+STEP_ANOTHER_RUNNING = 'campaign {directory}: another step is running{pid}: not running a second'
+STEP_NO_ATSD = 'campaign step: the plan runs atsd (--runner atsd): no atsd on PATH (make -C csrc)'
+STEP_BOOT_USED = 'campaign {directory}: boot {boot} already used ({event}): reboot for the next'
+STEP_STUCK = 'campaign {directory}: {stuck} missed {misses} slots in a row (no boot?): boot it by hand'
+
+# ---- campaign.unit ----
+
+UNIT_CANNOT_WRITE = 'campaign install: cannot write {path}: {why} (as root?)'
+UNIT_NO_SYSTEMCTL = 'campaign install: no systemctl here: run campaign step DIR at each boot (cron @reboot)'
+UNIT_COMMAND_FAILED = 'campaign install: {command} failed: {why}'
+
 # ---- commands ----
 
+CMD_DIRECTORY_NOT_CAMPAIGN = '{path} is a directory: give result files, or one campaign directory alone'
+CMD_CAMPAIGN_NO_FINISHED_BOOT = 'campaign {directory}: {names} has no finished boot yet (campaign status {directory})'
+CMD_FORMAT_MUST_OR_LAVA = '--format must be one of {renderers} or lava (got {format!r})'
+CMD_CAMPAIGN_NEEDS_ACTION = 'campaign needs an action: init, step, status or install (atsdbench campaign -h)'
+CMD_CAMPAIGN_MADE_BY_GUEST = 'campaign {directory} was made by guest --boots (host-driven qemu boots): no step to run'
+CMD_GUEST_BOOTS_KERNELS = 'guest --boots alternates two or more kernels: give --kernel A --kernel B'
+CMD_GUEST_BOOTS_ONE_RUN = 'guest --boots: one result file per boot, one run (no --command, --tracepoints, second --)'
+CMD_GUEST_BOOTS_NOT_EMPTY = 'guest --boots: -o {directory} is not empty (a campaign gets a directory of its own)'
+CMD_GUEST_MISSED_BOOT = 'guest {name}: {why} (a missed boot)'
 CMD_CALIBRATE_FROM_TAKES_PLAN = 'calibrate --from takes the plan from its file: no run options (got --{value})'
 CMD_LAVA_NO_COUNTS = '--format lava prints the rates alone: leave --counts out'
 CMD_FORMAT_MUST = '--format must be one of {renderers} (got {format!r})'
-CMD_FORMAT_MUST_2 = '--format must be one of {formats} (got {format!r})'
+CMD_FORMAT_MUST_2 = '--format must be one of {formats} or lava (got {format!r})'
 CMD_PAGE_SIZE_CEILING_SIZE = '--page-size, --ceiling and --size go with --table'
 CMD_IMPORT_TABLE_NEEDS_PAGE = "import --table needs --page-size (the table's machine's: 64K POWER9, 4K x86)"
 CMD_CEILING_MUST_LEAST = '--ceiling must be at least 1 (got {value})'
@@ -98,6 +161,10 @@ CMD_GUEST_TRACE_LOST_EVENTS = 'guest {label}: {which}trace lost {lost} events (g
 
 # ---- data.atsd_output ----
 
+ATSD_WORKLOAD_NOT_LIST = '{name}: config workload={value} is not a list of tlb_flush1/2/3'
+ATSD_SAMPLE_NO_LOOPS = "{name}: a workload's sample has no loops=, or not its calls"
+ATSD_VERIFY_OP = "{name}: a verify record's op={value} is not one of {ops}"
+ATSD_VERIFY_CELL = '{name}: a verify record of a run with axes has no cell, or one out of range'
 ATSD_OUTPUT_NOT_WHOLE_NUMBER = '{where}: {key}={value} is not a whole number'
 ATSD_OUTPUT_OUT_RANGE = '{where}: {key}={value} is out of range ({lo} to {hi})'
 ATSD_OUTPUT_NOT_NUMBER_SECONDS = '{where}: {key}={value} is not a number of seconds'
@@ -113,6 +180,14 @@ ATSD_OUTPUT_UNKNOWN_RECORD = '{where}: unknown record {kind}'
 ATSD_OUTPUT_SAMPLE_THREAD_NS_THREAD = "{name}: a sample's thread columns disagree on the thread count"
 ATSD_OUTPUT_SAMPLE_RUN_NOT_CONFIG = "{name}: a sample's run={run} is not one of config runs={runs}"
 ATSD_OUTPUT_SAMPLE_RUN_AXES_HAS = '{name}: a sample of a run with axes has no cell, or one out of range'
+
+# ---- data.campaign ----
+
+CAMPAIGN_PLAN_BAD = '{path}: {what} (not an atsdbench campaign plan, or damaged)'
+CAMPAIGN_NOT_DIRECTORY = '{directory} is not a campaign directory (no {plan}: atsdbench campaign init makes one)'
+CAMPAIGN_EVENT_SKIPPED = '{path}: skipped ({why})'
+CAMPAIGN_NOT_EVENT = '{path}: skipped (not a campaign event)'
+CAMPAIGN_NOT_IN_JOURNAL = "{path} is not in the campaign's journal: left out"
 
 # ---- data.files ----
 
@@ -228,6 +303,7 @@ PLOT_NO_MEASURED_PASS_HAS = '{path}: no measured pass has a rate (gbps): nothing
 # ---- render.tables ----
 
 TABLES_STRIDE_HAS_SINGLE_ROUND = 'a stride has a single round: its spread ignores between-round variance'
+TABLES_NO_THREADS_AXIS = '{name}: no threads axis of 2 or more thread counts (--threads 1,2,4 measures one)'
 
 # ---- units ----
 

@@ -264,8 +264,7 @@ def show_table(result, unit="round", fmt="text", scaling=False):
         if not sweep.has_sweep(result):
             from ..errors import UsageError
 
-            raise UsageError(f"{result.path or 'the file'}: no threads axis of 2 or more thread counts "
-                             "(run --threads 1,2,4 measures one)")
+            raise UsageError(messages.TABLES_NO_THREADS_AXIS.format(name=result.path or messages.UNNAMED))
         return scaling_table(result, fmt), []
     table, warnings, shown = stride_table(result, unit, fmt, view="show")
     if fmt == "csv":

@@ -21,7 +21,9 @@ SAMPLES = {"k": "0", "machine": "183", "size": "16383", "need": "16384", "end": 
            "runs": "1", "rounds": "1", "calibrate_runs": "8", "mib": "64 KiB", "mib2": "1024.0 MiB",
            "what": "--size", "cut": "256MB", "number": "256", "unit": "M", "shift": "20",
            "path": "results/before.json", "name": "before.json", "file": "before.json", "file2": "after.json",
-           "label": "Before", "places": "64K, 1M", "why": "fewer than 2 observations", "listing": "64K, 4K"}
+           "label": "Before", "places": "64K, 1M", "why": "fewer than 2 observations", "listing": "64K, 4K",
+           "directory": "campaigns/tlb", "kernel": "patched", "image": "vmlinuz-6.18.0", "misses": "3",
+           "stuck": "patched", "release": "6.18.0-rc1", "boot": "1a2b3c4d", "event": "result patched"}
 TEMPLATES = {k: v for k, v in vars(messages).items() if k.isupper() and isinstance(v, str)}
 
 
