@@ -172,13 +172,46 @@ class Result:
         return self.config.get("label") or self.host.get("kernel_release") or (os.path.basename(self.path or "") or "?")
 
     def head(self):
-        """The file's fields but its samples."""
+        """The file's fields but its samples (and verify passes)."""
         return {"format": FORMAT, "schema_version": SCHEMA_VERSION, "complete": self.complete,
                 "started": self.started, "finished": self.finished, "host": _clean(self.host),
                 "config": _clean(self.config)}
 
+    def tail(self):
+        """What follows the samples in the file: run --verify's records."""
+        return {"verify": [_clean(v) for v in self.verify]} if self.verify or self.config.get("verify") else {}
+
     def to_dict(self):
-        return dict(self.head(), samples=[_clean(s) for s in self.records])
+        return dict(self.head(), samples=[_clean(s) for s in self.records], **self.tail())
+
+    def stale(self):
+        """run --verify's stale translations: one dict per (op, stride, CPUs) with any (stale, checks
+        of that group), in file order; [] where every check was clean or nothing was checked."""
+        return stale_groups(self.verify)
+
+
+def stale_groups(records):
+    """The verify records (a file's, or a run's so far) summed by (op, stride, invalidator and checker
+    CPUs), where any check read stale."""
+    groups = {}
+    for v in records:
+        key = (v.get("op") or "mprotect", v["stride_bytes"], tuple(v.get("invalidator_cpus") or ()),
+               tuple(v.get("checker_cpus") or ()))
+        g = groups.setdefault(key, {"op": key[0], "stride_bytes": key[1], "invalidator_cpus": list(key[2]),
+                                    "checker_cpus": list(key[3]), "stale": 0, "checks": 0})
+        g["stale"] += v["stale"]
+        g["checks"] += v["checks"]
+    return [g for g in groups.values() if g["stale"]]
+
+
+def verify_summary(records):
+    """The verify passes summed: checks, held (the checker held the translation while the call ran),
+    faults, zeros, stale, calls, passes, ns; None where there are none."""
+    if not records:
+        return None
+    out = {k: sum(v[k] for v in records) for k in ("calls", "checks", "held", "faults", "zeros", "stale", "ns")}
+    out["passes"] = len(records)
+    return out
 
 
 CPU_BUSY = 0.9        # share of a pass the measuring thread must have run for it to count as undisturbed

@@ -98,16 +98,14 @@ def _make_outputs():
 def _every_column(result):
     """before.json with latency percentiles, GPU touch and POWER's counters on every pass: the widest
     table run and show print, which must still fit in text.WIDTH columns (as blocks)."""
-    import copy
+    from atsdbench.data import results
 
-    wide = copy.deepcopy(result)
     extra = {"lat_p50_us": 11.0, "lat_p90_us": 12.5, "lat_p99_us": 19.25, "lat_max_us": 123.5,
              "gpu_touch_ns": 1.5e6, "ipis": 3, "tlbie": 40, "tlbie_global": 20, "tlbie_full": 1,
              "h_remove": 2}
-    for record in wide.records:
-        record.update(extra)
-    wide._frame = wide._parts = None  # made again from the records
-    return wide
+    # a loaded file's records are a view made from its columns: a new Result from changed copies
+    return results.Result(result.host, result.config, [dict(r, **extra) for r in result.records], result.complete,
+                          result.started, result.finished, result.path)
 
 
 def _notes(output):
