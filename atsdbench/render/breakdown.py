@@ -1,10 +1,8 @@
 """run --breakdown's table: per stride (and cell), where the µs of a traced call go, summing to the
 syscall time, and the counts beside them (analysis/breakdown.py holds the arithmetic)."""
-from tabulate import tabulate
-
 from ..analysis.breakdown import STAGES
 from ..units import format_size
-from . import numbers, text
+from . import layout, numbers, text
 
 NAMES = {"page_table": "page tables", "local_flush": "local flush", "tlbie": "tlbie span", "ipi_send": "IPI send",
          "remote_wait": "remote wait"}
@@ -85,8 +83,7 @@ def table(section, fmt="text", config=None):
     headers, body = rows(section, config)
     out = [text.BREAKDOWN_TITLE]
     if body:
-        out.append(tabulate(body, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
-                            disable_numparse=True))
+        out.append(layout.fitted(body, headers, "github" if fmt == "markdown" else "simple"))
     notes = [text.breakdown_legend(overhead(section))]
     lost = [format_size(p["stride_bytes"]) for p in section.get("passes", []) if p.get("lost")]
     if lost:
@@ -125,8 +122,7 @@ def profile_table(section, fmt="text", top=3, config=None):
         body.append(line)
     out = [text.PROFILE_TITLE]
     if body:
-        out.append(tabulate(body, headers=headers, tablefmt="github" if fmt == "markdown" else "simple",
-                            disable_numparse=True))
+        out.append(layout.fitted(body, headers, "github" if fmt == "markdown" else "simple"))
     counts = [p["samples"] for p in passes] or [0]
     n = str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
     notes = [text.profile_legend(section.get("event"), n)]
@@ -179,7 +175,7 @@ def compare_table(cmp, fmt="text"):
                          _change(r["change_pp"], r["pp_interval"], "")]
             body.append(line)
         out.append(text.COMPARE_BREAKDOWN_TITLE if kind == "breakdown" else text.COMPARE_PROFILE_TITLE)
-        out.append(tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True))
+        out.append(layout.fitted(body, headers, tablefmt))
     sizes = sorted({(r["n_base"], r["n_new"]) for r in rows})
     out.append(text.compare_stages_legend("/".join(f"{a}/{b}" for a, b in sizes),
                                           any(r["pp_interval"] is not None for r in rows)))
