@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from . import stats
+from . import noise, stats
 from ..data import cells
 
 AXIS = "threads"
@@ -180,8 +180,12 @@ def analyse(result, confidence=95.0):
                     k = n / reference  # linear: the rate times N/N0
                     t = stats.paired_t(np.array([ref_rounds[r] * k for r in common]),
                                        np.array([rounds[r] for r in common]), confidence)
-                    eff.update(efficiency=float(t["ratio"]) * 100, eff_low=float(t["low"]) * 100,
-                               eff_high=float(t["high"]) * 100, p_linear=float(t["p"]))
+                    eff.update(efficiency=float(t["ratio"]) * 100, p_linear=float(t["p"]))
+                    low_, high_ = float(t["low"]), float(t["high"])
+                    # compare's rule for an interval that rules nothing out ("[0, 96724]%" from two
+                    # rounds): no interval printed (n/a), the point estimate kept
+                    if not noise.unreadable(math.log(high_ / low_) if low_ > 0 else math.inf, len(common) - 1):
+                        eff.update(eff_low=low_ * 100, eff_high=high_ * 100)
                 elif len(common) == 1:  # one pair: the ratio, no interval
                     r = common[0]
                     eff.update(efficiency=rounds[r] / (ref_rounds[r] * n / reference) * 100)

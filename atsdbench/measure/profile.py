@@ -6,7 +6,6 @@ interrupts are off, so a flush's own time is charged to where interrupts come ba
 says which event was used).
 """
 import errno
-import os
 import threading
 
 from ..analysis import profile as arithmetic

@@ -128,7 +128,7 @@ class Session:
             return
         from . import core
 
-        plan, counters = self.plan, self.counters
+        plan = self.plan
         gpu = self.gpus.get(cell["gpu"])
         nthreads = cell["threads"]
         # the tasks before the region: a forked one (--tasks processes) would share it copy-on-write
@@ -155,25 +155,12 @@ class Session:
                     if threads:
                         threads.restore(plan.retouch, cell["op"])
                 gpu_ns = gpu.touch(region) if gpu else None
-                traced = warm and counters.can_trace
-                if traced:
-                    counters.open_trace()
-                try:
-                    before = counters.read(traced)
-                    self0 = core.self_state(plan.cpu)
-                    t0 = time.monotonic_ns()
-                    spins0 = self.bystanders.read_spins()
-                    if threads:
-                        ns, times, lat = threads.pass_(region, stride, plan.latency, cell["op"])
-                    else:
-                        ns, lat = region.timed_pass(stride, plan.latency, cell["op"])
-                    spins1 = self.bystanders.read_spins()
-                    window = time.monotonic_ns() - t0
-                    self1 = core.self_state(plan.cpu, after=True)
-                    after = counters.read(traced)
-                finally:
-                    if traced:
-                        counters.close_trace()
+                if threads:
+                    (ns, times, lat), traced, own, bystander, counted = self._around(
+                        warm, lambda: threads.pass_(region, stride, plan.latency, cell["op"]))
+                else:
+                    (ns, lat), traced, own, bystander, counted = self._around(
+                        warm, lambda: region.timed_pass(stride, plan.latency, cell["op"]))
                 dirty = True
                 calls = plan.size // stride
                 sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
@@ -185,14 +172,13 @@ class Session:
                 if thp_share is not None:
                     sample["thp_share"] = round(thp_share, 4)
                 sample.update(place)
-                if spins0:
-                    sample.update(bystander_fields(spins0, spins1, window, ns))
+                sample.update(bystander)
                 if threads:  # each thread by the rule over its own loop; steal of the first's CPU
                     sample["threads"] = nthreads
-                    sample.update(thread_disturbance(times, core.self_delta(self0, self1)[2], ns))
+                    sample.update(thread_disturbance(times, own[2], ns))
                 else:
-                    sample.update(disturbance(*core.self_delta(self0, self1), ns))
-                sample.update(counters.delta(before, after))
+                    sample.update(disturbance(*own, ns))
+                sample.update(counted)
                 if lat is not None:
                     sample.update(latency_summary(lat))
                 yield sample
@@ -230,41 +216,53 @@ class Session:
                 record.update({k: int(v) for k, v in counts.items()})
                 yield record
 
+    def _around(self, warm, run_pass):
+        """One pass (run_pass() returns its ns first) with what is read just outside it, never inside:
+        the flush counters (traced on a warm-up pass where they can be), the measuring thread's own
+        state, the bystanders' CPU time.  Returns (what run_pass returned, traced, the thread's
+        (preempted, CPU ns, steal ticks), the bystander fields, the counter fields)."""
+        from . import core
+
+        plan, counters = self.plan, self.counters
+        traced = warm and counters.can_trace
+        if traced:
+            counters.open_trace()
+        try:
+            before = counters.read(traced)
+            self0 = core.self_state(plan.cpu)
+            t0 = time.monotonic_ns()
+            spins0 = self.bystanders.read_spins()
+            got = run_pass()
+            spins1 = self.bystanders.read_spins()
+            window = time.monotonic_ns() - t0
+            self1 = core.self_state(plan.cpu, after=True)
+            after = counters.read(traced)
+        finally:
+            if traced:
+                counters.close_trace()
+        bystander = bystander_fields(spins0, spins1, window, got[0]) if spins0 else {}
+        return got, traced, core.self_delta(self0, self1), bystander, counters.delta(before, after)
+
     def _workload_round(self, round_index, warmup_round, index, cell, first_position):
         """run --workload: will-it-scale's loop in every task (C: atsd_workload_pass), `size` bytes of
         pages each a pass; the tasks (and, tlb_flush1/3, their files) fresh every round."""
         from . import core
 
-        plan, counters = self.plan, self.counters
+        plan = self.plan
         nthreads, page = cell["threads"], core.page_size()
         with core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", 0, plan.align, "base") as tasks:
             for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
-                traced = warm and counters.can_trace
-                if traced:
-                    counters.open_trace()
-                try:
-                    before = counters.read(traced)
-                    self0 = core.self_state(plan.cpu)
-                    t0 = time.monotonic_ns()
-                    spins0 = self.bystanders.read_spins()
-                    ns, times, loops = tasks.workload_pass(cell["workload"], plan.size)
-                    spins1 = self.bystanders.read_spins()
-                    window = time.monotonic_ns() - t0
-                    self1 = core.self_state(plan.cpu, after=True)
-                    after = counters.read(traced)
-                finally:
-                    if traced:
-                        counters.close_trace()
+                (ns, times, loops), traced, own, bystander, counted = self._around(
+                    warm, lambda: tasks.workload_pass(cell["workload"], plan.size))
                 sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
                           "warmup": bool(warm or warmup_round), "ns": int(ns), "seconds": ns / 1e9,
                           "calls": loops, "loops": loops, "loops_per_s": loops * 1e9 / ns if ns else None,
                           "gbps": loops * page / ns if ns else float("nan"),
                           "us_per_call": ns / 1e3 / (loops / nthreads), "traced": bool(traced),
                           "threads": nthreads}
-                if spins0:
-                    sample.update(bystander_fields(spins0, spins1, window, ns))
-                sample.update(thread_disturbance(times, core.self_delta(self0, self1)[2], ns))
-                sample.update(counters.delta(before, after))
+                sample.update(bystander)
+                sample.update(thread_disturbance(times, own[2], ns))
+                sample.update(counted)
                 yield sample
         if plan.verify:  # on by default for a workload: the loop's call checked, on a region of its own
             with core.Region(core.verify_workload_size(nthreads), plan.align, "base") as region:

@@ -6,7 +6,6 @@ means); then us/call, latency, counter and expected-flush columns where a row ha
 views differ only in which rate columns they print: run's (atsd prints the same table, so its
 titles stay) Median, Min, Max of single passes to 2 decimals and the two spreads; show's N, Min,
 Max, Median, Mean, Stddev and CV% of its unit to 3 decimals, the unit in the titles."""
-from tabulate import tabulate
 
 from ..units import format_size
 from . import numbers, text

@@ -56,6 +56,20 @@ def test_efficiency_is_paired_t_on_the_round_ratios_against_linear(tmp_path, swe
     assert by(sc, 4).efficiency == pytest.approx(100 * 4 ** -0.3, rel=0.08)
 
 
+def test_an_efficiency_interval_that_rules_nothing_out_is_not_given(tmp_path, sweep_data):
+    """Two rounds (1 df) of ratios 100% and 2.5%: compare's rule (analysis/noise.unreadable) leaves the
+    interval out (n/a) and keeps the point estimate; three steady rounds keep theirs."""
+    r = load(sweep_data(threads=(1, 2), rate=lambda n, rnd: 10.0 if n == 1 else (20.0 if rnd == 0 else 0.5),
+                        rounds=2), tmp_path)
+    row = by(scaling.analyse(r, confidence=95.0), 2)
+    assert math.isnan(row.eff_low) and math.isnan(row.eff_high)
+    assert row.efficiency == pytest.approx(100 * math.sqrt(1.0 * 0.025))
+    steady = load(sweep_data(threads=(1, 2), rate=lambda n, rnd: 10.0 * n ** 0.9 * (1 + rnd / 100), rounds=3),
+                  tmp_path)
+    row = by(scaling.analyse(steady, confidence=95.0), 2)
+    assert row.eff_low == pytest.approx(row.efficiency) == pytest.approx(row.eff_high)  # zero width: kept
+
+
 def test_the_smallest_thread_count_is_the_reference_where_one_is_missing(tmp_path, sweep_data):
     r = load(sweep_data(threads=(2, 4, 8), rate=lambda n, rnd: 5.0 * n * (1 + rnd / 10) * (0.5 if n == 8 else 1)),
              tmp_path)
