@@ -78,7 +78,8 @@ def run_atsdbench(workload, kind, tasks, size, rounds, reps, atsdbench):
         out = os.path.join(d, "w.json")
         cmd = [*atsdbench, "run", "--workload", workload, "--threads", str(tasks), "--tasks", kind,
                "--size", size, "--rounds", str(rounds), "--reps", str(reps), "-o", out]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        # from the temporary directory: in a checkout, `-m atsdbench` would find the source tree first
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, cwd=d)
         if p.returncode:
             raise RuntimeError(f"atsdbench exited {p.returncode}: {p.stderr.strip()[-300:]}")
         with open(out) as f:

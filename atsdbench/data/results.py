@@ -79,15 +79,14 @@ class Result:
     the complete flag and times."""
 
     def __init__(self, host, config, samples, complete=True, started=None, finished=None, path=None, verify=()):
-        from .columns import Columns
-
         self.host = dict(host)
         self.verify = list(verify)  # run --verify: one record per verify pass (schema 4)
         self.config = dict(config)
-        if isinstance(samples, Columns):
-            self._records, self._columns = None, samples
-        else:
+        # no numpy for a list: a campaign's step imports atsd's output and saves it where numpy is not
+        if isinstance(samples, (list, tuple)):
             self._records, self._columns = list(samples), None
+        else:  # data.columns.Columns, as a file is loaded
+            self._records, self._columns = None, samples
         self.complete = complete
         self.started = started
         self.finished = finished

@@ -396,20 +396,30 @@ def _verify_problem(records):
     return None
 
 
+def _columns_of(samples):
+    """The samples as columns for the placement rule (numpy), or None where numpy cannot be imported:
+    `campaign step --runner atsd` saves atsd's output inside a guest whose initramfs has the standard
+    library alone; that file's placement is checked where it is loaded (results.load), like any file."""
+    try:
+        from .columns import Columns
+    except ImportError:
+        return None
+    return Columns.from_records(samples)
+
+
 def check(data, path, streamed=None):
     """Raise UsageError naming the first field that breaks the schema; `data` came from json.
     `streamed`: (first bad sample or None, Columns) where results.load streamed the samples (its
     data["samples"] is then []), checked a batch at a time as they were read."""
-    from .columns import Columns
-
     where, problem = _where("", TOP.problem(data))
     if problem is None:
         found = _sample_problem(data["samples"]) if streamed is None else streamed[0]
         if found:
             where, problem = _where(f".samples[{found[0]}]", found[1])
     if problem is None:
-        columns = Columns.from_records(data["samples"]) if streamed is None else streamed[1]
-        found = _placement_problem(data["config"], columns) or _verify_problem(data.get("verify") or [])
+        columns = streamed[1] if streamed is not None else _columns_of(data["samples"])
+        found = ((_placement_problem(data["config"], columns) if columns is not None else None)
+                 or _verify_problem(data.get("verify") or []))
         if found:
             where, problem = found
     if problem is not None:

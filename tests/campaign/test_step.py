@@ -283,3 +283,38 @@ def test_a_real_sigint_during_the_run_waits_for_the_run_and_is_an_unfinished_slo
     c = store.load(world["dir"])
     assert [e["event"] for e in c.events] == ["start", "unfinished"] and c.events[1]["why"] == "interrupted"
     assert os.path.exists(os.path.join(world["dir"], c.events[1]["file"])) and not world["method"].arranged
+
+
+NO_NUMPY = r"""
+import sys
+
+class Refuse:  # a guest's initramfs has atsdbench but neither numpy nor pandas
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("numpy", "pandas", "scipy"):
+            raise ImportError(f"no {name} here")
+        return None
+
+sys.meta_path.insert(0, Refuse())
+from atsdbench.data import atsd_output, results
+
+text = open(sys.argv[1]).read()
+results.save_or_rescue(atsd_output.to_result(text, sys.argv[1]), sys.argv[2])
+print("saved")
+"""
+
+
+@pytest.mark.live
+def test_the_atsd_runner_imports_and_saves_without_numpy(atsd, tmp_path):
+    """campaign step --runner atsd runs where numpy is not (a guest): atsd's output becomes a result
+    file with nothing but the standard library (the e2e campaign found a Result needing numpy)."""
+    import json
+    import subprocess
+    import sys
+
+    raw = tmp_path / "out.atsd.txt"
+    subprocess.run([atsd, "--size", "4M", "--strides", "64K", "--rounds", "1", "--reps", "1", "-o", str(raw)],
+                   check=True, capture_output=True)
+    p = subprocess.run([sys.executable, "-c", NO_NUMPY, str(raw), str(tmp_path / "r.json")], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert p.returncode == 0 and p.stdout == "saved\n", p.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["samples"]

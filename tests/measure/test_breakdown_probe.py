@@ -75,7 +75,8 @@ def test_a_pass_traces_at_most_calls_max_calls():
     assert breakdown.region_bytes(Plan(size=4 << 20, strides=[64 << 10], region_align=2 << 20), 64 << 10) == 4 << 20
 
 
-HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# not the checkout root: there `-m atsdbench` and `import atsdbench` find the source tree, no core in it
+NEUTRAL = os.path.dirname(os.path.abspath(__file__))
 needs_tracefs = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
 
 
@@ -83,7 +84,7 @@ def _in_namespace(in_tracefs, script, *args, timeout=240):
     """A Python script run in a mount namespace with tracefs mounted (this machine's mounts stay)."""
     return subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs +
                            '[ -d /sys/kernel/tracing/events/syscalls/sys_enter_mprotect ] && exec "$0" -c "$@"',
-                           sys.executable, script, *args], capture_output=True, text=True, cwd=HERE,
+                           sys.executable, script, *args], capture_output=True, text=True, cwd=NEUTRAL,
                           timeout=timeout)
 
 
