@@ -300,6 +300,59 @@ def real(key, pairs, spacing, size, strides, out_dir=None):
         print(f"rows without a verdict (round spread unlike the profile's): {withheld}/{made}")
 
 
+def real_files(pairs, per_side, placements, rounds, spacing, size, strides, out_dir=None):
+    """Replicate files a side, alternating A, B, A, B ... (the design compare's verdict rests on), each
+    `run --placements K --rounds R`: per group of PER_SIDE files a side one A/A compare of the sets
+    (run as the unit), and every (A_i, B_i) pair once more as a single file a side with the round as
+    the unit forced (what one file a side would say if its rounds, which rotate over K placements,
+    stood for the files).  The files stay in the folder for a second look."""
+    tmp = out_dir or tempfile.mkdtemp(prefix="bench_verdict-files-")
+    os.makedirs(tmp, exist_ok=True)
+    walls, last_end, names = [], None, {"a": [], "b": []}
+    for k in range(pairs * per_side):
+        for side in "ab":
+            if last_end is not None:
+                wait = last_end + spacing - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+            path = os.path.join(tmp, f"{side}{k}.json")
+            cmd = [sys.executable, "-m", "atsdbench", "run", "--size", size, "--strides", strides, "--rounds",
+                   str(rounds), "--placements", str(placements), "--no-trace", "-o", path]
+            t0 = time.monotonic()
+            subprocess.run(cmd, check=True, capture_output=True, cwd=tmp)
+            last_end = time.monotonic()
+            walls.append(last_end - t0)
+            names[side].append(path)
+        print(f"file pair {k + 1}/{pairs * per_side}: {walls[-2]:.1f} s, {walls[-1]:.1f} s", flush=True)
+
+    def verdicts(a, b, extra=()):
+        p = subprocess.run([sys.executable, "-m", "atsdbench", "compare", a, b, "--format", "json", *extra],
+                           check=True, capture_output=True, text=True, cwd=tmp)
+        rows = json.loads(p.stdout)
+        return ([r["stride"] for r in rows if r.get("significant")],
+                [r["mde_pct"] for r in rows if r.get("mde_pct") is not None], len(rows))
+
+    def report(title, results):
+        hits = sum(1 for h, _, _ in results if h)
+        rows = sum(n for _, _, n in results)
+        sig_rows = sum(len(h) for h, _, _ in results)
+        mdes = [m for _, ms, _ in results for m in ms]
+        print(f"{title}: A/A any stride after Holm {hits}/{len(results)}; rows significant {sig_rows}/{rows}; "
+              + (f"median mde_pct {median(mdes):.1f}% (range {min(mdes):.1f}-{max(mdes):.1f})" if mdes
+                 else "no row had an mde"), flush=True)
+
+    sets = []
+    for g in range(pairs):
+        cut = slice(g * per_side, (g + 1) * per_side)
+        sets.append(verdicts(",".join(names["a"][cut]), ",".join(names["b"][cut])))
+    singles = [verdicts(a, b, ["--unit", "round"]) for a, b in zip(names["a"], names["b"])]
+    print(f"\nrun --size {size} --strides {strides} --rounds {rounds} --placements {placements}; files "
+          f">= {spacing:g} s apart, alternating; in {tmp}")
+    print(f"wall a file: median {median(walls):.1f} s (min {min(walls):.1f}, max {max(walls):.1f})")
+    report(f"{per_side} files a side (unit run), {pairs} compares", sets)
+    report(f"1 file a side, --unit round forced, {len(singles)} compares", singles)
+
+
 # ---- --from-runs: the profiled design on real sub-runs measured already ----
 
 CALIBRATIONS = {
@@ -418,6 +471,11 @@ def main(argv=None):
     ap.add_argument("--spacing", type=float, default=60.0, help="--real: seconds between consecutive runs")
     ap.add_argument("--size", default="256M", help="--real: run --size")
     ap.add_argument("--strides", default="64K,1M,2M,4M", help="--real: run --strides")
+    ap.add_argument("--files", type=int, default=0, metavar="N", help="--real: N replicate files a side, "
+                    "alternating, each run --placements K --rounds R (and each A_i, B_i as one file a side)")
+    ap.add_argument("--placements", type=int, default=4, metavar="K", help="--real --files: run --placements")
+    ap.add_argument("--rounds", type=int, default=16, metavar="R", help="--real --files: run --rounds")
+    ap.add_argument("--out-dir", default=None, help="--real --files: keep the files here")
     ap.add_argument("--from-runs", default=None, metavar="DIR", help="the profiled design's real A/A, cut out of "
                     "the --runs 8 files of scripts/bench_defaults.py --measure DIR")
     ap.add_argument("--calibration", default="before", help=f"--from-runs: {', '.join(CALIBRATIONS)}")
@@ -426,6 +484,9 @@ def main(argv=None):
     for d in designs + [a.design]:
         if d not in DESIGNS:
             ap.error(f"unknown design {d!r} (designs: {', '.join(DESIGNS)})")
+    if a.real and a.files:
+        real_files(a.pairs, a.files, a.placements, a.rounds, a.spacing, a.size, a.strides, a.out_dir)
+        return 0
     if a.real:
         real(a.design, a.pairs, a.spacing, a.size, a.strides)
         return 0
