@@ -42,6 +42,15 @@ measured wall time a side, the A/A rate (any stride after Holm) and the median m
 
   scripts/bench_verdict.py --real --design 5x5@20 --pairs 10 --spacing 60
 
+A placement level (issue 35, `--pl PCT`): each sub-run holds K regions and its round i uses region i mod K
+(designs ending /K4: `run --placements 4`; the others one region, whose effect is then per-process).
+`--real --files N --placements K --rounds R --pairs P` measures replicate files instead: 2 x N x P runs
+alternating A, B, A, B, --spacing apart; P compares of N files a side, and each (A_i, B_i) once more as
+one file a side with `--unit round` forced (docs/methodology.md#what-placements-inside-a-file-do-to-the-verdict).
+
+  scripts/bench_verdict.py --designs 1x16,1x16/K4,4x16@20,4x16@20/K4 --sp 0,7 --boot 0 --pl 0,14
+  scripts/bench_verdict.py --real --files 4 --pairs 5 --rounds 16 --placements 4 --spacing 10
+
 Profiled designs (1x5+PK): each side one process, its between-run variance from a noise profile of its
 kernel (analysis/noise.py).  Simulated, each kernel gets its own calibration (K sub-runs x 5 rounds, 150 s
 apart, at another time than the side, through the real estimator and the real compare --profile);
@@ -90,10 +99,16 @@ DESIGNS = {
     "1x5+P5": ("1 x 5 + profile of 5 x 5 @ 150 s", 1, 5, 0.0),
     "1x5+P8": ("1 x 5 + profile of 8 x 5 @ 150 s", 1, 5, 0.0),
     "1x5+P12": ("1 x 5 + profile of 12 x 5 @ 150 s", 1, 5, 0.0),
+    # issue 35's placement level (--pl): K regions a process, round r on region r mod K (run --placements K)
+    "1x16": ("1 x 16 rounds, 1 placement (--unit round)", 1, 16, 0.0),
+    "1x16/K4": ("1 x 16 rounds over 4 placements (--unit round)", 1, 16, 0.0),
+    "4x16@20": ("4 x 16, 20 s apart, 1 placement each", 4, 16, 20.0),
+    "4x16@20/K4": ("4 x 16, 20 s apart, 4 placements each", 4, 16, 20.0),
 }
+PLACEMENTS = {"1x16/K4": 4, "4x16@20/K4": 4}  # design -> run --placements (the others: 1)
 PROFILED = {"1x5+P5": 5, "1x5+P8": 8, "1x5+P12": 12}  # design -> the calibration's sub-runs
 CALIBRATION_GAP = 150.0  # calibrate's default (commands.CALIBRATE_GAP); the simulated drift (8 s) is gone by 20 s
-COLUMNS = ["design", "sP %", "boot %", "wall s", "calibrate s", "A/A %", "no CI %", "coverage %", "power %",
+COLUMNS = ["design", "sP %", "boot %", "place %", "wall s", "calibrate s", "A/A %", "no CI %", "coverage %", "power %",
            "MDE %"]
 
 
@@ -114,8 +129,11 @@ def _factor(rng, shape):
     return math.sqrt(RHO) * common + math.sqrt(1 - RHO) * rng.standard_normal(shape)
 
 
-def simulate_side(rng, runs, rounds, gap, sp, boot, change=0.0, label="A", boot_id="boot-a"):
-    """One side: a Result of `runs` sub-runs (no `run` column for one), log-normal noise as above."""
+def simulate_side(rng, runs, rounds, gap, sp, boot, change=0.0, label="A", boot_id="boot-a", placement=0.0, k=1):
+    """One side: a Result of `runs` sub-runs (no `run` column for one), log-normal noise as above.
+    placement: the sd of a region's effect (issue 35: which physical pages it got); each sub-run holds k
+    regions and its measured round i uses region i mod k, so with k = 1 the region's effect is one more
+    per-process effect, as measured (a process's fresh allocations get the same recycled pages)."""
     import numpy as np
 
     from atsdbench.data.results import Result
@@ -127,24 +145,26 @@ def simulate_side(rng, runs, rounds, gap, sp, boot, change=0.0, label="A", boot_
     # drift: stationary OU sampled at each round's time, correlated across strides
     drift = np.empty((len(times), ns))
     drift[0] = DRIFT_SD * _factor(rng, (ns,))
-    for k in range(1, len(times)):
-        phi = math.exp(-(times[k] - times[k - 1]) / DRIFT_TAU)
-        drift[k] = phi * drift[k - 1] + DRIFT_SD * math.sqrt(1 - phi * phi) * _factor(rng, (ns,))
+    for j in range(1, len(times)):
+        phi = math.exp(-(times[j] - times[j - 1]) / DRIFT_TAU)
+        drift[j] = phi * drift[j - 1] + DRIFT_SD * math.sqrt(1 - phi * phi) * _factor(rng, (ns,))
     round_eff = ROUND_SD * _factor(rng, (len(times), ns))
     process = sp * _factor(rng, (runs, ns))
     boot_eff = boot * _factor(rng, (ns,))
     passes = PASS_SD * rng.standard_normal((len(times), REPS + 1, ns))  # rep 0: the warm-up pass
+    regions = placement * _factor(rng, (runs, k, ns)) if placement else np.zeros((runs, k, ns))
     base = np.log([BASE_GBPS[s] for s in STRIDES])
     records = []
-    for k, t in enumerate(times):
-        run, i = divmod(k, per_run)
-        level = base + math.log1p(change) + boot_eff + process[run] + drift[k] + round_eff[k]
+    for n, t in enumerate(times):
+        run, i = divmod(n, per_run)
+        region = regions[run, max(i - 1, 0) % k]  # the warm-up round (i = 0) on the first region
+        level = base + math.log1p(change) + boot_eff + process[run] + region + drift[n] + round_eff[n]
         for rep in range(REPS + 1):
             for order, stride in enumerate(STRIDES):
-                gbps = float(math.exp(level[order] + passes[k, rep, order]))
+                gbps = float(math.exp(level[order] + passes[n, rep, order]))
                 seconds = SIZE / (gbps * 1e9)
                 calls = SIZE // stride
-                s = {"round": k, "rep": rep, "order": order, "stride_bytes": stride, "warmup": i == 0 or rep == 0,
+                s = {"round": n, "rep": rep, "order": order, "stride_bytes": stride, "warmup": i == 0 or rep == 0,
                      "ns": int(round(seconds * 1e9)), "seconds": seconds, "calls": calls, "gbps": gbps,
                      "us_per_call": seconds * 1e6 / calls, "round_t": float(t - starts[0])}
                 if runs > 1:
@@ -178,17 +198,18 @@ def _cell(task):
 
     from atsdbench.analysis.compare import compare
 
-    seed, key, sp_pct, boot_pct, reps = task
+    seed, key, sp_pct, boot_pct, reps, pl_pct = (tuple(task) + (0.0,))[:6]
     _, runs, rounds, gap = DESIGNS[key]
     ident = [seed, list(DESIGNS).index(key), int(round(sp_pct * 10)), int(round(boot_pct * 10))]
+    ident += [int(round(pl_pct * 10))] if pl_pct else []  # cells without a placement level keep their seeds
     rng = np.random.default_rng(np.random.SeedSequence(ident))
-    sp, boot = sp_pct / 100, boot_pct / 100
+    sp, boot, pl, k = sp_pct / 100, boot_pct / 100, pl_pct / 100, PLACEMENTS.get(key, 1)
     aa_any = rows_ci = covered = no_ci = rows = power_hits = power_rows = 0
     mdes = []
     for kind, change in (("aa", 0.0), ("change", TRUE_CHANGE)):
         for _ in range(reps):
-            a = simulate_side(rng, runs, rounds, gap, sp, boot, 0.0, "A", "boot-a")
-            b = simulate_side(rng, runs, rounds, gap, sp, boot, change, "B", "boot-b")
+            a = simulate_side(rng, runs, rounds, gap, sp, boot, 0.0, "A", "boot-a", pl, k)
+            b = simulate_side(rng, runs, rounds, gap, sp, boot, change, "B", "boot-b", pl, k)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 if key in PROFILED:  # each kernel its own calibration: K - 1 df of between-run variance a side
@@ -217,7 +238,7 @@ def _cell(task):
                 aa_any += any(bool(r["significant"]) for r in cmp.rows)
     label = DESIGNS[key][0]
     calibrate = schedule(PROFILED[key], rounds, CALIBRATION_GAP)[1] if key in PROFILED else 0.0
-    return {"design": label, "sP %": sp_pct, "boot %": boot_pct, "wall s": schedule(runs, rounds, gap)[1],
+    return {"design": label, "sP %": sp_pct, "boot %": boot_pct, "place %": pl_pct, "wall s": schedule(runs, rounds, gap)[1],
             "calibrate s": calibrate,
             "A/A %": 100 * aa_any / reps, "no CI %": 100 * no_ci / rows if rows else math.nan,
             "coverage %": 100 * covered / rows_ci if rows_ci else math.nan,
@@ -236,15 +257,16 @@ def map_cells(cell, tasks, jobs=1):
     return [cell(t) for t in tasks]
 
 
-def simulate(designs, sps, boots, reps, seed, jobs=1):
-    return map_cells(_cell, [(seed, d, sp, b, reps) for d in designs for sp in sps for b in boots], jobs)
+def simulate(designs, sps, boots, reps, seed, jobs=1, pls=(0.0,)):
+    return map_cells(_cell, [(seed, d, sp, b, reps, pl) for d in designs for sp in sps for b in boots
+                             for pl in pls], jobs)
 
 
 def table(rows):
     from tabulate import tabulate
 
     return tabulate([[r[c] for c in COLUMNS] for r in rows], headers=COLUMNS, tablefmt="github",
-                    floatfmt=("", ".0f", ".0f", ".0f", ".0f", ".1f", ".1f", ".1f", ".1f", ".1f"))
+                    floatfmt=("", ".0f", ".0f", ".0f", ".0f", ".0f", ".1f", ".1f", ".1f", ".1f", ".1f"))
 
 
 # ---- --real: A/A pairs measured on this machine ----
@@ -465,6 +487,8 @@ def main(argv=None):
     ap.add_argument("--designs", default=",".join(DESIGNS), help=f"designs ({', '.join(DESIGNS)})")
     ap.add_argument("--sp", default="0,3,5", help="per-process effects, %% (comma list)")
     ap.add_argument("--boot", default="0,2", help="per-boot effects, %% (comma list)")
+    ap.add_argument("--pl", default="0", help="per-placement (region) effects, %% (comma list); designs /K4 "
+                    "rotate over 4 placements a process, the others hold one")
     ap.add_argument("--real", action="store_true", help="measure real A/A pairs here instead of simulating")
     ap.add_argument("--design", default="1x5", help="--real: the design to measure")
     ap.add_argument("--pairs", type=int, default=10, help="--real: A/A pairs")
@@ -498,7 +522,8 @@ def main(argv=None):
     sps = [float(x) for x in a.sp.split(",") if x]
     boots = [float(x) for x in a.boot.split(",") if x]
     t0 = time.monotonic()
-    rows = simulate(designs, sps, boots, a.reps, a.seed, a.jobs)
+    pls = [float(x) for x in a.pl.split(",") if x]
+    rows = simulate(designs, sps, boots, a.reps, a.seed, a.jobs, pls)
     print(table(rows))
     print(f"\n{a.reps} A/A + {a.reps} +10% pairs a cell, seed {a.seed}, 4 strides, Holm, 95%; "
           f"{time.monotonic() - t0:.0f} s")

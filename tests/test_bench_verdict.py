@@ -65,3 +65,29 @@ def test_a_profiled_single_run_keeps_its_coverage_seeded(bench):
     assert row["no CI %"] <= 25.0 and row["A/A %"] <= 25.0 and row["MDE %"] > 0, row
     within = bench._cell((25, "1x5", 3.0, 0.0, 12))  # the same seed and noise without a profile: it collapses
     assert within["coverage %"] < row["coverage %"]
+
+
+def test_the_placement_level_rotates_over_k_regions_a_sub_run(bench, monkeypatch):
+    """Issue 35's level: round i of a sub-run on region i mod k; with k = 1 the region is one more
+    per-process effect (every round of a sub-run alike, sub-runs apart)."""
+    import numpy as np
+
+    for name in ("PASS_SD", "ROUND_SD", "DRIFT_SD"):  # the placement level alone
+        monkeypatch.setattr(bench, name, 0.0)
+
+    def round_levels(side):
+        got = {}
+        for s in side.records:
+            if not s["warmup"] and s["stride_bytes"] == 65536:
+                got[(s.get("run", 0), s["round"])] = round(s["gbps"], 9)
+        return got
+
+    rng = np.random.default_rng(7)
+    levels = round_levels(bench.simulate_side(rng, 1, 8, 0.0, 0.0, 0.0, placement=0.1, k=4))
+    values = [levels[r] for r in sorted(levels)]
+    assert len(values) == 8 and values[:4] == values[4:] and len(set(values[:4])) == 4
+    levels = round_levels(bench.simulate_side(rng, 2, 3, 20.0, 0.0, 0.0, placement=0.1, k=1))
+    by_run = [{v for (run, _), v in levels.items() if run == r} for r in (0, 1)]
+    assert [len(v) for v in by_run] == [1, 1] and by_run[0] != by_run[1]
+    flat = round_levels(bench.simulate_side(rng, 1, 4, 0.0, 0.0, 0.0))
+    assert len(set(flat.values())) == 1  # no placement level: nothing moves

@@ -23,7 +23,11 @@ COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gb
 # What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:
 # comparing kernels is the point.
 MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "retouch"),
-            ("config", "gpu"), ("host", "page_size"), ("host", "arch")]
+            ("config", "gpu"), ("config", "placements"), ("host", "page_size"), ("host", "arch")]
+# What an absent key means (files older than the key): run --placements came with schema 7, 1 before it.
+# The placements are measured, not only the spread: the first-allocated region ran 35% slower than the
+# three held after it at 2M, and one-region files ran at its level (docs/methodology.md#placement).
+ABSENT = {"placements": 1}
 
 
 # Why a comparison gives no verdict, as a code render words (render/text.withheld).  The rule and its
@@ -199,7 +203,7 @@ def measured_differences(files, names):
     """One warning per setting in which the files differ (not the kernel)."""
     out = []
     for section, key in MEASURED:
-        values = [getattr(f, section).get(key) for f in files]
+        values = [getattr(f, section).get(key, ABSENT.get(key)) for f in files]
         if len(set(map(repr, values))) > 1:
             listing = ", ".join(f"{_describe(v)} in {n}" for v, n in zip(values, names))
             out.append(f"the files differ in {key}: {listing}")

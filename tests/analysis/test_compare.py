@@ -696,3 +696,18 @@ def test_compare_names_the_placements_in_its_unit(cli, tmp_path):
     plain = cli("compare", os.path.join(fixtures, "before.json"), os.path.join(fixtures, "after.json"), "--unit",
                 "round")
     assert "placements" not in plain.stdout
+
+
+def test_files_of_different_placements_are_named_and_an_absent_key_is_one(cli, fixtures, tmp_path):
+    """run --placements K measures another level, not only another spread: the first-allocated region ran
+    35% slower at 2M than the three after it (docs/methodology.md#placement), so K is a measured setting."""
+    base = json.loads((fixtures / "after.json").read_text())
+    assert "placements" not in base["config"]  # a file from before run --placements: one region a round
+    for name, k in (("one.json", 1), ("four.json", 4)):
+        data = json.loads(json.dumps(base))
+        data["config"]["placements"] = k
+        (tmp_path / name).write_text(json.dumps(data))
+    (tmp_path / "old.json").write_text(json.dumps(base))
+    p = cli("compare", "one.json", "four.json", "--unit", "round", cwd=tmp_path)
+    assert p.returncode == 0 and "differ in placements: 1 in one.json, 4 in four.json" in p.stderr
+    assert "placements" not in cli("compare", "old.json", "one.json", "--unit", "round", cwd=tmp_path).stderr
