@@ -258,7 +258,7 @@ def render_ministat(cmp):
     blocks = []
     for cell, stride in _keys(cmp):
         sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))]
-        blocks.append(f"stride {where(stride, cell)}: GB/s, one observation per {_ministat_unit(cmp)}\n"
+        blocks.append(f"stride {where(stride, cell)}: {cmp.rate[1]}, one observation per {_ministat_unit(cmp)}\n"
                       + ministat.render(sets, confidence=cmp.confidence, width=74,
                                         plot=all(len(d.values) for d in sets)))
     return "\n".join(blocks).rstrip("\n")

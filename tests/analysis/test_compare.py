@@ -696,3 +696,24 @@ def test_compare_names_the_placements_in_its_unit(cli, tmp_path):
     plain = cli("compare", os.path.join(fixtures, "before.json"), os.path.join(fixtures, "after.json"), "--unit",
                 "round")
     assert "placements" not in plain.stdout
+
+
+@pytest.mark.parametrize("names", [{"workload": "tlb_flush2"},
+                                   {"rate": {"column": "loops_per_s", "unit": "loops/s", "definition": "loops/s"}}])
+def test_files_of_another_rate_are_compared_on_that_rate(cli, tmp_path, sweep_data, names):
+    """A workload's files (loops/s, analysis/scaling.rate_of) are compared on loops_per_s, not on nothing:
+    the columns stats reads for the observations must hold the rate's own (gbps is 1.0 in every pass
+    here, so GB/s would show no change and loops/s shows +10%)."""
+    for name, k in (("a.json", 1.0), ("b.json", 1.1)):
+        data = sweep_data(threads=(1,), column="loops_per_s", extra=names,
+                          rate=lambda n, r, k=k: 5e5 * k * (1 + r / 50))
+        (tmp_path / name).write_text(json.dumps(data))
+    p = cli("compare", "a.json", "b.json", "--unit", "round", "--format", "json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert len(rows) == 1 and rows[0]["n_base"] == 4 and rows[0]["n_new"] == 4
+    assert 5e5 <= rows[0]["base_gbps"] <= 5.3e5 and rows[0]["speedup_pct"] == pytest.approx(10, abs=1e-6)
+    assert rows[0]["ci_low_pct"] <= 10 <= rows[0]["ci_high_pct"]
+    ministat = cli("compare", "a.json", "b.json", "--unit", "round", "--format", "ministat", cwd=tmp_path)
+    assert ministat.returncode == 0, ministat.stderr
+    assert "stride 64K: loops/s, one observation per round" in ministat.stdout and "GB/s" not in ministat.stdout
