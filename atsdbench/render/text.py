@@ -398,6 +398,135 @@ def campaign_done(directory):
     return f"campaign {directory} is complete: atsdbench compare {directory}"
 
 
+def campaign_installed(path, directory):
+    """campaign install: the unit written and enabled."""
+    return (f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step {directory} at each "
+            "boot until the plan is done)")
+
+
+def campaign_boots_written(directory, boots):
+    """guest --boots, at the end: the campaign directory's finished boots and how to compare them."""
+    return f"campaign {directory}: {plural(boots, 'boot')}; atsdbench compare {directory}"
+
+
+def duration(seconds):
+    """A campaign's time left or between boots: hours past 90 minutes, minutes past 90 seconds."""
+    from . import numbers
+
+    if seconds >= 5400:
+        return f"{numbers.fixed(seconds / 3600, 1)} h"
+    return f"{numbers.fixed(seconds / 60, 0)} min" if seconds >= 90 else f"{numbers.fixed(seconds, 0)} s"
+
+
+def campaign_status(c, directory):
+    """campaign status's lines: the plan, each kernel's boots, their order, what went wrong, a step that
+    started and has not ended (then campaign_done, campaign_stuck or campaign_next)."""
+    plan = c.plan
+    options = " ".join(plan["run_options"]) or "(defaults)"
+    lines = [f"campaign {directory}: {', '.join(c.names)}, {plan['boots']} boots each ({plan['schedule']}), by "
+             f"{plan['method']}; {plan.get('runner', 'run')} {options}"]
+    counts = c.counts()
+    width = max(len(n) for n in c.names)
+    for n in c.names:
+        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
+        lines.append(f"  {n:<{width}}  {c.kernels[n]['release']:<24}  {counts[n]}/{plan['boots']}  {' '.join(ids)}")
+    lines.append(f"boots done in order: {','.join(e['kernel'] for e in c.done) or 'none'}")
+    for e in c.events:
+        if e["event"] == "missed":
+            got = e.get("booted") or "a kernel not in the plan"
+            lines.append(f"  missed: {e['expected']} was arranged, {got} booted (boot {e['boot_id'][:8]})")
+        elif e["event"] == "foreign":
+            lines.append(f"  not in the plan: {e['release']} (boot {e['boot_id'][:8]}), not measured")
+        elif e["event"] == "unfinished":
+            kept = f", {e['file']} kept" if e.get("file") else ""
+            lines.append(f"  unfinished: {e['kernel']} in boot {e['boot_id'][:8]} ({e['why']}{kept}): redone")
+    opened = c.open_starts()
+    if opened:
+        e = opened[-1]
+        lines.append(f"running or cut off: {e['kernel']} in boot {e['boot_id'][:8]} (the next step finds out)")
+    return lines
+
+
+def campaign_stuck(names, misses):
+    return f"stuck: {', '.join(names)} missed {misses} slots in a row; boot it by hand and step"
+
+
+def campaign_next(name, release, left, per=None):
+    """campaign status's last line: the next kernel and the time left (per: the median seconds between
+    boots so far, None before two boots)."""
+    if per is None:
+        eta = f"{plural(left, 'boot')} left (time left known after two boots)"
+    else:
+        eta = (f"about {duration(per * left)} left ({plural(left, 'boot')} at the median {duration(per)} between "
+               "boots so far)")
+    return f"next: {name} ({release}); {eta}"
+
+
+# campaign step's lines (campaign/step.py), each on stdout as the step goes
+
+def step_would_record(event):
+    return f"would record {event}"
+
+
+def step_slot_redone(kernel, boot_id, why, kept=None):
+    """A slot a crash, a power cut or a killed step left open."""
+    return f"slot of {kernel} in boot {boot_id[:8]} unfinished ({why}): redone" + (
+        f"; its file {kept} is kept" if kept else "")
+
+
+def step_foreign(release, version):
+    return f"the running kernel {release} {version} is not in the plan: recorded, not measured"
+
+
+def step_missed(expected, name):
+    return f"{expected} was arranged but {name} booted: a missed slot of {expected} (the plan re-balances)"
+
+
+def step_skipped(name):
+    return f"{name} has all its boots: this boot is not measured"
+
+
+def step_would_run(name, slot, total, path):
+    return f"would run {name} (boot {slot} of {total}) into {path}"
+
+
+def step_started(directory, name, slot, total, boot_id):
+    return f"campaign {directory}: {name} (boot {slot} of {total}, boot_id {boot_id[:8]})"
+
+
+def step_saved(path):
+    return f"saved {path}"
+
+
+def step_unfinished(name, why, kept=None):
+    return f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot" + (
+        f" ({kept} is kept)" if kept else "")
+
+
+def step_would_arrange(name, how):
+    return f"would arrange {name}: {how}"
+
+
+def step_rebooting(name, action):
+    return f"next: {name} ({action}); rebooting"
+
+
+def step_disabled(unit, rc):
+    """The systemd unit disabled once the plan is done (rc: systemctl's exit status)."""
+    return f"disabled {unit}" if rc == 0 else \
+        f"could not disable {unit} (systemctl exit {rc}): it will find the plan done at each boot"
+
+
+def guest_wrote(name, release, machine, accel, done, trace=None):
+    """guest: a run's result file written (and its trace)."""
+    return f"wrote {name} ({release}, {machine}, {accel}, {done})" + (f", its trace {trace}" if trace else "")
+
+
+def guest_wrote_output(stem, code, files_line=None):
+    """guest COMMAND: its output kept as STEM.out (and the files it left in /out)."""
+    return f"wrote {stem}.out (the command's output, exit {code})" + (f" and {files_line}" if files_line else "")
+
+
 def campaign_legend(c):
     """The campaign's lines under compare's table: the boots' order, how often it switched kernel,
     and each side's boot_ids (8 characters)."""
