@@ -265,6 +265,12 @@ def scaling_efficiency(references, confidence):
 SCALING_COLUMNS = see("spread: slowest/fastest task's loop - 1; disturbed: a task off its CPU", SCALING)
 
 
+def scaling_panel(confidence, rounds):
+    """plot's scaling panel title: the centre, its CI's N, and what that CI does not cover."""
+    return (f"scaling: geometric mean of round means, {confidence} CI; dashed: linear\n"
+            f"N = {rounds} rounds a cell; the CI covers the first file's own rounds, not sessions")
+
+
 def scaling_by(references):
     """Above compare --by threads's table."""
     return see(f"efficiency = (1 + speedup) / (N/N0), N0 = {references}; CI: the paired speedup's", SCALING)
