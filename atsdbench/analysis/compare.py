@@ -413,7 +413,9 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp.rate, cmp.tasks = rate, tasks_of(groups[0][0].config)
     specs = cells_specs(groups[0][0])
     cmp.cell_specs = {name: specs.get(index, {}) for name, index in cells[0][0].items()}
-    cmp.placements = sorted({g_file.config.get("placements") or 1 for g in groups for g_file in g} - {1})
+    # the K of every file where any ran --placements: a side of one placement a round stays named
+    ks = {g_file.config.get("placements") or 1 for g in groups for g_file in g}
+    cmp.placements = sorted(ks) if ks != {1} else []
     cmp.profiles = dict(profiled)
     cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}

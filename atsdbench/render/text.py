@@ -602,4 +602,4 @@ def no_mem_node(node, nodes):
 
 def rounds_over_placements(ks):
     """compare's unit where the files rotated their rounds over K placements (run --placements)."""
-    return f"round (over {'/'.join(map(str, ks))} placements)"
+    return f"round (over {' or '.join(map(str, ks))} placements)"

@@ -696,6 +696,10 @@ def test_compare_names_the_placements_in_its_unit(cli, tmp_path):
     plain = cli("compare", os.path.join(fixtures, "before.json"), os.path.join(fixtures, "after.json"), "--unit",
                 "round")
     assert "placements" not in plain.stdout
+    # one side of one placement a round: the legend does not call its rounds rotated too
+    one = cli("compare", os.path.join(fixtures, "before.json"), paths[1], "--unit", "round")
+    assert one.returncode == 0, one.stderr
+    assert "one observation per round (over 1 or 3 placements)" in one.stdout
 
 
 @pytest.mark.parametrize("names", [{"workload": "tlb_flush2"},
