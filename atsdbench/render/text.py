@@ -142,7 +142,10 @@ def autocorrelated(places):
 # ---- calibrate ----
 
 def short_gap(gap, floor):
-    return see(f"--gap {gap:g}s under {floor:g}s: less of the host's drift in the profile", CALIBRATE)
+    from .numbers import general
+
+    return see(f"--gap {general(gap, 6)}s under {general(floor, 6)}s: less of the host's drift in the profile",
+               CALIBRATE)
 
 
 def interrupted_calibration(output):
@@ -159,11 +162,17 @@ INTERRUPTED = "interrupted: only finished passes are shown and saved (complete: 
 
 
 def idle_bystanders(idle, of, busy):
-    return f"warning: {idle} of {of} timed passes had a bystander under {busy:.0%} of the pass: fewer remote flushes"
+    from .numbers import pct
+
+    return (f"warning: {idle} of {of} timed passes had a bystander under {pct(100 * busy, 0, sign=False)} of the "
+            "pass: fewer remote flushes")
 
 
 def disturbed(n, of, busy):
-    return f"warning: {n} of {of} timed passes disturbed (preempted, under {busy:.0%} on CPU, or steal): cpu_share"
+    from .numbers import pct
+
+    return (f"warning: {n} of {of} timed passes disturbed (preempted, under {pct(100 * busy, 0, sign=False)} on "
+            "CPU, or steal): cpu_share")
 
 
 def thp_short(low, high):
@@ -222,7 +231,9 @@ def verified(summary):
     """Above run's and show's table, for a file with verify passes: what they checked, and how many of
     the checks proved something (the checker held the translation while the call ran)."""
     checks, held = summary["checks"], summary["held"]
-    share = f"{100.0 * held / checks:.1f}%" if checks else "none"
+    from .numbers import pct
+
+    share = pct(100.0 * held / checks, 1, sign=False) if checks else "none"
     line = f"verify: {summary['stale']} stale in {plural(checks, 'check')}; held in the call: {share}"
     if checks - held:
         line += f", {checks - held} proved nothing"
