@@ -177,6 +177,7 @@ def compare_table(cmp, fmt="text"):
         out.append(text.COMPARE_BREAKDOWN_TITLE if kind == "breakdown" else text.COMPARE_PROFILE_TITLE)
         out.append(layout.fitted(body, headers, tablefmt))
     sizes = sorted({(r["n_base"], r["n_new"]) for r in rows})
-    out.append(text.compare_stages_legend("/".join(f"{a}/{b}" for a, b in sizes),
+    # one base/new pair per new side: "3/3, 3/1" (joined with "/" they read as one side's count)
+    out.append(text.compare_stages_legend(", ".join(f"{a}/{b}" for a, b in sizes),
                                           any(r["pp_interval"] is not None for r in rows)))
     return "\n".join(out)
