@@ -270,9 +270,22 @@ def choose_labels(groups, labels=None, whole=None):
     if labels is None and len(set(map(shown_label, full))) < len(full):
         full = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
     shown = [shown_label(x) for x in full]
+    if labels is not None:
+        _distinct(shown)
     if whole is not None:
         whole.update(zip(shown, full))
     return shown
+
+
+def _distinct(labels):
+    """The labels given, refused where two are the same (as shown): the renderers find each side's rows,
+    ministat's pairs and compare --by threads' thread counts by label."""
+    seen = set()
+    for label in labels:
+        if label in seen:
+            raise UsageError(messages.CMP_LABELS_REPEAT.format(label=cut(label)))
+        seen.add(label)
+    return labels
 
 
 def choose_unit(groups, unit, test, asked_test, warnings):
@@ -663,7 +676,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
         if len(labels) != len(values):
             raise UsageError(messages.CMP_LABELS_GIVES_LABELS_VALUES.format(n_labels=len(labels),
                                                                             n_values=len(values), axis=axis))
-        value_labels = list(labels)
+        value_labels = _distinct(list(labels))
     others = [a for a in axes if a != axis]
     groups = {}  # other axes' positions -> {position on `axis`: cell index}
     for index, pos in cells.positions(result.config).items():

@@ -721,3 +721,15 @@ def test_files_of_another_rate_are_compared_on_that_rate(cli, tmp_path, sweep_da
     ministat = cli("compare", "a.json", "b.json", "--unit", "round", "--format", "ministat", cwd=tmp_path)
     assert ministat.returncode == 0, ministat.stderr
     assert "stride 64K: loops/s, one observation per round" in ministat.stdout and "GB/s" not in ministat.stdout
+
+
+def test_a_label_given_twice_is_refused_in_one_line(cli, fixtures, tmp_path, sweep_data):
+    """The tables find a side's rows (ministat --by its pairs, --by threads its thread count) by label:
+    --labels a,b,b made the third value's efficiency use the second's thread count."""
+    p = cli("compare", "before.json", "after.json", "--labels", "x,x", cwd=fixtures)
+    assert p.returncode == 2 and p.stderr == "atsdbench: --labels: 'x' names two sides; give each its own\n"
+    (tmp_path / "sweep.json").write_text(json.dumps(sweep_data(threads=(1, 2, 4))))
+    by = cli("compare", "sweep.json", "--by", "threads", "--labels", "one,two,two", cwd=tmp_path)
+    assert by.returncode == 2 and by.stderr == "atsdbench: --labels: 'two' names two sides; give each its own\n"
+    ok = cli("compare", "sweep.json", "--by", "threads", "--labels", "one,two,four", "--format", "commit", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
