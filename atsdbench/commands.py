@@ -316,6 +316,11 @@ def _warn(lines):
         print(f"atsdbench: warning: {line}", file=sys.stderr)
 
 
+# Formats a program reads line by line (lava/report.sh hands each line to lava-test-case): run --verify's
+# loud lines go to stderr there, never among the data.
+MACHINE_FORMATS = ("csv", "json", "lava")
+
+
 def campaign_sides(items, labels):
     """compare/plot/model DIR: a campaign directory given alone is its kernels' sides, each boot's file one
     observation (the replicate design, unit file), labelled by the plan's names.  Returns (items, labels,
@@ -356,7 +361,7 @@ def cmd_compare(args):
     from .render import counts as count_formats
 
     # above every table: on stdout with it, but off the machine formats' stdout (csv, json)
-    stale_stream = sys.stderr if args.format in ("csv", "json") else sys.stdout
+    stale_stream = sys.stderr if args.format in MACHINE_FORMATS else sys.stdout
     for path, group in cmp.stale:
         _print_stale([group], stale_stream, path)
 
@@ -395,6 +400,7 @@ def cmd_show(args):
     if args.format == "lava":
         from .render import lava
 
+        _print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/report.sh reads
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
@@ -402,7 +408,7 @@ def cmd_show(args):
                                                            format=args.format))
     table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
     _warn(warnings)
-    _print_stale(result.stale(), sys.stderr if args.format == "csv" else sys.stdout)  # above the table
+    _print_stale(result.stale(), sys.stderr if args.format in MACHINE_FORMATS else sys.stdout)  # above the table
     if args.format == "text":
         print(report.headline(result))
     print(table)
