@@ -563,7 +563,11 @@ def campaign_legend(c):
 
 # ---- compare --counts ----
 
-COUNTS_TITLE = "kernel invalidation events per mprotect call (IPIs from timed passes)"
+def counts_title(ops):
+    """Above compare --counts' table: per call of what the files timed (run --op, a --workload's loop)."""
+    return f"kernel invalidation events per {'/'.join(ops)} call (IPIs from timed passes)"
+
+
 def counts_rule(sizes):
     """Under compare --counts' table: sizes = 'N = 6/6' (passes counted, base/new)."""
     return "\n".join([wrap(f"changed: the sides' per-call counts do not overlap beyond their spread; {sizes} passes "
