@@ -745,7 +745,12 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
            [op_of(result.config)])
     cmp = Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings, obs, adjust, paired=True,
                      pairs=pairs, by=axis, ops=ops, stale=stale_of([result]))
-    cmp.rate, cmp.tasks, cmp.by_values = rate, tasks_of(result.config), values
+    from .scaling import thread_values
+
+    # --by threads reads by thread count (efficiency divides by them) only where they are counts (whole
+    # numbers from 1, as show --scaling takes them); a crafted axis of others gets compare's own layout
+    cmp.rate, cmp.tasks = rate, tasks_of(result.config)
+    cmp.by_values = values if axis != "threads" or thread_values(result) else None
     return count_changes.attach_by(cmp, result, members, strides)
 
 

@@ -733,3 +733,18 @@ def test_a_label_given_twice_is_refused_in_one_line(cli, fixtures, tmp_path, swe
     assert by.returncode == 2 and by.stderr == "atsdbench: --labels: 'two' names two sides; give each its own\n"
     ok = cli("compare", "sweep.json", "--by", "threads", "--labels", "one,two,four", "--format", "commit", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_a_threads_axis_of_no_thread_counts_gets_compares_own_layout(cli, tmp_path, sweep_data):
+    """compare --by threads divides by the thread counts (efficiency): an axis whose values are no counts
+    (0, or text where the samples do not repeat them) is read as any axis, not a ZeroDivisionError."""
+    data = sweep_data(threads=(1, 2, 4))
+    data["config"]["axes"]["threads"] = [0, 1, 2]
+    data["config"]["cells"] = [{"threads": n} for n in (0, 1, 2)]
+    for s in data["samples"]:
+        del s["threads"]
+    (tmp_path / "odd.json").write_text(json.dumps(data))
+    for fmt in ("text", "commit"):
+        p = cli("compare", "odd.json", "--by", "threads", "--format", fmt, cwd=tmp_path)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert "threads=1" in p.stdout and "Efficiency" not in p.stdout
