@@ -110,9 +110,9 @@ def event_problem(event, names):
     return None
 
 
-def load_events(directory, names=None):
+def load_events(directory, kernels=None):
     """The journal in order.  A file that does not parse (a disk that lied about a write), or an event
-    without the fields its kind has (names: the plan's kernels, which it must name), is skipped and
+    without the fields its kind has (kernels: the plan's names, which it must name), is skipped and
     named in the warnings, never deleted."""
     folder = os.path.join(directory, JOURNAL)
     events, warnings = [], []
@@ -130,7 +130,7 @@ def load_events(directory, names=None):
         if not isinstance(e, dict) or e.get("event") not in EVENTS:
             warnings.append(messages.CAMPAIGN_NOT_EVENT.format(path=path))
             continue
-        why = event_problem(e, names) if names is not None else None
+        why = event_problem(e, kernels) if kernels is not None else None
         if why:
             warnings.append(messages.CAMPAIGN_EVENT_SKIPPED.format(path=path, why=why))
             continue

@@ -100,7 +100,7 @@ PROFILE_STAGES = {"page_table": "page tables", "flush": "flush (all)", "local_fl
 
 
 def _share(v):
-    return numbers.pct(100 * v, 1, sign=False)
+    return numbers.NA if numbers.missing(v) else numbers.pct(100 * v, 1, sign=False)
 
 
 def profile_table(section, fmt="text", top=3, config=None):
