@@ -6,6 +6,7 @@ import sys
 from . import signals
 from .errors import UsageError
 from .render import messages
+from .render import text as texts
 
 
 def _progress(total):
@@ -315,6 +316,11 @@ def _warn(lines):
         print(f"atsdbench: warning: {line}", file=sys.stderr)
 
 
+# Formats a program reads line by line (lava/report.sh hands each line to lava-test-case): run --verify's
+# loud lines go to stderr there, never among the data.
+MACHINE_FORMATS = ("csv", "json", "lava")
+
+
 def campaign_sides(items, labels):
     """compare/plot/model DIR: a campaign directory given alone is its kernels' sides, each boot's file one
     observation (the replicate design, unit file), labelled by the plan's names.  Returns (items, labels,
@@ -355,7 +361,7 @@ def cmd_compare(args):
     from .render import counts as count_formats
 
     # above every table: on stdout with it, but off the machine formats' stdout (csv, json)
-    stale_stream = sys.stderr if args.format in ("csv", "json") else sys.stdout
+    stale_stream = sys.stderr if args.format in MACHINE_FORMATS else sys.stdout
     for path, group in cmp.stale:
         _print_stale([group], stale_stream, path)
 
@@ -394,6 +400,7 @@ def cmd_show(args):
     if args.format == "lava":
         from .render import lava
 
+        _print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/report.sh reads
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
@@ -401,7 +408,7 @@ def cmd_show(args):
                                                            format=args.format))
     table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
     _warn(warnings)
-    _print_stale(result.stale(), sys.stderr if args.format == "csv" else sys.stdout)  # above the table
+    _print_stale(result.stale(), sys.stderr if args.format in MACHINE_FORMATS else sys.stdout)  # above the table
     if args.format == "text":
         print(report.headline(result))
     print(table)
@@ -560,8 +567,9 @@ def cmd_campaign(args):
 
         path, name = unit.install(args.directory, **({"unit_dir": args.unit_dir} if args.unit_dir else {}),
                                   settle=args.settle)
-        print(f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step "
-              f"{args.directory} at each boot until the plan is done)")
+        from .render import text
+
+        print(text.campaign_installed(path, args.directory))
         return 0
     import subprocess
 
@@ -778,7 +786,7 @@ def _guest_campaign(args, machines, runs, bases, trace_kb):
             store.append_event(directory, {"event": "done", "kernel": name, "boot_id": boot_id,
                                            "file": os.path.relpath(path, directory), "time": time.time()})
             print(f"wrote {path} ({k['release']}, {machine}, {accel}, {seconds:.0f} s)")
-    print(f"campaign {directory}: {len(store.load(directory).done)} boots; atsdbench compare {directory}")
+    print(texts.campaign_boots_written(directory, len(store.load(directory).done)))
     return 1 if failed else 0
 
 
@@ -893,8 +901,8 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
                 _warn([messages.CMD_GUEST_TRACE_LOST_EVENTS.format(label=label, which=which, lost=trace['lost'])])
         done = f"run {k} of {len(runs)}" if len(runs) > 1 else f"{seconds:.0f} s"
         if saved:
-            print(f"wrote {name}.json ({release}, {machine}, {accel}, {done})"
-                  + (f", its trace {name}.trace" if trace_written else ""))
+            print(texts.guest_wrote(f"{name}.json", release, machine, accel, done,
+                                   f"{name}.trace" if trace_written else None))
         if result.stale():  # --verify in the guest read a stale translation: its line, the file named
             _print_stale(result.stale(), sys.stderr, f"{name}.json")
             if stale is not None:
@@ -925,8 +933,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
                 _warn([messages.CMD_GUEST_NOT_BROUGHT_HOME.format(label=label, left=', '.join(left))])
             files_line = f"{brought} file{'s' * (brought != 1)} it left in /out under {stem}/" if brought else ""
             if out_why is None:
-                print(f"wrote {stem}.out (the command's output, exit {code})"
-                      + (f" and {files_line}" if brought else ""))
+                print(texts.guest_wrote_output(stem, code, files_line if brought else None))
             elif brought:
                 print(f"wrote {files_line}")
             if code:

@@ -137,26 +137,34 @@ def _stale_file(fixtures, tmp_path):
     return path
 
 
-@pytest.mark.parametrize("fmt", ["text", "markdown", "csv"])
+LAVA_LINE = re.compile(r"\S+ (pass|fail) \S+ \S+|\S+ skip")
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "csv", "lava"])
 def test_show_says_it_above_the_table(cli, fixtures, tmp_path, fmt):
     path = _stale_file(fixtures, tmp_path)
     p = cli("show", path, "--format", fmt)
     assert p.returncode == 0
-    said = p.stderr if fmt == "csv" else p.stdout  # off csv's data
+    said = p.stderr if fmt in ("csv", "lava") else p.stdout  # off csv's data and lava's lines
+    if fmt == "lava":  # lava/report.sh reads every stdout line as a test case
+        assert all(LAVA_LINE.fullmatch(line) for line in p.stdout.splitlines()), p.stdout
     assert " ".join(said.split()).startswith("STALE TRANSLATION: 3 of 16384 checks read through a "
                                              "translation after the invalidation returned (madvise, 64K, CPUs 0 -> 1)")
     if fmt == "text":
         assert "verify: 3 stale in 16384 checks; held in the call: 97.7%, 384 proved nothing" in p.stdout
 
 
-@pytest.mark.parametrize("args", [[], ["--format", "commit"], ["--counts"], ["--format", "json"]])
+@pytest.mark.parametrize("args", [[], ["--format", "commit"], ["--counts"], ["--format", "json"],
+                                  ["--format", "lava"]])
 def test_compare_says_it_above_every_table(cli, fixtures, tmp_path, args):
     path = _stale_file(fixtures, tmp_path)
     p = cli("compare", fixtures / "after.json", path, *args)
-    said = p.stderr if "json" in args else p.stdout
+    said = p.stderr if "json" in args or "lava" in args else p.stdout
     assert " ".join(said.split()).count("STALE TRANSLATION: 3 of 16384 checks") == 1, p.stdout + p.stderr
-    if "json" not in args and p.returncode == 0:
+    if "json" not in args and "lava" not in args and p.returncode == 0:
         assert p.stdout.startswith(f"{path}: STALE TRANSLATION")
+    if "lava" in args:
+        assert p.stdout and all(LAVA_LINE.fullmatch(line) for line in p.stdout.splitlines()), p.stdout
     if "json" in args:
         json.loads(p.stdout)  # the data untouched
 

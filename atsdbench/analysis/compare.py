@@ -274,9 +274,22 @@ def choose_labels(groups, labels=None, whole=None):
     if labels is None and len(set(map(shown_label, full))) < len(full):
         full = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
     shown = [shown_label(x) for x in full]
+    if labels is not None:
+        _distinct(shown)
     if whole is not None:
         whole.update(zip(shown, full))
     return shown
+
+
+def _distinct(labels):
+    """The labels given, refused where two are the same (as shown): the renderers find each side's rows,
+    ministat's pairs and compare --by threads' thread counts by label."""
+    seen = set()
+    for label in labels:
+        if label in seen:
+            raise UsageError(messages.CMP_LABELS_REPEAT.format(label=cut(label)))
+        seen.add(label)
+    return labels
 
 
 def choose_unit(groups, unit, test, asked_test, warnings):
@@ -417,7 +430,9 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp.rate, cmp.tasks = rate, tasks_of(groups[0][0].config)
     specs = cells_specs(groups[0][0])
     cmp.cell_specs = {name: specs.get(index, {}) for name, index in cells[0][0].items()}
-    cmp.placements = sorted({g_file.config.get("placements") or 1 for g in groups for g_file in g} - {1})
+    # the K of every file where any ran --placements: a side of one placement a round stays named
+    ks = {g_file.config.get("placements") or 1 for g in groups for g_file in g}
+    cmp.placements = sorted(ks) if ks != {1} else []
     cmp.profiles = dict(profiled)
     cmp.labels_given = given_labels is not None
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
@@ -665,7 +680,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
         if len(labels) != len(values):
             raise UsageError(messages.CMP_LABELS_GIVES_LABELS_VALUES.format(n_labels=len(labels),
                                                                             n_values=len(values), axis=axis))
-        value_labels = list(labels)
+        value_labels = _distinct(list(labels))
     others = [a for a in axes if a != axis]
     groups = {}  # other axes' positions -> {position on `axis`: cell index}
     for index, pos in cells.positions(result.config).items():
@@ -734,7 +749,12 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
            [op_of(result.config)])
     cmp = Comparison(rows, value_labels, metric, test_name, confidence, "round", warnings, obs, adjust, paired=True,
                      pairs=pairs, by=axis, ops=ops, stale=stale_of([result]))
-    cmp.rate, cmp.tasks, cmp.by_values = rate, tasks_of(result.config), values
+    from .scaling import thread_values
+
+    # --by threads reads by thread count (efficiency divides by them) only where they are counts (whole
+    # numbers from 1, as show --scaling takes them); a crafted axis of others gets compare's own layout
+    cmp.rate, cmp.tasks = rate, tasks_of(result.config)
+    cmp.by_values = values if axis != "threads" or thread_values(result) else None
     return count_changes.attach_by(cmp, result, members, strides)
 
 

@@ -36,8 +36,10 @@ def observations(frame, stride, unit="round", metric="mean", cell=None, column="
 
 def observations_by_stride(frame, unit="round", metric="mean", cell=None, column="gbps"):
     """{stride: its observations} (as `observations`) of every stride, in one pass over the frame."""
-    # only the columns used: a copy of every column of a 10^6-pass file was 74 MB
-    rows = measured(frame[[c for c in ("warmup", "stride_bytes", "round", "gbps", "cell") if c in frame]])
+    # only the columns used (the rate's among them: a workload's loops_per_s, config.rate's column): a
+    # copy of every column of a 10^6-pass file was 74 MB
+    used = dict.fromkeys(("warmup", "stride_bytes", "round", column, "cell"))
+    rows = measured(frame[[c for c in used if c in frame]])
     if cell is not None and "cell" in rows:
         rows = rows[rows["cell"] == cell]
     if column not in rows:  # a rate this file does not have: no observation

@@ -65,48 +65,17 @@ def status(directory, proc="/proc"):
     c = store.load(directory)
     for w in c.warnings:
         print(f"atsdbench: warning: {w}", file=sys.stderr)
-    plan = c.plan
-    print(f"campaign {directory}: {', '.join(c.names)}, {plan['boots']} boots each ({plan['schedule']}), by "
-          f"{plan['method']}; {plan.get('runner', 'run')} {' '.join(plan['run_options']) or '(defaults)'}")
-    counts = c.counts()
-    width = max(len(n) for n in c.names)
-    for n in c.names:
-        k = c.kernels[n]
-        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
-        print(f"  {n:<{width}}  {k['release']:<24}  {counts[n]}/{plan['boots']}  {' '.join(ids)}")
-    order = ",".join(e["kernel"] for e in c.done)
-    print(f"boots done in order: {order or 'none'}")
-    for e in c.events:
-        if e["event"] == "missed":
-            got = e.get("booted") or "a kernel not in the plan"
-            print(f"  missed: {e['expected']} was arranged, {got} booted (boot {e['boot_id'][:8]})")
-        elif e["event"] == "foreign":
-            print(f"  not in the plan: {e['release']} (boot {e['boot_id'][:8]}), not measured")
-        elif e["event"] == "unfinished":
-            kept = f", {e['file']} kept" if e.get("file") else ""
-            print(f"  unfinished: {e['kernel']} in boot {e['boot_id'][:8]} ({e['why']}{kept}): redone")
-    opened = c.open_starts()
-    if opened:
-        e = opened[-1]
-        print(f"running or cut off: {e['kernel']} in boot {e['boot_id'][:8]} (the next step finds out)")
+    for line in text.campaign_status(c, directory):
+        print(line)
     if c.complete:
         print(text.campaign_done(directory))
         return 0
     nxt = plans.next_kernel(c)
     if nxt is None:
-        print(f"stuck: {', '.join(c.stuck())} missed {store.MAX_MISSES} slots in a row; boot it by hand and step")
+        print(text.campaign_stuck(c.stuck(), store.MAX_MISSES))
         return 1
     left = sum(c.remaining().values())
     times = [e["time"] for e in c.done if isinstance(e.get("time"), (int, float))]
     gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
-    if gaps:
-        per = statistics.median(gaps)
-        eta = f"about {_duration(per * left)} left ({left} boots at the median {_duration(per)} between boots so far)"
-    else:
-        eta = f"{left} boots left (time left known after two boots)"
-    print(f"next: {nxt} ({c.kernels[nxt]['release']}); {eta}")
+    print(text.campaign_next(nxt, c.kernels[nxt]["release"], left, statistics.median(gaps) if gaps else None))
     return 0
-
-
-def _duration(s):
-    return f"{s / 3600:.1f} h" if s >= 5400 else f"{s / 60:.0f} min" if s >= 90 else f"{s:.0f} s"

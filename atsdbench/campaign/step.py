@@ -138,13 +138,12 @@ class Step:
         for w in c.warnings:
             print(f"atsdbench: warning: {w}", file=sys.stderr)
         boot_id, release, version = read_identity(self.proc)
-        act = (lambda **e: self.out("would record " + e["event"])) if dry_run else self.event
+        act = (lambda **e: self.out(text.step_would_record(e["event"]))) if dry_run else self.event
         for e in c.open_starts():  # a crash, a power cut or a killed step left this slot open
             why = "the boot ended before its run did" if e["boot_id"] != boot_id else "its step was killed"
             kept = e.get("file") if e.get("file") and os.path.exists(os.path.join(self.directory, e["file"])) else None
             act(event="unfinished", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, why=why)
-            self.out(f"slot of {e['kernel']} in boot {e['boot_id'][:8]} unfinished ({why}): redone"
-                     + (f"; its file {kept} is kept" if kept else ""))
+            self.out(text.step_slot_redone(e["kernel"], e["boot_id"], why, kept))
         c = store.load(self.directory) if not dry_run else c
         if c.complete:
             self.out(text.campaign_done(self.directory))
@@ -161,39 +160,37 @@ class Step:
             act(event="foreign", boot_id=boot_id, release=release, version=version)
             if expected:
                 act(event="missed", boot_id=boot_id, expected=expected, booted=None)
-            self.out(f"the running kernel {release} {version} is not in the plan: recorded, not measured")
+            self.out(text.step_foreign(release, version))
             return self._arrange(store.load(self.directory) if not dry_run else c, dry_run, code=1)
         if expected and expected != name:
             act(event="missed", boot_id=boot_id, expected=expected, booted=name)
-            self.out(f"{expected} was arranged but {name} booted: a missed slot of {expected} (the plan re-balances)")
+            self.out(text.step_missed(expected, name))
         if c.remaining()[name] == 0:
             act(event="skipped", boot_id=boot_id, kernel=name, why="its boots are done")
-            self.out(f"{name} has all its boots: this boot is not measured")
+            self.out(text.step_skipped(name))
             return self._arrange(store.load(self.directory) if not dry_run else c, dry_run)
         slot = len(c.done) + 1
         total = c.plan["boots"] * len(c.names)
         if dry_run:
-            self.out(f"would run {name} (boot {slot} of {total}) into "
-                     f"{os.path.join(self.directory, name, boot_id + '.json')}")
+            self.out(text.step_would_run(name, slot, total, os.path.join(self.directory, name, boot_id + ".json")))
             return self._arrange(c, dry_run, after=name)
         path = store.free_result_path(self.directory, name, boot_id)
         files.check_space(path, 1 << 20)  # the journal and a result of a small plan; run checks its own
         rel = os.path.relpath(path, self.directory)
         self.event(event="start", boot_id=boot_id, kernel=name, release=release, version=version, file=rel,
                    slot=slot)
-        self.out(f"campaign {self.directory}: {name} (boot {slot} of {total}, boot_id {boot_id[:8]})")
+        self.out(text.step_started(self.directory, name, slot, total, boot_id))
         with signals.held():  # the run's Ctrl-C is the child's to handle: it saves what it measured
             rc = self.runner(c.plan["run_options"], path)
             interrupted = signals.take()
         if rc == 0 and _complete(path):
             self.event(event="done", boot_id=boot_id, kernel=name, file=rel)
-            self.out(f"saved {path}")
+            self.out(text.step_saved(path))
         else:
             kept = rel if os.path.exists(path) else None
             why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"
             self.event(event="unfinished", boot_id=boot_id, kernel=name, file=kept, why=why, rc=rc)
-            self.out(f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot"
-                     + (f" ({kept} is kept)" if kept else ""))
+            self.out(text.step_unfinished(name, why, kept))
             return 130 if rc == 130 or interrupted else 1
         return self._arrange(store.load(self.directory), dry_run)
 
@@ -212,11 +209,11 @@ class Step:
                                                         misses=store.MAX_MISSES))
         kernel = c.kernels[nxt]
         if dry_run:
-            self.out(f"would arrange {nxt}: {self.method.describe(kernel)}")
+            self.out(text.step_would_arrange(nxt, self.method.describe(kernel)))
             return code
         action = self.method.arrange(kernel)
         self.event(event="arranged", kernel=nxt, method=self.method.name, action=action)
-        self.out(action if self.method.name == "manual" else f"next: {nxt} ({action}); rebooting")
+        self.out(action if self.method.name == "manual" else text.step_rebooting(nxt, action))
         self.method.reboot()
         return code
 
@@ -225,5 +222,4 @@ class Step:
             return
         unit, run = self.disable
         p = run(["systemctl", "disable", unit], capture_output=True, text=True)
-        self.out(f"disabled {unit}" if p.returncode == 0 else
-                 f"could not disable {unit} (systemctl exit {p.returncode}): it will find the plan done at each boot")
+        self.out(text.step_disabled(unit, p.returncode))

@@ -17,6 +17,7 @@ import re
 from ..errors import UsageError
 from ..render import messages
 from . import files
+from .schema import cut
 
 FORMAT = "atsdbench-campaign"
 VERSION = 1
@@ -83,9 +84,36 @@ def load_plan(directory):
     return check_plan(files.read_json(path, "a campaign plan"), path)
 
 
-def load_events(directory):
-    """The journal in order.  A file that does not parse (a disk that lied about a write) is
-    skipped and named in the warnings, never deleted."""
+# The fields each kind of event's readers take (the Campaign's fold, campaign status, compare's
+# legend): text, and a kernel the plan names where it is one.  An event without them is skipped as a
+# file that does not parse is (a hand-edited journal must not make a traceback of compare DIR).
+_EVENT_FIELDS = {"start": ("boot_id", "kernel"), "done": ("boot_id", "kernel", "file"),
+                 "unfinished": ("boot_id", "kernel", "why"), "missed": ("boot_id", "expected"),
+                 "foreign": ("boot_id", "release"), "skipped": ("boot_id",), "arranged": ("kernel",)}
+
+
+def event_problem(event, names):
+    """Why a journal event cannot be read (a phrase), or None; names: the plan's kernels."""
+    for field in _EVENT_FIELDS[event["event"]]:
+        v = event.get(field)
+        if not isinstance(v, str) or not v:
+            return f"event {event['event']} without {field}"
+        if field in ("kernel", "expected") and v not in names:
+            return f"{field} {cut(v)} is not a kernel of the plan"
+    for field in ("file", "booted"):  # optional elsewhere (null: none kept, not a planned kernel)
+        v = event.get(field)
+        if v is not None and (not isinstance(v, str) or not v):
+            return f"{field} is not a file name" if field == "file" else f"{field} is not text"
+    v = event.get("file")
+    if isinstance(v, str) and (os.path.isabs(v) or ".." in v.split("/")):
+        return f"file {cut(v)} is outside the campaign directory"
+    return None
+
+
+def load_events(directory, kernels=None):
+    """The journal in order.  A file that does not parse (a disk that lied about a write), or an event
+    without the fields its kind has (kernels: the plan's names, which it must name), is skipped and
+    named in the warnings, never deleted."""
     folder = os.path.join(directory, JOURNAL)
     events, warnings = [], []
     try:
@@ -101,6 +129,10 @@ def load_events(directory):
             continue
         if not isinstance(e, dict) or e.get("event") not in EVENTS:
             warnings.append(messages.CAMPAIGN_NOT_EVENT.format(path=path))
+            continue
+        why = event_problem(e, kernels) if kernels is not None else None
+        if why:
+            warnings.append(messages.CAMPAIGN_EVENT_SKIPPED.format(path=path, why=why))
             continue
         e["seq"] = int(n[:6])
         events.append(e)
@@ -194,7 +226,7 @@ class Campaign:
 
 def load(directory):
     plan = load_plan(directory)
-    events, warnings = load_events(directory)
+    events, warnings = load_events(directory, {k["name"] for k in plan["kernels"]})
     return Campaign(directory, plan, events, warnings)
 
 

@@ -42,12 +42,18 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      `local_untimed`, `ipis_wanted`, `ipis_sent`, `tlbie`, `tlbie_global`, `hcalls` (null: event not
      recorded), `untraced_us` (the timed passes' µs per call), `lost`).  Optional: files before it
      load unchanged; an older reader would drop the breakdown silently, so it is refused.
+     In the same version, run --profile: config `profile` (event, freq, complete, error, passes: per
+     cell and stride `passes`, `lost`, `samples`, `bystander_samples`, `seconds`, ranked [name, share]
+     lists `self` and `inclusive`, and {stage: share} maps `stages` and `bystander_stages`).
   7  placement (issue 35): sample columns placement_present, placement_contig2m (share of the region in
-     physically contiguous 2M-aligned runs), placement_pfn_min/median/max and placement_pfn_hash (null
-     or absent without root), placement_nodes ("0", "0,1"); config placement_page_tables (not recorded,
-     and why).  One value per round and cell, repeated on each of its passes.  An older reader
-     would load it, but could not tell rounds on other physical pages apart (the placement level of
-     docs/methodology.md#placement).  Files before it recorded no placement.
+     physically contiguous 2M-aligned runs), placement_pfn_min, placement_pfn_median,
+     placement_pfn_max and placement_pfn_hash (null or absent without root), placement_nodes ("0",
+     "0,1"); config placement_page_tables (not recorded, and why).  One value per round and cell,
+     repeated on each of its passes.  run --placements K: config `placements` (K), `placement_pool`
+     (held or chained) and sample `placement_slot` (the region the round used); run --mem-node N:
+     config `mem_node`.  An older reader would load it, but could not tell rounds on other physical
+     pages apart (the placement level of docs/methodology.md#placement).  Files before it recorded no
+     placement.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.

@@ -11,7 +11,7 @@ NAMES = {"page_table": "page tables", "local_flush": "local flush", "tlbie": "tl
 def _us(v, total):
     if numbers.missing(v):
         return numbers.NA
-    share = f" {100 * v / total:.0f}%" if total else ""
+    share = f" {numbers.pct(100 * v / total, 0, sign=False)}" if total else ""
     return f"{numbers.fixed(v, 2)}{share}"
 
 
@@ -100,7 +100,7 @@ PROFILE_STAGES = {"page_table": "page tables", "flush": "flush (all)", "local_fl
 
 
 def _share(v):
-    return numbers.NA if numbers.missing(v) else f"{100 * v:.1f}%"
+    return numbers.NA if numbers.missing(v) else numbers.pct(100 * v, 1, sign=False)
 
 
 def profile_table(section, fmt="text", top=3, config=None):
@@ -137,9 +137,9 @@ STAGE_NAMES = dict(NAMES, syscall="syscall", flush="flush (all)", notifier="noti
 def _change(v, interval, unit):
     if numbers.missing(v):
         return numbers.NA
-    out = f"{v:+.2f}{unit}"
+    out = f"{numbers.signed(v, 2)}{unit}"
     if interval is not None:
-        out += f" [{interval[0]:+.2f}, {interval[1]:+.2f}]"
+        out += " " + numbers.interval(interval[0], interval[1], lambda x: numbers.signed(x, 2))
     return out
 
 
@@ -177,6 +177,7 @@ def compare_table(cmp, fmt="text"):
         out.append(text.COMPARE_BREAKDOWN_TITLE if kind == "breakdown" else text.COMPARE_PROFILE_TITLE)
         out.append(layout.fitted(body, headers, tablefmt))
     sizes = sorted({(r["n_base"], r["n_new"]) for r in rows})
-    out.append(text.compare_stages_legend("/".join(f"{a}/{b}" for a, b in sizes),
+    # one base/new pair per new side: "3/3, 3/1" (joined with "/" they read as one side's count)
+    out.append(text.compare_stages_legend(", ".join(f"{a}/{b}" for a, b in sizes),
                                           any(r["pp_interval"] is not None for r in rows)))
     return "\n".join(out)

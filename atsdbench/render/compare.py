@@ -67,7 +67,7 @@ def _sizes(cmp):
 
 def adjustment(cmp):
     """What a verdict means: Holm over the family, or each comparison alone."""
-    level = f"{stats.alpha(cmp.confidence):g}"
+    level = numbers.general(stats.alpha(cmp.confidence), 6)
     made = cmp.tests_made
     if cmp.withheld:
         return text.withheld()
@@ -258,7 +258,7 @@ def render_ministat(cmp):
     blocks = []
     for cell, stride in _keys(cmp):
         sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))]
-        blocks.append(f"stride {where(stride, cell)}: GB/s, one observation per {_ministat_unit(cmp)}\n"
+        blocks.append(f"stride {where(stride, cell)}: {cmp.rate[1]}, one observation per {_ministat_unit(cmp)}\n"
                       + ministat.render(sets, confidence=cmp.confidence, width=74,
                                         plot=all(len(d.values) for d in sets)))
     return "\n".join(blocks).rstrip("\n")
@@ -343,7 +343,7 @@ def by_threads_table(cmp, tablefmt):
                      scaling.rate(r["new_gbps"] / n if not numbers.missing(r["new_gbps"]) else None),
                      numbers.pct(r["speedup_pct"]), scaling.share(eff[0]),
                      numbers.NA if numbers.missing(eff[1]) else
-                     numbers.interval(eff[1], eff[2], lambda v: f"{v:.0f}") + "%", verdict(r)])
+                     numbers.interval(eff[1], eff[2], lambda v: numbers.fixed(v, 0)) + "%", verdict(r)])
     out = []
     for group, body in blocks.items():
         table = layout.fitted(body, headers, tablefmt)

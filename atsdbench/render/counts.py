@@ -69,7 +69,12 @@ def summary(cmp):
 
 
 def render_text(cmp):
-    return f"{text.wrap(text.COUNTS_TITLE + '; ' + summary(cmp))}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"{text.wrap(text.counts_title(_ops(cmp)) + '; ' + summary(cmp))}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+
+
+def _ops(cmp):
+    """The calls the files timed (compare's ops: run --op, a --workload's loop), mprotect for older files."""
+    return getattr(cmp, "ops", None) or ["mprotect"]
 
 
 def render_markdown(cmp):
@@ -93,7 +98,7 @@ def render_commit(cmp):
         body.append(line)
     widths = [max(len(row[i]) for row in body) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
-    foot = (f"Counts per mprotect call, mean of the passes; same = within the passes' own spread; "
+    foot = (f"Counts per {'/'.join(_ops(cmp))} call, mean of the passes; same = within the passes' own spread; "
             f"N (base/new) = {_sizes(cmp)} passes")
     if cmp.emulated:
         foot += "; emulated (qemu-tcg): counts only, rates have no verdict"

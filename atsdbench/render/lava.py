@@ -12,7 +12,9 @@ def _name(*parts):
 
 
 def _value(v):
-    return f"{v:.6g}"
+    from .numbers import general
+
+    return general(v, 6)
 
 
 def show_lines(result, unit="round"):

@@ -196,13 +196,14 @@ def _scaling_panel(ax, sides, labels, confidence):
     from ..analysis import scaling
 
     right = ax.twinx()
-    units, counts = set(), set()
+    units, counts, rounds = set(), set(), set()
     for side, label in zip(sides, labels):
         f = side[0]  # a replicate set's first file: one run's sweep
         if not scaling.has_sweep(f):
             continue
         sc = scaling.analyse(f, confidence)
         units.add(sc.unit)
+        rounds.update(sc.rounds)
         keys = list(dict.fromkeys((r.group, r.stride_bytes) for r in sc.rows))
         for group, stride in keys:
             rows = sorted((r for r in sc.rows if (r.group, r.stride_bytes) == (group, stride)), key=lambda r: r.threads)
@@ -225,8 +226,11 @@ def _scaling_panel(ax, sides, labels, confidence):
     ax.set_xscale("log", base=2)
     ax.set_xticks(ticks, [str(t) for t in ticks])
     unit = ", ".join(sorted(units)) or "GB/s"
+    from . import text
+
+    low, high = min(rounds, default=0), max(rounds, default=0)
     _finish(ax, "tasks (threads or processes)", f"{unit}, all tasks",
-            f"scaling: geometric mean of round means, {level(confidence)} CI; dashed: linear")
+            text.scaling_panel(level(confidence), str(low) if low == high else f"{low}-{high}"))
 
 
 def _labels(sides, given):

@@ -38,7 +38,7 @@ def show_rows(sc):
     for r in sorted(sc.rows, key=lambda r: (r.group, r.stride_bytes, r.threads)):
         reference = r.threads == r.reference
         ci_text = "reference" if reference else numbers.NA if numbers.missing(r.eff_low) else \
-            numbers.interval(r.eff_low, r.eff_high, lambda v: f"{v:.0f}") + "%"
+            numbers.interval(r.eff_low, r.eff_high, lambda v: numbers.fixed(v, 0)) + "%"
         blocks.setdefault(r.group, []).append(
             [format_size(r.stride_bytes), str(r.threads), rate(r.rate), rate(r.per_task), share(r.efficiency),
              ci_text, numbers.pct(r.spread_pct, 1, sign=False) if r.threads > 1 else "-", share(r.disturbed)])

@@ -142,7 +142,10 @@ def autocorrelated(places):
 # ---- calibrate ----
 
 def short_gap(gap, floor):
-    return see(f"--gap {gap:g}s under {floor:g}s: less of the host's drift in the profile", CALIBRATE)
+    from .numbers import general
+
+    return see(f"--gap {general(gap, 6)}s under {general(floor, 6)}s: less of the host's drift in the profile",
+               CALIBRATE)
 
 
 def interrupted_calibration(output):
@@ -159,11 +162,17 @@ INTERRUPTED = "interrupted: only finished passes are shown and saved (complete: 
 
 
 def idle_bystanders(idle, of, busy):
-    return f"warning: {idle} of {of} timed passes had a bystander under {busy:.0%} of the pass: fewer remote flushes"
+    from .numbers import pct
+
+    return (f"warning: {idle} of {of} timed passes had a bystander under {pct(100 * busy, 0, sign=False)} of the "
+            "pass: fewer remote flushes")
 
 
 def disturbed(n, of, busy):
-    return f"warning: {n} of {of} timed passes disturbed (preempted, under {busy:.0%} on CPU, or steal): cpu_share"
+    from .numbers import pct
+
+    return (f"warning: {n} of {of} timed passes disturbed (preempted, under {pct(100 * busy, 0, sign=False)} on "
+            "CPU, or steal): cpu_share")
 
 
 def thp_short(low, high):
@@ -222,7 +231,9 @@ def verified(summary):
     """Above run's and show's table, for a file with verify passes: what they checked, and how many of
     the checks proved something (the checker held the translation while the call ran)."""
     checks, held = summary["checks"], summary["held"]
-    share = f"{100.0 * held / checks:.1f}%" if checks else "none"
+    from .numbers import pct
+
+    share = pct(100.0 * held / checks, 1, sign=False) if checks else "none"
     line = f"verify: {summary['stale']} stale in {plural(checks, 'check')}; held in the call: {share}"
     if checks - held:
         line += f", {checks - held} proved nothing"
@@ -263,6 +274,12 @@ def scaling_efficiency(references, confidence):
 
 # What the last columns of show's scaling table are, and where the long story is.
 SCALING_COLUMNS = see("spread: slowest/fastest task's loop - 1; disturbed: a task off its CPU", SCALING)
+
+
+def scaling_panel(confidence, rounds):
+    """plot's scaling panel title: the centre, its CI's N, and what that CI does not cover."""
+    return (f"scaling: geometric mean of round means, {confidence} CI; dashed: linear\n"
+            f"N = {rounds} rounds a cell; the CI covers the first file's own rounds, not sessions")
 
 
 def scaling_by(references):
@@ -398,6 +415,135 @@ def campaign_done(directory):
     return f"campaign {directory} is complete: atsdbench compare {directory}"
 
 
+def campaign_installed(path, directory):
+    """campaign install: the unit written and enabled."""
+    return (f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step {directory} at each "
+            "boot until the plan is done)")
+
+
+def campaign_boots_written(directory, boots):
+    """guest --boots, at the end: the campaign directory's finished boots and how to compare them."""
+    return f"campaign {directory}: {plural(boots, 'boot')}; atsdbench compare {directory}"
+
+
+def duration(seconds):
+    """A campaign's time left or between boots: hours past 90 minutes, minutes past 90 seconds."""
+    from . import numbers
+
+    if seconds >= 5400:
+        return f"{numbers.fixed(seconds / 3600, 1)} h"
+    return f"{numbers.fixed(seconds / 60, 0)} min" if seconds >= 90 else f"{numbers.fixed(seconds, 0)} s"
+
+
+def campaign_status(c, directory):
+    """campaign status's lines: the plan, each kernel's boots, their order, what went wrong, a step that
+    started and has not ended (then campaign_done, campaign_stuck or campaign_next)."""
+    plan = c.plan
+    options = " ".join(plan["run_options"]) or "(defaults)"
+    lines = [f"campaign {directory}: {', '.join(c.names)}, {plan['boots']} boots each ({plan['schedule']}), by "
+             f"{plan['method']}; {plan.get('runner', 'run')} {options}"]
+    counts = c.counts()
+    width = max(len(n) for n in c.names)
+    for n in c.names:
+        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
+        lines.append(f"  {n:<{width}}  {c.kernels[n]['release']:<24}  {counts[n]}/{plan['boots']}  {' '.join(ids)}")
+    lines.append(f"boots done in order: {','.join(e['kernel'] for e in c.done) or 'none'}")
+    for e in c.events:
+        if e["event"] == "missed":
+            got = e.get("booted") or "a kernel not in the plan"
+            lines.append(f"  missed: {e['expected']} was arranged, {got} booted (boot {e['boot_id'][:8]})")
+        elif e["event"] == "foreign":
+            lines.append(f"  not in the plan: {e['release']} (boot {e['boot_id'][:8]}), not measured")
+        elif e["event"] == "unfinished":
+            kept = f", {e['file']} kept" if e.get("file") else ""
+            lines.append(f"  unfinished: {e['kernel']} in boot {e['boot_id'][:8]} ({e['why']}{kept}): redone")
+    opened = c.open_starts()
+    if opened:
+        e = opened[-1]
+        lines.append(f"running or cut off: {e['kernel']} in boot {e['boot_id'][:8]} (the next step finds out)")
+    return lines
+
+
+def campaign_stuck(names, misses):
+    return f"stuck: {', '.join(names)} missed {misses} slots in a row; boot it by hand and step"
+
+
+def campaign_next(name, release, left, per=None):
+    """campaign status's last line: the next kernel and the time left (per: the median seconds between
+    boots so far, None before two boots)."""
+    if per is None:
+        eta = f"{plural(left, 'boot')} left (time left known after two boots)"
+    else:
+        eta = (f"about {duration(per * left)} left ({plural(left, 'boot')} at the median {duration(per)} between "
+               "boots so far)")
+    return f"next: {name} ({release}); {eta}"
+
+
+# campaign step's lines (campaign/step.py), each on stdout as the step goes
+
+def step_would_record(event):
+    return f"would record {event}"
+
+
+def step_slot_redone(kernel, boot_id, why, kept=None):
+    """A slot a crash, a power cut or a killed step left open."""
+    return f"slot of {kernel} in boot {boot_id[:8]} unfinished ({why}): redone" + (
+        f"; its file {kept} is kept" if kept else "")
+
+
+def step_foreign(release, version):
+    return f"the running kernel {release} {version} is not in the plan: recorded, not measured"
+
+
+def step_missed(expected, name):
+    return f"{expected} was arranged but {name} booted: a missed slot of {expected} (the plan re-balances)"
+
+
+def step_skipped(name):
+    return f"{name} has all its boots: this boot is not measured"
+
+
+def step_would_run(name, slot, total, path):
+    return f"would run {name} (boot {slot} of {total}) into {path}"
+
+
+def step_started(directory, name, slot, total, boot_id):
+    return f"campaign {directory}: {name} (boot {slot} of {total}, boot_id {boot_id[:8]})"
+
+
+def step_saved(path):
+    return f"saved {path}"
+
+
+def step_unfinished(name, why, kept=None):
+    return f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot" + (
+        f" ({kept} is kept)" if kept else "")
+
+
+def step_would_arrange(name, how):
+    return f"would arrange {name}: {how}"
+
+
+def step_rebooting(name, action):
+    return f"next: {name} ({action}); rebooting"
+
+
+def step_disabled(unit, rc):
+    """The systemd unit disabled once the plan is done (rc: systemctl's exit status)."""
+    return f"disabled {unit}" if rc == 0 else \
+        f"could not disable {unit} (systemctl exit {rc}): it will find the plan done at each boot"
+
+
+def guest_wrote(name, release, machine, accel, done, trace=None):
+    """guest: a run's result file written (and its trace)."""
+    return f"wrote {name} ({release}, {machine}, {accel}, {done})" + (f", its trace {trace}" if trace else "")
+
+
+def guest_wrote_output(stem, code, files_line=None):
+    """guest COMMAND: its output kept as STEM.out (and the files it left in /out)."""
+    return f"wrote {stem}.out (the command's output, exit {code})" + (f" and {files_line}" if files_line else "")
+
+
 def campaign_legend(c):
     """The campaign's lines under compare's table: the boots' order, how often it switched kernel,
     and each side's boot_ids (8 characters)."""
@@ -417,7 +563,11 @@ def campaign_legend(c):
 
 # ---- compare --counts ----
 
-COUNTS_TITLE = "kernel invalidation events per mprotect call (IPIs from timed passes)"
+def counts_title(ops):
+    """Above compare --counts' table: per call of what the files timed (run --op, a --workload's loop)."""
+    return f"kernel invalidation events per {'/'.join(ops)} call (IPIs from timed passes)"
+
+
 def counts_rule(sizes):
     """Under compare --counts' table: sizes = 'N = 6/6' (passes counted, base/new)."""
     return "\n".join([wrap(f"changed: the sides' per-call counts do not overlap beyond their spread; {sizes} passes "
@@ -467,4 +617,4 @@ def no_mem_node(node, nodes):
 
 def rounds_over_placements(ks):
     """compare's unit where the files rotated their rounds over K placements (run --placements)."""
-    return f"round (over {'/'.join(map(str, ks))} placements)"
+    return f"round (over {' or '.join(map(str, ks))} placements)"

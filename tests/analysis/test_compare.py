@@ -697,6 +697,59 @@ def test_compare_names_the_placements_in_its_unit(cli, tmp_path):
                 "round")
     assert "placements" not in plain.stdout
 
+    # one side of one placement a round: the legend does not call its rounds rotated too
+    one = cli("compare", os.path.join(fixtures, "before.json"), paths[1], "--unit", "round")
+    assert one.returncode == 0, one.stderr
+    assert "one observation per round (over 1 or 3 placements)" in one.stdout
+
+
+@pytest.mark.parametrize("names", [{"workload": "tlb_flush2"},
+                                   {"rate": {"column": "loops_per_s", "unit": "loops/s", "definition": "loops/s"}}])
+def test_files_of_another_rate_are_compared_on_that_rate(cli, tmp_path, sweep_data, names):
+    """A workload's files (loops/s, analysis/scaling.rate_of) are compared on loops_per_s, not on nothing:
+    the columns stats reads for the observations must hold the rate's own (gbps is 1.0 in every pass
+    here, so GB/s would show no change and loops/s shows +10%)."""
+    for name, k in (("a.json", 1.0), ("b.json", 1.1)):
+        data = sweep_data(threads=(1,), column="loops_per_s", extra=names,
+                          rate=lambda n, r, k=k: 5e5 * k * (1 + r / 50))
+        (tmp_path / name).write_text(json.dumps(data))
+    p = cli("compare", "a.json", "b.json", "--unit", "round", "--format", "json", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    rows = json.loads(p.stdout)
+    assert len(rows) == 1 and rows[0]["n_base"] == 4 and rows[0]["n_new"] == 4
+    assert 5e5 <= rows[0]["base_gbps"] <= 5.3e5 and rows[0]["speedup_pct"] == pytest.approx(10, abs=1e-6)
+    assert rows[0]["ci_low_pct"] <= 10 <= rows[0]["ci_high_pct"]
+    ministat = cli("compare", "a.json", "b.json", "--unit", "round", "--format", "ministat", cwd=tmp_path)
+    assert ministat.returncode == 0, ministat.stderr
+    assert "stride 64K: loops/s, one observation per round" in ministat.stdout and "GB/s" not in ministat.stdout
+
+
+def test_a_label_given_twice_is_refused_in_one_line(cli, fixtures, tmp_path, sweep_data):
+    """The tables find a side's rows (ministat --by its pairs, --by threads its thread count) by label:
+    --labels a,b,b made the third value's efficiency use the second's thread count."""
+    p = cli("compare", "before.json", "after.json", "--labels", "x,x", cwd=fixtures)
+    assert p.returncode == 2 and p.stderr == "atsdbench: --labels: 'x' names two sides; give each its own\n"
+    (tmp_path / "sweep.json").write_text(json.dumps(sweep_data(threads=(1, 2, 4))))
+    by = cli("compare", "sweep.json", "--by", "threads", "--labels", "one,two,two", cwd=tmp_path)
+    assert by.returncode == 2 and by.stderr == "atsdbench: --labels: 'two' names two sides; give each its own\n"
+    ok = cli("compare", "sweep.json", "--by", "threads", "--labels", "one,two,four", "--format", "commit", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+
+
+def test_a_threads_axis_of_no_thread_counts_gets_compares_own_layout(cli, tmp_path, sweep_data):
+    """compare --by threads divides by the thread counts (efficiency): an axis whose values are no counts
+    (0, or text where the samples do not repeat them) is read as any axis, not a ZeroDivisionError."""
+    data = sweep_data(threads=(1, 2, 4))
+    data["config"]["axes"]["threads"] = [0, 1, 2]
+    data["config"]["cells"] = [{"threads": n} for n in (0, 1, 2)]
+    for s in data["samples"]:
+        del s["threads"]
+    (tmp_path / "odd.json").write_text(json.dumps(data))
+    for fmt in ("text", "commit"):
+        p = cli("compare", "odd.json", "--by", "threads", "--format", fmt, cwd=tmp_path)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert "threads=1" in p.stdout and "Efficiency" not in p.stdout
+
 
 def test_files_of_different_placements_are_named_and_an_absent_key_is_one(cli, fixtures, tmp_path):
     """run --placements K measures another level, not only another spread: the first-allocated region ran

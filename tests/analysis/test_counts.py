@@ -2,6 +2,7 @@
 ppc64el 6.1 kernel as POWER9 radix and hash, Debian's amd64 6.1 and 6.12, all under qemu-tcg)."""
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -65,6 +66,20 @@ def test_bare_metal_files_are_not_emulated(fixtures):
     cmp = cmp_of(fixtures, "before.json", "after.json")
     assert cmp.emulated == [] and all(not math.isnan(r["p_value"]) and r["note"] != "emulated (qemu-tcg)"
                                       for r in cmp.rows)
+
+
+def test_the_counts_are_per_call_of_the_op_the_files_timed(cli, fixtures, tmp_path):
+    """A madvise file's counts are per madvise call: the title and the commit footer say so."""
+    for name in (RADIX, HASH):
+        data = json.loads((fixtures / name).read_text())
+        data["config"]["op"] = "madvise"
+        (tmp_path / os.path.basename(name)).write_text(json.dumps(data))
+    args = ["compare", "--counts", os.path.basename(RADIX), os.path.basename(HASH)]
+    p = cli(*args, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith("kernel invalidation events per madvise call") and "mprotect" not in p.stdout
+    commit = cli(*args, "--format", "commit", cwd=tmp_path).stdout
+    assert "Counts per madvise call" in commit and "mprotect" not in commit
 
 
 def test_counts_in_every_format(cli, fixtures):

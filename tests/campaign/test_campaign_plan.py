@@ -43,6 +43,16 @@ def test_an_image_that_does_not_say_needs_release(tmp_path):
     assert k["release"] == "6.9" and k["version"] is None and k["image"] == str(p)
 
 
+def test_a_bzimage_header_cut_off_says_nothing_instead_of_a_traceback(tmp_path):
+    """A file that ends inside the setup header (its 'HdrS' there, the banner's offset not): no release,
+    so init asks for release=R in one line (struct.error escaped before)."""
+    p = tmp_path / "vmlinuz"
+    p.write_bytes(b"\0" * 0x202 + b"HdrS" + b"\0" * 4)
+    assert plans.image_identity(str(p)) == (None, None)
+    with pytest.raises(UsageError, match="release=R"):
+        plans.resolve_image({"name": "a", "image": str(p), "initrd": None, "append": None, "release": None})
+
+
 def test_two_kernels_that_run_as_the_same_are_refused():
     a = {"name": "a", "release": "6.1", "version": None}
     with pytest.raises(UsageError, match="could not be told apart"):

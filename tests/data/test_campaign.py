@@ -59,3 +59,26 @@ def test_not_a_campaign(tmp_path):
     with pytest.raises(UsageError, match="not a campaign directory"):
         store.load(str(tmp_path))
     assert not store.is_campaign(str(tmp_path))
+
+
+@pytest.mark.parametrize("event,why", [
+    ({"event": "done", "boot_id": "y", "kernel": "zz", "file": "zz/y.json"}, "kernel 'zz' is not a kernel of the plan"),
+    ({"event": "done", "kernel": "b", "file": "b/y.json"}, "event done without boot_id"),
+    ({"event": "done", "boot_id": "y", "kernel": "b"}, "event done without file"),
+    ({"event": "done", "boot_id": "y", "kernel": "b", "file": "/etc/passwd"}, "outside the campaign directory"),
+    ({"event": "missed", "boot_id": "y", "expected": 3}, "event missed without expected"),
+    ({"event": "unfinished", "boot_id": "y", "kernel": "a"}, "event unfinished without why"),
+])
+def test_an_event_without_what_its_readers_take_is_skipped_not_a_traceback(tmp_path, cli, event, why):
+    """A hand-edited (or damaged) journal event: skipped and named, as one that does not parse, so that
+    status, step and compare DIR read the rest instead of failing on a missing key."""
+    d = str(tmp_path)
+    (tmp_path / "campaign.json").write_text(json.dumps(_plan()))
+    store.append_event(d, {"event": "done", "boot_id": "x", "kernel": "a", "file": "a/x.json"})
+    (tmp_path / "journal" / "000002-done.json").write_text(json.dumps(event))
+    c = store.load(d)
+    assert [x["boot_id"] for x in c.events] == ["x"] and c.counts() == {"a": 1, "b": 0}
+    assert any("000002-done.json: skipped (" in w and why in w for w in c.warnings), c.warnings
+    p = cli("campaign", "status", d)
+    assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+    assert "boots done in order: a" in p.stdout and why in p.stderr

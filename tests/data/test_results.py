@@ -509,3 +509,27 @@ def test_a_rate_named_by_the_config_is_checked_at_load(fixtures, tmp_path):
     (tmp_path / "nounit.json").write_text(json.dumps(data))
     with pytest.raises(UsageError, match="config.rate has no unit"):
         results.load(str(tmp_path / "nounit.json"))
+
+
+# The sample and config fields (and the top-level ones) the schema checked before the schema history
+# was held to name every field: the first versions' plan and pass fields, described in words there.
+FIELDS_BEFORE_HISTORY_CHECK = set(
+    "adaptive axes bystander_cpus bystander_idle bystander_share bystander_spins_min bystanders calls canary_chase_ns "
+    "canary_compute_ns cell cells cpu cpu_reason cpu_share disturbed gap gbps gpu gpu_touch_ns label lat_hist latency "
+    "ns op order pages preempted processes rep reps retouch round round_lag1 round_t rounds run runs seconds size "
+    "steal_ticks stride_bytes strides tasks thp_share thread_cpus thread_ns_max thread_ns_min threads "
+    "threads_disturbed trace_error trace_scope traced us_per_call warmup warmup_rounds complete started finished "
+    "host config samples".split())
+
+
+def test_every_field_the_schema_checks_is_named_in_the_schema_history():
+    """A field added to the schema (data/schema.py) has its version note in results.py's history, the one
+    data-model file: config.profile and run --placements' fields once had none."""
+    import re
+
+    from atsdbench.data import schema
+
+    fields = set(schema.SAMPLE.fields) | set(schema.CONFIG.fields) | set(schema.TOP.fields)
+    history = results.__doc__
+    unnamed = sorted(f for f in fields - FIELDS_BEFORE_HISTORY_CHECK if not re.search(rf"(?<!\w){f}(?!\w)", history))
+    assert not unnamed, unnamed

@@ -144,3 +144,18 @@ def test_cells_are_named_as_compare_names_them(fixtures):
     rows = breakdown.table(section, config=config).splitlines()
     assert rows[1].split()[0] == "Cell" and rows[3].startswith("op=madvise") and rows[4].startswith("op=munmap")
     assert breakdown.table(section).splitlines()[3].split()[0] == "0"  # no cells listed: the index
+
+
+def test_the_stage_legend_names_each_new_sides_files_apart():
+    """Three sides, the second with one file: N per side reads '3/3, 3/1' (base/new of each new side),
+    not '3/1/3/3', which cannot be told apart."""
+    import types
+
+    def row(n_new, interval):
+        return {"kind": "breakdown", "cell": None, "stride_bytes": 65536, "stage": "local_flush", "base_us": 1.0,
+                "new_us": 2.0, "change_us": 1.0, "us_interval": interval, "base_share": 10.0, "new_share": 20.0,
+                "change_pp": 10.0, "pp_interval": interval, "n_base": 3, "n_new": n_new}
+
+    cmp = types.SimpleNamespace(stages=[row(3, (0.5, 1.5)), row(1, None)])
+    out = breakdown.compare_table(cmp)
+    assert "files a side 3/1, 3/3;" in out, out

@@ -29,3 +29,24 @@ def test_csv_and_json_records():
     rows = [{"a": 1.5, "b": math.nan, "c": True, "d": None}, {"a": math.inf, "b": "x", "c": False}]
     assert numbers.csv_text(["a", "b", "c", "d"], rows) == "a,b,c,d\n1.5,,true,\n,x,false,"
     assert numbers.records(rows) == [{"a": 1.5, "b": None, "c": True, "d": None}, {"a": None, "b": "x", "c": False}]
+
+
+def test_render_formats_numbers_only_through_numbers_py():
+    """The one number formatter: no module of render/ but numbers.py formats a number itself (a float
+    format spec in an f-string: `{v:.2f}`, `{x:g}`, `{share:.0%}`), so NaN, inf and rounding read the same
+    in every table (render/breakdown's shares and changes, the scaling CIs once did)."""
+    import ast
+    import pathlib
+
+    from atsdbench.render import numbers
+
+    own = []
+    for path in sorted(pathlib.Path(numbers.__file__).parent.glob("*.py")):
+        if path.name == "numbers.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+                spec = "".join(v.value for v in node.format_spec.values if isinstance(v, ast.Constant))
+                if spec and spec[-1] in "eEfFgG%":
+                    own.append(f"{path.name}:{node.lineno} {{:{spec}}}")
+    assert not own, own

@@ -136,6 +136,9 @@ def test_plot_draws_the_scaling_panel(cli, fixtures, tmp_path):
 
     fig = plot.make_figure([str(fixtures / "sweep.json"), str(fixtures / "sweep_after.json")])
     panel = next(a for a in fig.axes if a.get_title().startswith("scaling"))
+    # the legend's N and what its CI leaves out, as every legend says them
+    assert re.search(r"\nN = \d+(-\d+)? rounds a cell; the CI covers the first file's own rounds, not sessions$",
+                     panel.get_title()), panel.get_title()
     assert [t.get_text() for t in panel.get_xticklabels()] == ["1", "2", "4"]
     labels = [t.get_text() for t in panel.get_legend().get_texts()]
     assert "Sweep 64K" in labels and "Sweep 64K: linear from 1" in labels
