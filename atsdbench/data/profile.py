@@ -40,10 +40,12 @@ RESULT_SUFFIX = ".run.json"  # the calibration's own result file, beside its pro
 # (cpu_reason, bystander_cpus, region_align).
 PLAN_KEYS = ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
              "latency", "retouch", "trace", "gpu", "ceiling", "spread", "processes", "axes", "cells",
-             "op", "threads", "tasks", "workload")
-# What a config from before run --op/--threads/--workload measured: a profile of one holds for a file of
-# the other.
-PLAN_DEFAULTS = {"op": "mprotect", "threads": 1, "tasks": "threads", "workload": None}
+             "op", "threads", "tasks", "workload", "placements", "mem_node")
+# What a config from before run --op/--threads/--workload/--placements/--mem-node measured: a profile of
+# one holds for a file of the other.  --placements is a plan key: K regions measure another level and
+# spread (docs/methodology.md#what-placements-inside-a-file-do-to-the-verdict).
+PLAN_DEFAULTS = {"op": "mprotect", "threads": 1, "tasks": "threads", "workload": None, "placements": 1,
+                 "mem_node": None}
 HOST_KEYS = ("hostname", "cpu_model", "arch")
 KERNEL_KEYS = ("kernel_release", "kernel_version")
 
@@ -319,7 +321,7 @@ def _words(key, value):
     if key in ("rounds", "reps", "warmup", "bystanders", "cpu"):
         return [f"--{key}", str(value)]
     if key in PLAN_DEFAULTS:  # --op, --threads, --tasks: only where not what every run did before them
-        return [] if value == PLAN_DEFAULTS[key] else [f"--{key}", str(value)]
+        return [] if value == PLAN_DEFAULTS[key] else [f"--{key.replace('_', '-')}", str(value)]
     if key == "warmup_rounds":
         return ["--warmup-rounds", str(value)]
     if key == "pages":

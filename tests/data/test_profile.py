@@ -200,3 +200,17 @@ def test_a_profile_of_one_op_or_thread_count_is_not_another_s(tmp_path):
             profile.assign({0: _result(config=dict(CONFIG, **{key: value}), path="a.json")}, [old], search=False)
     words = profile.calibrate_command(dict(CONFIG, op="munmap", threads=2, tasks="threads"))
     assert "--op munmap" in words and "--threads 2" in words and "--tasks" not in words
+
+
+def test_a_profile_of_one_placement_or_node_is_not_another_s(tmp_path):
+    """run --placements K measures another level and spread (docs/methodology.md#placement): a profile of
+    one-region rounds does not stand for a file of K regions, nor one of another --mem-node."""
+    old = profile.load(_profile(tmp_path))  # a config from before --placements and --mem-node
+    assert profile.assign({0: _result(config=dict(CONFIG, placements=1, mem_node=None))}, [old],
+                          search=False) == {0: old}
+    for key, value, text in (("placements", 4, "placements 1, a.json 4"), ("mem_node", 0, "mem_node None, a.json 0")):
+        with pytest.raises(UsageError, match=f"is of another plan: {text}"):
+            profile.assign({0: _result(config=dict(CONFIG, **{key: value}), path="a.json")}, [old], search=False)
+    words = profile.calibrate_command(dict(CONFIG, placements=4, mem_node=0))
+    assert "--placements 4" in words and "--mem-node 0" in words
+    assert "--placements" not in profile.calibrate_command(dict(CONFIG, placements=1, mem_node=None))
