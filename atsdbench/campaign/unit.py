@@ -17,14 +17,25 @@ def unit_name(directory):
     return f"atsdbench-campaign-{digest}.service"
 
 
+def _word(word, command=False, quote=True):
+    """One word of the unit: systemd expands %-specifiers in every setting used here and $VARIABLES in
+    ExecStart, so both are doubled; its quoting has no shell-style concatenation, so a word that would
+    need one (a quote or a backslash in it) or a control character is refused."""
+    if any(c in word for c in "'\"\\") or any(ord(c) < 32 or ord(c) == 127 for c in word):
+        raise UsageError(messages.UNIT_UNSAFE_PATH.format(path=word))
+    word = (shlex.quote(word) if quote else word).replace("%", "%%")
+    return word.replace("$", "$$") if command else word
+
+
 def unit_text(directory, name, python=None, settle=60):
     """The unit: oneshot, after multi-user.target (the boot's own work done), `settle` seconds of sleep
     first (a fresh boot's services still start and stop), then the step, which disables `name` at the end."""
     python = python or sys.executable
-    step = " ".join(shlex.quote(w) for w in (python, "-m", "atsdbench", "campaign", "step", "--disable", name,
-                                              os.path.abspath(directory)))
-    return (f"[Unit]\nDescription=atsdbench campaign in {os.path.abspath(directory)}\n"
-            "After=multi-user.target local-fs.target\nRequiresMountsFor=" + shlex.quote(os.path.abspath(directory))
+    where = os.path.abspath(directory)
+    step = " ".join(_word(w, command=True) for w in (python, "-m", "atsdbench", "campaign", "step", "--disable",
+                                                      name, where))
+    return (f"[Unit]\nDescription=atsdbench campaign in {_word(where, quote=False)}\n"
+            "After=multi-user.target local-fs.target\nRequiresMountsFor=" + _word(where)
             + "\n\n[Service]\nType=oneshot\n"
             + (f"ExecStartPre=/bin/sleep {int(settle)}\n" if settle else "")
             + f"ExecStart={step}\nStandardOutput=journal+console\nTimeoutStartSec=infinity\n\n"

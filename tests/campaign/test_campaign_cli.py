@@ -6,6 +6,7 @@ import pytest
 
 from atsdbench.campaign import step as steps, unit
 from atsdbench.data import campaign as store
+from atsdbench.errors import UsageError
 
 import campaign_fakes as fakes
 
@@ -163,3 +164,19 @@ def test_init_with_the_atsd_runner_checks_atsd_s_options(cli, tmp_path, images):
     assert r.returncode == 0, r.stderr
     plan = json.load(open(os.path.join(d, "campaign.json")))
     assert plan["runner"] == "atsd" and plan["run_options"] == ["--size=16M", "--rounds=1"]
+
+
+def test_the_unit_doubles_systemd_specifiers_and_refuses_what_it_cannot_quote(tmp_path):
+    """systemd expands %h and $X in a unit: a campaign directory named with them must reach the step as it
+    is; a quote or backslash, which systemd's quoting cannot carry inside a word, is refused in one line."""
+    d = str(tmp_path / "c 50% $HOME")
+    name = unit.unit_name(d)
+    body = unit.unit_text(d, name, python="/usr/bin/python3", settle=0)
+    where = os.path.abspath(d)
+    assert f"ExecStart=/usr/bin/python3 -m atsdbench campaign step --disable {name} '{where}'".replace(
+        "%", "%%").replace("$", "$$") in body
+    assert f"Description=atsdbench campaign in {where.replace('%', '%%')}\n" in body
+    assert f"RequiresMountsFor='{where.replace('%', '%%')}'\n" in body
+    for bad in ("it's", 'a"b', "a\\b", "a\nb"):
+        with pytest.raises(UsageError, match="a systemd unit cannot hold"):
+            unit.unit_text(str(tmp_path / bad), name)
