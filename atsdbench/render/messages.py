@@ -119,7 +119,7 @@ STEP_STUCK = 'campaign {directory}: {stuck} missed {misses} slots in a row (no b
 
 UNIT_CANNOT_WRITE = 'campaign install: cannot write {path}: {why} (as root?)'
 UNIT_NO_SYSTEMCTL = 'campaign install: no systemctl here: run campaign step DIR at each boot (cron @reboot)'
-UNIT_UNSAFE_PATH = 'campaign install: {path!r}: a systemd unit cannot hold a quote, backslash or control character'
+UNIT_UNSAFE_PATH = 'campaign install: a unit cannot hold {path!r} (quote, backslash, control)'
 UNIT_COMMAND_FAILED = 'campaign install: {command} failed: {why}'
 
 # ---- commands ----
