@@ -148,6 +148,7 @@ def test_show_says_it_above_the_table(cli, fixtures, tmp_path, fmt):
     said = p.stderr if fmt in ("csv", "lava") else p.stdout  # off csv's data and lava's lines
     if fmt == "lava":  # lava/report.sh reads every stdout line as a test case
         assert all(LAVA_LINE.fullmatch(line) for line in p.stdout.splitlines()), p.stdout
+        assert p.stdout.splitlines()[-1] == "verify-madvise-64K fail 3 stale"  # the job shows a failed case
     assert " ".join(said.split()).startswith("STALE TRANSLATION: 3 of 16384 checks read through a "
                                              "translation after the invalidation returned (madvise, 64K, CPUs 0 -> 1)")
     if fmt == "text":
@@ -165,6 +166,7 @@ def test_compare_says_it_above_every_table(cli, fixtures, tmp_path, args):
         assert p.stdout.startswith(f"{path}: STALE TRANSLATION")
     if "lava" in args:
         assert p.stdout and all(LAVA_LINE.fullmatch(line) for line in p.stdout.splitlines()), p.stdout
+        assert p.stdout.splitlines()[-1] == "verify-stale.json-madvise-64K fail 3 stale"
     if "json" in args:
         json.loads(p.stdout)  # the data untouched
 
@@ -211,3 +213,13 @@ def test_no_bystander_spins_beside_a_checker(cli, tmp_path, monkeypatch):
     p = cli("run", *SMALL, "--rounds", "2", "--bystanders", "1", "--verify", "-o", tmp_path / "b.json")
     assert p.returncode == 0, p.stderr
     assert clash == [False] * 2 and kept and all(kept)  # every timed pass had its bystander, no checker did
+
+
+def test_a_clean_verify_is_a_passed_case_in_show_lava(cli, fixtures, tmp_path):
+    data = json.loads(_stale_file(fixtures, tmp_path).read_text())
+    data["verify"][0].update(stale=0, zeros=16384)  # faults + zeros + stale = checks
+    (tmp_path / "clean.json").write_text(json.dumps(data))
+    lines = cli("show", tmp_path / "clean.json", "--format", "lava").stdout.splitlines()
+    assert lines[-1] == "verify-madvise-64K pass 0 stale" and not any(" fail " in line for line in lines)
+    assert not any(line.startswith("verify") for line in cli("show", fixtures / "before.json", "--format",
+                                                               "lava").stdout.splitlines())

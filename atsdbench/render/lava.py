@@ -2,6 +2,7 @@
 LAVA test definition hands to `lava-test-case NAME --result R --measurement V --units U`
 (lava/atsdbench.yaml, docs/lab.md#lava).  Names are LAVA's test case alphabet (letters, digits, _ . -)."""
 import math
+import os
 import re
 
 from ..units import format_size
@@ -34,7 +35,20 @@ def show_lines(result, unit="round"):
                 out.append(f"{name} pass {_value(mean)} GB/s")
             else:
                 out.append(f"{name} fail 0 GB/s")
+    out += verify_lines(result)
     return "\n".join(out)
+
+
+def verify_lines(result, side=""):
+    """run --verify's checks as test cases, one per (op, stride): `fail STALE stale` where any check read
+    a translation after the invalidation returned (a kernel bug, which the job must show as a failed case,
+    not only as a line on stderr), `pass 0 stale` otherwise; none for a file without verify passes."""
+    sums = {}
+    for v in getattr(result, "verify", None) or ():
+        key = (v.get("op") or "mprotect", v["stride_bytes"])
+        sums[key] = sums.get(key, 0) + v["stale"]
+    return [f"{_name('verify', side, op, format_size(stride))} {'fail' if stale else 'pass'} {stale} stale"
+            for (op, stride), stale in sums.items()]
 
 
 def compare_lines(cmp):
@@ -51,4 +65,9 @@ def compare_lines(cmp):
             continue
         slower = bool(r.get("significant")) and speedup < 0
         out.append(f"{name} {'fail' if slower else 'pass'} {_value(speedup)} %")
+    stale = {}  # a side's file whose verify passes read stale: a failed case, whatever the speedups say
+    for path, g in getattr(cmp, "stale", None) or ():
+        key = _name("verify", os.path.basename(path or ""), g["op"], format_size(g["stride_bytes"]))
+        stale[key] = stale.get(key, 0) + g["stale"]
+    out += [f"{name} fail {n} stale" for name, n in stale.items()]
     return "\n".join(out)
