@@ -144,3 +144,15 @@ def test_cells_are_named_as_compare_names_them(fixtures):
     rows = breakdown.table(section, config=config).splitlines()
     assert rows[1].split()[0] == "Cell" and rows[3].startswith("op=madvise") and rows[4].startswith("op=munmap")
     assert breakdown.table(section).splitlines()[3].split()[0] == "0"  # no cells listed: the index
+
+
+def test_a_guest_under_full_emulation_is_marked_and_the_shares_asked_for(fixtures):
+    section = _section(fixtures)
+    note = text.breakdown_emulated("qemu-tcg")
+    assert note in breakdown.table(section, host={"virtualized": "qemu-tcg"}).splitlines()
+    assert note not in breakdown.table(section, host={"virtualized": "kvm"})
+    assert note not in breakdown.table(section)
+    assert "emulated (qemu-tcg)" in note and "shares" in note and len(note) <= text.WIDTH
+    profile = {"event": "cpu-clock", "complete": True, "passes": [
+        {"stride_bytes": 65536, "samples": 10, "stages": {"page_table": 0.5}, "self": [["f", 0.5]]}]}
+    assert note in breakdown.profile_table(profile, host={"virtualized": "qemu-tcg"}).splitlines()
