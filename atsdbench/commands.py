@@ -192,9 +192,9 @@ def _report_saved(result, output, save_error, calibrating=False):
             from .render import breakdown
 
             if result.config.get("breakdown"):
-                print(breakdown.table(result.config["breakdown"], config=result.config))
+                print(breakdown.table(result.config["breakdown"], config=result.config, host=result.host))
             if result.config.get("profile"):
-                print(breakdown.profile_table(result.config["profile"], config=result.config))
+                print(breakdown.profile_table(result.config["profile"], config=result.config, host=result.host))
             if save_error is None:
                 print(f"wrote {output}")
     finally:  # no folder took the file: the JSON itself, after the table (or without it)
@@ -419,9 +419,10 @@ def cmd_show(args):
         from .render import breakdown
 
         if result.config.get("breakdown"):
-            print(breakdown.table(result.config["breakdown"], args.format, result.config))
+            print(breakdown.table(result.config["breakdown"], args.format, result.config, result.host))
         if result.config.get("profile"):
-            print(breakdown.profile_table(result.config["profile"], args.format, config=result.config))
+            print(breakdown.profile_table(result.config["profile"], args.format, config=result.config,
+                                          host=result.host))
     return 0
 
 
@@ -487,6 +488,10 @@ def cmd_import(args):
     output = args.output if args.output is not None else results.default_path(result.host)
     results.claim(output, len(result.records))
     print(report.run_report(result))
+    if result.config.get("breakdown"):  # atsd --breakdown's traces, cut into stages as run's are
+        from .render import breakdown
+
+        print(breakdown.table(result.config["breakdown"], config=result.config, host=result.host))
     print(f"wrote {results.save_or_rescue(result, output)}")
     return 0
 
@@ -552,7 +557,8 @@ def cmd_campaign(args):
             checked = guest.check_run_options(args.run_options, core.options())
             plan = core.plan_new()
             for o, value in checked:
-                core.plan_set(plan, o["field"], value if value is not None else o["const"])
+                if o["field"]:  # --breakdown is atsd's own, no plan field
+                    core.plan_set(plan, o["field"], value if value is not None else o["const"])
             return guest.atsd_words(checked)
         return actions.init(args.directory, args.kernel, boots=args.boots, schedule=args.schedule,
                             method=args.method, run_options=args.run_options, runner=args.runner,
@@ -627,9 +633,12 @@ def cmd_guest(args):
         checked, events = guest.check_run(words, core.options())
         plan = core.plan_new()
         for o, value in checked:
-            core.plan_set(plan, o["field"], value if value is not None else o["const"])
+            if o["field"]:  # --breakdown is atsd's own, no plan field
+                core.plan_set(plan, o["field"], value if value is not None else o["const"])
         runs.append({"words": guest.atsd_words(checked), "attrs": guest.run_attrs(checked, events),
-                     "tracepoints": events, "verify": plan.verify == 1})
+                     "tracepoints": events, "verify": plan.verify == 1,
+                     "breakdown": guest.breakdown_bytes(plan) if any(o["name"] == "breakdown" for o, _ in checked)
+                     else 0})
         waits += guest.sleeps(plan.runs, plan.gap, plan.rounds, plan.spread)
     args.timeout = guest_timeout(args.timeout, waits)
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
@@ -652,7 +661,8 @@ def cmd_guest(args):
                 raise UsageError(messages.CMD_ACCEL_KVM_RUNS_GUESTS.format(host_arch=guest.host_arch(), image=image,
                                                                            arch=arch))
     traced = sum(1 for run in runs if run["tracepoints"])
-    guest.check_output_dir(args.output, len(args.kernel) * guest.expected_bytes(len(runs), traced, trace_kb, args.smp))
+    need = guest.expected_bytes(len(runs), traced, trace_kb, args.smp) + sum(run["breakdown"] for run in runs)
+    guest.check_output_dir(args.output, len(args.kernel) * need)
     need = guest_initramfs.missing_tools(machines)
     if need:
         raise guest.Missing(f"guest needs {' '.join(need)} (apt-get install {' '.join(need)})")
@@ -903,6 +913,10 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
         if saved:
             print(texts.guest_wrote(f"{name}.json", release, machine, accel, done,
                                    f"{name}.trace" if trace_written else None))
+        if result.config.get("breakdown"):  # atsd --breakdown's traces, cut into stages by the import
+            from .render import breakdown
+
+            print(breakdown.table(result.config["breakdown"], config=result.config, host=result.host))
         if result.stale():  # --verify in the guest read a stale translation: its line, the file named
             _print_stale(result.stale(), sys.stderr, f"{name}.json")
             if stale is not None:

@@ -5,7 +5,8 @@
  * checked and ordered by the same C code as `atsdbench run` (atsd_plan.c), measured through the
  * same core (atsd.c) and counted from the same tracepoints under the same names (atsd_trace.c).
  * This file is the options, the round loop and --runs' sub-runs (a fork each); counting, the output
- * file and the table after the run are atsd_count.c, atsd_output.c and atsd_summary.c.
+ * file and the table after the run are atsd_count.c, atsd_output.c and atsd_summary.c, --breakdown's
+ * traced passes atsd_breakdown.c.
  */
 #define _GNU_SOURCE
 #include "atsd_main.h"
@@ -69,7 +70,9 @@ static void usage(FILE *f)
 	      "Measures mprotect(PROT_NONE) (or --op's call) over a populated region in strides\n"
 	      "(GB/s = 10^9 bytes/s; "
 	      "sizes binary), prints a table per stride and, with -o, writes FILE for\n"
-	      "`atsdbench import FILE`.  Options:\n", f);
+	      "`atsdbench import FILE`.  --breakdown (root, tracefs) adds, after the measured passes,\n"
+	      "one untimed pass per stride traced in a private tracefs instance; its events go into FILE,\n"
+	      "and `atsdbench import FILE` cuts them into where a call's time goes.  Options:\n", f);
 	for (i = 0; atsd_option_get(i, &o) == 0; i++) {
 		char left[64];
 		if (!(o.fronts & ATSD_FRONT_ATSD))
@@ -87,7 +90,7 @@ static void usage(FILE *f)
 }
 
 /* getopt_long's table, built from the option table: the option's index is its value. */
-static const char *parse(struct atsd_plan *p, int argc, char **argv)
+static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakdown)
 {
 	struct option opts[64];
 	struct atsd_option o;
@@ -117,8 +120,11 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv)
 			usage(stderr);
 			exit(2);
 		}
-		if (!o.field) {  /* the front end's own: only output */
-			output = optarg;
+		if (!o.field) {  /* the front end's own: --breakdown and the output */
+			if (!strcmp(o.name, "breakdown"))
+				*breakdown = 1;
+			else
+				output = optarg;
 			continue;
 		}
 		if (atsd_plan_set(p, o.field, o.metavar ? (optarg ? optarg : o.const_value) : o.const_value, msg,
@@ -129,6 +135,9 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv)
 		die("unexpected argument '%s'", argv[optind]);
 	if (output && !*output)
 		die("-o: the output path is empty");
+	if (*breakdown && !output)
+		die("--breakdown needs -o FILE: its traces go into the file, and atsdbench import FILE cuts them "
+		    "into stages");
 	return output;  /* NULL: no file, the table only */
 }
 
@@ -634,7 +643,8 @@ int main(int argc, char **argv)
 	char *stale_text = NULL;
 	size_t stale_len = 0;
 	FILE *stale_f;
-	int stale;
+	int stale, breakdown = 0, breakdown_done = 0, complete;
+	static struct atsd_breakdown_probe bd;
 
 #ifdef ATSD_TEST_DOUBLES
 	/* A test build only (tests/test_workload.py: make CFLAGS=-DATSD_TEST_DOUBLES): no atsd a user
@@ -642,7 +652,7 @@ int main(int argc, char **argv)
 	if (getenv("ATSD_TEST_SKIP_MADVISE"))
 		atsd_test_skip_madvise(atoi(getenv("ATSD_TEST_SKIP_MADVISE")));
 #endif
-	o.path = parse(&p, argc, argv);
+	o.path = parse(&p, argc, argv, &breakdown);
 	if ((err = atsd_host_probe(&h)))
 		die("reading the host's facts: %s", strerror(-err));
 	if (atsd_plan_check(&p, &h, msg, sizeof(msg)))
@@ -654,6 +664,8 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv);
 		atsd_no_aslr(-1);
 	}
+	if (breakdown)  /* exit 2 before anything is measured where it cannot run */
+		breakdown_probe(&p, &bd);
 	if (o.path)
 		output_open(&o, o.path);  /* before measuring: an unwritable output loses nothing */
 	else if (!(o.mem = open_memstream(&o.buf, &o.len)))
@@ -661,9 +673,9 @@ int main(int argc, char **argv)
 	if (summary_init(&t, &p))
 		die("out of memory");
 	counting_probe(&k, &h);
-	fprintf(o.mem, "atsd-output 1\n");
+	fprintf(o.mem, "atsd-output %d\n", breakdown ? 2 : 1);  /* 1: what an older atsdbench imports */
 	write_host(o.mem);
-	write_config(o.mem, &p, &k);
+	write_config(o.mem, &p, &k, breakdown ? &bd : NULL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;  /* the parent's read of a sub-run's pipe goes on to its end */
@@ -688,7 +700,14 @@ int main(int argc, char **argv)
 		}
 		err = run_rounds(o.mem, &p, 0, &k, &t);
 	}
-	fprintf(o.mem, "end\tcomplete=%d\n", !err && !interrupted);
+	/* after the measured passes, never during them; a stopped run takes none */
+	complete = !err && !interrupted;
+	if (breakdown && complete)
+		breakdown_done = !breakdown_run(o.mem, &p, &bd) && !interrupted;
+	fprintf(o.mem, "end\tcomplete=%d", complete);
+	if (breakdown)
+		fprintf(o.mem, "\tbreakdown_complete=%d", breakdown_done);
+	fputc('\n', o.mem);
 	print_summary(stdout, &p, &t, &k);
 	/* the loud lines are printed after the save; the summary they come from is freed here */
 	if (!(stale_f = open_memstream(&stale_text, &stale_len)))

@@ -3,7 +3,7 @@
  *
  * atsd_main.c: options, the round loop and the sub-runs' processes (--runs).  atsd_count.c: IPI and
  * flush counts around a pass.  atsd_output.c: the file for `atsdbench import`.  atsd_summary.c: the
- * table printed after the run.
+ * table printed after the run.  atsd_breakdown.c: --breakdown's traced passes.
  */
 #ifndef ATSD_MAIN_H
 #define ATSD_MAIN_H
@@ -66,10 +66,19 @@ struct output {
 void output_open(struct output *o, const char *path);
 int output_close(struct output *o);
 void write_host(FILE *out);
-void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k);
+/* bd: --breakdown's events and clock (NULL without it) */
+void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k,
+		  const struct atsd_breakdown_probe *bd);
 void write_latency(FILE *out, uint64_t *lat, uint64_t calls);
 /* --threads: each thread's loop time, CPU time and involuntary switches, comma lists in thread order. */
 void write_thread_times(FILE *out, const struct atsd_thread_times *times, int n);
+
+/* ---- atsd_breakdown.c ---- */
+/* What --breakdown records here; one line and exit 2 where it cannot run at all. */
+void breakdown_probe(const struct atsd_plan *p, struct atsd_breakdown_probe *bd);
+void write_breakdown_config(FILE *out, const struct atsd_breakdown_probe *bd);
+/* The traced passes: `breakdown` records, each followed by its `trace` lines; 0 or -errno (said). */
+int breakdown_run(FILE *out, const struct atsd_plan *p, struct atsd_breakdown_probe *bd);
 
 /* ---- atsd_summary.c ---- */
 /* What the table after the run shows, per cell and stride: the measured passes' rates and times,

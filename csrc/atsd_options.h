@@ -57,7 +57,7 @@
 	  "require tlb:tlb_flush counts (default: count them when allowed)") \
 	X("no-trace", 0, RUN, "trace", NULL, "off", "auto", \
 	  "never attach the flush tracepoint") \
-	X("breakdown", 0, RUN, NULL, NULL, "1", NULL, \
+	X("breakdown", 0, BOTH, NULL, NULL, "1", NULL, \
 	  "after the timed passes, one traced pass per stride: where a call's time goes (tracefs, root)") \
 	X("profile", 0, RUN, NULL, NULL, "1", NULL, \
 	  "after the timed passes, sampled passes: kernel functions' shares of a call (perf_event_open)") \

@@ -1,7 +1,9 @@
 /*
  * atsd_output.c - the file atsd writes for `atsdbench import`: "atsd-output 1", then "host",
- * "config", "sample" lines and one "end" line; each line is a keyword and tab-separated key=value
- * fields.
+ * "config", "sample" (and "verify") lines and one "end" line; each line is a keyword and
+ * tab-separated key=value fields.  With --breakdown "atsd-output 2": the config's breakdown_*
+ * fields, and after the samples per traced pass a "breakdown" line followed by its raw trace lines,
+ * each a "trace" record (the rest of the line, as tracefs printed it).
  */
 #define _GNU_SOURCE
 #include "atsd_main.h"
@@ -84,7 +86,8 @@ void write_host(FILE *out)
 		atsd_hugepage_size(), thp, boot);
 }
 
-void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k)
+void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k,
+		  const struct atsd_breakdown_probe *bd)
 {
 	int i;
 
@@ -145,6 +148,8 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 		clean(error);
 		fprintf(out, "\ttrace_error=%s", error);
 	}
+	if (bd)
+		write_breakdown_config(out, bd);
 	fputc('\n', out);
 }
 

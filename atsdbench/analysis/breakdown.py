@@ -317,6 +317,19 @@ def breakdown(lines, cpu, pid, syscall, have=None):
     return summarize(calls(events, cpu, pid, syscall), tick, events_seen(events) if have is None else have)
 
 
+def untraced_us(records):
+    """{(cell or None, stride): mean µs per call of the measured passes (sample dicts, warm-up left
+    out)}: what tracing costs is the traced syscall time against it."""
+    sums = {}
+    for s in records:
+        if s.get("warmup"):
+            continue
+        key = (s.get("cell"), s["stride_bytes"])
+        total, n = sums.get(key, (0.0, 0))
+        sums[key] = (total + s["us_per_call"], n + 1)
+    return {k: t / n for k, (t, n) in sums.items()}
+
+
 def check_sum(summary, tolerance=1e-6):
     """True when the stages of a summary add up to its syscall time (and none is negative)."""
     parts = [summary[f"{s}_us"] for s in STAGES]

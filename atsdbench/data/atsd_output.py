@@ -3,6 +3,11 @@
 Each field is checked as it is read, against the ranges the result schema (schema.py) holds: a bad
 line gets one message naming the line and the field, the bad value cut short.  The result is then
 checked against the schema itself, so what import writes, load reads.
+
+Two versions: 'atsd-output 1' (every atsd), and 'atsd-output 2', what `atsd --breakdown` writes: its
+config has breakdown_* fields, and after the samples each traced pass is a `breakdown` record followed
+by its raw tracefs lines, one `trace` record each.  Those lines are cut into stages here by
+analysis/breakdown.py, the arithmetic of `run --breakdown`, into the same config `breakdown` section.
 """
 import itertools
 import math
@@ -35,6 +40,9 @@ INTS = {
     "verify": {"round": COUNT, "warmup": (0, 1), "stride_bytes": BYTES, "threads": (1, MAX_CPUS), "calls": COUNT,
                "checks": COUNT, "faults": COUNT, "zeros": COUNT, "stale": COUNT, "held": COUNT, "ns": COUNT,
                "run": COUNT, "cell": (0, 255)},
+    # atsd --breakdown (csrc/atsd_breakdown.c): one record a traced pass, its trace lines after it
+    "breakdown": {"stride_bytes": BYTES, "region_bytes": BYTES, "calls": (1, MAX_INT64), "lost": COUNT, "cpu": CPU,
+                  "tid": (1, MAX_INT64), "cell": (0, 255)},
 }
 # bystanders and pages are lists: several values are an axis (cells, see plan.py).
 LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS),
@@ -46,7 +54,9 @@ PAGES = ("base", "thp", "hugetlb")
 REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
                        "seed"),
             "sample": ("round", "rep", "stride_bytes", "warmup", "ns", "calls"),
-            "verify": ("round", "op", "stride_bytes", "calls", "checks", "faults", "zeros", "stale", "held")}
+            "verify": ("round", "op", "stride_bytes", "calls", "checks", "faults", "zeros", "stale", "held"),
+            "breakdown": ("stride_bytes", "region_bytes", "lost", "op", "cpu", "tid")}
+VERSIONS = ("atsd-output 1", "atsd-output 2")
 # the flush counts of a traced pass, named as counters.py names them (tlb:tlb_flush on x86; POWER's
 # tlbie events and hypervisor calls)
 COUNTS = re.compile(r"(flushes|full_flushes|flushes_[a-z0-9_]+|tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)")
@@ -123,17 +133,27 @@ def _fields(kind, parts, where):
 
 
 def parse(text, name="<atsd output>"):
+    """(host, config, samples, complete, verify, breakdown): breakdown is [(record, [trace lines])]
+    (version 2), and the `end` record's fields are complete's and config's `end`."""
     lines = text.splitlines()
-    if not lines or lines[0].strip() != "atsd-output 1":
+    version = lines[0].strip() if lines else None
+    if version not in VERSIONS:
         raise UsageError(messages.ATSD_OUTPUT_NOT_ATSD_OUTPUT_FIRST.format(name=name))
-    host, config, samples, verify, complete = None, None, [], [], False
+    host, config, samples, verify, traced, end = None, None, [], [], [], {}
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
             continue
         kind, *parts = line.split("\t")
         where = f"{name} line {number}"
-        if kind not in ("host", "config", "sample", "verify", "end"):
+        if kind not in ("host", "config", "sample", "verify", "end", "breakdown", "trace"):
             raise UsageError(messages.ATSD_OUTPUT_UNKNOWN_RECORD.format(where=where, kind=cut(kind)))
+        if kind in ("breakdown", "trace") and version != VERSIONS[1]:
+            raise UsageError(messages.ATSD_OUTPUT_RECORD_NEEDS_2.format(where=where, kind=kind))
+        if kind == "trace":  # the rest of the line as tracefs printed it (analysis/breakdown.py reads it)
+            if not traced:
+                raise UsageError(messages.ATSD_OUTPUT_TRACE_BEFORE_BREAKDOWN.format(where=where))
+            traced[-1][1].append(line.partition("\t")[2])
+            continue
         f = _fields(kind, parts, where)
         if kind == "host":
             host = f
@@ -143,15 +163,49 @@ def parse(text, name="<atsd output>"):
             samples.append(f)
         elif kind == "verify":
             verify.append(f)
+        elif kind == "breakdown":
+            if f["op"] not in OPS:
+                raise UsageError(messages.ATSD_OUTPUT_BREAKDOWN_OP.format(where=where, value=cut(f["op"]),
+                                                                          ops=", ".join(OPS)))
+            traced.append((f, []))
         else:
-            complete = f.get("complete") == "1"
+            end = f
     if host is None or config is None:
         raise UsageError(messages.ATSD_OUTPUT_HAS_NO_HOST_CONFIG.format(name=name))
-    return host, config, samples, complete, verify
+    return host, config, samples, end.get("complete") == "1", verify, traced, end
+
+
+def breakdown_section(config, traced, end, samples, cells, name):
+    """atsd --breakdown's traced passes as run --breakdown's config section: each pass's trace cut into
+    stages by analysis/breakdown.py, with the measured passes' µs per call beside it."""
+    from ..analysis import breakdown as arithmetic
+
+    have = set(filter(None, config.get("breakdown_have", "").split(",")))
+    calls_max = config.get("breakdown_calls_max", "")
+    section = {"clock": config.get("breakdown_clock") or None,
+               "events": sorted(filter(None, config.get("breakdown_events", "").split(","))),
+               "missing": list(filter(None, config.get("breakdown_missing", "").split(","))),
+               "calls_max": _whole("breakdown_calls_max", calls_max, (1, MAX_INT64), f"{name} config"),
+               "passes": [], "complete": end.get("breakdown_complete") == "1"}
+    measured = arithmetic.untraced_us(samples)
+    for record, lines in traced:
+        cell = record.get("cell")
+        if cells and (cell is None or cell >= len(cells)):
+            raise UsageError(messages.ATSD_OUTPUT_BREAKDOWN_CELL.format(where=name))
+        one = {"stride_bytes": record["stride_bytes"], "region_bytes": record["region_bytes"], "lost": record["lost"]}
+        if cells:
+            one["cell"] = cell
+        summary = None if record["lost"] else arithmetic.breakdown(lines, record["cpu"], record["tid"], record["op"],
+                                                                   have)
+        if summary is not None:
+            one.update(summary)
+            one["untraced_us"] = measured.get((cell if cells else None, record["stride_bytes"]))
+        section["passes"].append(one)
+    return section
 
 
 def to_result(text, name="<atsd output>"):
-    host, config, raw, complete, raw_verify = parse(text, name)
+    host, config, raw, complete, raw_verify, traced, end = parse(text, name)
     host = {"hostname": host.get("hostname", "unknown"), "arch": host.get("arch", "unknown"),
             "kernel_release": host.get("kernel_release", "unknown"),
             "kernel_version": host.get("kernel_version", "unknown"), "cpu_model": host.get("cpu_model", "unknown"),
@@ -255,6 +309,8 @@ def to_result(text, name="<atsd output>"):
                 raise UsageError(messages.ATSD_VERIFY_CELL.format(name=name))
             record.update(cfg["cells"][v["cell"]])
         verify.append(record)
+    if config.get("breakdown") == "1":
+        cfg["breakdown"] = breakdown_section(config, traced, end, samples, cfg.get("cells"), name)
     result = Result(host, cfg, samples, complete, verify=verify)
     schema.check(result.to_dict(), name)  # what is imported loads again
     return result

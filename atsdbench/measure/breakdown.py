@@ -11,30 +11,16 @@ give the trace clock's tick in ns.  analysis/breakdown.py does the arithmetic.
 """
 import os
 import threading
-import time
 
 from ..analysis import breakdown as arithmetic
 from ..errors import UsageError
 
-CALLS = 2048           # calls a breakdown pass traces, at most
-EVENT_BYTES = 64       # one event in the ring buffer, rounded up
-EVENTS_PER_CALL = 16   # enter, exit, flushes, csd pairs, IPIs, with room
-CLOCKS = ("x86-tsc", "ppc-tb", "mono")  # a raw counter where there is one (ns clocks print µs)
-FAMILIES = {"tlb/tlb_flush": "tlb", "csd/csd_function_entry": "csd", "csd/csd_function_exit": "csd",
-            "ipi/ipi_send_cpu": "ipi", "ipi/ipi_send_cpumask": "ipi", "powerpc/tlbie": "tlbie",
-            "powerpc/hcall_entry": "hcall", "powerpc/hcall_exit": "hcall"}
+# The events, their filters, the clock, the pass's region and the buffers are csrc/atsd_instance.c's,
+# which `atsd --breakdown` uses too: a trace means the same whichever front end took it.
 
 
 def syscall_events(op):
     return f"syscalls/sys_enter_{op}", f"syscalls/sys_exit_{op}"
-
-
-def _hcall_filter():
-    """Only the hypervisor calls that change the hash page table (csrc/atsd_trace.c's table, as the
-    flush counters take them): an idle CPU's H_CEDE would fill the buffer."""
-    from .core import power_columns
-
-    return " || ".join(f"opcode == {c['opcode']}" for c in power_columns() if c["hash"])
 
 
 def lockdown_state(text=None):
@@ -52,59 +38,37 @@ def lockdown_state(text=None):
 
 
 class Probe:
-    """What a breakdown can record here, checked before anything is measured: `events` to enable,
-    `have` (analysis' families), `missing` (optional events this kernel lacks), `clock`.  Raises
-    UsageError (exit 2) where the breakdown cannot run at all."""
+    """What a breakdown can record here, checked before anything is measured: `events` to enable
+    ({event: (filter or None, family)}), `have` (analysis' families), `missing` (optional events this
+    kernel lacks), `clock`.  Raises UsageError (exit 2) where the breakdown cannot run at all."""
 
     def __init__(self, ops, root=None, euid=None):
         from ..render import text
-        from .core import find_tracepoint, tracefs_root, tracepoint_problem
+        from .core import breakdown_probe, tracefs_root, tracepoint_problem
 
         euid = os.geteuid() if euid is None else euid
         self.root = root if root is not None else tracefs_root()
         first = syscall_events(ops[0])[0].replace("/", ":")
         if euid != 0 or self.root is None:
             raise UsageError(text.breakdown_refused(tracepoint_problem(first, euid)))
-        self.events, self.have, self.missing = {}, set(), []
-        for op in ops:
-            for event in syscall_events(op):
-                if find_tracepoint(event, self.root)[0] is None:
-                    raise UsageError(text.breakdown_refused(tracepoint_problem(event.replace("/", ":"), euid, 1)))
-                self.events[event] = None  # the pid filter is set per run (the measuring thread's)
-        power = os.path.isdir(os.path.join(self.root, "events", "powerpc"))
-        for event, family in FAMILIES.items():
-            if family in ("tlbie", "hcall") and not power:
-                continue
-            if find_tracepoint(event, self.root)[0] is None:
-                if not (family == "tlb" and power):  # POWER has it but never fires it
-                    self.missing.append(event.replace("/", ":"))
-                continue
-            if family == "tlb" and power:
-                continue
-            self.events[event] = _hcall_filter() if family == "hcall" else None
-            self.have.add(family)
-        self.clock = self._clock()
+        found = breakdown_probe(self.root, ops)
+        if "absent" in found:
+            raise UsageError(text.breakdown_refused(tracepoint_problem(found["absent"], euid, 1)))
+        self.events, self.have, self.missing = found["events"], found["have"], found["missing"]
+        self.clock = found["clock"]
         self._try_instance()
-
-    def _clock(self):
-        try:
-            with open(os.path.join(self.root, "trace_clock")) as f:
-                offered = f.read().replace("[", " ").replace("]", " ").split()
-        except OSError:
-            return None
-        return next((c for c in CLOCKS if c in offered), None)
 
     def _try_instance(self):
         """An instance made and removed now: lockdown or a read-only tracefs says no here, not
         after the measured passes."""
         from ..render import text
         from . import tracebuf
+        from .core import instance_problem
 
         try:
             tracebuf.TraceBuffer(self.root, {}, {}, self.clock).close()
         except OSError as e:
-            raise UsageError(text.breakdown_refused(text.no_trace_instance(self.root, e.strerror,
-                                                                           lockdown_state())))
+            raise UsageError(text.breakdown_refused(instance_problem(self.root, e.errno, lockdown_state())))
 
     def notes(self):
         from ..render import text
@@ -113,14 +77,10 @@ class Probe:
 
 
 def region_bytes(plan, stride):
-    """A breakdown pass's region: the plan's layout, at most CALLS calls of the stride."""
-    unit = max(stride, plan.align)
-    want = -(-stride * CALLS // unit) * unit
-    return min(plan.size, want)
+    """A breakdown pass's region: the plan's layout, at most CALLS calls of the stride (csrc's rule)."""
+    from .core import breakdown_region
 
-
-def buffer_kb(calls):
-    return max(1024, calls * EVENTS_PER_CALL * EVENT_BYTES // 1024)
+    return breakdown_region(plan.size, plan.align, stride)
 
 
 def run(plan, probe, measured=None, keep=None, into=None):
@@ -137,16 +97,14 @@ def run(plan, probe, measured=None, keep=None, into=None):
     tid = threading.get_native_id()
     out = into if into is not None else {}
     out.update({"clock": probe.clock, "events": sorted(e.replace("/", ":") for e in probe.events),
-           "missing": list(probe.missing), "calls_max": CALLS, "passes": [], "complete": False})
+                "missing": list(probe.missing), "calls_max": core.BREAKDOWN_CALLS, "passes": [], "complete": False})
     quiet = dataclasses.replace(plan, trace="off")  # no flush counters: this module traces
     cells = [(i, c) for i, c in enumerate(plan.cells) if c["threads"] == 1]
     calls = max(region_bytes(plan, s) // s for s in plan.strides)
-    sizes = {plan.cpu: buffer_kb(calls)}
-    sizes.update({c: buffer_kb(calls) // 2 for c in plan.bystander_cpus})
-    events = dict(probe.events)
-    for op in {c["op"] for _, c in cells}:
-        for event in syscall_events(op):
-            events[event] = f"common_pid == {tid}"
+    sizes = core.breakdown_sizes(calls, plan.cpu, plan.bystander_cpus)
+    mine = core.breakdown_thread_filter(tid)
+    events = {e: ((mine, family) if family == "syscall" else (flt, family))
+              for e, (flt, family) in probe.events.items()}
     buffer = None
     try:
         with Session(quiet) as session:
@@ -159,9 +117,9 @@ def run(plan, probe, measured=None, keep=None, into=None):
                     size = region_bytes(plan, stride)
                     with core.Region(size, plan.align, cell["pages"]) as region:
                         buffer.start()
-                        buffer.mark(f"{arithmetic.MARK} t0 {time.monotonic_ns()}")
+                        buffer.mark_time("t0")
                         region.timed_pass(stride, False, cell["op"])
-                        buffer.mark(f"{arithmetic.MARK} t1 {time.monotonic_ns()}")
+                        buffer.mark_time("t1")
                         lines, lost = buffer.stop()
                     if keep is not None:
                         keep[(index, stride)] = lines
@@ -185,11 +143,4 @@ def run(plan, probe, measured=None, keep=None, into=None):
 def untraced_us(result):
     """{(cell or None, stride): mean µs per call of the measured passes}: what tracing costs is the
     traced syscall time against it."""
-    sums = {}
-    for s in result.records:
-        if s.get("warmup"):
-            continue
-        key = (s.get("cell"), s["stride_bytes"])
-        total, n = sums.get(key, (0.0, 0))
-        sums[key] = (total + s["us_per_call"], n + 1)
-    return {k: t / n for k, (t, n) in sums.items()}
+    return arithmetic.untraced_us(result.records)

@@ -16,7 +16,8 @@ import re
 
 # Which tracepoints, their columns and filters, and why one cannot be read: csrc/atsd_trace.c's, which the
 # standalone atsd uses too, so a result file's columns do not depend on which of the two wrote it.
-from .core import find_tracepoint, reason_column, tlb_flush_columns, tracefs_root, tracepoint_problem  # noqa: F401
+from .core import (find_tracepoint, hcall_filter, reason_column, tlb_flush_columns, tracefs_root,  # noqa: F401
+                   tracepoint_problem)
 from .procfs import parse_interrupts, parse_vmstat_tlb, read
 from ..render import messages
 
@@ -71,7 +72,7 @@ class Counters:
             raise UsageError(messages.COUNTERS_TRACE.format(trace_error=self.trace_error))
 
     def _probe_power(self, root, size, page_size, cpu, bystander_cpus):
-        from . import tlbie, tracebuf
+        from . import tracebuf
 
         events = {e: None for e in POWER_EVENTS if find_tracepoint(e, root)[0] is not None}
         # pseries hash: the hypervisor changes the hash page table; only its page-table calls are kept
@@ -79,7 +80,7 @@ class Counters:
         mmu = re.search(r"^MMU\s*:\s*(\S+)", read("/proc/cpuinfo") or "", re.MULTILINE)
         hcalls = bool(mmu and mmu[1] == "Hash" and find_tracepoint("powerpc/hcall_entry", root)[0] is not None)
         if hcalls:
-            events["powerpc/hcall_entry"] = " || ".join(f"opcode == {op}" for op in sorted(tlbie.HCALL_COLUMNS))
+            events["powerpc/hcall_entry"] = hcall_filter()
         try:
             self._buffer = tracebuf.TraceBuffer(
                 root, events, tracebuf.sizes_kb(size or 1 << 30, page_size or 4096, cpu, bystander_cpus))

@@ -204,6 +204,18 @@ def expected_bytes(runs, traced, trace_kb, smp):
     return GUEST_BYTES + runs * RUN_BYTES + traced * TRACE_COPIES * trace_kb * 1024 * smp
 
 
+BREAKDOWN_LINE_BYTES = 16 * 128  # a traced call's events as trace lines (csrc/atsd_breakdown.c), with room
+
+
+def breakdown_bytes(plan):
+    """About what a run's --breakdown brings home in the console: every traced pass's trace lines
+    (at most core.BREAKDOWN_CALLS calls a pass, one pass per cell and stride)."""
+    from . import core
+
+    calls = sum(min(plan.size // s, core.BREAKDOWN_CALLS) for s in plan.strides[0:plan.nstrides])
+    return calls * len(core.cells(plan)) * BREAKDOWN_LINE_BYTES
+
+
 def check_output_dir(path, need):
     """-o DIR, before anything boots: a directory, or one that can be made, that this process can write
     in, with about `need` bytes free on its file system.  UsageError naming what is wrong otherwise."""

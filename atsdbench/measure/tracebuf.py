@@ -10,120 +10,71 @@ every CPU are read as text and counted by tlbie.pass_counts.  Buffers do not ove
 fills, events are dropped, counted in its stats, and the pass's counts are not kept.
 """
 import os
-import re
 
-INSTANCE_PREFIX = "atsdbench-"
+from . import core
+
+INSTANCE_PREFIX = "atsdbench-"  # csrc/atsd_instance.c's (atsd's instances too)
 EVENT_BYTES = 80       # one tlbie event in the ring buffer (64 bytes of fields, header, time delta), rounded up
-SMALL_KB = 256         # a CPU the run does not use: other processes' events only
-
-
-def _write(path, text):
-    with open(path, "w") as f:
-        f.write(text)
+SMALL_KB = core.INSTANCE_SMALL_KB  # a CPU the run does not use: other processes' events only
 
 
 def lost_events(stats_text):
     """Events a CPU's buffer lost (per_cpu/cpuN/stats: 'overrun' when it overwrites, 'dropped events'
     when it does not)."""
-    lost = 0
-    for key in ("overrun", "dropped events"):
-        m = re.search(rf"^{key}:\s*(\d+)", stats_text or "", re.MULTILINE)
-        lost += int(m[1]) if m else 0
-    return lost
+    return core.trace_lost(stats_text)
 
 
 def remove_stale(root):
     """Instances left by a run that was killed (their process is gone)."""
-    try:
-        names = os.listdir(os.path.join(root, "instances"))
-    except OSError:
-        return
-    for name in names:
-        pid = name[len(INSTANCE_PREFIX):]
-        if name.startswith(INSTANCE_PREFIX) and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            try:
-                os.rmdir(os.path.join(root, "instances", name))
-            except OSError:
-                pass
+    core.remove_stale_instances(root)
 
 
 class TraceBuffer:
     """events: {"powerpc/tlbie": filter or None, ...}; sizes: {cpu: KB} for the CPUs the run uses
     (every other CPU gets SMALL_KB); clock: the instance's trace_clock (default: tracefs's).  Raises
-    OSError where tracefs does not allow it."""
+    OSError where tracefs does not allow it.  The instance is csrc/atsd_instance.c's (core.TraceInstance),
+    the one atsd uses."""
 
     def __init__(self, root, events, sizes, clock=None):
-        remove_stale(root)
-        self.path = os.path.join(root, "instances", f"{INSTANCE_PREFIX}{os.getpid()}")
         self.events = dict(events)
-        self._create()
+        self.on = False  # recording (counters.py stops a buffer left on)
+        self._instance = core.TraceInstance(root)  # removes stale instances, then makes ours
+        self.path = self._instance.path
         try:
-            _write(self._at("tracing_on"), "0")
-            _write(self._at("options/overwrite"), "0")
-            _write(self._at("buffer_size_kb"), str(SMALL_KB))
-            if clock:
-                _write(self._at("trace_clock"), clock)
-            for cpu, kb in sizes.items():
-                _write(self._at(f"per_cpu/cpu{cpu}/buffer_size_kb"), str(int(kb)))
-            for event, flt in self.events.items():
-                if flt:
-                    _write(self._at(f"events/{event}/filter"), flt)
+            self._create()
+            self._instance.setup(self.events, sizes, clock)
         except OSError:
             self.close()
             raise
-        self.on = False
 
     def _create(self):
-        os.mkdir(self.path)  # tracefs fills it: buffers, options, events
+        """What tracefs puts in a new instance (tracefs does it; a test's plain directory needs it)."""
 
     def _at(self, name):
         return os.path.join(self.path, name)
 
-    def _cpus(self):
-        return sorted(int(n[3:]) for n in os.listdir(self._at("per_cpu")) if n[3:].isdigit())
-
     def start(self):
-        _write(self._at("trace"), "")  # empties every CPU's buffer and its counts
-        for event in self.events:
-            _write(self._at(f"events/{event}/enable"), "1")
-        _write(self._at("tracing_on"), "1")
+        self._instance.start()
         self.on = True
 
     def mark(self, text):
         """One line in the trace (trace_marker), stamped by the trace clock."""
-        _write(self._at("trace_marker"), text + "\n")
+        self._instance.mark(text)
+
+    def mark_time(self, name):
+        """'atsdbench NAME NS', CLOCK_MONOTONIC ns (analysis/breakdown.py reads two of them)."""
+        self._instance.mark_time(name)
 
     def stop(self):
         """Stops recording; returns (trace lines of every CPU, events lost)."""
-        _write(self._at("tracing_on"), "0")
-        for event in self.events:
-            _write(self._at(f"events/{event}/enable"), "0")
         self.on = False
-        lines, lost = [], 0
-        for cpu in self._cpus():
-            with open(self._at(f"per_cpu/cpu{cpu}/stats")) as f:
-                stats = f.read()
-            lost += lost_events(stats)
-            m = re.search(r"^entries:\s*(\d+)", stats, re.MULTILINE)
-            if m and m[1] != "0":
-                with open(self._at(f"per_cpu/cpu{cpu}/trace")) as f:
-                    lines.extend(line for line in f if not line.startswith("#"))
-        return lines, lost
+        lost = self._instance.stop()
+        return self._instance.text().splitlines(keepends=True), lost
 
     def close(self):
         if self.path is None:
             return
-        try:
-            if getattr(self, "on", False):
-                _write(self._at("tracing_on"), "0")
-            for event in self.events:
-                _write(self._at(f"events/{event}/enable"), "0")
-        except OSError:
-            pass
-        try:
-            os.rmdir(self.path)
-        except OSError:
-            pass
+        self._instance.close()
         self.path = None
 
 

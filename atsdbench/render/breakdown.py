@@ -75,7 +75,13 @@ def overhead(section):
     return lo if lo == hi else f"{lo} to {hi}"
 
 
-def table(section, fmt="text", config=None):
+def _emulated(host):
+    """The note of a file from a guest under TCG (host.virtualized qemu-tcg), else None."""
+    virtualized = (host or {}).get("virtualized") or ""
+    return text.breakdown_emulated(virtualized) if virtualized.startswith("qemu-tcg") else None
+
+
+def table(section, fmt="text", config=None, host=None):
     """The table, its legend and notes; '' where the file has no breakdown.  config: the file's, for
     the cells' names."""
     if not section:
@@ -85,6 +91,8 @@ def table(section, fmt="text", config=None):
     if body:
         out.append(layout.fitted(body, headers, "github" if fmt == "markdown" else "simple"))
     notes = [text.breakdown_legend(overhead(section))]
+    if _emulated(host):
+        notes.append(_emulated(host))
     lost = [format_size(p["stride_bytes"]) for p in section.get("passes", []) if p.get("lost")]
     if lost:
         notes.append(text.breakdown_lost(", ".join(lost)))
@@ -103,7 +111,7 @@ def _share(v):
     return numbers.NA if numbers.missing(v) else numbers.pct(100 * v, 1, sign=False)
 
 
-def profile_table(section, fmt="text", top=3, config=None):
+def profile_table(section, fmt="text", top=3, config=None, host=None):
     """run --profile's table: per stride (and cell) the named stages' inclusive shares, the bystanders'
     remote flush share and the top self functions; '' where the file has none."""
     if not section:
@@ -126,6 +134,8 @@ def profile_table(section, fmt="text", top=3, config=None):
     counts = [p["samples"] for p in passes] or [0]
     n = str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
     notes = [text.profile_legend(section.get("event"), n)]
+    if _emulated(host):
+        notes.append(_emulated(host))
     if not section.get("complete", True):
         notes.append(text.profile_interrupted())
     return "\n".join(out + notes[:text.MAX_NOTES])

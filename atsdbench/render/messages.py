@@ -173,7 +173,11 @@ ATSD_OUTPUT_OUT_RANGE = '{where}: {key}={value} is out of range ({lo} to {hi})'
 ATSD_OUTPUT_NOT_NUMBER_SECONDS = '{where}: {key}={value} is not a number of seconds'
 ATSD_OUTPUT_NOT_COMMA_SEPARATED_LIST = '{where}: {key}={value} is not a comma-separated list of whole numbers'
 ATSD_OUTPUT_WITHOUT = '{where}: {kind} without {missing}'
-ATSD_OUTPUT_NOT_ATSD_OUTPUT_FIRST = "{name} is not atsd output (its first line must be 'atsd-output 1')"
+ATSD_OUTPUT_NOT_ATSD_OUTPUT_FIRST = "{name} is not atsd output (its first line must be 'atsd-output 1' or 2)"
+ATSD_OUTPUT_RECORD_NEEDS_2 = "{where}: a {kind} record needs 'atsd-output 2' (atsd --breakdown) as the first line"
+ATSD_OUTPUT_TRACE_BEFORE_BREAKDOWN = '{where}: a trace line before any breakdown record'
+ATSD_OUTPUT_BREAKDOWN_OP = "{where}: breakdown op={value} is not one of {ops}"
+ATSD_OUTPUT_BREAKDOWN_CELL = '{where}: a breakdown record of a run with axes has no cell, or one out of range'
 ATSD_OUTPUT_HAS_NO_HOST_CONFIG = '{name} has no host or config line'
 ATSD_OUTPUT_CONFIG_PAGES_BYSTANDERS_NOT = '{name}: config pages={pages} or bystanders is not a valid list'
 ATSD_OUTPUT_CONFIG_OP_NOT_LIST = '{name}: config op={get} is not a list of {ops}'

@@ -292,19 +292,14 @@ def scaling_by(references):
 BREAKDOWN = "docs/breakdown.md#stages"
 PERMISSIONS = "docs/breakdown.md#permissions"
 PROFILE = "docs/breakdown.md#profile"
-ANCHORS += (BREAKDOWN, PERMISSIONS, PROFILE)
+GUEST_BREAKDOWN = "docs/breakdown.md#inside-a-guest"
+ANCHORS += (BREAKDOWN, PERMISSIONS, PROFILE, GUEST_BREAKDOWN)
 BREAKDOWN_TITLE = "Where a call's time goes (run --breakdown: traced calls, µs per call)"
 
 
 def breakdown_refused(why, option="--breakdown"):
     """Asked for and impossible here: exit 2 before anything is measured."""
     return f"{option}: {why}"
-
-
-def no_trace_instance(root, strerror, lockdown=None):
-    hint = (f" (kernel lockdown={lockdown} closes tracefs; boot with lockdown=integrity or none)"
-            if lockdown == "confidentiality" else "")
-    return f"no trace instance in {root}/instances: {strerror}{hint}"
 
 
 def breakdown_not_calibrate():
@@ -321,6 +316,11 @@ def breakdown_legend(traced_over):
     """Under the breakdown table: the unit, N, what it does not cover."""
     over = f"; tracing cost {traced_over}" if traced_over else ""
     return see(f"N = traced calls; stages sum to the syscall{over}", BREAKDOWN)
+
+
+def breakdown_emulated(virtualized):
+    """Under a breakdown or profile of a guest under full emulation: the shares hold, the µs do not."""
+    return see(f"emulated ({virtualized}): the µs are the emulator's, read the shares", GUEST_BREAKDOWN)
 
 
 def breakdown_lost(strides):

@@ -136,3 +136,91 @@ def test_a_failed_write_is_rescued_and_named(tmp_path, capsys, monkeypatch):
     assert not out.exists() and sorted(os.listdir(tmp_path)) == ["a.txt", "rescue"]
     monkeypatch.undo()
     assert json.loads((rescue / saved).read_text())["config"]["label"] == "lab"
+
+
+# ---- atsd --breakdown: 'atsd-output 2', its breakdown and trace records, cut here into stages ----
+
+def breakdown_text(fixtures, *, lost=0, version=2, extra="", traces=("64k", "1024k"), tid=16626):
+    """An atsd --breakdown output of one cell: two traced passes whose trace lines are real ones
+    (tests/fixtures/breakdown/, captured on this project's VM with one bystander)."""
+    config = (CONFIG.replace("bystanders=0\tcpu=0\tbystander_cpus=", "bystanders=1\tcpu=1\tbystander_cpus=0")
+              + "\tbreakdown=1\tbreakdown_calls_max=2048\tbreakdown_clock=x86-tsc\tbreakdown_have=tlb,csd,ipi"
+              "\tbreakdown_missing=\tbreakdown_events=syscalls:sys_enter_mprotect,syscalls:sys_exit_mprotect,"
+              "tlb:tlb_flush")
+    records = []
+    for name in traces:
+        stride = 65536 if name == "64k" else 1048576
+        lines = (fixtures / "breakdown" / f"x86-mprotect-{name}-bystanders1.trace").read_text().splitlines()
+        records.append(f"breakdown\tstride_bytes={stride}\tregion_bytes=4194304\tcalls={4194304 // stride}"
+                       f"\tlost={lost}\top=mprotect\tcpu=1\ttid={tid}{extra}")
+        records += ["trace\t" + line for line in lines]
+    body = text(config=config, end="end\tcomplete=1\tbreakdown_complete=1").splitlines()
+    body[0] = f"atsd-output {version}"
+    return "\n".join(body[:-1] + records + body[-1:]) + "\n"
+
+
+def test_a_breakdown_output_is_cut_into_stages_by_runs_arithmetic(tmp_path, fixtures, cli):
+    from atsdbench.analysis import breakdown as arithmetic
+
+    (tmp_path / "b.txt").write_text(breakdown_text(fixtures))
+    r = importer.load(str(tmp_path / "b.txt"))
+    section = r.config["breakdown"]
+    assert section["complete"] and section["clock"] == "x86-tsc" and section["calls_max"] == 2048
+    assert section["events"] == ["syscalls:sys_enter_mprotect", "syscalls:sys_exit_mprotect", "tlb:tlb_flush"]
+    assert [p["stride_bytes"] for p in section["passes"]] == [65536, 1048576]
+    for p, name in zip(section["passes"], ("64k", "1024k")):
+        lines = (fixtures / "breakdown" / f"x86-mprotect-{name}-bystanders1.trace").read_text().splitlines()
+        expect = arithmetic.breakdown(lines, 1, 16626, "mprotect", {"tlb", "csd", "ipi"})
+        assert {k: p[k] for k in expect} == expect and arithmetic.check_sum(p)
+        assert p["calls"] == 4194304 // p["stride_bytes"] and p["flushes"] >= 1
+        # the measured passes' µs per call beside it (the legend's tracing cost)
+        mine = [s["us_per_call"] for s in r.records if s["stride_bytes"] == p["stride_bytes"] and not s["warmup"]]
+        assert p["untraced_us"] == pytest.approx(sum(mine) / len(mine))
+    out = tmp_path / "b.json"
+    assert cli("import", str(tmp_path / "b.txt"), "-o", str(out)).returncode == 0
+    shown = cli("show", str(out))
+    assert shown.returncode == 0 and "Where a call's time goes" in shown.stdout
+    assert "stages sum to the syscall" in shown.stdout and "emulated" not in shown.stdout
+
+
+def test_a_pass_that_lost_events_has_no_stages(tmp_path, fixtures):
+    (tmp_path / "b.txt").write_text(breakdown_text(fixtures, lost=3))
+    passes = importer.load(str(tmp_path / "b.txt")).config["breakdown"]["passes"]
+    assert [p["lost"] for p in passes] == [3, 3] and not any("syscall_us" in p for p in passes)
+
+
+def test_a_breakdown_of_another_thread_has_no_calls(tmp_path, fixtures):
+    (tmp_path / "b.txt").write_text(breakdown_text(fixtures, tid=4242))
+    passes = importer.load(str(tmp_path / "b.txt")).config["breakdown"]["passes"]
+    assert len(passes) == 2 and not any("syscall_us" in p for p in passes)
+
+
+def test_a_version_1_output_still_imports_without_a_breakdown(tmp_path):
+    (tmp_path / "a.txt").write_text(text())
+    assert "breakdown" not in importer.load(str(tmp_path / "a.txt")).config
+
+
+BAD_BREAKDOWN = [
+    ({"version": 1}, "needs 'atsd-output 2'"),
+    ({"tid": "x"}, "tid='x' is not a whole number"),
+    ({"lost": -1}, "lost='-1' is out of range"),
+]
+
+
+@pytest.mark.parametrize("change,message", BAD_BREAKDOWN, ids=[m for _, m in BAD_BREAKDOWN])
+def test_bad_breakdown_records_are_one_line(tmp_path, fixtures, cli, change, message):
+    (tmp_path / "b.txt").write_text(breakdown_text(fixtures, **change))
+    p = cli("import", str(tmp_path / "b.txt"), "-o", str(tmp_path / "b.json"))
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and message in p.stderr
+    assert not os.path.exists(tmp_path / "b.json")
+
+
+def test_a_trace_line_before_any_breakdown_and_a_bad_op_are_refused(tmp_path, fixtures):
+    good = breakdown_text(fixtures)
+    first = good.index("breakdown\tstride_bytes")
+    (tmp_path / "b.txt").write_text(good[:first] + "trace\tx\n" + good[first:])
+    with pytest.raises(UsageError, match="trace line before any breakdown record"):
+        importer.load(str(tmp_path / "b.txt"))
+    (tmp_path / "b.txt").write_text(good.replace("op=mprotect", "op=mlock", 1))
+    with pytest.raises(UsageError, match="breakdown op='mlock' is not one of"):
+        importer.load(str(tmp_path / "b.txt"))

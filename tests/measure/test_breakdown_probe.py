@@ -58,7 +58,7 @@ def test_on_power_tlb_flush_is_not_used_and_tlbie_is(tmp_path, monkeypatch):
     hash_ = breakdown.Probe(["mprotect"], root=str(tree(tmp_path, "powerpc/hcall_entry", "powerpc/hcall_exit")),
                             euid=0)
     assert hash_.events["powerpc/hcall_entry"] == hash_.events["powerpc/hcall_exit"] == (
-        "opcode == 4 || opcode == 8 || opcode == 16 || opcode == 20 || opcode == 24 || opcode == 292")
+        "opcode == 4 || opcode == 8 || opcode == 16 || opcode == 20 || opcode == 24 || opcode == 292", "hcall")
 
 
 def test_the_lockdown_mode_is_read():
@@ -66,11 +66,31 @@ def test_the_lockdown_mode_is_read():
     assert breakdown.lockdown_state("") is None
 
 
+def test_the_instance_refusal_names_lockdown_where_it_is_the_reason():
+    import errno
+
+    from atsdbench.measure.core import instance_problem
+
+    assert instance_problem("/t", errno.EPERM, "confidentiality") == (
+        "no trace instance in /t/instances: Operation not permitted (kernel lockdown=confidentiality closes "
+        "tracefs; boot with lockdown=integrity or none)")
+    assert instance_problem("/t", errno.EROFS, "integrity") == "no trace instance in /t/instances: Read-only file system"
+
+
+def test_the_buffers_hold_a_pass_and_the_bystanders_get_half():
+    from atsdbench.measure.core import breakdown_sizes
+
+    assert breakdown_sizes(2048, 1, [0]) == {1: 2048, 0: 1024}  # 16 events of 64 bytes a call
+    assert breakdown_sizes(4, 1, [1, 2]) == {1: 1024, 2: 512}  # at least 1M; the measuring CPU not twice
+
+
 def test_a_pass_traces_at_most_calls_max_calls():
     from atsdbench.measure.plan import Plan
 
     plan = Plan(size=1 << 30, strides=[64 << 10, 4 << 20], region_align=4 << 20)
-    assert breakdown.region_bytes(plan, 64 << 10) == breakdown.CALLS * (64 << 10)
+    from atsdbench.measure.core import BREAKDOWN_CALLS
+
+    assert breakdown.region_bytes(plan, 64 << 10) == BREAKDOWN_CALLS * (64 << 10)
     assert breakdown.region_bytes(plan, 4 << 20) == 1 << 30
     assert breakdown.region_bytes(Plan(size=4 << 20, strides=[64 << 10], region_align=2 << 20), 64 << 10) == 4 << 20
 

@@ -881,3 +881,38 @@ def test_boots_alternate_into_a_campaign_directory(fake_qemu, tmp_path, capsys, 
     assert rc == 2 and "is not empty" in stderr
     rc, _, stderr = guest_cli(capsys, "--kernel", a, "--boots", "2", "-o", tmp_path / "x", "--", "--size", "64M")
     assert rc == 2 and "two or more kernels" in stderr
+
+
+def test_breakdown_is_atsd_s_and_profile_is_not():
+    assert checked("--size", "16M", "--breakdown") == ["--size=16M", "--breakdown"]
+    with pytest.raises(UsageError, match="--profile is `atsdbench run`'s only"):
+        checked("--profile")
+
+
+def test_a_breakdown_in_a_guest_comes_home_cut_into_stages_and_marked_emulated(fake_qemu, tmp_path, capsys,
+                                                                                monkeypatch, fixtures):
+    """atsd --breakdown's output (version 2, real x86 trace lines of this project's VM) through the console:
+    the result file has the breakdown section and guest prints its table, marked emulated."""
+    import json
+
+    lines = (fixtures / "breakdown" / "x86-mprotect-64k-bystanders1.trace").read_text().splitlines()
+    output = "\n".join([
+        "atsd-output 2",
+        "host\thostname=g\tarch=x86_64\tkernel_release=6.1.0-fake\tkernel_version=#1\tcpu_model=c\tmmu=unknown"
+        "\tonline_cpus=0-1\tpage_size=4096\thugepage_size=2097152\tthp_enabled=[never]\tboot_id=b",
+        "config\tsize=4194304\tstrides=65536\trounds=1\treps=1\twarmup=0\twarmup_rounds=0\tpages=base\top=mprotect"
+        "\tbystanders=1\tcpu=1\tbystander_cpus=0\tlatency=0\tretouch=1\tseed=1\tbreakdown=1\tbreakdown_calls_max=2048"
+        "\tbreakdown_clock=x86-tsc\tbreakdown_have=tlb,csd,ipi\tbreakdown_missing=\tbreakdown_events=tlb:tlb_flush",
+        "sample\tround=0\trep=0\torder=0\tstride_bytes=65536\twarmup=0\tns=640000\tcalls=64\ttraced=0",
+        "breakdown\tstride_bytes=65536\tregion_bytes=4194304\tcalls=64\tlost=0\top=mprotect\tcpu=1\ttid=16626",
+        *("trace\t" + x for x in lines),
+        "end\tcomplete=1\tbreakdown_complete=1"])
+    (tmp_path / "atsd-output.txt").write_text(output + "\n")
+    out = tmp_path / "out"
+    rc, stdout, stderr = guest_cli(capsys, "--kernel", bzimage(tmp_path / "bzImage"), "-o", out, "--",
+                                   "--size", "4M", "--strides", "64K", "--bystanders", "1", "--breakdown")
+    assert rc == 0, stderr
+    data = json.loads((out / "6.1.0-fake.json").read_text())
+    (p,) = data["config"]["breakdown"]["passes"]
+    assert p["calls"] == 64 and p["syscall_us"] > 0 and p["untraced_us"] == 10.0
+    assert "Where a call's time goes" in stdout and "emulated (qemu-tcg): the µs are the emulator's, read the shares" in stdout

@@ -159,3 +159,15 @@ def test_the_stage_legend_names_each_new_sides_files_apart():
     cmp = types.SimpleNamespace(stages=[row(3, (0.5, 1.5)), row(1, None)])
     out = breakdown.compare_table(cmp)
     assert "files a side 3/1, 3/3;" in out, out
+
+
+def test_a_guest_under_full_emulation_is_marked_and_the_shares_asked_for(fixtures):
+    section = _section(fixtures)
+    note = text.breakdown_emulated("qemu-tcg")
+    assert note in breakdown.table(section, host={"virtualized": "qemu-tcg"}).splitlines()
+    assert note not in breakdown.table(section, host={"virtualized": "kvm"})
+    assert note not in breakdown.table(section)
+    assert "emulated (qemu-tcg)" in note and "shares" in note and len(note) <= text.WIDTH
+    profile = {"event": "cpu-clock", "complete": True, "passes": [
+        {"stride_bytes": 65536, "samples": 10, "stages": {"page_table": 0.5}, "self": [["f", 0.5]]}]}
+    assert note in breakdown.profile_table(profile, host={"virtualized": "qemu-tcg"}).splitlines()
