@@ -367,16 +367,16 @@ def _values(files, section, key_of):
 
 
 def _interval(base, new, confidence):
-    """The change's interval of the means (Welch), where each side has 2 or more files; else None."""
+    """The change's interval of the means (Welch), where each side has 2 or more files and some spread;
+    else None."""
     if len(base) < 2 or len(new) < 2:
         return None
     import numpy as np
     from scipy import stats
 
     a, b = np.asarray(base, float), np.asarray(new, float)
-    if a.var(ddof=1) == 0 and b.var(ddof=1) == 0:
-        d = float(b.mean() - a.mean())
-        return (d, d)
+    if a.var(ddof=1) == 0 and b.var(ddof=1) == 0:  # no spread seen: a zero-width interval would claim certainty
+        return None
     import warnings
 
     with warnings.catch_warnings():  # near-equal values: scipy warns of precision; the interval is still right

@@ -160,3 +160,15 @@ def test_hypervisor_calls_with_their_exit_are_the_local_flush():
     s = b.breakdown(lines, 0, 9, "mprotect")
     assert s["hcalls"] == 2 and s["local_flush_us"] == pytest.approx(5.0) and s["syscall_us"] == pytest.approx(30.0)
     assert s["page_table_us"] == pytest.approx(25.0) and b.check_sum(s)
+
+
+def test_a_change_without_spread_on_either_side_gets_no_interval():
+    """Two files a side that agree exactly (a count per call, a stage absent on both): no interval, not a
+    zero-width one that claims the change is known exactly."""
+    from atsdbench.analysis import breakdown as arithmetic
+
+    assert arithmetic._interval([2.0, 2.0], [3.0, 3.0], 95.0) is None
+    assert arithmetic._interval([0.0, 0.0], [0.0, 0.0], 95.0) is None
+    low, high = arithmetic._interval([2.0, 2.2], [3.0, 3.0], 95.0)
+    assert low < 1.0 < high
+    assert arithmetic._interval([2.0], [3.0, 3.1], 95.0) is None
