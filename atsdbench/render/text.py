@@ -315,7 +315,7 @@ def breakdown_missing(events):
 def breakdown_legend(traced_over):
     """Under the breakdown table: the unit, N, what it does not cover."""
     over = f"; tracing cost {traced_over}" if traced_over else ""
-    return see(f"N = traced calls; stages sum to the syscall{over}", BREAKDOWN)
+    return see(f"N = 1 pass's calls; stages sum to syscall{over}", BREAKDOWN)
 
 
 def breakdown_emulated(virtualized):

@@ -30,7 +30,7 @@ def test_each_stride_is_a_row_whose_stages_add_up(fixtures):
     rows = out[3:6]  # the first block's rows
     assert [r.split()[0] for r in rows] == ["64K", "1M", "4M"]
     assert "+1 full" in whole and rows[0].split()[1] == "64"
-    assert out[-1].startswith("N = traced calls; stages sum to the syscall")
+    assert out[-1].startswith("N = 1 pass's calls; stages sum to syscall")
 
 
 def test_the_overhead_against_the_timed_passes_is_said(fixtures):
@@ -46,7 +46,7 @@ def test_lost_interrupted_and_missing_are_notes_at_most_three(fixtures):
     section["complete"] = False
     section["missing"] = ["csd:csd_function_entry"]
     lines = breakdown.table(section).splitlines()
-    notes = lines[lines.index(next(x for x in lines if x.startswith("N = traced calls"))):]
+    notes = lines[lines.index(next(x for x in lines if x.startswith("N = 1 pass's calls"))):]
     assert len(notes) == text.MAX_NOTES and "events lost at 2M" in notes[1] and "interrupted" in notes[2]
     assert all(len(x) <= text.WIDTH for x in notes)
     assert "2M " not in "\n".join(lines[:lines.index(notes[0])])  # a lost pass has no row
