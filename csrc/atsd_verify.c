@@ -400,8 +400,10 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 	int i, j, err = 0, lost = 0, pinned = 0;
 
 	memset(out, 0, sizeof(*out));
+	/* stride > size first: a larger one times the parts can wrap to 0, a division by zero */
 	if (!v || !r || !r->addr || stride == 0 || stride % r->page_size || op < 0 || op >= ATSD_NOPS ||
-	    ninvalidators < 1 || r->size % ((uint64_t)ninvalidators * stride))
+	    ninvalidators < 1 || stride > r->size || (uint64_t)ninvalidators > r->size / stride ||
+	    r->size % ((uint64_t)ninvalidators * stride))
 		return -EINVAL;
 	k = atomic_load_explicit(&v->state, memory_order_relaxed) >> 2;  /* call numbers go on across passes */
 	part = r->size / (uint64_t)ninvalidators;
