@@ -83,6 +83,10 @@ def cmd_run(args):
             from .render import text
 
             _warn([text.verify_gpu()])
+        extra = [o for o in ("breakdown", "profile") if getattr(args, o, None)]
+        if extra and any(c.get("workload") for c in plan.cells):
+            # their passes are of the cell's op: a workload cell's would be mprotect's, under its name
+            raise UsageError(messages.CMD_EXTRA_PASSES_NO_WORKLOAD.format(option="--" + extra[0]))
         probe = None
         if getattr(args, "breakdown", None):  # refused here: exit 2 before anything is measured
             from .measure import breakdown

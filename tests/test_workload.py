@@ -124,6 +124,17 @@ def test_gpu_is_refused_with_a_workload(cli, tmp_path):
     assert not os.listdir(tmp_path)
 
 
+@pytest.mark.parametrize("option", ["--breakdown", "--profile"])
+def test_breakdown_and_profile_are_refused_with_a_workload(cli, tmp_path, option):
+    """Their passes are of the cell's --op: a workload cell's were mprotect passes of one page a call,
+    shown under the workload's name."""
+    p = cli("run", "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "1", option, "-o",
+            str(tmp_path / "x.json"))
+    assert p.returncode == 2 and p.stderr.strip() == (f"atsdbench: {option} adds passes of an --op; --workload's "
+                                                      "loop has none: give one of them")
+    assert not os.listdir(tmp_path)
+
+
 def test_plan_cells_of_workloads_match_the_c_numbering():
     from atsdbench.measure import core
     from atsdbench.measure.plan import make_plan
