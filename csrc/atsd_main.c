@@ -582,7 +582,9 @@ static int run_forked(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 			err = -errno;  /* the parent is gone: nothing it would keep */
 		if (err == -EBADMSG)
 			say_readback(p);  /* the parent, seeing exit 3, says nothing more */
-		_exit(interrupted ? 130 : err == -EBADMSG ? 3 : err ? 2 : 0);
+		/* a read-back before an interruption, as main orders them: a signal during the failing pass
+		 * must not turn its exit 3 into 130 */
+		_exit(err == -EBADMSG ? 3 : interrupted ? 130 : err ? 2 : 0);
 	}
 	err = pid < 0 ? -errno : 0;
 	child = pid > 0 ? pid : 0;
