@@ -433,7 +433,7 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			/* the checked word: one base page of the stride, a different one call after call */
 			uint64_t page = (k * 2654435761u) % pages;
 			volatile uint64_t *p = (volatile uint64_t *)(void *)(base + off + page * r->page_size);
-			int e;
+			int e, werr;
 			k++;
 			v->addr = p;
 			v->value = 0xA75D000000000000ull | k;
@@ -444,25 +444,28 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			atomic_store_explicit(&v->state, k << 2 | PHASE_CALLING, memory_order_release);
 			e = v->skip_call ? 0 : do_call(op, base + off, stride);
 			atomic_store_explicit(&v->state, k << 2 | PHASE_DONE, memory_order_release);
-			if ((err = wait_checkers(v, offsetof(struct checker, checked), (uint32_t)k)))
-				break;
-			out->calls++;
-			if (e) {
-				err = e;
-				break;
-			}
-			if (op == ATSD_OP_MUNMAP && !v->skip_call) {
-				/* after the checks (a reservation faults as the hole does): hold the hole, so no
-				 * other mapping lands there before the region is mapped again */
+			werr = wait_checkers(v, offsetof(struct checker, checked), (uint32_t)k);
+			if (!werr)
+				out->calls++;
+			if (!e && op == ATSD_OP_MUNMAP && !v->skip_call) {
+				/* after the checks (a reservation faults as the hole does), and also where a checker
+				 * timed out: the region keeps its address for atsd_region_remap's MAP_FIXED, so an
+				 * unreserved hole would let another mapping land there and be replaced */
 				void *q = mmap(base + off, stride, PROT_NONE,
 					       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 				if (q != (void *)(base + off)) {
 					if (q != MAP_FAILED)
 						munmap(q, stride);
-					err = q == MAP_FAILED ? -errno : -EEXIST;
+					err = werr ? werr : q == MAP_FAILED ? -errno : -EEXIST;
 					lost = 1;
 					break;
 				}
+			}
+			if ((err = werr))
+				break;
+			if (e) {
+				err = e;
+				break;
 			}
 		}
 	}
