@@ -243,6 +243,14 @@ static void *checker_main(void *arg)
 		       atomic_load_explicit(&v->part_seq, memory_order_acquire) == seq) {
 			uint64_t s = atomic_load_explicit(&v->state, memory_order_acquire);
 			if (s >> 2 > last && (s & 3) == PHASE_ARMED) {
+				/* The roles may have changed between the load of seq and this one: the part's
+				 * part_seq bump is before its first ARMED in the invalidator's program order, so
+				 * having seen ARMED this load sees the bump.  Without it the checker that now sits
+				 * out (on the invalidator's CPU) took the call too, a check nobody waits for: it
+				 * could read after the pass had ended and the region been restored (a false stale,
+				 * counted into the next pass after its reset). */
+				if (atomic_load_explicit(&v->part_seq, memory_order_acquire) != seq)
+					continue;
 				last = s >> 2;
 				check_call(v, c, last);
 				spins = 0;
