@@ -209,7 +209,8 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 			for (i = 0, j = 0; i < p->nverify_cpus; i++)
 				if (ninv > 1 || p->verify_cpus[i] != inv[0])
 					chk[j++] = p->verify_cpus[i];
-			fprintf(f, "%s\n", atsd_verify_stale_text(st->verify_stale, st->verify_checks, c.op, p->strides[s],
+			/* the verify passes' op (a workload's: madvise, its loop's call), not the cell's --op */
+			fprintf(f, "%s\n", atsd_verify_stale_text(st->verify_stale, st->verify_checks, st->verify_op, p->strides[s],
 									inv, ninv, chk, j, line, sizeof(line)));
 			any = 1;
 		}
