@@ -41,7 +41,7 @@ def image_identity(path, head_bytes=None):
     6.1.123-1 (2025-01-02)')."""
     with open(path, "rb") as f:
         head = f.read(0x10000) if head_bytes is None else head_bytes
-        if head[0x202:0x206] == b"HdrS":
+        if head[0x202:0x206] == b"HdrS" and len(head) >= 0x210:  # cut before its pointer: says nothing
             offset = struct.unpack_from("<H", head, 0x20E)[0] + 0x200
             text = head[offset:offset + 512].split(b"\0")[0].decode("utf-8", "replace")
             return _split_banner(text)
