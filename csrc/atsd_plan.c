@@ -740,7 +740,7 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		uint64_t one = p->nworkloads ? 0 : !hugetlb || p->npages > 1 ? p->size : 0;
 		int twice = p->placements > 1 && one;
 		char c[32];
-		/* compared a term at a time: size x 2 + the canary wrapped past 2^64 for a size of 8E */
+		/* compared a term at a time: size x 2 + the canary wrapped past 2^64 for a size of 2^63 */
 		if (h->mem_available >= 0 && (one > (uint64_t)h->mem_available / (twice ? 2 : 1) ||
 					      one * (twice ? 2 : 1) + ATSD_CANARY_BYTES > (uint64_t)h->mem_available))
 			return fail(-ENOMEM, msg, msglen, "%s%s%s%sthe canary's %s %s more than the memory available "
