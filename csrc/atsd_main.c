@@ -157,8 +157,11 @@ static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_
 	for (s = 0; s < p->nstrides && !interrupted; s++) {
 		struct stride_stats *st = summary_at(t, p, cell, p->strides[s]);
 		char a[32];
-		if ((err = atsd_op_restore(r, c->op, 1)))
+		if ((err = atsd_op_restore(r, c->op, 1))) {
+			fprintf(stderr, "atsd: restoring the region for a verify pass of stride %s: %s\n",
+				atsd_format_size(p->strides[s], a, sizeof(a)), strerror(-err));
 			break;
+		}
 		err = atsd_verify_pass(v, r, c->op, p->strides[s], inv, ninv, &res);
 		if (err) {
 			fprintf(stderr, "atsd: verify pass: %s failed at call %" PRIu64 " of stride %s: %s\n",
