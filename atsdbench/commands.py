@@ -68,6 +68,14 @@ def plan_options(args):
     return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
 
 
+def refuse_extra_passes(plan, args):
+    """run's --breakdown and --profile add passes of each cell's --op: a workload cell's would be
+    mprotect's, shown under the workload's name.  Refused (run, campaign init's check of run options)."""
+    extra = [o for o in ("breakdown", "profile") if getattr(args, o, None)]
+    if extra and any(c.get("workload") for c in plan.cells):
+        raise UsageError(messages.CMD_EXTRA_PASSES_NO_WORKLOAD.format(option="--" + extra[0]))
+
+
 @_releasing
 def cmd_run(args):
     # Held from the first import on: a Ctrl-C inside numpy's import would reach us as an ImportError
@@ -84,6 +92,7 @@ def cmd_run(args):
             from .render import text
 
             _warn([text.verify_gpu()])
+        refuse_extra_passes(plan, args)
         probe = None
         if getattr(args, "breakdown", None):  # refused here: exit 2 before anything is measured
             from .measure import breakdown
@@ -550,7 +559,7 @@ def cmd_campaign(args):
         from .measure import core, guest, plan as plans
 
         def run_check():  # run's parser (in cli) and the C plan on this host
-            plans.make_plan(**plan_options(args.run_parsed))
+            refuse_extra_passes(plans.make_plan(**plan_options(args.run_parsed)), args.run_parsed)
             return list(args.run_options)
 
         def atsd_check():  # atsd's options, as guest checks them

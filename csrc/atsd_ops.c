@@ -612,8 +612,10 @@ int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op,
 	uint64_t part = r->size / (t ? (uint64_t)t->n : 1);
 	int i, err = 0;
 
+	/* stride > size first: a larger one times the threads can wrap to 0, a division by zero */
 	if (!t || !r->addr || stride == 0 || stride % r->page_size || op < 0 || op >= ATSD_NOPS ||
-	    r->size % ((uint64_t)t->n * stride) || (t->processes && part != t->part))
+	    stride > r->size || (uint64_t)t->n > r->size / stride || r->size % ((uint64_t)t->n * stride) ||
+	    (t->processes && part != t->part))
 		return -EINVAL;
 	t->base = r->addr;
 	t->size = r->size;

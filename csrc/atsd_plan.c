@@ -737,13 +737,16 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 	{
 		/* the region in base or THP pages, and the canary's buffer (timed before every round); with
 		 * --placements two regions at least: the next one is mapped while the last is still held */
-		uint64_t region = (p->nworkloads ? 0 : !hugetlb || p->npages > 1 ? p->size : 0) * (p->placements > 1 ? 2 : 1);
+		uint64_t one = p->nworkloads ? 0 : !hugetlb || p->npages > 1 ? p->size : 0;
+		int twice = p->placements > 1 && one;
 		char c[32];
-		if (h->mem_available >= 0 && region + ATSD_CANARY_BYTES > (uint64_t)h->mem_available)
-			return fail(-ENOMEM, msg, msglen, "%s%s%sthe canary's %s %s more than the memory available "
-				    "(%.1f GiB MemAvailable)", region ? "size " : "", region ? fmt_size(region, a, sizeof(a)) : "",
-				    region ? " and " : "", fmt_size(ATSD_CANARY_BYTES, c, sizeof(c)), region ? "are" : "is",
-				    (double)h->mem_available / (double)(1ULL << 30));
+		/* compared a term at a time: size x 2 + the canary wrapped past 2^64 for a size of 2^63 */
+		if (h->mem_available >= 0 && (one > (uint64_t)h->mem_available / (twice ? 2 : 1) ||
+					      one * (twice ? 2 : 1) + ATSD_CANARY_BYTES > (uint64_t)h->mem_available))
+			return fail(-ENOMEM, msg, msglen, "%s%s%s%sthe canary's %s %s more than the memory available "
+				    "(%.1f GiB MemAvailable)", one ? "size " : "", one ? fmt_size(one, a, sizeof(a)) : "",
+				    twice ? " twice (--placements)" : "", one ? " and " : "", fmt_size(ATSD_CANARY_BYTES, c, sizeof(c)),
+				    one ? "are" : "is", (double)h->mem_available / (double)(1ULL << 30));
 	}
 	if (h->naffinity < 1)
 		return fail(-EINVAL, msg, msglen, "this process may run on no CPU");

@@ -77,9 +77,11 @@ int64_t atsd_perf_parse(const uint8_t *buf, uint64_t len, uint64_t *out, uint64_
 			uint32_t tid = get32(r + 12), cpu = get32(r + 16);
 			const uint8_t *ips = r + 32;
 
-			if (ips + nr * 8 > end)
+			/* nr is the record's word: compared by division, so no nr wraps nr * 8 or n + 3 + nr
+			 * into a small number that passes (and the loop then reads and writes out of bounds) */
+			if (nr > (uint64_t)(end - ips) / 8)
 				return -EINVAL;
-			if (n + 3 + (nr ? nr : 1) > cap)
+			if (n > cap || cap - n < 3 + (nr ? nr : 1))
 				break;  /* out is full: the rest is left for the next call */
 			out[n] = cpu;
 			out[n + 1] = tid;

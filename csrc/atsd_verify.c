@@ -243,6 +243,14 @@ static void *checker_main(void *arg)
 		       atomic_load_explicit(&v->part_seq, memory_order_acquire) == seq) {
 			uint64_t s = atomic_load_explicit(&v->state, memory_order_acquire);
 			if (s >> 2 > last && (s & 3) == PHASE_ARMED) {
+				/* The roles may have changed between the load of seq and this one: the part's
+				 * part_seq bump is before its first ARMED in the invalidator's program order, so
+				 * having seen ARMED this load sees the bump.  Without it the checker that now sits
+				 * out (on the invalidator's CPU) took the call too, a check nobody waits for: it
+				 * could read after the pass had ended and the region been restored (a false stale,
+				 * counted into the next pass after its reset). */
+				if (atomic_load_explicit(&v->part_seq, memory_order_acquire) != seq)
+					continue;
 				last = s >> 2;
 				check_call(v, c, last);
 				spins = 0;
@@ -400,8 +408,10 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 	int i, j, err = 0, lost = 0, pinned = 0;
 
 	memset(out, 0, sizeof(*out));
+	/* stride > size first: a larger one times the parts can wrap to 0, a division by zero */
 	if (!v || !r || !r->addr || stride == 0 || stride % r->page_size || op < 0 || op >= ATSD_NOPS ||
-	    ninvalidators < 1 || r->size % ((uint64_t)ninvalidators * stride))
+	    ninvalidators < 1 || stride > r->size || (uint64_t)ninvalidators > r->size / stride ||
+	    r->size % ((uint64_t)ninvalidators * stride))
 		return -EINVAL;
 	k = atomic_load_explicit(&v->state, memory_order_relaxed) >> 2;  /* call numbers go on across passes */
 	part = r->size / (uint64_t)ninvalidators;
@@ -431,7 +441,7 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			/* the checked word: one base page of the stride, a different one call after call */
 			uint64_t page = (k * 2654435761u) % pages;
 			volatile uint64_t *p = (volatile uint64_t *)(void *)(base + off + page * r->page_size);
-			int e;
+			int e, werr;
 			k++;
 			v->addr = p;
 			v->value = 0xA75D000000000000ull | k;
@@ -442,25 +452,28 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			atomic_store_explicit(&v->state, k << 2 | PHASE_CALLING, memory_order_release);
 			e = v->skip_call ? 0 : do_call(op, base + off, stride);
 			atomic_store_explicit(&v->state, k << 2 | PHASE_DONE, memory_order_release);
-			if ((err = wait_checkers(v, offsetof(struct checker, checked), (uint32_t)k)))
-				break;
-			out->calls++;
-			if (e) {
-				err = e;
-				break;
-			}
-			if (op == ATSD_OP_MUNMAP && !v->skip_call) {
-				/* after the checks (a reservation faults as the hole does): hold the hole, so no
-				 * other mapping lands there before the region is mapped again */
+			werr = wait_checkers(v, offsetof(struct checker, checked), (uint32_t)k);
+			if (!werr)
+				out->calls++;
+			if (!e && op == ATSD_OP_MUNMAP && !v->skip_call) {
+				/* after the checks (a reservation faults as the hole does), and also where a checker
+				 * timed out: the region keeps its address for atsd_region_remap's MAP_FIXED, so an
+				 * unreserved hole would let another mapping land there and be replaced */
 				void *q = mmap(base + off, stride, PROT_NONE,
 					       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
 				if (q != (void *)(base + off)) {
 					if (q != MAP_FAILED)
 						munmap(q, stride);
-					err = q == MAP_FAILED ? -errno : -EEXIST;
+					err = werr ? werr : q == MAP_FAILED ? -errno : -EEXIST;
 					lost = 1;
 					break;
 				}
+			}
+			if ((err = werr))
+				break;
+			if (e) {
+				err = e;
+				break;
 			}
 		}
 	}

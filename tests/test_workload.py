@@ -124,6 +124,17 @@ def test_gpu_is_refused_with_a_workload(cli, tmp_path):
     assert not os.listdir(tmp_path)
 
 
+@pytest.mark.parametrize("option", ["--breakdown", "--profile"])
+def test_breakdown_and_profile_are_refused_with_a_workload(cli, tmp_path, option):
+    """Their passes are of the cell's --op: a workload cell's were mprotect passes of one page a call,
+    shown under the workload's name."""
+    p = cli("run", "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "1", option, "-o",
+            str(tmp_path / "x.json"))
+    assert p.returncode == 2 and p.stderr.strip() == (f"atsdbench: {option} adds passes of an --op; --workload's "
+                                                      "loop has none: give one of them")
+    assert not os.listdir(tmp_path)
+
+
 def test_plan_cells_of_workloads_match_the_c_numbering():
     from atsdbench.measure import core
     from atsdbench.measure.plan import make_plan
@@ -216,3 +227,30 @@ def test_atsd_says_a_failed_read_back_in_the_same_words_and_exits_3(tmp_path):
     q = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "2"],
                        capture_output=True, text=True, timeout=120)
     assert q.returncode == 0, q.stderr
+
+
+@pytest.mark.live
+def test_atsd_says_a_stale_read_when_a_read_back_ends_the_run(tmp_path):
+    """A test build of atsd: round 0's verify passes are stale (the control: no call), round 1's pass
+    fails its read-back.  Exit 3 with both lines: the stale one was lost (only the read-back said)."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("make") or not shutil.which("cc"):
+        pytest.skip("make or cc not installed")
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    exe = tmp_path / "atsd-test"
+    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "csrc"), f"OUT={exe}",
+                    "CFLAGS=-O2 -DATSD_TEST_DOUBLES"], check=True)
+    out = tmp_path / "w.tsv"
+    p = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "2", "--reps", "1",
+                        "--warmup", "0", "--warmup-rounds", "0", "--verify", "-o", str(out)],
+                       capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "ATSD_TEST_SKIP_MADVISE": "2", "ATSD_TEST_VERIFY_SKIP_CALL": "1"})
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 3, p.stderr
+    assert any(line.startswith("atsd: tlb_flush2: read-back check failed after ") for line in lines), p.stderr
+    assert any(line.startswith("STALE TRANSLATION: ") and "(madvise, " in line for line in lines), p.stderr
+    text = out.read_text()
+    assert text.count("\nsample\t") == 1 and "\nverify\t" in text and "end\tcomplete=0" in text

@@ -115,7 +115,8 @@ def run(plan, probe, measured=None, keep=None, into=None):
                     if signals.pending():
                         return out
                     size = region_bytes(plan, stride)
-                    with core.Region(size, plan.align, cell["pages"]) as region:
+                    # on the run's --mem-node: untraced_us, which it is set against, was timed there
+                    with core.Region(size, plan.align, cell["pages"], plan.mem_node) as region:
                         buffer.start()
                         buffer.mark_time("t0")
                         region.timed_pass(stride, False, cell["op"])

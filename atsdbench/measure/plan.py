@@ -66,8 +66,8 @@ class Plan:
     axes: dict = dataclasses.field(default_factory=dict)
     region_align: int = None
     # run --verify: verify passes after each cell's round, checked from every CPU in verify_cpus (the
-    # check's: every allowed CPU).  The default is the C plan's (auto: off; the hook for --workload,
-    # whose plans are to have it on, is in csrc/atsd_plan.c's check).
+    # check's: every allowed CPU).  The default is the C plan's (auto: off, on for a --workload where
+    # another CPU is allowed, since will-it-scale asserts its read-back: csrc/atsd_plan.c's check).
     verify: bool = False
     verify_cpus: list = dataclasses.field(default_factory=list)
 

@@ -87,7 +87,8 @@ def run(plan, probe, into=None):
                     if signals.pending():
                         return out
                     samples, lost, passes, sampled = [], 0, 0, 0
-                    with core.Region(plan.size, plan.align, cell["pages"]) as region:
+                    # on the run's --mem-node, as its timed passes' regions are
+                    with core.Region(plan.size, plan.align, cell["pages"], plan.mem_node) as region:
                         while passes < MAX_PASSES and sampled < MIN_SECONDS * 1e9:
                             if passes:
                                 region.restore(plan.retouch, cell["op"])

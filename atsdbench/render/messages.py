@@ -154,6 +154,7 @@ CMD_GUEST_KERNEL_LOGGED_CONSOLE = 'guest {label}: the kernel logged {value!r} (t
 CMD_CALIBRATE_MEASURES_FIXED_DESIGN = 'calibrate measures a fixed design: --until would stop on the noise it estimates'
 CMD_CALIBRATE_RUNS_SUB_RUN = 'calibrate --runs {runs}: one sub-run has no between-run variance (give 2+; default {calibrate_runs})'
 CMD_CALIBRATE_ROUNDS_ROUND_SUB = 'calibrate --rounds {rounds}: one round a sub-run has no within-run variance (give 2+)'
+CMD_EXTRA_PASSES_NO_WORKLOAD = "{option} adds passes of an --op; --workload's loop has none: give one of them"
 CMD_FILES_HAVE_NO_INVALIDATION = 'the files have no invalidation counts: measured without tracing'
 CMD_ACCEL_KVM = '--accel kvm: {problem}'
 CMD_O_CANNOT_MAKE_DIRECTORY = '-o {output}: cannot make the directory: {strerror}'

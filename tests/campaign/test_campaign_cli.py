@@ -39,6 +39,8 @@ def test_init_writes_the_plan_with_what_each_image_says(cli, tmp_path, images):
     (["--schedule", "random"], "--schedule must be alternate or abba"),
     (["--method", "pxe"], "--method must be kexec, grub or manual"),
     (["--boots", "0"], "--boots must be 1 to 1000"),
+    # run's own refusal after the plan check: a campaign found it at its first boot, exit 2 every boot
+    (["--", "--workload", "tlb_flush2", "--size", "1M", "--breakdown"], "--breakdown adds passes of an --op"),
 ])
 def test_init_refuses_bad_options_now_in_one_line(cli, tmp_path, images, extra, expect):
     d = str(tmp_path / "c")

@@ -34,6 +34,16 @@ def test_an_elf_vmlinux_says_it_through_its_banner(tmp_path):
     assert release == "6.1.0-57-powerpc64le" and version == "#1 SMP Debian 6.1.1-1 (2025-01-01)"
 
 
+def test_a_bzimage_cut_before_its_banner_pointer_says_nothing(tmp_path):
+    """The setup header's magic, then the end of the file: unpacking its pointer was a struct.error
+    (a traceback from campaign init)."""
+    p = tmp_path / "vmlinuz"
+    p.write_bytes(b"\0" * 0x202 + b"HdrS" + b"\0" * 4)
+    assert plans.image_identity(str(p)) == (None, None)
+    with pytest.raises(UsageError, match="release=R"):
+        plans.resolve_image({"name": "a", "image": str(p), "initrd": None, "append": None, "release": None})
+
+
 def test_an_image_that_does_not_say_needs_release(tmp_path):
     p = tmp_path / "Image"
     p.write_bytes(b"\0" * 4096)

@@ -188,3 +188,41 @@ def test_ctrl_c_during_the_traced_passes_removes_the_instance(in_tracefs, tmp_pa
 def test_calibrate_refuses_breakdown(cli):
     p = cli("calibrate", "--breakdown")
     assert p.returncode == 2 and p.stderr.startswith("atsdbench: calibrate measures noise: --breakdown and --profile")
+
+
+@pytest.mark.live
+def test_the_traced_passes_regions_are_on_the_runs_mem_node(monkeypatch):
+    """--mem-node binds the timed passes' regions, whose untraced_us a traced pass is set against; the
+    traced passes' regions were left to the kernel's policy."""
+    import types
+
+    from atsdbench.measure import core, plan as plans, tracebuf
+
+    nodes, real = [], core.Region
+
+    def region(size, align, pages="base", node=None):
+        nodes.append(node)
+        return real(size, align, pages, node)
+
+    class NoTrace:
+        def __init__(self, *args):
+            pass
+
+        def start(self):
+            pass
+
+        def mark(self, text):
+            pass
+
+        def stop(self):
+            return [], 1  # lost: no arithmetic on an empty trace
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(core, "Region", region)
+    monkeypatch.setattr(tracebuf, "TraceBuffer", NoTrace)
+    plan = plans.make_plan(size="2M", strides="1M", mem_node="0")
+    probe = types.SimpleNamespace(clock=None, events={}, missing=[], have=set(), root="/nonexistent")
+    out = breakdown.run(plan, probe)
+    assert out["complete"] and nodes == [0]

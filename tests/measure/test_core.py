@@ -155,6 +155,24 @@ def test_threads_start_on_a_barrier_and_each_does_its_own_part(op):
 
 
 @pytest.mark.live
+def test_a_stride_whose_thread_parts_wrap_64_bits_is_refused():
+    """size % (threads x stride) with 2 x 2^63: the product wrapped to 0 and the core died of SIGFPE."""
+    import os
+
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: no second thread")
+    core.pin_self(cpus[0])
+    try:
+        with core.Region(4 << 20, 2 << 20) as region, core.Threads(cpus[:2]) as threads:
+            with pytest.raises(OSError) as info:
+                threads.pass_(region, 1 << 63)
+            assert info.value.errno == errno.EINVAL
+    finally:
+        os.sched_setaffinity(0, cpus)
+
+
+@pytest.mark.live
 @pytest.mark.parametrize("op", ["mprotect", "madvise", "munmap"])
 def test_processes_each_do_their_own_region_s_part_and_restore_it(op):
     import os

@@ -255,7 +255,9 @@ def test_verify_cpus_are_the_checks_to_choose():
     ({"placements": "2", "op": "madvise"}, "madvise and munmap free them at every pass: use it with --op mprotect"),
     ({"placements": "2", "op": "mprotect,munmap"}, "use it with --op mprotect"),
     ({"placements": "2", "threads": "2"}, "--placements 2: the --threads' regions are not pooled"),
-    ({"placements": "2", "size": "1G"}, "more than the memory available"),
+    ({"placements": "2", "size": "1G"}, "size 1G twice (--placements) and the canary's 16M are more than the memory"),
+    # 2^63: size x 2 + the canary wrapped to 16M past 2^64, and the check passed
+    ({"placements": "2", "size": "8388608T"}, "size 8388608T twice (--placements) and the canary's 16M are more than"),
 ])
 def test_placements_refused_with_one_sentence(options, message):
     facts = {"meminfo": {"MemAvailable": 1536 << 20}} if options.get("size") else {}

@@ -89,3 +89,14 @@ def test_symbols_hidden_and_found():
     s = profile.Symbols("ffffffff81000000 T _text\nffffffff81000100 t inner\nffffffff81000200 D data\n")
     assert not s.hidden and s.name(0xffffffff81000150) == "inner" and s.name(0xffffffff81000250) == "inner"
     assert s.name(0x10) == "0x10"
+
+
+@pytest.mark.parametrize("nr", [(1 << 64) - 3, 1 << 61])
+def test_a_chain_length_that_wraps_is_refused(nr):
+    """nr x 8 computed in 64 bits wrapped to within the record for these: 2^61 passed as "out is full"
+    (the ring then stuck on it), 2^64 - 3 wrapped n + 3 + nr too and the parser read and wrote out of
+    bounds.  A record with such an nr is malformed, never a sample."""
+    bad = bytearray(sample(1, 1, []))
+    struct.pack_into("Q", bad, 8 + 24, nr)
+    with pytest.raises(OSError):
+        core.perf_parse(bytes(bad))

@@ -63,3 +63,37 @@ def test_the_hidden_symbols_line_fits_the_sysctl():
     assert "run as root" in text.symbols_hidden(0) and "kptr_restrict=0" in text.symbols_hidden(2)
     assert all(len("atsdbench: --profile: " + text.symbols_hidden(k)) <= 100 for k in (0, 1, 2, None))
     assert len("atsdbench: --profile: " + text.perf_refused("EACCES", 4)) <= 100
+
+
+
+@pytest.mark.live
+def test_the_profiled_passes_regions_are_on_the_runs_mem_node(monkeypatch):
+    """--mem-node binds the timed passes' regions; the sampled passes' were left to the kernel's policy."""
+    import types
+
+    from atsdbench.measure import plan as plans
+
+    nodes, real = [], core.Region
+
+    def region(size, align, pages="base", node=None):
+        nodes.append(node)
+        return real(size, align, pages, node)
+
+    class NoPerf:
+        def __init__(self, *args):
+            pass
+
+        def enable(self, on):
+            pass
+
+        def read(self, cap=0):
+            return [], 0
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(core, "Profile", NoPerf)
+    monkeypatch.setattr(core, "Region", region)
+    plan = plans.make_plan(size="2M", strides="1M", mem_node="0")
+    out = profile.run(plan, types.SimpleNamespace(event="cpu-clock", symbols=None))
+    assert out["complete"] and nodes and set(nodes) == {0}

@@ -94,3 +94,24 @@ def test_a_worker_that_dies_says_how(monkeypatch, child, said):
     with pytest.raises(OSError) as e:
         list(runner._worker(_Plan(), [(0, False)], 0.0, {}))
     assert str(e.value) == said
+
+
+def test_a_refused_personality_starts_the_workload_worker_as_it_is(monkeypatch):
+    """docs/workloads.md: where setting ADDR_NO_RANDOMIZE fails the run goes on, its config saying
+    aslr on (atsd does so); the refusal ended the run with `personality: ...` instead."""
+    import errno
+    import subprocess
+
+    from atsdbench.measure import core
+    from atsdbench.measure.plan import Plan
+
+    def no_aslr(change=0):
+        if change:
+            raise OSError(errno.EPERM, "personality")
+        return False
+
+    started = []
+    monkeypatch.setattr(core, "no_aslr", no_aslr)
+    monkeypatch.setattr(subprocess, "Popen", lambda argv, **kw: started.append(argv) or "proc")
+    plan = Plan(size=1 << 20, strides=[4096], workload="tlb_flush2")
+    assert runner._start_worker(plan, ["worker"]) == "proc" and started == [["worker"]]

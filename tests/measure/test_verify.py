@@ -98,6 +98,18 @@ def test_the_fault_handler_found_is_put_back(pinned):
     assert signal.getsignal(signal.SIGSEGV) == before and faulthandler.is_enabled() == enabled
 
 
+@pytest.mark.live
+def test_a_stride_whose_parts_wrap_64_bits_is_refused(pinned):
+    """size % (parts x stride) with 2 x 2^63: the product wrapped to 0 and the core died of SIGFPE."""
+    import errno
+
+    with core.Region(4 << 20, 2 << 20) as region, core.Verifier(pinned) as verifier:
+        with pytest.raises(OSError) as info:
+            verifier.pass_(region, 1 << 63, "mprotect", [pinned[0], pinned[1]])
+        assert info.value.errno == errno.EINVAL
+        assert _pass(region, verifier, "mprotect")["stale"] == 0  # and the verifier goes on
+
+
 def test_stop_twice_stops_nothing(pinned):
     v = core.Verifier(pinned)
     v.stop()
