@@ -214,6 +214,9 @@ def test_the_traced_passes_regions_are_on_the_runs_mem_node(monkeypatch):
         def mark(self, text):
             pass
 
+        def mark_time(self, name):
+            pass
+
         def stop(self):
             return [], 1  # lost: no arithmetic on an empty trace
 
