@@ -88,13 +88,13 @@ def run_atsd(words, output, atsd=None):
         raise UsageError(messages.STEP_NO_ATSD)
     raw = output[:-5] + ".atsd.txt"
     rc = subprocess.run([atsd, *words, "-o", raw]).returncode
-    if rc != 0:
+    if rc not in (0, 3):  # 3: finished, with a stale translation (said on stderr): imported as any finished run
         return rc
     try:
         with open(raw, encoding="utf-8", errors="replace") as f:
             text = f.read()
         results.save_or_rescue(importer.to_result(text, raw), output)
-        return 0
+        return rc
     except (OSError, UsageError) as e:
         print(f"atsdbench: {e.strerror if isinstance(e, OSError) else e}", file=sys.stderr)
         return 2
@@ -183,9 +183,11 @@ class Step:
         with signals.held():  # the run's Ctrl-C is the child's to handle: it saves what it measured
             rc = self.runner(c.plan["run_options"], path)
             interrupted = signals.take()
-        if rc == 0 and _complete(path):
-            self.event(event="done", boot_id=boot_id, kernel=name, file=rel)
-            self.out(text.step_saved(path))
+        # exit 3: the run finished and saved, and its verify passes read a stale translation (a finding about
+        # the kernel, not a failed run: redoing the slot would only find it again); compare DIR says it
+        if rc in (0, 3) and _complete(path):
+            self.event(event="done", boot_id=boot_id, kernel=name, file=rel, **({"stale": True} if rc else {}))
+            self.out(text.step_saved(path) if rc == 0 else text.step_saved_stale(path))
         else:
             kept = rel if os.path.exists(path) else None
             why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"

@@ -515,6 +515,10 @@ def step_saved(path):
     return f"saved {path}"
 
 
+def step_saved_stale(path):
+    return f"saved {path}: STALE TRANSLATION in its verify passes (kept as a finished run; compare says it)"
+
+
 def step_unfinished(name, why, kept=None):
     return f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot" + (
         f" ({kept} is kept)" if kept else "")

@@ -44,7 +44,7 @@ class Runner:
     its host's boot_id and release set to the boot's; rc as given (a partial file with rc 130)."""
 
     def __init__(self, proc_root):
-        self.proc_root, self.calls, self.rc = proc_root, [], 0
+        self.proc_root, self.calls, self.rc, self.complete = proc_root, [], 0, False
 
     def __call__(self, words, output):
         self.calls.append((list(words), output))
@@ -53,7 +53,7 @@ class Runner:
         data = json.loads((FIXTURES / ("before.json" if release.startswith("6.1.") else "after.json")).read_text())
         data["host"]["boot_id"] = (k / "random" / "boot_id").read_text().strip()
         data["host"]["kernel_release"] = release
-        if self.rc:
+        if self.rc and not self.complete:  # complete: a finished run with a nonzero exit (3: stale)
             data["complete"] = False
         if self.rc != 2:  # 2: a run that could not write its file (disk full): nothing here
             pathlib.Path(output).write_text(json.dumps(data))

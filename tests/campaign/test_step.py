@@ -252,6 +252,10 @@ def test_the_atsd_runner_imports_atsd_s_output(tmp_path):
     assert results.load(target).complete
     assert (tmp_path / "args").read_text().strip() == f"--size=64M -o {tmp_path}/r.atsd.txt"
     assert (tmp_path / "r.atsd.txt").read_text() == out.read_text()  # atsd's own record, kept
+    # exit 3 (its verify passes read stale, said on stderr): finished, imported, the 3 passed on
+    atsd.write_text(f'#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\ncp {out} "$2"\nexit 3\n')
+    os.remove(target)
+    assert steps.run_atsd([], target, atsd=str(atsd)) == 3 and results.load(target).complete
 
 
 def test_a_failed_atsd_is_its_exit_status_and_bad_output_is_2(tmp_path):
@@ -318,3 +322,19 @@ def test_the_atsd_runner_imports_and_saves_without_numpy(atsd, tmp_path):
                        text=True, cwd=tmp_path)
     assert p.returncode == 0 and p.stdout == "saved\n", p.stderr
     assert json.loads((tmp_path / "r.json").read_text())["samples"]
+
+
+def test_a_run_that_read_a_stale_translation_is_a_finished_slot_said_loudly(world):
+    """run exits 3 when --verify read a stale translation after saving a complete file: a finding about
+    the kernel, kept as the slot's run (redoing it each boot would loop), flagged in the journal."""
+    world["boot"](fakes.A_BANNER)
+    world["runner"].rc = 3
+    world["runner"].complete = True
+    assert world["step"]() == 0
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events][:2] == ["start", "done"] and c.done[0].get("stale") is True
+    assert any("STALE TRANSLATION" in line for line in world["lines"]) and world["method"].arranged == ["new"]
+    world["runner"].complete = False  # exit 3 with a file cut short: unfinished, as any other failure
+    world["boot"](fakes.B_BANNER)
+    assert world["step"]() == 1
+    assert store.load(world["dir"]).events[-1]["event"] == "unfinished"
