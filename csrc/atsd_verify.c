@@ -480,8 +480,9 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 	atomic_store_explicit(&v->sitting_out, -2, memory_order_relaxed);  /* every checker sleeps until the next pass */
 	atomic_fetch_add_explicit(&v->part_seq, 1, memory_order_release);
 	futex_wake(&v->part_seq);
-	if (pinned)
-		sched_setaffinity(0, sizeof(saved), &saved);
+	/* the timed passes after this one must run where the plan pinned them, or the run must stop */
+	if (pinned && sched_setaffinity(0, sizeof(saved), &saved) && !err)
+		err = -errno;
 	for (i = 0; i < v->n; i++) {
 		out->checks += v->c[i].checks;
 		out->faults += v->c[i].faults;
