@@ -396,6 +396,11 @@ class Verifier:
         o = self._out
         counts = {"calls": o.calls, "checks": o.checks, "faults": o.faults, "zeros": o.zeros, "stale": o.stale,
                   "held": o.held, "ns": o.ns}
+        if rc == -errno.ETIMEDOUT:  # the call did not fail: a checker never reached it
+            from ..render import messages
+            from ..units import format_size
+
+            raise OSError(-rc, messages.VERIFY_CHECKER_LATE.format(call=o.calls, stride=format_size(stride)))
         if rc < 0:
             raise OSError(-rc, f"verify pass: {op_call(code) or op} failed at call {o.calls} of stride {stride}: "
                                f"{os.strerror(-rc)}")

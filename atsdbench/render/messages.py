@@ -370,3 +370,4 @@ CORE_STALE = "compiled core in {where} is stale (ABI {found}, this atsdbench exp
 CORE_IN_CHECKOUT = ("a source tree: build it with `pip install -e {checkout}`, or run from another directory to use "
                     "the installed atsdbench")
 CORE_REINSTALL = "reinstall with `pip install --force-reinstall --no-deps {what}`"
+VERIFY_CHECKER_LATE = 'verify pass: a checker did not reach call {call} of stride {stride} in time (CPU taken?)'
