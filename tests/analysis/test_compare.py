@@ -441,13 +441,21 @@ def sim(script):
     return script("bench_verdict")
 
 
+_CALIBRATIONS = {}
+
+
 def _profiled_sides(sim, seed=1, change=0.0):
+    """Two simulated sides (fresh each call: tests change them) and their calibrations, which cost
+    seconds and are only read, so they are made once for each seed and change (the same draws)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
     a = sim.simulate_side(rng, 1, 5, 0.0, 0.03, 0.0, 0.0, "A", "boot-a")
     b = sim.simulate_side(rng, 1, 5, 0.0, 0.03, 0.0, change, "B", "boot-b")
-    return a, b, sim.calibration(rng, 8, 5, 0.03, 0.0, 0.0, "A"), sim.calibration(rng, 8, 5, 0.03, 0.0, change, "B")
+    if (seed, change) not in _CALIBRATIONS:
+        _CALIBRATIONS[seed, change] = (sim.calibration(rng, 8, 5, 0.03, 0.0, 0.0, "A"),
+                                       sim.calibration(rng, 8, 5, 0.03, 0.0, change, "B"))
+    return (a, b, *_CALIBRATIONS[seed, change])
 
 
 def _saved(tmp_path, a, b, pa, pb):

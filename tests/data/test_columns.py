@@ -158,6 +158,7 @@ def test_what_the_stream_cannot_follow_gets_the_whole_parse_words(tmp_path, text
         assert str(streamed.value) == str(e)
 
 
+@pytest.mark.slow  # 200,000 passes: the load's fixed cost (about 20 MiB) must be small beside them
 def test_a_large_file_loads_in_bounded_memory(tmp_path):
     """Loading holds the columns (about 80 bytes a pass here), not the text nor a dict a pass (about 1
     KB a pass before): measured as VmHWM in a fresh interpreter (exec starts a new memory map, so,

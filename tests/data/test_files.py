@@ -169,7 +169,7 @@ from atsdbench.errors import UsageError
 r = results.Result({"hostname": "h", "kernel_release": "6.1"}, {"size": 1 << 20, "strides": [65536],
     "rounds": 1, "reps": 1, "pages": "base", "label": sys.argv[2]}, [{"stride_bytes": 65536, "round": i,
     "rep": 0, "warmup": False, "seconds": 0.01, "calls": 16, "gbps": 0.1, "ns": 1, "us_per_call": 1.0}
-    for i in range(2000)])
+    for i in range(500)])
 wrote = refused = 0
 for _ in range(30):
     try:

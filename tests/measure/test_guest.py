@@ -406,8 +406,7 @@ FAKE_QEMU = r'''#!PYTHON
 and writes the console guest's /init would print there, with a real atsd output (nothing boots)."""
 import base64, gzip, json, os, re, sys
 
-sys.path.insert(0, os.environ["FAKE_TESTS"])
-from test_guest import read_cpio
+READ_CPIO
 
 argv = sys.argv[1:]
 with open(os.environ["FAKE_QEMU_ARGV"], "w") as f:
@@ -452,6 +451,7 @@ with open(serial, "w") as f:
 def fake_qemu(tmp_path, fixtures, monkeypatch):
     """qemu-system-x86_64 on PATH is the fake above; the cache holds stand-ins for the static atsd and busybox
     (nothing is built).  Returns a function giving the command line qemu got."""
+    import inspect
     import json
     import sys
 
@@ -462,7 +462,9 @@ def fake_qemu(tmp_path, fixtures, monkeypatch):
     bin_dir = tmp_path / "fakebin"
     bin_dir.mkdir()
     qemu = bin_dir / "qemu-system-x86_64"
-    qemu.write_text(FAKE_QEMU.replace("PYTHON", sys.executable, 1))
+    # read_cpio's own text, not an import of this file: that would load pytest and atsdbench in every boot
+    qemu.write_text(FAKE_QEMU.replace("PYTHON", sys.executable, 1).replace("READ_CPIO", inspect.getsource(read_cpio),
+                                                                           1))
     qemu.chmod(0o755)
     cache = tmp_path / "cache"
     d = cache / "atsdbench" / arch
@@ -475,7 +477,6 @@ def fake_qemu(tmp_path, fixtures, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     monkeypatch.setenv("FAKE_QEMU_ARGV", str(tmp_path / "argv.json"))
     monkeypatch.setenv("FAKE_ATSD_OUTPUT", str(tmp_path / "atsd-output.txt"))
-    monkeypatch.setenv("FAKE_TESTS", os.path.dirname(os.path.abspath(__file__)))
     return lambda: json.loads((tmp_path / "argv.json").read_text())
 
 
