@@ -469,7 +469,7 @@ def cmd_plot(args):
     from .data import results
 
     fmt = plot.output_format(args.output)
-    plot.require_matplotlib()
+    plot.check_matplotlib()
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
     results.claim(args.output)
     warnings = []

@@ -10,8 +10,10 @@ printed as a markdown table for docs/benchmarks.md.  The goal: time linear in sa
 bounded where the commands resample (model, plot).
 
 usage: scripts/bench_scale.py [--samples 10000,100000,1000000] [--replicates 50] [--sub-run 160]
-       [--commands show,show-runs,compare,model,plot,compare-replicates,model-replicates] [--keep DIR]
-Takes many minutes and several GB at 10^6: run it on an idle machine.
+       [--commands show,show-runs,compare,model,plot,plot-plain,compare-replicates,model-replicates,
+       plot-replicates] [--keep DIR] [--quick]
+Takes many minutes and a few GB of disk at 10^6: run it on an idle machine.  --quick: 10^3 passes and
+2 replicate files a side, every command once (seconds; the tests run it).
 """
 import argparse
 import os
@@ -23,11 +25,13 @@ import time
 STRIDES = (64 << 10, 1 << 20, 2 << 20, 4 << 20)
 SIZE = 1 << 30
 REPS = 4
-COMMANDS = ("show", "show-runs", "compare", "model", "plot", "compare-replicates", "model-replicates")
+COMMANDS = ("show", "show-runs", "compare", "model", "plot", "plot-plain", "compare-replicates", "model-replicates",
+            "plot-replicates")
 
 
-def synthetic(path, samples, seed, sub_run=None, shift=1.0):
-    """A result file of about `samples` passes (whole rounds), saved through atsdbench's own writer."""
+def synthetic(path, samples, seed, sub_run=None, shift=1.0, warmup_rounds=0):
+    """A result file of about `samples` passes (whole rounds), saved through atsdbench's own writer;
+    the first `warmup_rounds` of them warm-up passes (the bench's files have none)."""
     import numpy as np
 
     from atsdbench.data import results
@@ -43,14 +47,14 @@ def synthetic(path, samples, seed, sub_run=None, shift=1.0):
                 gbps = float(base[s] * rates[r, j, p])
                 seconds = SIZE / (gbps * 1e9)
                 calls = SIZE // s
-                rec = {"round": r, "rep": p, "order": j, "stride_bytes": s, "warmup": False, "traced": False,
-                       "ns": int(seconds * 1e9), "seconds": seconds, "calls": calls, "gbps": gbps,
+                rec = {"round": r, "rep": p, "order": j, "stride_bytes": s, "warmup": r < warmup_rounds,
+                       "traced": False, "ns": int(seconds * 1e9), "seconds": seconds, "calls": calls, "gbps": gbps,
                        "us_per_call": seconds * 1e6 / calls}
                 if sub_run:
                     rec["run"] = r * len(STRIDES) * REPS // sub_run
                 records.append(rec)
-    config = {"size": SIZE, "strides": list(STRIDES), "rounds": rounds, "reps": REPS, "warmup": 0,
-              "warmup_rounds": 0, "pages": "base", "runs": 1 + (records[-1]["run"] if sub_run else 0)}
+    config = {"size": SIZE, "strides": list(STRIDES), "rounds": rounds - warmup_rounds, "reps": REPS, "warmup": 0,
+              "warmup_rounds": warmup_rounds, "pages": "base", "runs": 1 + (records[-1]["run"] if sub_run else 0)}
     host = {"hostname": "bench", "kernel_release": f"synthetic-{shift:g}", "arch": "x86_64", "page_size": 4096,
             "tlb_single_page_flush_ceiling": 33}
     results.save(results.Result(host, config, records, started=0.0, finished=1.0), path)
@@ -78,14 +82,18 @@ def measure(args):
     return wall, usage.ru_maxrss / 1024, proc.returncode, (err[-1] if err and proc.returncode else "")
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", default="10000,100000,1000000")
     ap.add_argument("--replicates", type=int, default=50)
     ap.add_argument("--sub-run", type=int, default=160, help="passes per sub-run of show's --runs file")
     ap.add_argument("--commands", default=",".join(COMMANDS))
     ap.add_argument("--keep", help="write the files here and keep them (default: a temporary folder)")
-    a = ap.parse_args()
+    ap.add_argument("--quick", action="store_true", help="10^3 passes, 2 replicate files a side (a check, not a "
+                    "measurement)")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.samples, a.replicates = "1000", 2
     sizes = [int(x) for x in a.samples.split(",")]
     wanted = a.commands.split(",")
     folder = a.keep or tempfile.mkdtemp(prefix="atsdbench-scale-")
@@ -112,6 +120,8 @@ def main():
             run("model", n, ["model", before, after, "--unit", "round"])
         if "plot" in wanted:
             run("plot --model", n, ["plot", before, after, "--model", "-o", os.path.join(folder, f"p-{n}.png")])
+        if "plot-plain" in wanted:
+            run("plot", n, ["plot", before, after, "-o", os.path.join(folder, f"q-{n}.png")])
     if any(w.endswith("-replicates") for w in wanted):
         n = sizes[0]
         sides = [",".join(make(os.path.join(folder, f"{side}{k}-{n}.json"), n, 100 * i + k, shift=1 + 0.05 * i)
@@ -121,6 +131,9 @@ def main():
             run(f"compare, {label}", n * a.replicates, ["compare", *sides])
         if "model-replicates" in wanted:
             run(f"model, {label}", n * a.replicates, ["model", *sides])
+        if "plot-replicates" in wanted:
+            run(f"plot --model, {label}", n * a.replicates,
+                ["plot", *sides, "--model", "-o", os.path.join(folder, f"r-{n}.png")])
     print("| Command | Passes (a side) | Wall s | Peak RSS MiB |")
     print("|---|---:|---:|---:|")
     for what, n, wall, mib, rc, err in rows:
@@ -129,7 +142,8 @@ def main():
         import shutil
 
         shutil.rmtree(folder, ignore_errors=True)
+    return 0 if all(row[4] == 0 for row in rows) else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

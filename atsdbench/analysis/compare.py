@@ -159,7 +159,8 @@ def _cell_maps(groups):
 
 def _keys(result, cells):
     """The (cell name, stride) pairs a result measured."""
-    m = result.measured
+    frame = result.samples
+    m = stats.measured(frame[[c for c in ("warmup", "stride_bytes", "cell") if c in frame]])  # not every column
     out = set()
     for name, index in cells.items():
         rows = m if index is None or "cell" not in m else m[m["cell"] == index]

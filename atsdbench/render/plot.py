@@ -23,6 +23,19 @@ def require_matplotlib():
     return plt
 
 
+def check_matplotlib():
+    """Before the files are read: matplotlib is there to import (imported only once the numbers are
+    worked out, make_figure: at 10^6 passes its memory and the analysis's did not fit together)."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("matplotlib") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise UsageError(messages.PLOT_PLOT_NEEDS_MATPLOTLIB_WHICH)
+
+
 def printable(label):
     """A label as matplotlib can draw it: bytes that were not UTF-8 (surrogates, from a file name or
     --label) as \\xNN, and '$' drawn as itself rather than opening mathtext."""
@@ -49,9 +62,10 @@ def _ceiling_stride(result):
 def latency_distribution(result, stride, cell=None):
     """(bin centres in us, fraction of calls) merged over measured passes (of one cell where the file
     has cells), from the stored quarter-octave histograms; None when no latency was recorded."""
-    frame = cells.frame_of(result.measured, cell)
-    if "lat_hist" not in frame:
+    if "lat_hist" not in result.samples:
         return None
+    frame = result.samples[[c for c in ("warmup", "stride_bytes", "lat_hist", "cell") if c in result.samples]]
+    frame = cells.frame_of(stats.measured(frame), cell)  # the columns read: not a copy of every column
     counts = {}
     for hist in frame[frame["stride_bytes"] == stride]["lat_hist"]:
         if isinstance(hist, dict):
@@ -98,31 +112,85 @@ def _ceiling_strides(files):
     return [(ceiling, f"flush ceiling ({format_size(ceiling)})")] if ceiling else []
 
 
-def _rate_panel(ax, sides, labels, metric, confidence, ticks):
+# The rate panel's dots: a stride's passes drawn one by one, at most this many a side; past it, this
+# many evenly spaced quantiles of them (the fastest and slowest pass included).  Every dot of a
+# stride lies on one vertical line a few hundred pixels tall, so a thousand show its range and where
+# the passes crowd as well as 10^6 do, and the 10^6 took plot's memory past 700 MiB (issue 34).
+DOTS = 1000
+_PANEL_COLUMNS = ("warmup", "stride_bytes", "round", "gbps", "cell")
+
+
+def _measured_column(result, column):
+    """One column of a result's measured passes (not warm-up), as numpy: no copy of the others."""
+    frame = result.samples
+    return frame[column].to_numpy()[~frame["warmup"].to_numpy(dtype=bool)]
+
+
+def _dots(values):
+    """The dots drawn for one stride's passes: each of them, or DOTS quantiles where there are more."""
     import numpy as np
 
-    units = set()
+    values = values[~np.isnan(values)]
+    return values if len(values) <= DOTS else np.quantile(values, np.linspace(0, 1, DOTS))
+
+
+def _side_dots(frames):
+    """A side's passes as dots, [(x, y)] a scatter each: each file's every pass in file order where no
+    stride of the side has more than DOTS, else one set of dots a stride for the side (_dots).  Returns
+    (those, whether it thinned)."""
+    import numpy as np
+
+    passes = []
+    for fr in frames:
+        timed = ~fr["warmup"].to_numpy(dtype=bool)
+        passes.append((fr["stride_bytes"].to_numpy(dtype=float)[timed], fr["gbps"].to_numpy(dtype=float)[timed]))
+    strides = np.unique(np.concatenate([s for s, _ in passes]))
+    strides = strides[~np.isnan(strides)]
+    if all(sum(int(np.count_nonzero(s == x)) for s, _ in passes) <= DOTS for x in strides):
+        return passes, False
+    ys = [_dots(np.concatenate([g[s == x] for s, g in passes])) for x in strides]
+    return [(np.concatenate([np.full(len(y), x) for x, y in zip(strides, ys)]), np.concatenate(ys))], True
+
+
+def _rate_lines(sides, labels, metric, confidence):
+    """What the rate panel draws, worked out before matplotlib is loaded: per line (label, strides,
+    centres, below, above, dots), the units of its observations, and whether dots were thinned."""
+    import numpy as np
+
+    lines, units, thinned = [], set(), False
     for side, cell, label in _series(sides, labels):
-        frames = [cells.frame_of(f.samples, cell) for f in side]
+        # only the columns drawn and counted: a copy of a whole 10^6-pass file is 74 MB
+        frames = [cells.frame_of(f.samples[[c for c in _PANEL_COLUMNS if c in f.samples]], cell) for f in side]
         unit = "pass" if any(stats.effective_unit(fr, "round") == "pass" for fr in frames) else "round"
         units.add(unit)
-        measured = [stats.measured(fr) for fr in frames]
-        strides = sorted({int(s) for m in measured for s in m["stride_bytes"].unique()})
+        per_file = [stats.observations_by_stride(fr, unit, metric) for fr in frames]
+        strides = sorted({int(s) for obs in per_file for s in obs})
         centres, below, above = [], [], []
         for s in strides:  # a replicate set's observations pooled: each file's rounds are its own
-            obs = np.concatenate([stats.observations(fr, s, unit, metric) for fr in frames])
+            obs = np.concatenate([o.get(s, np.empty(0)) for o in per_file])
             c, lo, hi = stats.interval(obs, metric, confidence)
             centres.append(c)
             below.append(0 if math.isnan(lo) else c - lo)
             above.append(0 if math.isnan(hi) else hi - c)
+        dots, thin = _side_dots(frames)
+        thinned |= thin
+        lines.append((label, strides, centres, below, above, dots))
+        del frames, per_file
+    return lines, units, thinned
+
+
+def _rate_panel(ax, sides, rate, metric, confidence, ticks):
+    lines, units, thinned = rate
+    for label, strides, centres, below, above, dots in lines:
         line = ax.errorbar(strides, centres, yerr=[below, above], marker="o", capsize=4, label=label)
-        for m in measured:
-            ax.scatter(m["stride_bytes"], m["gbps"], s=6, alpha=0.25, color=line.lines[0].get_color())
+        for x, y in dots:
+            ax.scatter(x, y, s=6, alpha=0.25, color=line.lines[0].get_color())
     for stride, text in _ceiling_strides([side[0] for side in sides]):
         ax.axvline(stride, color="grey", linestyle="--", label=text)
     per = "round" if units == {"round"} else "pass where a file has one round"
+    dots = f";\ndots: {DOTS} quantiles of a side's passes where a stride has more" if thinned else ""
     _finish(ax, "stride", "GB/s (10^9 bytes/s)",
-            f"{_op(sides)} rate, {metric} with {level(confidence)} CI (one observation per {per})", ticks)
+            f"{_op(sides)} rate, {metric} with {level(confidence)} CI (one observation per {per}){dots}", ticks)
 
 
 def _op(sides):
@@ -143,8 +211,7 @@ def _latency_panel(ax, sides, labels):
     _finish(ax, "latency per mprotect call (us)", "fraction of calls", "per-call latency")
 
 
-def _speedup_panel(ax, files, labels, metric, confidence, ticks):
-    cmp = comparison.compare(files, metric=metric, confidence=confidence, labels=labels)
+def _speedup_panel(ax, cmp, labels, confidence, ticks):
     frame = cmp.frame()
     for label in labels[1:]:
         for cell in frame["cell"].unique():  # "" where the files have no cells
@@ -158,12 +225,14 @@ def _speedup_panel(ax, files, labels, metric, confidence, ticks):
             ticks)
 
 
-def _model_panel(ax, sides, labels, confidence):
-    """us per call against pages: the strides, the fitted line, the whole-flush level, the crossover."""
+def _model_analysis(sides, labels, confidence):
     from ..analysis import model
 
-    analysis = model.analyse(sides, labels, confidence, level="file" if any(len(s) > 1 for s in sides) else
-                             "session")
+    return model.analyse(sides, labels, confidence, level="file" if any(len(s) > 1 for s in sides) else "session")
+
+
+def _model_panel(ax, analysis):
+    """us per call against pages: the strides, the fitted line, the whole-flush level, the crossover."""
     for models in analysis.sides:
         for m in models:
             name = f"{m.label}{f' [{m.cell}]' if m.cell else ''}"
@@ -261,10 +330,11 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     the picture cannot show (sides of different sizes)."""
     from . import text
 
-    plt = require_matplotlib()
+    import pandas as pd
+
     sides = [comparison.side_files(item) for item in files]
     for f in (f for side in sides for f in side):  # an axis with nothing on it fails deep inside matplotlib
-        if not f.measured["gbps"].notna().any():
+        if not pd.notna(_measured_column(f, "gbps")).any():
             raise UsageError(messages.PLOT_NO_MEASURED_PASS_HAS.format(path=f.path))
     labels = _labels(sides, labels)
     sizes = [side[0].config.get("size") for side in sides]
@@ -275,19 +345,25 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     from ..analysis import scaling
 
     sweep = any(scaling.has_sweep(side[0]) for side in sides)
+    ticks = sorted({int(s) for side in sides for f in side for s in pd.unique(_measured_column(f, "stride_bytes"))})
+    # The numbers first, the figure after: at 10^6 passes a side the analysis's peak and matplotlib
+    # (its import, the figure) did not fit in 300 MB together (issue 34).
+    rate = _rate_lines(sides, labels, metric, confidence)
+    cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels) if len(sides) > 1 else None
+    analysis = _model_analysis(sides, labels, confidence) if model else None
+    plt = require_matplotlib()
     panels = 1 + sweep + has_latency + (len(sides) > 1) + bool(model)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
     axes = [a[0] for a in axes]
-    ticks = sorted({int(s) for side in sides for f in side for s in f.measured["stride_bytes"].unique()})
-    _rate_panel(axes[0], sides, labels, metric, confidence, ticks)
+    _rate_panel(axes[0], sides, rate, metric, confidence, ticks)
     if sweep:
         _scaling_panel(axes[1], sides, labels, confidence)
     if has_latency:
         _latency_panel(axes[1 + sweep], sides, labels)
-    if len(sides) > 1:
-        _speedup_panel(axes[1 + sweep + has_latency], sides, labels, metric, confidence, ticks)
+    if cmp is not None:
+        _speedup_panel(axes[1 + sweep + has_latency], cmp, labels, confidence, ticks)
     if model:
-        _model_panel(axes[-1], sides, labels, confidence)
+        _model_panel(axes[-1], analysis)
     fig.suptitle(printable(title(sides)))
     fig.tight_layout()
     return fig

@@ -68,6 +68,19 @@ def test_bad_extension_and_missing_matplotlib(cli, cli_process, fixtures, tmp_pa
         "atsdbench: plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
 
 
+def test_matplotlib_is_looked_for_before_the_files_are_read(monkeypatch):
+    """cmd_plot finds matplotlib first (one line, exit 2, before any file is read) and imports it only
+    once the numbers are worked out (issue 34: the two did not fit in 300 MB at 10^6 passes)."""
+    import importlib.util
+
+    from atsdbench.errors import UsageError
+
+    plot.check_matplotlib()
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else 0)
+    with pytest.raises(UsageError, match="plot needs matplotlib, which is not installed"):
+        plot.check_matplotlib()
+
+
 def test_replicate_sets_titles_and_size_mismatch(fixtures):
     before, after, small = (str(fixtures / n) for n in ("before.json", "after.json", "small_other.json"))
     warnings = []
@@ -91,3 +104,127 @@ def test_one_kernel_twice_keeps_the_kernel_in_the_legend(fixtures, tmp_path):
     fig = plot.make_figure([str(tmp_path / "x.json"), str(tmp_path / "y.json")])
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["4.19.0-rc4 (x.json)", "4.19.0-rc4 (y.json)"]
+
+
+# --- what the figure says, number by number (issue 34: plot at 10^6 passes in bounded memory) ----------
+
+def figure_numbers(fig):
+    """Every number and text a figure draws, panel by panel: titles, legends, the lines' points, the
+    scatter's dots, the CI bars and bands; floats to 10 significant digits, NaN as "nan"."""
+    import math
+
+    import numpy as np
+
+    def num(v):
+        v = float(v)
+        return "nan" if math.isnan(v) else float(f"{v:.10g}")
+
+    def arr(a):
+        a = np.ma.filled(np.ma.asarray(a, dtype=float), np.nan)
+        return [num(v) for v in a.ravel()]
+
+    out = [fig._suptitle.get_text() if fig._suptitle else ""]
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        out.append({"title": ax.get_title(), "x": ax.get_xlabel(), "y": ax.get_ylabel(),
+                    "legend": [t.get_text() for t in legend.get_texts()] if legend else [],
+                    "lines": [[arr(line.get_xdata()), arr(line.get_ydata())] for line in ax.lines],
+                    "collections": [[arr(c.get_offsets())] + [arr(p.vertices) for p in c.get_paths()]
+                                    if type(c).__name__ == "PathCollection" else [arr(p.vertices) for p in c.get_paths()]
+                                    for c in ax.collections]})
+    return out
+
+
+# the figures tests/golden/plot_numbers.json holds (captured before plot's memory work, issue 34)
+GOLDEN_FIGURES = {
+    "median, model": (["before.json", "after.json"], {"model": True}),
+    "mean, model": (["before.json", "after.json"], {"metric": "mean", "model": True}),
+    "one file": (["before.json"], {}),
+    "replicate sets, model": (["before.json,again.json", "after.json"], {"model": True}),
+    "sweep": (["sweep.json", "sweep_after.json"], {"model": True}),
+}
+
+
+def golden_figures(fixtures):
+    out = {}
+    for name, (files, options) in GOLDEN_FIGURES.items():
+        fig = plot.make_figure([",".join(str(fixtures / f) for f in item.split(",")) for item in files], **options)
+        out[name] = figure_numbers(fig)
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
+    return out
+
+
+def test_the_figures_numbers_are_those_of_before(fixtures):
+    """The CIs, the speedup and its band, the model's fit and its seeded bootstrap, and every dot: as
+    plot drew them before it was made to fit 10^6 passes in bounded memory (a small file has fewer
+    passes a stride than plot thins, so even the dots are the same)."""
+    import json
+
+    golden = json.loads((fixtures.parent / "golden" / "plot_numbers.json").read_text())
+    now = json.loads(json.dumps(golden_figures(fixtures)))
+    assert set(now) == set(golden)
+    for name in golden:
+        assert now[name] == golden[name], name
+
+
+def test_a_stride_of_more_passes_than_dots_is_drawn_as_quantiles(script, tmp_path, monkeypatch):
+    import numpy as np
+
+    from atsdbench.data import results
+
+    path = script("bench_scale").synthetic(str(tmp_path / "a.json"), 200, 1, warmup_rounds=1)
+    every = plot.make_figure([path])
+    monkeypatch.setattr(plot, "DOTS", 10)
+    thinned = plot.make_figure([path])
+    assert "dots: 10 quantiles" in thinned.axes[0].get_title() and "quantiles" not in every.axes[0].get_title()
+    assert figure_numbers(thinned)[1]["lines"] == figure_numbers(every)[1]["lines"]  # the CIs are the same
+    dots = np.asarray(thinned.axes[0].collections[-1].get_offsets())
+    frame = results.load(path).measured
+    assert len(dots) == 4 * 10  # 4 strides, each 44 measured passes
+    for stride, passes in frame.groupby("stride_bytes")["gbps"]:
+        ys = dots[dots[:, 0] == stride, 1]
+        assert len(passes) == 44 and ys[0] == passes.min() and ys[-1] == passes.max()
+        assert list(ys) == list(np.quantile(passes.to_numpy(), np.linspace(0, 1, 10)))
+
+
+def _traced_peak(files, tmp_path):
+    """tracemalloc's peak over make_figure(model=True) and save: every numpy and Python allocation
+    of the analysis and the drawing (memory, not time: the same under load)."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        plot.save(plot.make_figure(files, model=True), str(tmp_path / "p.png"))
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.slow
+def test_plot_model_memory_is_bounded(script, tmp_path, fixtures):
+    """Issue 34: plot --model of two files of 10^4 and of 10^5 passes (a warm-up round each).  What the
+    analysis (compare's, model's bootstrap, the rate panel's CIs) and the figure take on top of the
+    loaded files grows by at most a quarter of what the files grow by, and stays under a quarter of
+    them plus 24 MiB (the bootstrap's chunks: stats.CHUNK_BYTES).  At 10^6 passes a side that is at
+    most 59 MiB on top of the 141 MiB of columns (docs/benchmarks.md: plot within 300 MB).  Measured
+    when this was written: 14.8 and 15.3 MiB; before the rate panel's dots were thinned and its
+    copies cut, 16.2 and 41.1 MiB (twice the files' growth)."""
+    import matplotlib.pyplot as plt
+
+    from atsdbench.data import results
+
+    plt.close(plot.make_figure([str(fixtures / "before.json"), str(fixtures / "after.json")], model=True))
+    bench = script("bench_scale")  # the import, fonts and caches first: they are not the files' cost
+    sizes, peaks = [], []
+    for n in (10**4, 10**5):
+        files = [results.load(bench.synthetic(str(tmp_path / f"{k}-{n}.json"), n, k, shift=1 + 0.05 * k,
+                                              warmup_rounds=1)) for k in (1, 2)]
+        for f in files:
+            f.samples  # the frames, as a loaded file gives them to every command
+        sizes.append(sum(f.columns.get(k).nbytes for f in files for k in f.columns.keys()))
+        peaks.append(_traced_peak(files, tmp_path))
+        del files
+    assert peaks[1] - peaks[0] <= (sizes[1] - sizes[0]) / 4, (peaks, sizes)
+    assert peaks[1] <= sizes[1] / 4 + (24 << 20), (peaks, sizes)
