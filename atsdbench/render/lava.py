@@ -39,7 +39,7 @@ def show_lines(result, unit="round"):
     return "\n".join(out)
 
 
-def verify_lines(result, side=""):
+def verify_lines(result):
     """run --verify's checks as test cases, one per (op, stride): `fail STALE stale` where any check read
     a translation after the invalidation returned (a kernel bug, which the job must show as a failed case,
     not only as a line on stderr), `pass 0 stale` otherwise; none for a file without verify passes."""
@@ -47,7 +47,7 @@ def verify_lines(result, side=""):
     for v in getattr(result, "verify", None) or ():
         key = (v.get("op") or "mprotect", v["stride_bytes"])
         sums[key] = sums.get(key, 0) + v["stale"]
-    return [f"{_name('verify', side, op, format_size(stride))} {'fail' if stale else 'pass'} {stale} stale"
+    return [f"{_name('verify', op, format_size(stride))} {'fail' if stale else 'pass'} {stale} stale"
             for (op, stride), stale in sums.items()]
 
 
