@@ -22,9 +22,7 @@
 
 #define ATSD_CACHELINE 128  /* POWER lines are 128 bytes; enough for x86 and arm64 */
 
-/* Native cleanup runs with SIGINT and SIGTERM held: a handler (Python's, or atsd's) then runs
- * after the object is gone and its owner's slot is NULL, never half-way through freeing it. */
-static void hold_signals(sigset_t *old)
+void atsd_hold_signals(sigset_t *old)
 {
 	sigset_t set;
 
@@ -34,7 +32,7 @@ static void hold_signals(sigset_t *old)
 	pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-static void release_signals(const sigset_t *old)
+void atsd_release_signals(const sigset_t *old)
 {
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }
@@ -227,13 +225,13 @@ int atsd_region_unmap(struct atsd_region *r)
 	sigset_t old;
 	int err = 0;
 
-	hold_signals(&old);
+	atsd_hold_signals(&old);
 	r->addr = NULL;  /* before the munmap: a second unmap finds nothing to unmap */
 	r->map_addr = NULL;
 	r->size = r->map_size = 0;
 	if (addr && munmap(addr, len))
 		err = -errno;
-	release_signals(&old);
+	atsd_release_signals(&old);
 	return err;
 }
 
@@ -345,7 +343,7 @@ int atsd_bystanders_stop(struct atsd_bystanders **slot, uint64_t *spins)
 
 	if (!slot || !*slot)
 		return 0;
-	hold_signals(&old);
+	atsd_hold_signals(&old);
 	b = *slot;
 	*slot = NULL;  /* before anything is freed: a second stop finds nothing to free */
 	__atomic_store_n(&b->stop, 1, __ATOMIC_RELAXED);
@@ -358,7 +356,7 @@ int atsd_bystanders_stop(struct atsd_bystanders **slot, uint64_t *spins)
 	pthread_cond_destroy(&b->cond);
 	free(b->slots);
 	free(b);
-	release_signals(&old);
+	atsd_release_signals(&old);
 	return 0;
 }
 
@@ -499,13 +497,13 @@ int atsd_counter_close(struct atsd_counter **slot)
 
 	if (!slot || !*slot)
 		return 0;
-	hold_signals(&old);
+	atsd_hold_signals(&old);
 	c = *slot;
 	*slot = NULL;  /* before anything is closed: a second close finds nothing (no stray close(n)) */
 	for (i = 0; i < c->n; i++)
 		close(c->fds[i]);
 	free(c);
-	release_signals(&old);
+	atsd_release_signals(&old);
 	return 0;
 }
 
@@ -683,12 +681,12 @@ int atsd_canary_free(struct atsd_canary **slot)
 
 	if (!slot || !*slot)
 		return 0;
-	hold_signals(&old);
+	atsd_hold_signals(&old);
 	c = *slot;
 	*slot = NULL;
 	free(c->next);
 	free(c);
-	release_signals(&old);
+	atsd_release_signals(&old);
 	return 0;
 }
 

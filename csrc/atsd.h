@@ -597,5 +597,11 @@ int atsd_kexec_reboot(void);
 #endif
 /* The region mapped again over its own range, with its advice, unpopulated (munmap's restore). */
 int atsd_region_remap(struct atsd_region *r);
+/* Native cleanup runs with SIGINT and SIGTERM held: a handler (Python's, or atsd's) then runs after the
+ * object is gone and its owner's slot is NULL, never half-way through freeing it.  Every C file's
+ * release takes these two (atsd.c). */
+#include <signal.h>
+void atsd_hold_signals(sigset_t *old);
+void atsd_release_signals(const sigset_t *old);
 
 #endif

@@ -34,15 +34,6 @@ struct atsd_instance {
 	struct atsd_trace_event events[ATSD_MAX_TRACE_EVENTS];
 };
 
-static void hold(sigset_t *old)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, old);
-}
 
 static int write_text(const char *path, const char *text)
 {
@@ -352,7 +343,7 @@ int atsd_instance_close(struct atsd_instance **slot)
 
 	if (!slot || !*slot)
 		return 0;
-	hold(&old);
+	atsd_hold_signals(&old);
 	t = *slot;
 	*slot = NULL;  /* before anything is released: a second close finds nothing */
 	if (t->on)
@@ -360,7 +351,7 @@ int atsd_instance_close(struct atsd_instance **slot)
 	enable(t, 0);
 	rmdir(t->path);
 	free(t);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	atsd_release_signals(&old);
 	return 0;
 }
 

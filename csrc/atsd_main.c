@@ -38,16 +38,6 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-/* SIGINT and SIGTERM held (recorded, not handled) until the old mask is put back. */
-static void hold_signals(sigset_t *old)
-{
-	sigset_t both;
-
-	sigemptyset(&both);
-	sigaddset(&both, SIGINT);
-	sigaddset(&both, SIGTERM);
-	sigprocmask(SIG_BLOCK, &both, old);
-}
 
 void die(const char *fmt, ...)
 {
@@ -486,7 +476,7 @@ static void sleep_until(double t)
 	sigset_t old;
 	double left;
 
-	hold_signals(&old);
+	atsd_hold_signals(&old);
 	while (!interrupted && (left = t - now_s()) > 0) {
 		struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
 		ppoll(NULL, 0, &ts, &old);
@@ -574,7 +564,7 @@ static int run_forked(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 	fflush(NULL);
 	/* Held over the fork, so none is handled between the fork and `child` being set: one that
 	 * comes meanwhile stays pending in the parent and is passed on when released below. */
-	hold_signals(&old);
+	atsd_hold_signals(&old);
 	if (interrupted) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(fds[0]);

@@ -30,15 +30,6 @@ struct atsd_profile {
 	uint8_t *scratch;        /* one ring's data, made linear */
 };
 
-static void hold(sigset_t *old)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &set, old);
-}
 
 static uint64_t get64(const uint8_t *p)
 {
@@ -212,7 +203,7 @@ int atsd_profile_close(struct atsd_profile **slot)
 
 	if (!slot || !*slot)
 		return 0;
-	hold(&old);
+	atsd_hold_signals(&old);
 	p = *slot;
 	*slot = NULL;  /* before anything is released: a second close finds nothing */
 	for (i = 0; i < p->n; i++) {
@@ -221,6 +212,6 @@ int atsd_profile_close(struct atsd_profile **slot)
 	}
 	free(p->scratch);
 	free(p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	atsd_release_signals(&old);
 	return 0;
 }
