@@ -24,35 +24,63 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(command=None):
-    """The parser.  run's and calibrate's options come from the compiled core's option table, so they
-    are added only to the subcommand asked for (`command`, the first word): every other command and
-    the top-level help work without the core."""
+    """The parser.  Every subcommand is listed, but only the one asked for (`command`, the first
+    word) gets its options: run's and calibrate's come from the compiled core's option table, so
+    every other command and the top-level help work without the core, and no command pays for
+    building the other ten's options (about 20 ms, on every start and every in-process call)."""
     p = _Parser(prog="atsdbench", description="Measure and compare the cost of TLB invalidation on Linux "
                 "(mprotect(PROT_NONE) over a populated region, in strides). GB/s = 10^9 bytes/s; sizes are binary.")
     p.add_argument("--version", action="version", version=f"atsdbench {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, help_, options, extra in _subcommands():
+        parser = sub.add_parser(name, help=help_, **extra)
+        if command == name and options is not None:
+            options(parser)
+    return p
 
-    r = sub.add_parser("run", help="measure and write a result file")
-    if command == "run":
-        _add_plan_options(r)
 
-    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS, GUEST_TIMEOUT
+def _subcommands():
+    """(name, help, the function adding its options, add_parser's other arguments), in help order."""
+    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS
 
-    cal = sub.add_parser("calibrate", help=f"measure the between-run noise of a plan ({CALIBRATE_RUNS} sub-runs "
-                         f"{CALIBRATE_GAP} apart) into a noise profile, which gives single runs a compare verdict")
-    if command == "calibrate":
-        _add_plan_options(cal, defaults={"runs": CALIBRATE_RUNS, "gap": CALIBRATE_GAP},
-                          helps={"runs": "sub-runs, each in a fresh process: the profile's between-run variance "
-                                         "has M - 1 df",
-                                 "gap": "sub-runs start at least this long apart: the host drifts over minutes, "
-                                        "which the profile must see"},
-                          output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/profiles, where compare "
-                          "looks; the calibration's result file goes beside it as NAME.run.json)")
+    return (
+        ("run", "measure and write a result file", _add_plan_options, {}),
+        ("calibrate", f"measure the between-run noise of a plan ({CALIBRATE_RUNS} sub-runs {CALIBRATE_GAP} apart) "
+         "into a noise profile, which gives single runs a compare verdict", _calibrate_options, {}),
+        ("show", "one result file's per-stride summary", _show_options, {}),
+        ("compare", "before/after speedup per stride with confidence intervals", _compare_options, {}),
+        ("stat", "ministat: FreeBSD's ministat, output for output (atsdbench stat -h for options)", None,
+         {"add_help": False}),
+        ("info", "what on this host shapes TLB-invalidation cost", _info_options, {}),
+        ("plot", "GB/s against stride (and latency, speedup, a threads sweep's scaling) as PNG/SVG/PDF",
+         _plot_options, {}),
+        ("import", "turn the output of the standalone `atsd` program, or a published rate table (--table), into "
+         "result files", _import_options, {}),
+        ("guest", "boot kernel images under qemu, run atsd inside, one result file per image and run (atsdbench "
+         "guest --kernel IMAGE ... [-- RUN-OPTIONS [-- RUN-OPTIONS ...]])", _guest_options, {}),
+        ("campaign", "an A/B across reboots: plan the boots, run one at each boot (kexec, grub-reboot or by hand), "
+         "then compare DIR", _campaign_options, {}),
+        ("model", "fit per-call cost = fixed + per-page x pages and a whole-flush cost, with CIs; before/after "
+         "changes", _model_options, {}),
+    )
+
+
+def _calibrate_options(cal):
+    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS
+
+    _add_plan_options(cal, defaults={"runs": CALIBRATE_RUNS, "gap": CALIBRATE_GAP},
+                      helps={"runs": "sub-runs, each in a fresh process: the profile's between-run variance "
+                                     "has M - 1 df",
+                             "gap": "sub-runs start at least this long apart: the host drifts over minutes, "
+                                    "which the profile must see"},
+                      output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/profiles, where compare "
+                      "looks; the calibration's result file goes beside it as NAME.run.json)")
     cal.add_argument("--from", dest="source", default=None, metavar="FILE",
                      help="make the profile from this result file of 2 or more sub-runs (run --runs M) instead of "
                      "measuring")
 
-    s = sub.add_parser("show", help="one result file's per-stride summary")
+
+def _show_options(s):
     s.add_argument("file", metavar="FILE", help="a result file (run -o, import, calibrate's NAME.run.json)")
     s.add_argument("--unit", choices=("round", "pass"), default="round",
                    help="what each N is: round (a round's mean rate; default) or pass (single passes, as run prints)")
@@ -60,7 +88,8 @@ def build_parser(command=None):
     s.add_argument("--scaling", action="store_true", help="a threads sweep (run --threads 1,2,4): its table by "
                    "thread count alone (rate, per task, efficiency against linear, spread, disturbed share)")
 
-    c = sub.add_parser("compare", help="before/after speedup per stride with confidence intervals")
+
+def _compare_options(c):
     c.add_argument("files", nargs="+", metavar="FILE[,FILE...]",
                    help="baseline first, then one or more new results; a,b,c = replicate runs of one side")
     c.add_argument("--metric", default=None, help="mean (default) or median")
@@ -84,16 +113,14 @@ def build_parser(command=None):
     c.add_argument("--counts", action="store_true", help="the kernel's invalidation counts per call only (flushes, "
                    "IPIs, tlbie, hcalls): each side and the change, beyond their pass-to-pass spread")
 
-    sub.add_parser("stat", help="ministat: FreeBSD's ministat, output for output (atsdbench stat -h for options)",
-                   add_help=False)
 
-    i = sub.add_parser("info", help="what on this host shapes TLB-invalidation cost")
+def _info_options(i):
     i.add_argument("--json", action="store_true", help="the host facts and warnings as JSON (default: text)")
     i.add_argument("--cpus", action="store_true", help="also measure each allowed CPU briefly (rate, CV, interrupts, "
                    "steal) and say which one --cpu auto takes")
 
-    pl = sub.add_parser("plot", help="GB/s against stride (and latency, speedup, a threads sweep's scaling) as "
-                        "PNG/SVG/PDF")
+
+def _plot_options(pl):
     pl.add_argument("files", nargs="+", metavar="FILE",
                     help="result files, baseline first; a1.json,a2.json = replicate runs of one side")
     pl.add_argument("-o", "--output", required=True, help="picture file; its extension picks the format")
@@ -103,8 +130,8 @@ def build_parser(command=None):
                     "else its kernel release, with the file name where two would read the same)")
     pl.add_argument("--model", action="store_true", help="add a us/call against pages panel with the cost model")
 
-    im = sub.add_parser("import", help="turn the output of the standalone `atsd` program, or a published rate "
-                        "table (--table), into result files")
+
+def _import_options(im):
     im.add_argument("file", help="atsd output, or with --table a text holding the table ('-' for stdin)")
     im.add_argument("-o", "--output", default=None, help="result file; with --table a third column (after) goes to "
                     "the same name with -after before the extension")
@@ -115,8 +142,10 @@ def build_parser(command=None):
                     help="with --table: that kernel's single-page flush ceiling in pages, where known")
     im.add_argument("--size", default=None, help="with --table: the region the table's benchmark swept (default 1G)")
 
-    g = sub.add_parser("guest", help="boot kernel images under qemu, run atsd inside, one result file per image "
-                       "and run (atsdbench guest --kernel IMAGE ... [-- RUN-OPTIONS [-- RUN-OPTIONS ...]])")
+
+def _guest_options(g):
+    from .commands import GUEST_TIMEOUT
+
     g.add_argument("--kernel", action="append", default=[], metavar="IMAGE",
                    help="vmlinux (ppc64le), bzImage (x86_64) or Image (arm64); repeat for several")
     g.add_argument("--machine", default=None, help="power9 (radix), power9-hash, power8, x86_64 or aarch64 "
@@ -144,8 +173,8 @@ def build_parser(command=None):
                    help="directory of the result files (default .; made if absent; nothing in it is overwritten: a "
                    "name taken gets -2, -3, ...)")
 
-    ca = sub.add_parser("campaign", help="an A/B across reboots: plan the boots, run one at each boot (kexec, "
-                        "grub-reboot or by hand), then compare DIR")
+
+def _campaign_options(ca):
     cs = ca.add_subparsers(dest="campaign_command", metavar="ACTION", parser_class=_Parser)
     ci = cs.add_parser("init", help="write the plan (atsdbench campaign init DIR --kernel NAME=IMAGE ... -- "
                        "RUN-OPTIONS)")
@@ -172,8 +201,8 @@ def build_parser(command=None):
                            help="seconds after boot before the step starts (default 60)")
             a.add_argument("--unit-dir", default=None, help=argparse.SUPPRESS)
 
-    mo = sub.add_parser("model", help="fit per-call cost = fixed + per-page x pages and a whole-flush cost, with "
-                        "CIs; before/after changes")
+
+def _model_options(mo):
     mo.add_argument("files", nargs="+", metavar="FILE[,FILE...]",
                     help="one or more result files; two or more: the first is the baseline, a,b = replicate runs")
     mo.add_argument("--format", default="text", help="text, json, csv or commit")
@@ -183,7 +212,6 @@ def build_parser(command=None):
                     "replicate file, or each --runs sub-run where every side is one file), round, or pass; default: "
                     "the file where a side has replicate files; where every side is one file (one session), the "
                     "change gets a within-session interval, not a CI (run or round asks for it as one)")
-    return p
 
 
 def _add_plan_options(parser, output_help=None, defaults=None, helps=None):

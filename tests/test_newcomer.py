@@ -89,6 +89,6 @@ def test_info_and_run_give_the_same_reason(cli, tmp_path):
 def test_guest_help_says_what_smp_and_mem_are_and_their_defaults():
     from atsdbench import cli
 
-    text = " ".join(cli.build_parser()._subparsers._group_actions[0].choices["guest"].format_help().split())
+    text = " ".join(cli.build_parser("guest")._subparsers._group_actions[0].choices["guest"].format_help().split())
     assert "--smp N virtual CPUs of the guest (default 2" in text
     assert "--mem SIZE guest memory" in text and "(default 2G" in text
