@@ -158,6 +158,10 @@ void atsd_test_skip_madvise(int32_t from);
  * (this process was executed with it: its mappings are not randomized), 0 when not, -errno. */
 int atsd_no_aslr(int32_t set);
 
+/* "off" where this process's mappings are not randomized (it was executed with ADDR_NO_RANDOMIZE, or
+ * /proc/sys/kernel/randomize_va_space is 0), "on" else: what a --workload result's config says. */
+const char *atsd_aslr_state(void);
+
 /* Pin the calling thread to one CPU. */
 int atsd_pin_self(int32_t cpu);
 
@@ -586,7 +590,7 @@ int atsd_kexec_unload(void);
 int atsd_kexec_reboot(void);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 24
+#define ATSD_ABI_VERSION 25
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

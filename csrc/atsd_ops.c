@@ -209,6 +209,19 @@ int atsd_no_aslr(int32_t set)
 	return !!(old & ADDR_NO_RANDOMIZE);
 }
 
+const char *atsd_aslr_state(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
+	int space = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &space) != 1)
+			space = -1;
+		fclose(f);
+	}
+	return atsd_no_aslr(0) == 1 || space == 0 ? "off" : "on";
+}
+
 /* A task's file, as will-it-scale's testcase makes it: mkstemp, ftruncate to the unit, unlinked.
  * -errno where it cannot be made (the pass then fails with it). */
 static int workload_file(uint64_t size)

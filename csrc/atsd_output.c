@@ -105,18 +105,10 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 	for (i = 0; i < p->nthreads; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->threads[i]);
 	if (p->nworkloads) {
-		int off = atsd_no_aslr(0);
-		FILE *f = fopen("/proc/sys/kernel/randomize_va_space", "r");
-		int space = -1;
-		if (f) {
-			if (fscanf(f, "%d", &space) != 1)
-				space = -1;
-			fclose(f);
-		}
 		fputs("\tworkload=", out);
 		for (i = 0; i < p->nworkloads; i++)
 			fprintf(out, "%s%s", i ? "," : "", atsd_workload_name(p->workloads[i]));
-		fprintf(out, "\taslr=%s", off == 1 || space == 0 ? "off" : "on");
+		fprintf(out, "\taslr=%s", atsd_aslr_state());
 	}
 	fprintf(out, "\ttasks=%s\tthread_cpus=", p->tasks ? "processes" : "threads");
 	for (i = 0; i < p->nthread_cpus; i++)

@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 24
+ABI_VERSION = 25
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -131,6 +131,12 @@ def no_aslr(change=0):
     rc = lib.atsd_no_aslr(change)
     _check(rc, "personality")
     return bool(rc)
+
+
+def aslr_state():
+    """"off" where this process's mappings are not randomized (executed with ADDR_NO_RANDOMIZE, or
+    the kernel randomizes nothing), "on" else (csrc/atsd_ops.c atsd_aslr_state, which atsd uses too)."""
+    return _text(lib.atsd_aslr_state())
 
 
 def op_call(op):

@@ -33,9 +33,7 @@ def aslr_state():
     runtest.py runs its binaries under setarch -R) or the kernel randomizes nothing; else "on"."""
     from . import core
 
-    if core.no_aslr() or (procfs.read("/proc/sys/kernel/randomize_va_space") or "").strip() == "0":
-        return "off"
-    return "on"
+    return core.aslr_state()
 
 
 class Session:
