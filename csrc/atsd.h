@@ -553,6 +553,11 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 		     const int32_t *invalidators, int32_t ninvalidators, struct atsd_verify_result *out);
 int atsd_verify_control(struct atsd_verifier *v, int32_t skip_call);
 int atsd_verify_stop(struct atsd_verifier **v);
+/* The CPUs that check a verify pass (its record's checker_cpus): every verify CPU but a single
+ * invalidator's own; with several invalidators (--threads) every verify CPU, each checking the parts
+ * the others invalidate.  Writes them to out (room for n) and returns how many. */
+int32_t atsd_verify_checkers(const int32_t *verify_cpus, int32_t n, const int32_t *invalidators,
+			     int32_t ninvalidators, int32_t *out);
 /* --workload's verify passes (on by default: will-it-scale asserts its read-back): a region of its own
  * this large, madvise(MADV_DONTNEED)'d a page a call as the loop does, 1M for each task. */
 uint64_t atsd_verify_workload_size(int32_t tasks);

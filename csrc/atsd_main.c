@@ -140,8 +140,8 @@ static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_
 	struct atsd_verifier *v = NULL;
 	struct atsd_verify_result res;
 	const int32_t *inv = c->threads > 1 ? p->thread_cpus : &p->cpu;
-	int32_t ninv = c->threads > 1 ? c->threads : 1;
-	int err, s, i, j;
+	int32_t ninv = c->threads > 1 ? c->threads : 1, chk[ATSD_MAX_CPUS], nchk;
+	int err, s, i;
 
 	if ((err = atsd_verify_start(&v, p->verify_cpus, p->nverify_cpus))) {
 		fprintf(stderr, "atsd: starting checkers on %d CPUs: %s\n", p->nverify_cpus, strerror(-err));
@@ -176,9 +176,9 @@ static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_
 		for (i = 0; i < ninv; i++)
 			fprintf(out, "%s%d", i ? "," : "", inv[i]);
 		fprintf(out, "\tchecker_cpus=");
-		for (i = 0, j = 0; i < p->nverify_cpus; i++)
-			if (ninv > 1 || p->verify_cpus[i] != inv[0])
-				fprintf(out, "%s%d", j++ ? "," : "", p->verify_cpus[i]);
+		nchk = atsd_verify_checkers(p->verify_cpus, p->nverify_cpus, inv, ninv, chk);
+		for (i = 0; i < nchk; i++)
+			fprintf(out, "%s%d", i ? "," : "", chk[i]);
 		fprintf(out, "\tcalls=%" PRIu64 "\tchecks=%" PRIu64 "\tfaults=%" PRIu64 "\tzeros=%" PRIu64 "\tstale=%"
 			PRIu64 "\theld=%" PRIu64 "\tns=%" PRIu64, res.calls, res.checks, res.faults, res.zeros, res.stale,
 			res.held, res.ns);
@@ -200,7 +200,7 @@ static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_
  * after the output is saved); 1 where there was one. */
 static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 {
-	int cell, s, i, j, any = 0;
+	int cell, s, j, any = 0;
 
 	for (cell = 0; cell < atsd_plan_cells(p); cell++) {
 		struct atsd_cell c;
@@ -212,9 +212,7 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 			char line[1024];
 			if (!st->verify_stale)
 				continue;
-			for (i = 0, j = 0; i < p->nverify_cpus; i++)
-				if (ninv > 1 || p->verify_cpus[i] != inv[0])
-					chk[j++] = p->verify_cpus[i];
+			j = atsd_verify_checkers(p->verify_cpus, p->nverify_cpus, inv, ninv, chk);
 			/* the verify passes' op (a workload's: madvise, its loop's call), not the cell's --op */
 			fprintf(f, "%s\n", atsd_verify_stale_text(st->verify_stale, st->verify_checks, st->verify_op, p->strides[s],
 									inv, ninv, chk, j, line, sizeof(line)));

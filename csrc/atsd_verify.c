@@ -296,6 +296,17 @@ uint64_t atsd_verify_workload_size(int32_t tasks)
 	return (uint64_t)(tasks > 1 ? tasks : 1) << 20;  /* a whole number of pages up to 1M ones */
 }
 
+int32_t atsd_verify_checkers(const int32_t *verify_cpus, int32_t n, const int32_t *invalidators,
+			     int32_t ninvalidators, int32_t *out)
+{
+	int32_t i, j = 0;
+
+	for (i = 0; i < n; i++)
+		if (ninvalidators > 1 || verify_cpus[i] != invalidators[0])
+			out[j++] = verify_cpus[i];
+	return j;
+}
+
 int atsd_verify_start(struct atsd_verifier **out, const int32_t *cpus, int32_t n)
 {
 	struct atsd_verifier *v, *none = NULL;

@@ -428,6 +428,14 @@ def verify_workload_size(tasks):
     return int(lib.atsd_verify_workload_size(tasks))
 
 
+def verify_checkers(verify_cpus, invalidators):
+    """The CPUs that check a verify pass (csrc/atsd_verify.c atsd_verify_checkers, atsd's rule too)."""
+    out = ffi.new("int32_t[]", max(1, len(verify_cpus)))
+    n = lib.atsd_verify_checkers(ffi.new("int32_t[]", list(verify_cpus)), len(verify_cpus),
+                                 ffi.new("int32_t[]", list(invalidators)), len(invalidators), out)
+    return [out[i] for i in range(n)]
+
+
 def stale_text(stale, checks, op, stride, invalidators, checkers):
     """atsd's loud line (csrc/atsd_verify.c), for the parity test with render/text.py's."""
     out = ffi.new("char[]", 1024)

@@ -209,8 +209,7 @@ class Session:
                 counts = verifier.pass_(region, stride, cell["op"], invalidators)
                 record = {"kind": "verify", "round": round_index, "warmup": bool(warmup_round), "op": cell["op"],
                           "stride_bytes": stride, "threads": nthreads, "invalidator_cpus": list(invalidators),
-                          "checker_cpus": [c for c in plan.verify_cpus if c not in invalidators]
-                          if nthreads == 1 else list(plan.verify_cpus)}
+                          "checker_cpus": core.verify_checkers(plan.verify_cpus, invalidators)}
                 record.update({k: int(v) for k, v in counts.items()})
                 yield record
 

@@ -129,3 +129,11 @@ def test_atsd_says_the_loud_line_as_atsdbench_does(args):
 
     stale, checks, op, stride, inv, chk = args
     assert core.stale_text(*args) == text.stale_translation(stale, checks, op, format_size(stride), inv, chk)
+
+
+def test_the_checkers_are_every_cpu_but_a_lone_invalidator():
+    # one rule for run's records and atsd's lines (csrc/atsd_verify.c); pure: no pass is made
+    assert core.verify_checkers([0, 1, 2, 3], [2]) == [0, 1, 3]
+    assert core.verify_checkers([0, 1, 2, 3], [0, 1]) == [0, 1, 2, 3]
+    assert core.verify_checkers([1], [1]) == []
+    assert core.verify_checkers([], [0]) == []
