@@ -325,9 +325,30 @@ static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int3
  * order of atsd_round_order(round * ncells + cell).  first: the round position of its first pass.
  * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
  * sample line is flushed as its pass ends, so a sub-run's parent has it before the next pass. */
+/* A cell's verify passes (of op v->op) with its bystanders stopped, as run's (measure/session.py):
+ * spinning on the checkers' CPUs they would take turns with them (slower passes, fewer checks held);
+ * they are back before the next timed pass. */
+static int verify_alone(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
+			int32_t cell, const struct atsd_cell *c, const struct atsd_cell *v, struct atsd_region *r,
+			struct summary *t, struct atsd_bystanders **b)
+{
+	int err, again;
+
+	if (!c->bystanders)
+		return verify_cell(out, p, run, round, warmup_round, cell, v, r, t);
+	atsd_bystanders_stop(b, NULL);
+	err = verify_cell(out, p, run, round, warmup_round, cell, v, r, t);
+	if ((again = atsd_bystanders_start(b, p->bystander_cpus, c->bystanders))) {
+		fprintf(stderr, "atsd: starting %d bystanders: %s\n", c->bystanders, strerror(-again));
+		if (!err)
+			err = again;
+	}
+	return err;
+}
+
 static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
 		    int32_t cell, const struct atsd_cell *c, int first, const uint64_t canary[2],
-		    struct counting *k, struct summary *t)
+		    struct counting *k, struct summary *t, struct atsd_bystanders **b)
 {
 	struct atsd_region r;
 	struct atsd_threads *th = NULL;
@@ -350,7 +371,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			if ((err = atsd_region_map(&r, atsd_verify_workload_size(c->threads), p->align, ATSD_PAGES_BASE)))
 				fprintf(stderr, "atsd: mapping the verify region: %s\n", strerror(-err));
 			else
-				err = verify_cell(out, p, run, round, warmup_round, cell, &v, &r, t);
+				err = verify_alone(out, p, run, round, warmup_round, cell, c, &v, &r, t, b);
 			atsd_region_unmap(&r);
 		}
 		return err;
@@ -450,7 +471,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		}
 	}
 	if (!err && !interrupted && p->verify)
-		err = verify_cell(out, p, run, round, warmup_round, cell, c, &r, t);
+		err = verify_alone(out, p, run, round, warmup_round, cell, c, c, &r, t, b);
 out:
 	atsd_threads_stop(&th);
 	free(lat);
@@ -532,7 +553,7 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 				}
 			}
 			err = run_cell(out, p, run, round, r < 0, ncells > 1 ? cells[j] : 0, &c,
-				       j * (p->warmup + p->reps) * p->nstrides, timed, k, t);
+				       j * (p->warmup + p->reps) * p->nstrides, timed, k, t, &b);
 		}
 	}
 	atsd_bystanders_stop(&b, NULL);

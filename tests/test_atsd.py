@@ -432,6 +432,22 @@ def test_verify_lines_import_as_runs_verify_records(atsd, tmp_path, cli, op):
     assert all(v["op"] == op and v["checks"] == v["calls"] * len(v["checker_cpus"]) for v in res.verify)
 
 
+def test_verify_with_bystanders_stops_them_for_the_checks_and_starts_them_again(atsd, tmp_path):
+    """As run does (measure/session.py): the bystanders stop for each cell's verify passes and are back
+    for the next round's timed passes; a failed restart would end the run with exit 2."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    out = tmp_path / "v.txt"
+    p = subprocess.run([atsd, "--size", "4M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--verify",
+                        "--bystanders", "0,1", "-o", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0 and "STALE" not in p.stderr, p.stderr
+    lines = out.read_text().splitlines()
+    assert lines[-1] == "end\tcomplete=1"
+    # 3 rounds (a warm-up one) x 2 cells: each cell's verify lines, then the next cell's timed passes
+    assert sum(line.startswith("verify\t") for line in lines) == 3 * 2 * 2
+    assert sum(line.startswith("sample\t") and "\twarmup=0\t" in line for line in lines) == 2 * 2 * 2  # rounds, cells, strides
+
+
 def test_verify_with_one_cpu_is_refused_as_run_refuses_it(atsd, tmp_path):
     cpu = min(os.sched_getaffinity(0))
     p = subprocess.run([atsd, "--size", "4M", "--verify"], capture_output=True, text=True,
