@@ -614,6 +614,7 @@ VERIFY = {
     "verify-madvise": ["--strides", "64K,1M", "--rounds", "20", "--verify", "--op", "madvise"],
     "verify-munmap": ["--strides", "64K,1M", "--rounds", "20", "--verify", "--op", "munmap"],
     "verify-threads": ["--strides", "64K,1M", "--rounds", "20", "--verify", "--threads", "2"],
+    "verify-bystanders": ["--strides", "64K,1M", "--rounds", "20", "--verify", "--bystanders", "0,1"],
 }
 
 
