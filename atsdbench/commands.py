@@ -116,6 +116,10 @@ def cmd_run(args):
         interrupted = signals.take()
     try:
         _report_saved(result, output, save_error)
+    except UsageError as e:  # a part-way failure or an unsaved file: said, but a stale read is the status
+        if not result.stale():
+            raise
+        print(f"atsdbench: {e}", file=sys.stderr)
     finally:  # loud, after the save and the table, whatever else went wrong
         stale = _print_stale(result.stale(), sys.stderr)
     if stale:

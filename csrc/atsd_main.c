@@ -763,12 +763,16 @@ int main(int argc, char **argv)
 			fprintf(stderr, "atsd: interrupted; wrote the finished samples to %s\n", o.path);
 		else
 			fprintf(stderr, "atsd: interrupted\n");
-		code = stale ? 3 : 130;  /* a stale read outweighs the interruption, as in atsdbench run */
+		code = 130;
 	} else {
 		if (o.path)
 			printf("wrote %s (atsdbench import %s)\n", o.path, o.path);
-		code = stale ? 3 : 0;  /* loud, after the save: atsdbench run's exit status too */
+		code = 0;
 	}
+	/* a stale read outweighs whatever else ended the run (an error, an interruption, an unwritable
+	 * output, each said above): the finding is the status, as atsdbench run's */
+	if (stale)
+		code = 3;
 	/* whatever else ended the run (a read-back, an unwritable output): a stale read is never left
 	 * unsaid, as atsdbench run prints its lines in a finally */
 	fflush(stdout);

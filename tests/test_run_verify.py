@@ -2,6 +2,7 @@
 (the file saved first, then the line, exit 3), show and compare saying it above every table, and the
 bad inputs.  The stale runs use the core's test-only control (atsd_verify_control), reached here by
 a test double of core.Verifier: no option of the command line reaches it."""
+import errno
 import json
 import os
 import re
@@ -68,6 +69,28 @@ def test_a_stale_read_is_saved_then_loud_with_exit_3(cli, tmp_path, control, op)
     assert shown.returncode == 0 and shown.stdout.startswith("STALE TRANSLATION: ")
     compared = cli("compare", out, out)
     assert compared.stdout.count("STALE TRANSLATION") == 2 and compared.stdout.startswith(f"{out}: STALE")
+
+
+@pytest.mark.live
+def test_a_stale_read_outweighs_a_later_failure(cli, tmp_path, control, monkeypatch):
+    """A run that read a stale translation and then failed part-way: the failure's line, the finished
+    passes saved, the loud line, and exit 3, not 2: the finding is the status (atsd's too)."""
+    _two_cpus()
+    real, calls = core.Verifier.pass_, []
+
+    def pass_(self, *a, **kw):
+        calls.append(1)
+        if len(calls) > 1:
+            raise OSError(errno.EIO, "injected after the first verify pass")
+        return real(self, *a, **kw)
+
+    monkeypatch.setattr(core.Verifier, "pass_", pass_)
+    out = tmp_path / "s.json"
+    p = cli("run", *SMALL, "--verify", "-o", out)
+    assert p.returncode == 3, p.stderr
+    assert "injected after the first verify pass" in p.stderr and len(STALE.findall(" ".join(p.stderr.split()))) == 1
+    data = json.loads(out.read_text())
+    assert not data["complete"] and len(data["verify"]) == 1 and data["verify"][0]["stale"] > 0
 
 
 @pytest.mark.live
