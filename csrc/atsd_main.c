@@ -222,6 +222,25 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 	return any;
 }
 
+/* A sample line's fields of what was read just outside the pass (IPIs where counted, the thread's
+ * own disturbance, the round's canary) and, on a traced pass (k), its flush counts, summed for
+ * the stride's per-call table over `calls`: the same for a workload's pass and an op's. */
+static void write_pass_state(FILE *out, int64_t ipis, int has_ipis, const struct atsd_self_state *d,
+			     const uint64_t canary[2], struct counting *k, struct stride_stats *st, uint64_t calls)
+{
+	if (has_ipis)
+		fprintf(out, "\tipis=%" PRId64, ipis);
+	fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d->preempted, d->cpu_ns);
+	if (d->steal_ticks >= 0)
+		fprintf(out, "\tsteal_ticks=%" PRId64, d->steal_ticks);
+	fprintf(out, "\tcanary_compute_ns=%" PRIu64 "\tcanary_chase_ns=%" PRIu64, canary[0], canary[1]);
+	if (k) {
+		counting_read(k, out, st->sums);
+		counting_close(k);
+		st->traced_calls += calls;
+	}
+}
+
 /* readback: loops of the pass whose read-back failed (-EBADMSG): main's exit 3 names them */
 static uint64_t readback_loops;
 static int32_t readback_workload;
@@ -294,17 +313,7 @@ static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int3
 		if (atsd_plan_cells(p) > 1 && p->nthreads > 1)
 			fprintf(out, "\tthreads=%d", c->threads);
 		write_thread_times(out, times, c->threads);
-		if (ipi0 >= 0 && ipi1 >= 0)
-			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
-		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d.preempted, d.cpu_ns);
-		if (d.steal_ticks >= 0)
-			fprintf(out, "\tsteal_ticks=%" PRId64, d.steal_ticks);
-		fprintf(out, "\tcanary_compute_ns=%" PRIu64 "\tcanary_chase_ns=%" PRIu64, canary[0], canary[1]);
-		if (traced) {
-			counting_read(k, out, st->sums);
-			counting_close(k);
-			st->traced_calls += loops;
-		}
+		write_pass_state(out, ipi1 - ipi0, ipi0 >= 0 && ipi1 >= 0, &d, canary, traced ? k : NULL, st, loops);
 		fputc('\n', out);
 		fflush(out);
 		if (!warm && st->n < t->cap && ns && loops) {
@@ -446,17 +455,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			fprintf(out, "\tthreads=%d", c->threads);
 		if (th)
 			write_thread_times(out, times, c->threads);
-		if (ipi0 >= 0 && ipi1 >= 0)
-			fprintf(out, "\tipis=%" PRId64, ipi1 - ipi0);
-		fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d.preempted, d.cpu_ns);
-		if (d.steal_ticks >= 0)
-			fprintf(out, "\tsteal_ticks=%" PRId64, d.steal_ticks);
-		fprintf(out, "\tcanary_compute_ns=%" PRIu64 "\tcanary_chase_ns=%" PRIu64, canary[0], canary[1]);
-		if (traced) {
-			counting_read(k, out, st->sums);
-			counting_close(k);
-			st->traced_calls += calls;
-		}
+		write_pass_state(out, ipi1 - ipi0, ipi0 >= 0 && ipi1 >= 0, &d, canary, traced ? k : NULL, st, calls);
 		if (lat)
 			write_latency(out, lat, calls);
 		fputc('\n', out);
