@@ -43,14 +43,20 @@ const char *atsd_op_call(int32_t op)
 	return op >= 0 && op < ATSD_NOPS ? op_calls[op] : NULL;
 }
 
-int atsd_op_parse(const char *name)
+/* Where `name` stands in names[0..n), -EINVAL where it does not: ops and workloads alike. */
+static int name_index(const char *const *names, int n, const char *name)
 {
 	int k;
 
-	for (k = 0; name && k < ATSD_NOPS; k++)
-		if (!strcmp(name, op_names[k]))
+	for (k = 0; name && k < n; k++)
+		if (!strcmp(name, names[k]))
 			return k;
 	return -EINVAL;
+}
+
+int atsd_op_parse(const char *name)
+{
+	return name_index(op_names, ATSD_NOPS, name);
 }
 
 static inline uint64_t now_ns(void)
@@ -176,12 +182,7 @@ const char *atsd_workload_name(int32_t workload)
 
 int atsd_workload_parse(const char *name)
 {
-	int k;
-
-	for (k = 0; name && k < ATSD_NWORKLOADS; k++)
-		if (!strcmp(name, workload_names[k]))
-			return k;
-	return -EINVAL;
+	return name_index(workload_names, ATSD_NWORKLOADS, name);
 }
 
 uint64_t atsd_workload_unit(int32_t workload)
