@@ -194,6 +194,20 @@ class Columns:
             return np.zeros(self.n, dtype=bool)
         return np.ones(self.n, dtype=bool) if c.present is None else c.present
 
+    def slice(self, lo, hi):
+        """The passes lo..hi-1 as new Columns that are views of these (no copy): what take(arange(lo,
+        hi)) gives, fields absent from all of them left out.  A `--runs` file's sub-runs are such
+        ranges; copying each took show of 10^6 passes from 231 to 420 MiB (issue 34)."""
+        cols = {}
+        for k, c in self._cols.items():
+            present = None if c.present is None else c.present[lo:hi]
+            if present is not None and not present.any():
+                continue
+            if present is not None and present.all():
+                present = None
+            cols[k] = _Column(c.values[lo:hi], present, c.ints, None if c.nulls is None else c.nulls[lo:hi])
+        return Columns(cols, hi - lo)
+
     def take(self, index):
         """The passes at `index` (an integer array), as new Columns."""
         cols = {}

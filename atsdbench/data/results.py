@@ -152,8 +152,12 @@ class Result:
             if len(found) >= 2:
                 out = []
                 for k, idx in zip(found.tolist(), np.split(has[order], starts[1:])):
-                    part = Result(self.host, self.config, columns.take(idx), self.complete, self.started,
-                                  self.finished, self.path, [v for v in self.verify if v.get("run") == k])
+                    # a sub-run's passes are one stretch of the file as `run --runs` writes them: a view
+                    contiguous = idx[-1] - idx[0] == len(idx) - 1
+                    part = Result(self.host, self.config,
+                                  columns.slice(int(idx[0]), int(idx[-1]) + 1) if contiguous else columns.take(idx),
+                                  self.complete, self.started, self.finished, self.path,
+                                  [v for v in self.verify if v.get("run") == k])
                     part.sub_run = k
                     out.append(part)
         self._parts = (self.passes(), out)
