@@ -128,24 +128,47 @@ class Builder:
         return Columns(out, n)
 
 
+# glibc's malloc serves a block of this many bytes or more from its own mmap, given back to the system
+# when freed.  By default the threshold rises to the largest block freed (up to 32 MiB), so numpy's
+# arrays of a few MiB (a column's temporaries, a bootstrap chunk) came from the heap after the first,
+# and the heap kept what they freed: plot at 10^6 passes a side held 60-75 MiB of it (issue 34).
+# Fixing the threshold keeps it where it is; smaller blocks (Python's objects) are unaffected.
+MMAP_THRESHOLD = 1 << 20
+_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+
+
+def bound_heap():
+    """For the commands that read result files (show, compare, model, plot): large blocks from mmap,
+    freed to the system (see MMAP_THRESHOLD).  glibc only; elsewhere (musl, macOS) nothing is done."""
+    libc = _libc()
+    if libc and hasattr(libc, "mallopt"):
+        libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
+def _libc():
+    global _libc_handle
+    if _libc_handle is None:
+        try:
+            import ctypes
+
+            _libc_handle = ctypes.CDLL(None)
+            _libc_handle.malloc_trim  # noqa: B018  (glibc's: the test that this is glibc)
+        except (OSError, AttributeError):
+            _libc_handle = False
+    return _libc_handle
+
+
+_libc_handle = None
+
+
 def _trim():
     """Give the freed batches back to the system.  A batch's arrays (64 KiB) live on the C heap,
     where free memory between live blocks is kept, not returned: without this a file's batches and
     its columns were both resident at the end of a load (twice the columns' memory, 148 MiB at
     10^6 passes).  glibc's malloc_trim releases such pages; elsewhere nothing is done."""
-    global _trim_fn
-    if _trim_fn is None:
-        try:
-            import ctypes
-
-            _trim_fn = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            _trim_fn = False
-    if _trim_fn:
-        _trim_fn(0)
-
-
-_trim_fn = None
+    libc = _libc()
+    if libc:
+        libc.malloc_trim(0)
 
 
 def _as_objects(arr, kind, nulls, present):
