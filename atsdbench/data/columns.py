@@ -3,7 +3,11 @@
 A loaded file of 10^6 passes held as dicts took about 1 KB a pass (issue 34: show 1006 MiB, plot
 2096 MiB); as columns it takes the bytes of its values (8 a number, 1 a flag).  Columns are filled
 a batch of records at a time (results.load streams the file's samples array through a Builder), so
-neither the whole file text nor a dict per pass is held at once.
+neither the whole file text nor a dict per pass is held at once.  Until a column is put together, a
+batch's whole numbers are held in the narrowest integer type that fits them (the batches of a file
+are all held beside the columns of the files loaded before it); the columns themselves are int64,
+float64, bool or object as below.  A `--runs` file's sub-run is a slice of the file's columns (views,
+Columns.slice) where its passes are one stretch of the file, as `run --runs` writes them.
 
 Each column keeps what a reader of the records could tell: a field absent from some passes has a
 `present` mask, a whole-number column with gaps (held as float64, NaN where absent or null) remembers
