@@ -334,6 +334,10 @@ def main(argv=None):
                 return 2
             from . import commands
 
+            if args.command in ("show", "compare", "model", "plot"):
+                from .data import columns
+
+                columns.bound_heap()  # their peak memory at 10^6 passes a side (issue 34)
             code = getattr(commands, "cmd_" + args.command)(args)
         sys.stdout.flush()  # a closed pipe shows here, where it is handled, not at exit
         return code

@@ -3,7 +3,11 @@
 A loaded file of 10^6 passes held as dicts took about 1 KB a pass (issue 34: show 1006 MiB, plot
 2096 MiB); as columns it takes the bytes of its values (8 a number, 1 a flag).  Columns are filled
 a batch of records at a time (results.load streams the file's samples array through a Builder), so
-neither the whole file text nor a dict per pass is held at once.
+neither the whole file text nor a dict per pass is held at once.  Until a column is put together, a
+batch's whole numbers are held in the narrowest integer type that fits them (the batches of a file
+are all held beside the columns of the files loaded before it); the columns themselves are int64,
+float64, bool or object as below.  A `--runs` file's sub-run is a slice of the file's columns (views,
+Columns.slice) where its passes are one stretch of the file, as `run --runs` writes them.
 
 Each column keeps what a reader of the records could tell: a field absent from some passes has a
 `present` mask, a whole-number column with gaps (held as float64, NaN where absent or null) remembers
@@ -19,7 +23,9 @@ import math
 
 import numpy as np
 
-BATCH = 8192  # records a batch: bounds what a streaming load holds as dicts at once
+# records a batch: bounds what a streaming load holds as dicts at once (10^6 passes: 8192 a batch
+# peaked 16 MiB above 1024)
+BATCH = 1024
 
 _MISSING = object()
 
@@ -43,7 +49,7 @@ def _batch_column(values):
     has_null = type(None) in types
     if plain == {int} and not has_null and not missing:
         try:
-            return "i", np.array(values, dtype=np.int64), None
+            return "i", _narrow(np.array(values, dtype=np.int64)), None
         except OverflowError:
             pass
     elif plain and plain <= {int, float}:
@@ -59,6 +65,22 @@ def _batch_column(values):
     arr = np.empty(len(values), dtype=object)
     arr[:] = [math.nan if v is _MISSING else v for v in values]
     return "o", arr, _nulls(values) if has_null else None
+
+
+_NARROW = (np.int8, np.int16, np.int32)
+
+
+def _narrow(arr):
+    """A batch of whole numbers in the narrowest integer type that holds them, until the column is
+    put together (widened to int64 there): a file's batches are all held at once before that, beside
+    the columns of the files loaded before it (most of a pass's fields fit in 1-4 bytes)."""
+    if len(arr):
+        lo, hi = int(arr.min()), int(arr.max())
+        for t in _NARROW:
+            info = np.iinfo(t)
+            if info.min <= lo and hi <= info.max:
+                return arr.astype(t)
+    return arr
 
 
 def _nulls(values):
@@ -128,24 +150,47 @@ class Builder:
         return Columns(out, n)
 
 
+# glibc's malloc serves a block of this many bytes or more from its own mmap, given back to the system
+# when freed.  By default the threshold rises to the largest block freed (up to 32 MiB), so numpy's
+# arrays of a few MiB (a column's temporaries, a bootstrap chunk) came from the heap after the first,
+# and the heap kept what they freed: plot at 10^6 passes a side held 60-75 MiB of it (issue 34).
+# Fixing the threshold keeps it where it is; smaller blocks (Python's objects) are unaffected.
+MMAP_THRESHOLD = 1 << 20
+_M_MMAP_THRESHOLD = -3  # glibc's malloc.h
+
+
+def bound_heap():
+    """For the commands that read result files (show, compare, model, plot): large blocks from mmap,
+    freed to the system (see MMAP_THRESHOLD).  glibc only; elsewhere (musl, macOS) nothing is done."""
+    libc = _libc()
+    if libc and hasattr(libc, "mallopt"):
+        libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
+def _libc():
+    global _libc_handle
+    if _libc_handle is None:
+        try:
+            import ctypes
+
+            _libc_handle = ctypes.CDLL(None)
+            _libc_handle.malloc_trim  # noqa: B018  (glibc's: the test that this is glibc)
+        except (OSError, AttributeError):
+            _libc_handle = False
+    return _libc_handle
+
+
+_libc_handle = None
+
+
 def _trim():
     """Give the freed batches back to the system.  A batch's arrays (64 KiB) live on the C heap,
     where free memory between live blocks is kept, not returned: without this a file's batches and
     its columns were both resident at the end of a load (twice the columns' memory, 148 MiB at
     10^6 passes).  glibc's malloc_trim releases such pages; elsewhere nothing is done."""
-    global _trim_fn
-    if _trim_fn is None:
-        try:
-            import ctypes
-
-            _trim_fn = ctypes.CDLL(None).malloc_trim
-        except (OSError, AttributeError):
-            _trim_fn = False
-    if _trim_fn:
-        _trim_fn(0)
-
-
-_trim_fn = None
+    libc = _libc()
+    if libc:
+        libc.malloc_trim(0)
 
 
 def _as_objects(arr, kind, nulls, present):
@@ -193,6 +238,20 @@ class Columns:
         if c is None:
             return np.zeros(self.n, dtype=bool)
         return np.ones(self.n, dtype=bool) if c.present is None else c.present
+
+    def slice(self, lo, hi):
+        """The passes lo..hi-1 as new Columns that are views of these (no copy): what take(arange(lo,
+        hi)) gives, fields absent from all of them left out.  A `--runs` file's sub-runs are such
+        ranges; copying each took show of 10^6 passes from 231 to 420 MiB (issue 34)."""
+        cols = {}
+        for k, c in self._cols.items():
+            present = None if c.present is None else c.present[lo:hi]
+            if present is not None and not present.any():
+                continue
+            if present is not None and present.all():
+                present = None
+            cols[k] = _Column(c.values[lo:hi], present, c.ints, None if c.nulls is None else c.nulls[lo:hi])
+        return Columns(cols, hi - lo)
 
     def take(self, index):
         """The passes at `index` (an integer array), as new Columns."""

@@ -131,6 +131,10 @@ class Result:
             if "traced" not in frame:
                 frame["traced"] = False
             frame["traced"] = frame["traced"].fillna(False).astype(bool)
+            if getattr(self, "sub_run", None) is not None:
+                # a sub-run's frame is made again when asked: 6,250 sub-runs' frames kept took 88 MiB
+                # (pandas' overhead a frame, its columns being views of the file's; issue 34)
+                return frame
             self._frame = frame
         return self._frame
 
@@ -152,8 +156,12 @@ class Result:
             if len(found) >= 2:
                 out = []
                 for k, idx in zip(found.tolist(), np.split(has[order], starts[1:])):
-                    part = Result(self.host, self.config, columns.take(idx), self.complete, self.started,
-                                  self.finished, self.path, [v for v in self.verify if v.get("run") == k])
+                    # a sub-run's passes are one stretch of the file as `run --runs` writes them: a view
+                    contiguous = idx[-1] - idx[0] == len(idx) - 1
+                    part = Result(self.host, self.config,
+                                  columns.slice(int(idx[0]), int(idx[-1]) + 1) if contiguous else columns.take(idx),
+                                  self.complete, self.started, self.finished, self.path,
+                                  [v for v in self.verify if v.get("run") == k])
                     part.sub_run = k
                     out.append(part)
         self._parts = (self.passes(), out)
@@ -413,7 +421,7 @@ def load(path):
     if isinstance(path, Result):
         return path
     from . import schema
-    from .columns import Builder
+    from .columns import Builder, _trim
 
     builder, bad = Builder(), []
 
@@ -432,6 +440,7 @@ def load(path):
     _check_head(data, path)
     columns = builder.columns() if not bad else None
     schema.check(data, path, streamed=(bad[0] if bad else None, columns))
+    _trim()  # what the batches and the check freed, given back before the next file is read
     if "samples" not in data or columns is None:  # not reached: the check names it
         raise UsageError(messages.RESULTS_NO_SAMPLES.format(path=path))
     return Result(data["host"], data["config"], columns, data["complete"], data.get("started"),

@@ -137,18 +137,22 @@ def _dots(values):
 def _side_dots(frames):
     """A side's passes as dots, [(x, y)] a scatter each: each file's every pass in file order where no
     stride of the side has more than DOTS, else one set of dots a stride for the side (_dots).  Returns
-    (those, whether it thinned)."""
+    (those, whether it thinned).  A stride's passes are picked by a mask a file: copies of whole
+    columns (as floats, then sorted for the strides) were 23 MiB at 10^6 passes a side."""
     import numpy as np
+    import pandas as pd
 
-    passes = []
+    files = []
     for fr in frames:
         timed = ~fr["warmup"].to_numpy(dtype=bool)
-        passes.append((fr["stride_bytes"].to_numpy(dtype=float)[timed], fr["gbps"].to_numpy(dtype=float)[timed]))
-    strides = np.unique(np.concatenate([s for s, _ in passes]))
-    strides = strides[~np.isnan(strides)]
-    if all(sum(int(np.count_nonzero(s == x)) for s, _ in passes) <= DOTS for x in strides):
-        return passes, False
-    ys = [_dots(np.concatenate([g[s == x] for s, g in passes])) for x in strides]
+        files.append((fr["stride_bytes"].to_numpy(), fr["gbps"].to_numpy(dtype=float), timed))
+    found = {float(x) for s, _, _ in files for x in pd.unique(s)}
+    picks = {x: [(s == x) & timed for s, _, timed in files] for x in sorted(found) if not math.isnan(x)}
+    picks = {x: masks for x, masks in picks.items() if any(m.any() for m in masks)}
+    if all(sum(int(np.count_nonzero(m)) for m in masks) <= DOTS for masks in picks.values()):
+        return [(s.astype(float)[timed], g[timed]) for s, g, timed in files], False
+    strides = list(picks)
+    ys = [_dots(np.concatenate([g[m] for (_, g, _), m in zip(files, picks[x])])) for x in strides]
     return [(np.concatenate([np.full(len(y), x) for x, y in zip(strides, ys)]), np.concatenate(ys))], True
 
 
@@ -179,18 +183,20 @@ def _rate_lines(sides, labels, metric, confidence):
     return lines, units, thinned
 
 
-def _rate_panel(ax, sides, rate, metric, confidence, ticks):
+def _rate_panel(ax, heads, rate, metric, confidence, ticks):
+    """heads: (the flush ceilings' [(stride, legend text)], the op's text), worked out from the files."""
     lines, units, thinned = rate
+    ceilings, op = heads
     for label, strides, centres, below, above, dots in lines:
         line = ax.errorbar(strides, centres, yerr=[below, above], marker="o", capsize=4, label=label)
         for x, y in dots:
             ax.scatter(x, y, s=6, alpha=0.25, color=line.lines[0].get_color())
-    for stride, text in _ceiling_strides([side[0] for side in sides]):
+    for stride, text in ceilings:
         ax.axvline(stride, color="grey", linestyle="--", label=text)
     per = "round" if units == {"round"} else "pass where a file has one round"
     dots = f";\ndots: {DOTS} quantiles of a side's passes where a stride has more" if thinned else ""
     _finish(ax, "stride", "GB/s (10^9 bytes/s)",
-            f"{_op(sides)} rate, {metric} with {level(confidence)} CI (one observation per {per}){dots}", ticks)
+            f"{op} rate, {metric} with {level(confidence)} CI (one observation per {per}){dots}", ticks)
 
 
 def _op(sides):
@@ -200,13 +206,21 @@ def _op(sides):
     return "/".join(dict.fromkeys(op_text(side[0].config) for side in sides))
 
 
-def _latency_panel(ax, sides, labels):
+def _latency_lines(sides, labels):
+    """[(bin centres, fractions, legend label)] the latency panel draws."""
+    out = []
     for side, cell, label in _series(sides, labels):
         f = side[0]  # a replicate set's first file: the distributions of one run
         for s in f.config.get("strides", []):
             dist = latency_distribution(f, s, cell)
             if dist:
-                ax.step(dist[0], dist[1], where="mid", label=f"{label} {format_size(s)}")
+                out.append((dist[0], dist[1], f"{label} {format_size(s)}"))
+    return out
+
+
+def _latency_panel(ax, lines):
+    for xs, ys, label in lines:
+        ax.step(xs, ys, where="mid", label=label)
     ax.set_xscale("log")
     _finish(ax, "latency per mprotect call (us)", "fraction of calls", "per-call latency")
 
@@ -256,21 +270,23 @@ def _model_panel(ax, analysis):
             "cost model: fixed + per-page x pages, whole flush past the ceiling")
 
 
-def _scaling_panel(ax, sides, labels, confidence):
+def _scaling_sweeps(sides, labels, confidence):
+    """[(scaling analysis, side label)] of the sides whose first file is a threads sweep."""
+    from ..analysis import scaling
+
+    return [(scaling.analyse(side[0], confidence), label) for side, label in zip(sides, labels)
+            if scaling.has_sweep(side[0])]
+
+
+def _scaling_panel(ax, sweeps, confidence):
     """A threads sweep: aggregate rate against thread count (log2), each point its own CI of round
     means, the linear line from the smallest thread count dashed; on the right axis the share of
     disturbed passes (a task descheduled, the disturbance rule: what the result records for each
     pass), dotted.  will-it-scale's chart puts the machine's idle there; a result here has no
     machine-wide idle, and the least task's CPU share is in show --scaling --format csv."""
-    from ..analysis import scaling
-
     right = ax.twinx()
     units, counts, rounds = set(), set(), set()
-    for side, label in zip(sides, labels):
-        f = side[0]  # a replicate set's first file: one run's sweep
-        if not scaling.has_sweep(f):
-            continue
-        sc = scaling.analyse(f, confidence)
+    for sc, label in sweeps:  # a replicate set's first file: one run's sweep
         units.add(sc.unit)
         rounds.update(sc.rounds)
         keys = list(dict.fromkeys((r.group, r.stride_bytes) for r in sc.rows))
@@ -324,6 +340,16 @@ def title(sides):
             f"{once(f.host.get('hostname') for f in files)}")
 
 
+def _check_drawable(sides):
+    """Every file has a measured pass: an axis with nothing on it fails deep inside matplotlib.  (A
+    function of its own: make_figure's locals must not keep a file once it lets them go.)"""
+    import pandas as pd
+
+    for f in (f for side in sides for f in side):
+        if not pd.notna(_measured_column(f, "gbps")).any():
+            raise UsageError(messages.PLOT_NO_MEASURED_PASS_HAS.format(path=f.path))
+
+
 def make_figure(files, metric="median", confidence=95.0, labels=None, model=False, warnings=None):
     """The matplotlib Figure (tests inspect it); nothing is written.  files: per side a result file, or
     a set of replicate files ('a1.json,a2.json', as compare takes them); warnings, a list, gets what
@@ -333,9 +359,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     import pandas as pd
 
     sides = [comparison.side_files(item) for item in files]
-    for f in (f for side in sides for f in side):  # an axis with nothing on it fails deep inside matplotlib
-        if not pd.notna(_measured_column(f, "gbps")).any():
-            raise UsageError(messages.PLOT_NO_MEASURED_PASS_HAS.format(path=f.path))
+    _check_drawable(sides)
     labels = _labels(sides, labels)
     sizes = [side[0].config.get("size") for side in sides]
     if len(set(map(repr, sizes))) > 1 and warnings is not None:  # a "-80%" speedup panel of 1G against 256M
@@ -351,22 +375,40 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     rate = _rate_lines(sides, labels, metric, confidence)
     cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels) if len(sides) > 1 else None
     analysis = _model_analysis(sides, labels, confidence) if model else None
+    heads = (_ceiling_strides([side[0] for side in sides]), _op(sides))
+    latency = _latency_lines(sides, labels) if has_latency else None
+    sweeps = _scaling_sweeps(sides, labels, confidence) if sweep else None
+    heading, two = printable(title(sides)), len(sides) > 1
+    # what the figure draws is worked out: the files read here are let go before matplotlib is loaded
+    # (10^6 passes a side: 141 MiB of columns, matplotlib about 28; issue 34)
+    files, sides = None, None
+    _release()
     plt = require_matplotlib()
-    panels = 1 + sweep + has_latency + (len(sides) > 1) + bool(model)
+    panels = 1 + sweep + has_latency + two + bool(model)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
     axes = [a[0] for a in axes]
-    _rate_panel(axes[0], sides, rate, metric, confidence, ticks)
+    _rate_panel(axes[0], heads, rate, metric, confidence, ticks)
     if sweep:
-        _scaling_panel(axes[1], sides, labels, confidence)
+        _scaling_panel(axes[1], sweeps, confidence)
     if has_latency:
-        _latency_panel(axes[1 + sweep], sides, labels)
+        _latency_panel(axes[1 + sweep], latency)
     if cmp is not None:
         _speedup_panel(axes[1 + sweep + has_latency], cmp, labels, confidence, ticks)
     if model:
         _model_panel(axes[-1], analysis)
-    fig.suptitle(printable(title(sides)))
+    fig.suptitle(heading)
     fig.tight_layout()
     return fig
+
+
+def _release():
+    """The memory of what make_figure let go of, given back (data/columns.py's trim)."""
+    import gc
+
+    from ..data import columns
+
+    gc.collect()
+    columns._trim()
 
 
 def save(fig, path):
