@@ -297,8 +297,6 @@ def hodges_lehmann(base, new, confidence=95.0):
     inverts the Mann-Whitney test: exact when there are no ties, else the normal approximation.
     Vectorised like log_t.  Returns arrays ratio, low, high (NaN when k = 0), p, base, new (medians),
     and k, exact (scalars)."""
-    from scipy import stats
-
     a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
     x, y = np.log(a), np.log(b)
     m, n = x.shape[-1], y.shape[-1]
@@ -311,7 +309,9 @@ def hodges_lehmann(base, new, confidence=95.0):
     if exact:
         u = np.count_nonzero(diffs > 0, axis=-1)
         p = np.minimum(1.0, 2 * cdf[np.minimum(u, m * n - u)])
-    else:
+    else:  # scipy.stats only here: 60 MiB resident, which plot's medians need not carry (issue 34)
+        from scipy import stats
+
         p = stats.mannwhitneyu(y, x, axis=-1, method="asymptotic").pvalue
     nan = np.full(diffs.shape[:-1], math.nan)
     low, high = (diffs[..., k - 1], diffs[..., m * n - k]) if k else (nan, nan)
@@ -390,16 +390,6 @@ def difference(base, new, test="welch", confidence=95.0):
     return out
 
 
-def _bootstrap_rng(seed):
-    """scipy renamed bootstrap's random_state to rng in 1.15; pass the seed under whichever it takes."""
-    import inspect
-
-    from scipy import stats
-
-    name = "rng" if "rng" in inspect.signature(stats.bootstrap).parameters else "random_state"
-    return {name: np.random.default_rng(seed)}
-
-
 # What one chunk of bootstrap resamples may hold (the picks and the values picked): model's 2000
 # resamples of 10^6 passes at once took 10 GB, plot's 4999 of its rounds 6 GB.  8 MiB: nanmean's
 # temporaries take about twice the chunk again, and with columnar loading a chunk of 32 MiB was a
@@ -416,17 +406,40 @@ def chunk_rows(n, columns=1, budget=CHUNK_BYTES):
 def interval(values, metric="mean", confidence=95.0, seed=0):
     """(centre, low, high) of one set of observations: t-interval of the mean, or a percentile
     bootstrap of the median; low/high are NaN with fewer than two observations."""
-    from scipy import stats
-
     v = np.asarray(values, dtype=float)
     centre = float(v.mean() if metric == "mean" else np.median(v))
     if len(v) < 2 or np.all(v == v[0]):
         return centre, (math.nan if len(v) < 2 else centre), (math.nan if len(v) < 2 else centre)
     if metric == "mean":
         return t_interval(v, confidence)[:3]
-    res = stats.bootstrap((v,), np.median, confidence_level=confidence / 100, n_resamples=4999,
-                          batch=chunk_rows(len(v)), method="percentile", **_bootstrap_rng(seed))
-    return centre, float(res.confidence_interval.low), float(res.confidence_interval.high)
+    low, high = percentile_bootstrap(v, np.median, confidence, 4999, seed)
+    return centre, low, high
+
+
+def percentile_bootstrap(v, statistic, confidence, n_resamples, seed):
+    """(low, high): scipy.stats.bootstrap's percentile interval of one sample, step for step (its
+    draws from default_rng(seed), the statistic of each resample, its linear quantile), held equal to
+    it to the last bit by tests/analysis/test_stats.py.  Not scipy's own only for its import: scipy.stats
+    is 60 MiB resident, a fifth of plot's peak at 10^6 passes a side (issue 34).  The resamples are
+    drawn a chunk at a time (chunk_rows), which draws the same numbers as all at once."""
+    v = np.asarray(v, dtype=float)
+    rng, n = np.random.default_rng(seed), len(v)
+    batch, theta = chunk_rows(n), []
+    for k in range(0, n_resamples, batch):
+        picks = rng.integers(0, n, size=(min(batch, n_resamples - k), n), dtype=np.int64)
+        theta.append(statistic(v[..., picks], axis=-1))
+        del picks
+    theta = np.sort(np.concatenate(theta))
+    alpha = np.asarray((1 - confidence / 100) / 2)
+    p = np.stack((alpha, 1 - alpha))
+    # scipy.stats.quantile(method="linear") as scipy 1.17 computes it (Hyndman-Fan 7)
+    jg = p * len(theta) + (1 - p)
+    j = jg // 1 - 1
+    g = np.where(j < 0, 0.0, jg % 1)
+    lo_i = np.clip(j, 0, len(theta) - 1).astype(np.int64)
+    hi_i = np.clip(jg // 1, 0, len(theta) - 1).astype(np.int64)
+    q = (1 - g) * theta[lo_i] + g * theta[hi_i]
+    return float(q[0]), float(q[1])
 
 
 # ---- paired by round (compare --by): the cells of one run, interleaved, so drift cancels ----

@@ -221,3 +221,36 @@ def test_effective_unit_is_the_grouped_rule_without_its_copies():
     finally:
         tracemalloc.stop()
     assert peak < 10 * n, peak / n
+
+
+def test_the_percentile_bootstrap_is_scipys_to_the_last_bit():
+    """stats.percentile_bootstrap is scipy.stats.bootstrap(method="percentile") without its import:
+    the same draws, statistic and quantile, so plot's intervals are what scipy gave (issue 34)."""
+    import inspect
+
+    import numpy as np
+    from scipy import stats as sps
+
+    from atsdbench.analysis import stats
+
+    name = "rng" if "rng" in inspect.signature(sps.bootstrap).parameters else "random_state"
+    data = np.random.default_rng(7)
+    for case in range(60):
+        n = int(data.integers(2, 40))
+        v = data.lognormal(3, 0.2, n) if case % 3 else data.integers(1, 5, n).astype(float)  # ties too
+        confidence = float(data.choice(stats.CONFIDENCES))
+        seed = int(data.integers(0, 1000))
+        resamples = int(data.integers(1, 3000))
+        res = sps.bootstrap((v,), np.median, confidence_level=confidence / 100, n_resamples=resamples,
+                            batch=stats.chunk_rows(n), method="percentile", **{name: np.random.default_rng(seed)})
+        got = stats.percentile_bootstrap(v, np.median, confidence, resamples, seed)
+        assert got == (float(res.confidence_interval.low), float(res.confidence_interval.high)), (case, n)
+
+
+def test_a_median_interval_does_not_import_scipy_stats():
+    import subprocess
+    import sys
+
+    code = ("import sys; from atsdbench.analysis import stats; stats.interval([1.0, 2.0, 3.5, 2.5], 'median'); "
+            "print('scipy.stats' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
