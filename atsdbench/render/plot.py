@@ -374,6 +374,8 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     # (its import, the figure) did not fit in 300 MB together (issue 34).
     rate = _rate_lines(sides, labels, metric, confidence)
     cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels) if len(sides) > 1 else None
+    if model:  # what the rate panel and compare freed, given back before model's own peak (issue 34)
+        _release()
     analysis = _model_analysis(sides, labels, confidence) if model else None
     heads = (_ceiling_strides([side[0] for side in sides]), _op(sides))
     latency = _latency_lines(sides, labels) if has_latency else None
