@@ -330,10 +330,6 @@ static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int3
 	return err;
 }
 
-/* One cell of one round of sub-run `run`: a fresh region with the cell's pages, its passes in the
- * order of atsd_round_order(round * ncells + cell).  first: the round position of its first pass.
- * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
- * sample line is flushed as its pass ends, so a sub-run's parent has it before the next pass. */
 /* A cell's verify passes (of op v->op) with its bystanders stopped, as run's (measure/session.py):
  * spinning on the checkers' CPUs they would take turns with them (slower passes, fewer checks held);
  * they are back before the next timed pass. */
@@ -355,6 +351,10 @@ static int verify_alone(FILE *out, const struct atsd_plan *p, int32_t run, int32
 	return err;
 }
 
+/* One cell of one round of sub-run `run`: a fresh region with the cell's pages, its passes in the
+ * order of atsd_round_order(round * ncells + cell).  first: the round position of its first pass.
+ * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
+ * sample line is flushed as its pass ends, so a sub-run's parent has it before the next pass. */
 static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
 		    int32_t cell, const struct atsd_cell *c, int first, const uint64_t canary[2],
 		    struct counting *k, struct summary *t, struct atsd_bystanders **b)
