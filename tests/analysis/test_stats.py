@@ -223,7 +223,7 @@ def test_effective_unit_is_the_grouped_rule_without_its_copies():
     assert peak < 10 * n, peak / n
 
 
-def test_the_percentile_bootstrap_is_scipys_to_the_last_bit():
+def test_the_percentile_bootstrap_is_scipys():
     """stats.percentile_bootstrap is scipy.stats.bootstrap(method="percentile") without its import:
     the same draws, statistic and quantile, so plot's intervals are what scipy gave (issue 34)."""
     import inspect
@@ -244,7 +244,10 @@ def test_the_percentile_bootstrap_is_scipys_to_the_last_bit():
         res = sps.bootstrap((v,), np.median, confidence_level=confidence / 100, n_resamples=resamples,
                             batch=stats.chunk_rows(n), method="percentile", **{name: np.random.default_rng(seed)})
         got = stats.percentile_bootstrap(v, np.median, confidence, resamples, seed)
-        assert got == (float(res.confidence_interval.low), float(res.confidence_interval.high)), (case, n)
+        # the same draws and statistics: equal to the last bit with scipy 1.17's quantile, to rounding
+        # with an older scipy's (np.percentile's arithmetic)
+        want = (float(res.confidence_interval.low), float(res.confidence_interval.high))
+        assert got == pytest.approx(want, rel=1e-12, abs=0), (case, n)
 
 
 def test_a_median_interval_does_not_import_scipy_stats():
