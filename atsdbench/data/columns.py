@@ -146,7 +146,7 @@ class Builder:
                         nulls = np.zeros(n, dtype=bool)
                     nulls[start:end] = batch_nulls
             out[k] = _Column(values, present, ints, nulls)
-            _trim()
+            trim_heap()
         return Columns(out, n)
 
 
@@ -183,7 +183,7 @@ def _libc():
 _libc_handle = None
 
 
-def _trim():
+def trim_heap():
     """Give the freed batches back to the system.  A batch's arrays (64 KiB) live on the C heap,
     where free memory between live blocks is kept, not returned: without this a file's batches and
     its columns were both resident at the end of a load (twice the columns' memory, 148 MiB at

@@ -421,7 +421,7 @@ def load(path):
     if isinstance(path, Result):
         return path
     from . import schema
-    from .columns import Builder, _trim
+    from .columns import Builder, trim_heap
 
     builder, bad = Builder(), []
 
@@ -440,7 +440,7 @@ def load(path):
     _check_head(data, path)
     columns = builder.columns() if not bad else None
     schema.check(data, path, streamed=(bad[0] if bad else None, columns))
-    _trim()  # what the batches and the check freed, given back before the next file is read
+    trim_heap()  # what the batches and the check freed, given back before the next file is read
     if "samples" not in data or columns is None:  # not reached: the check names it
         raise UsageError(messages.RESULTS_NO_SAMPLES.format(path=path))
     return Result(data["host"], data["config"], columns, data["complete"], data.get("started"),

@@ -404,13 +404,13 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
 
 
 def _release():
-    """The memory of what make_figure let go of, given back (data/columns.py's trim)."""
+    """The memory of what make_figure let go of, given back (data/columns.py's trim_heap)."""
     import gc
 
     from ..data import columns
 
     gc.collect()
-    columns._trim()
+    columns.trim_heap()
 
 
 def save(fig, path):
