@@ -36,30 +36,66 @@ def observations(frame, stride, unit="round", metric="mean", cell=None, column="
 
 def observations_by_stride(frame, unit="round", metric="mean", cell=None, column="gbps"):
     """{stride: its observations} (as `observations`) of every stride, in one pass over the frame."""
-    # only the columns used (the rate's among them: a workload's loops_per_s, config.rate's column): a
-    # copy of every column of a 10^6-pass file was 74 MB
-    used = dict.fromkeys(("warmup", "stride_bytes", "round", column, "cell"))
-    rows = measured(frame[[c for c in used if c in frame]])
-    if cell is not None and "cell" in rows:
-        rows = rows[rows["cell"] == cell]
-    if column not in rows:  # a rate this file does not have: no observation
+    if column not in frame:  # a rate this file does not have: no observation
         return {}
+    # numpy on the columns read, not pandas on a copy of the frame: a compare of two small files
+    # called this some twenty times at 3 ms each (a 10^6-pass file's copy of every column was 74 MB)
+    keep = ~frame["warmup"].to_numpy(dtype=bool)
+    if cell is not None and "cell" in frame:
+        keep &= (frame["cell"] == cell).to_numpy(dtype=bool)
+    strides = frame["stride_bytes"].to_numpy()[keep]
+    values = frame[column].to_numpy(dtype=float)[keep]
+    rounds = frame["round"].to_numpy()[keep] if unit != "pass" else None
     out = {}
-    for s, g in _by_stride(rows):
-        if unit == "pass":
-            out[int(s)] = g[column].to_numpy(dtype=float)
-        else:  # per stride, as one stride's rows alone: the same sums, to the last bit
-            grouped = g.groupby("round")[column]
-            out[int(s)] = (grouped.mean() if metric == "mean" else grouped.median()).to_numpy(dtype=float)
+    for s, here in _by_stride(strides):
+        # a stride's passes in file order: a round's mean sums them in the order they were measured
+        out[int(s)] = values[here] if unit == "pass" else group_values(rounds[here], values[here], metric)[1]
     return out
 
 
-def _by_stride(rows):
-    """(stride, its rows) in stride order, as groupby("stride_bytes") gives them (each stride's rows
-    in file order), one stride's rows at a time: grouping sorts a copy of the whole frame first."""
-    strides = rows["stride_bytes"].to_numpy()
+def _by_stride(strides):
+    """(stride, its mask) in stride order; a pass without a stride is in none."""
     for s in np.unique(strides[~np.isnan(strides)] if strides.dtype.kind == "f" else strides):
-        yield s, rows[strides == s]
+        yield s, strides == s
+
+
+def group_values(keys, values, metric="mean"):
+    """(the distinct keys, sorted; per key the mean, or the median, of its values) as pandas' groupby
+    gives them: a key that is NaN is in no group, a value that is NaN is left out, a key whose values
+    are all NaN gets NaN.  A key's values are summed in the order given."""
+    keys, values, starts = _grouped(keys, values)
+    if not len(keys):
+        return keys, np.empty(0)
+    if metric == "mean":
+        valid = ~np.isnan(values)
+        sums = np.add.reduceat(np.where(valid, values, 0.0), starts)
+        counts = np.add.reduceat(valid.astype(np.int64), starts)
+        with np.errstate(invalid="ignore"):
+            return keys[starts], sums / counts
+    # each key's values sorted (NaN last), its median from the middle one or two of those that are not NaN
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(keys)]))
+    values = values[np.lexsort((values, group))]
+    counts = np.add.reduceat((~np.isnan(values)).astype(np.int64), starts)
+    low, high = starts + np.maximum(counts - 1, 0) // 2, starts + counts // 2
+    return keys[starts], np.where(counts > 0, (values[low] + values[np.minimum(high, len(values) - 1)]) / 2, np.nan)
+
+
+def _grouped(keys, values):
+    """(keys, values) without NaN keys, stably sorted by key, and where each key's run starts."""
+    keys, values = np.asarray(keys), np.asarray(values, dtype=float)
+    if keys.dtype.kind == "f":
+        known = ~np.isnan(keys)
+        keys, values = keys[known], values[known]
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    return keys, values, np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, int)
+
+
+def nan_reduce(f, values):
+    """f (np.median, np.mean, min, max) of the values that are not NaN, as a float; NaN where none is
+    (pandas' skipna, without numpy's warning of an empty slice)."""
+    values = values[~np.isnan(values)]
+    return float(f(values)) if len(values) else math.nan
 
 
 def run_value(round_values, metric="mean"):
@@ -94,25 +130,26 @@ def stride_summary(frame):
     """Per stride: what `run` prints.  Within-round CV is the mean CV of a round's passes;
     between-round CV is the CV of the round means: the two spreads a user must tell apart."""
     rows = []
-    # the columns read, not all: grouping sorts a copy of what it is given (74 MB a 10^6-pass file)
-    used = ("warmup", "stride_bytes", "round", "gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us", "lat_p90_us",
-            "lat_p99_us", "lat_max_us")
-    m = measured(frame[[c for c in used if c in frame]])
-    for stride, group in _by_stride(m):
-        rounds = group.groupby("round")["gbps"]
-        round_means = rounds.mean().to_numpy()
-        within = [cv_pct(g) for _, g in rounds]
-        within = [w for w in within if not math.isnan(w)]
-        row = {"stride_bytes": int(stride), "rounds": int(rounds.ngroups), "passes": int(len(group)),
-               "median": float(group["gbps"].median()), "min": float(group["gbps"].min()),
-               "max": float(group["gbps"].max()), "mean": float(group["gbps"].mean()),
-               "within_cv": float(np.mean(within)) if within else math.nan,
-               "between_cv": cv_pct(round_means), "us_per_call": float(group["us_per_call"].median())}
-        if "gpu_touch_ns" in group and group["gpu_touch_ns"].notna().any():
-            row["gpu_touch_ms"] = float(group["gpu_touch_ns"].median() / 1e6)
-        for col in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us"):
-            if col in group and group[col].notna().any():
-                row[col] = float(group[col].median())
+    # numpy on the columns read: grouping sorted a copy of what it was given (74 MB a 10^6-pass
+    # file), and pandas took 14 ms for a small file's four strides
+    keep = ~frame["warmup"].to_numpy(dtype=bool)
+    col = {c: frame[c].to_numpy()[keep] for c in ("stride_bytes", "round") if c in frame}
+    num = {c: frame[c].to_numpy(dtype=float)[keep] for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
+                                                             "lat_p90_us", "lat_p99_us", "lat_max_us") if c in frame}
+    for stride, here in _by_stride(col["stride_bytes"]):
+        gbps, rounds = num["gbps"][here], col["round"][here]
+        _, round_means = group_values(rounds, gbps)
+        within = _within_cv(rounds, gbps)
+        row = {"stride_bytes": int(stride), "rounds": len(round_means), "passes": int(here.sum()),
+               "median": nan_reduce(np.median, gbps), "min": nan_reduce(np.min, gbps),
+               "max": nan_reduce(np.max, gbps), "mean": nan_reduce(np.mean, gbps),
+               "within_cv": float(np.mean(within)) if len(within) else math.nan,
+               "between_cv": cv_pct(round_means), "us_per_call": nan_reduce(np.median, num["us_per_call"][here])}
+        if "gpu_touch_ns" in num and not np.isnan(num["gpu_touch_ns"][here]).all():
+            row["gpu_touch_ms"] = nan_reduce(np.median, num["gpu_touch_ns"][here]) / 1e6
+        for c in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us"):
+            if c in num and not np.isnan(num[c][here]).all():
+                row[c] = nan_reduce(np.median, num[c][here])
         row.update(per_call_counters(frame, stride))
         rows.append(row)
     return rows
@@ -122,28 +159,55 @@ POWER_COUNTERS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia",
                   "h_protect", "h_enter", "h_clear_mod", "h_clear_ref")
 
 
+def _within_cv(keys, values):
+    """cv_pct of each key's values (a round's passes), those that are a number: every key at once."""
+    keys, values, starts = _grouped(keys, values)
+    if not len(keys):
+        return np.empty(0)
+    counts = np.diff(np.r_[starts, len(keys)])
+    means = np.add.reduceat(values, starts) / counts
+    squares = np.add.reduceat((values - np.repeat(means, counts)) ** 2, starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cv = np.sqrt(squares / (counts - 1)) / means * 100
+    cv = cv[(counts > 1) & (means != 0)]
+    return cv[~np.isnan(cv)]
+
+
 def per_call_counters(frame, stride):
     """Counter columns per mprotect call; tracepoint counts come from traced (warm-up) passes."""
     out = {}
-    used = ("stride_bytes", "traced", "calls", "ipis", "flushes", "full_flushes") + POWER_COUNTERS
-    frame = frame[[c for c in used if c in frame]]  # the columns read, not a copy of all of them
-    rows = frame[frame["stride_bytes"] == stride]
-    timed = rows[~rows["traced"]] if "traced" in rows else rows
-    if "ipis" in rows and timed["ipis"].notna().any():
-        t = timed[timed["ipis"].notna()]
-        out["ipis_per_call"] = float(t["ipis"].sum() / t["calls"].sum())
-    traced = rows[rows["traced"]] if "traced" in rows else rows.iloc[0:0]
-    if "flushes" in rows and len(traced) and traced["flushes"].notna().any():
-        t = traced[traced["flushes"].notna()]
-        flushes = t["flushes"].sum()
-        out["flushes_per_call"] = float(flushes / t["calls"].sum())
-        if "full_flushes" in t:
-            out["full_flush_share"] = float(t["full_flushes"].sum() / flushes) if flushes else math.nan
+    rows = (frame["stride_bytes"] == stride).to_numpy(dtype=bool)
+    traced = frame["traced"].to_numpy(dtype=bool) if "traced" in frame else None
+    timed = rows & ~traced if traced is not None else rows
+    traced = rows & traced if traced is not None else np.zeros_like(rows)
+    calls = frame["calls"].to_numpy()
+
+    def per_call(column, passes):
+        """(the column's sum over the passes that have it, per call of those passes), or None."""
+        values = frame[column].to_numpy()
+        if values.dtype.kind == "f":
+            passes = passes & ~np.isnan(values)
+        if not passes.any():
+            return None
+        total = values[passes].sum()
+        return total, float(total / _sum(calls[passes])), passes
+
+    if "ipis" in frame and (got := per_call("ipis", timed)):
+        out["ipis_per_call"] = got[1]
+    if "flushes" in frame and (got := per_call("flushes", traced)):
+        flushes, out["flushes_per_call"], passes = got
+        if "full_flushes" in frame:
+            out["full_flush_share"] = float(_sum(frame["full_flushes"].to_numpy()[passes]) / flushes) if flushes \
+                else math.nan
     for col in POWER_COUNTERS:  # POWER's invalidation instructions and hypervisor calls (tlbie.py)
-        if col in rows and len(traced) and traced[col].notna().any():
-            t = traced[traced[col].notna()]
-            out[f"{col}_per_call"] = float(t[col].sum() / t["calls"].sum())
+        if col in frame and (got := per_call(col, traced)):
+            out[f"{col}_per_call"] = got[1]
     return out
+
+
+def _sum(values):
+    """pandas' sum: NaN left out."""
+    return values[~np.isnan(values)].sum() if values.dtype.kind == "f" else values.sum()
 
 
 def describe(values):

@@ -151,8 +151,9 @@ def stride_rows(frame, unit):
     from ..analysis import stats
 
     rows = []
+    by_stride = stats.observations_by_stride(frame, unit)
     for row in stats.stride_summary(frame):
-        obs = stats.observations(frame, row["stride_bytes"], unit)
+        obs = by_stride.get(row["stride_bytes"], np.empty(0))
         obs = obs[~np.isnan(obs)]
         d = stats.describe(obs) if len(obs) else {"n": 0, **dict.fromkeys(("min", "max", "median", "mean",
                                                                             "stddev", "cv"), None)}
