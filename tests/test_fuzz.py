@@ -454,17 +454,33 @@ def test_all_zero_rates_are_refused_at_load(tmp_path, capsysbinary):
                                        "(got 0)"]
 
 
-# a plot costs about a second and a half of CPU: the quick set draws each label as png, the whole
-# suite (slow) as svg too
-@pytest.mark.parametrize("ext", ["png", pytest.param("svg", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("label", ["caf\udce9", "caf\u00e9", "$\\frac{$", "\ud800"])
-def test_plot_draws_any_label(tmp_path, capsysbinary, label, ext):
-    pytest.importorskip("matplotlib")
+LABELS = ["caf\udce9", "caf\u00e9", "$\\frac{$", "\ud800"]
+
+
+def _labelled(tmp_path, label, name):
     data = _fixture("before.json")
     data["config"]["label"] = label
-    (tmp_path / "l.json").write_text(json.dumps(data))
-    code, out, lines = run_cli(["plot", tmp_path / "l.json", os.path.join(FIXTURES, "after.json"), "-o",
-                                tmp_path / f"p.{ext}"], capsysbinary)
+    (tmp_path / name).write_text(json.dumps(data))
+    return tmp_path / name
+
+
+def test_plot_draws_any_label_side_by_side(tmp_path, capsysbinary):
+    """Every hostile label at once, a side each: one figure (about a third of a second) for the four."""
+    pytest.importorskip("matplotlib")
+    files = [_labelled(tmp_path, label, f"l{i}.json") for i, label in enumerate(LABELS)]
+    code, out, lines = run_cli(["plot", *files, "-o", tmp_path / "p.png"], capsysbinary)
+    assert code == 0 and lines == [] and (tmp_path / "p.png").stat().st_size > 0
+    _close_figures()
+
+
+# each label alone, against another file, in each vector and raster format: breadth
+@pytest.mark.slow
+@pytest.mark.parametrize("ext", ["png", "svg"])
+@pytest.mark.parametrize("label", LABELS)
+def test_plot_draws_any_label(tmp_path, capsysbinary, label, ext):
+    pytest.importorskip("matplotlib")
+    code, out, lines = run_cli(["plot", _labelled(tmp_path, label, "l.json"), os.path.join(FIXTURES, "after.json"),
+                                "-o", tmp_path / f"p.{ext}"], capsysbinary)
     assert code == 0 and lines == [] and (tmp_path / f"p.{ext}").stat().st_size > 0
     _close_figures()
 
