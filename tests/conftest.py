@@ -14,11 +14,70 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 LIVE_FIXTURES = {"small_run", "atsd"}
 
 
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true",
+                     help="run the tests marked slow too (the studies and storms; CI does): left out otherwise")
+
+
 @pytest.hookimpl(tryfirst=True)  # before -m deselects
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
     for item in items:
         if LIVE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.live)
+    # `slow` is opt-in: --slow, a -m that names it, or a test named by its id runs it
+    if config.getoption("--slow") or "slow" in (config.getoption("markexpr") or ""):
+        return
+    named = [_node_id(config, arg) for arg in config.args if "::" in arg]
+    slow = [item for item in items if item.get_closest_marker("slow")
+            and not any(item.nodeid == n or item.nodeid.startswith((n + "[", n + "::")) for n in named)]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        left = set(map(id, slow))
+        items[:] = [item for item in items if id(item) not in left]
+        config.stash[_SLOW_LEFT] = len(slow)
+
+
+_SLOW_LEFT = pytest.StashKey[int]()
+
+
+def _node_id(config, arg):
+    path, _, rest = arg.partition("::")
+    try:
+        path = pathlib.Path(path).resolve().relative_to(config.rootpath).as_posix()
+    except ValueError:
+        pass
+    return f"{path}::{rest}"
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    left = config.stash.get(_SLOW_LEFT, 0)
+    if left:
+        terminalreporter.write_line(f"{left} slow test{'s' * (left != 1)} left out (studies, storms, the sdist's "
+                                    "run): --slow runs them, as CI does")
+
+
+def pytest_collection_finish(session):
+    # What is loaded by now (numpy, pandas, the modules under test) is never garbage: a full
+    # collection need not walk it again (plot's own gc.collect, and the collector's, thousands of times)
+    _freeze()
+
+
+def _freeze():
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
+_TESTS_SINCE_FREEZE = [0]
+
+
+def pytest_runtest_logfinish():
+    # what the tests so far left alive (caches, fonts, reports) joins it every 200 tests
+    _TESTS_SINCE_FREEZE[0] += 1
+    if _TESTS_SINCE_FREEZE[0] == 200:
+        _TESTS_SINCE_FREEZE[0] = 0
+        _freeze()
 
 
 @pytest.fixture

@@ -93,8 +93,8 @@ def test_readme_keeps_the_two_set_up_commands():
     """.ci/run runs the README's test command: it must stay findable, exactly."""
     lines = README.read_text().splitlines()
     assert "pip install . && atsdbench run" in lines
-    assert "pip install '.[test]' && pytest -q" in lines
-    assert "pip install '.[test]' && pytest -q" in (ROOT / ".ci" / "run").read_text().splitlines()
+    assert "pip install '.[test]' && pytest -q --slow" in lines
+    assert "pip install '.[test]' && pytest -q --slow" in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
 def test_every_page_is_linked_from_the_readme():

@@ -26,8 +26,11 @@ def _tracked():
     return [name for name in out.decode().split("\0") if name and (ROOT / name).exists()]
 
 
-@pytest.mark.live  # builds an sdist and runs the pure tests from it
-def test_sdist_carries_the_tests_and_they_pass_from_it(tmp_path):
+@pytest.fixture(scope="module")
+def sdist(tmp_path_factory):
+    """The sdist built from the files git tracks, with a build's and a test run's leftovers beside
+    them: (the tracked files, the files it carries, where it is unpacked)."""
+    tmp_path = tmp_path_factory.mktemp("sdist")
     setuptools = pytest.importorskip("setuptools")
     if int(setuptools.__version__.split(".")[0]) < 77:  # pyproject's build requirement
         pytest.skip(f"setuptools {setuptools.__version__} cannot build this project (the test extra asks >= 77)")
@@ -50,18 +53,28 @@ def test_sdist_carries_the_tests_and_they_pass_from_it(tmp_path):
         top = tar.getnames()[0].split("/")[0]
         shipped = {m.name.partition("/")[2] for m in tar.getmembers() if m.isfile()}
         tar.extractall(tmp_path, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    return tracked, shipped, tmp_path / top
+
+
+@pytest.mark.live  # builds an sdist
+def test_sdist_carries_what_the_build_tests_scripts_and_docs_read(sdist):
+    tracked, shipped, _ = sdist
     missing = sorted(set(tracked) - NOT_SHIPPED - shipped)
     assert not missing, f"MANIFEST.in leaves out {missing}"
     assert not shipped & set(JUNK), sorted(shipped & set(JUNK))
     assert {"tests/fake_libcuda.c", "tests/golden/compare_before_after.text", "scripts/cross-check",
             "docs/development.md", "csrc/atsd.h", "build_atsd.py"} <= shipped
 
+
+@pytest.mark.live
+@pytest.mark.slow  # the quick set again, from the sdist
+def test_the_quick_set_passes_from_the_sdist(sdist):
+    unpacked = sdist[2]
     # -P: not the unpacked source tree (no compiled core) on sys.path, but the installed package
-    unpacked = tmp_path / top
     where = subprocess.run([sys.executable, "-P", "-c", "import atsdbench; print(atsdbench.__file__)"],
                            cwd=unpacked, capture_output=True, text=True, check=True).stdout.strip()
     assert not where.startswith(str(unpacked)), where
-    # the quick set a user runs (`slow`: the long simulations, which the suite itself runs)
+    # the quick set a user runs
     p = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-m", "not live and not slow",
                         "-p", "no:cacheprovider"], cwd=unpacked, capture_output=True, text=True, timeout=1800)
     tail = p.stdout[-3000:] + p.stderr[-2000:]

@@ -458,7 +458,7 @@ def _planned(r):
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.parametrize("busy", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["idle", "busy"])
 def test_signal_storm_into_runs(tmp_path, busy):
     rng = random.Random(22 + busy)
     burners = _burner() if busy else []
@@ -482,7 +482,7 @@ def test_signal_storm_into_runs(tmp_path, busy):
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.parametrize("busy", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["idle", "busy"])
 def test_signal_storm_into_atsd(atsd, cli, tmp_path, busy):
     rng = random.Random(220 + busy)
     burners = _burner() if busy else []
@@ -533,6 +533,7 @@ WORKLOADS = {
 
 
 @pytest.mark.live
+@pytest.mark.slow  # the breadth of the storms: every workload and verify kind
 @pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
 @pytest.mark.parametrize("kind", WORKLOADS)
 def test_signal_storm_into_workload_runs(tmp_path, kind, busy):
@@ -558,6 +559,7 @@ def test_signal_storm_into_workload_runs(tmp_path, kind, busy):
 
 
 @pytest.mark.live
+@pytest.mark.slow  # the breadth of the storms: every workload and verify kind
 @pytest.mark.parametrize("kind", WORKLOADS)
 def test_signal_storm_into_atsd_workloads(atsd, tmp_path, kind):
     if kind.startswith("threads") and len(os.sched_getaffinity(0)) < 2:
@@ -619,6 +621,7 @@ VERIFY = {
 
 
 @pytest.mark.live
+@pytest.mark.slow  # the breadth of the storms: every workload and verify kind
 @pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
 @pytest.mark.parametrize("kind", VERIFY)
 def test_signal_storm_into_verify_runs(tmp_path, kind, busy):
@@ -649,6 +652,7 @@ def test_signal_storm_into_verify_runs(tmp_path, kind, busy):
 
 
 @pytest.mark.live
+@pytest.mark.slow  # the breadth of the storms: every workload and verify kind
 @pytest.mark.parametrize("kind", VERIFY)
 def test_signal_storm_into_atsd_verify(atsd, tmp_path, kind):
     if len(os.sched_getaffinity(0)) < 2:
