@@ -62,7 +62,8 @@ def _by_stride(strides):
 def group_values(keys, values, metric="mean"):
     """(the distinct keys, sorted; per key the mean, or the median, of its values) as pandas' groupby
     gives them: a key that is NaN is in no group, a value that is NaN is left out, a key whose values
-    are all NaN gets NaN.  A key's values are summed in the order given."""
+    are all NaN gets NaN.  A key's values are summed in the order given (pandas compensates its sums:
+    a mean may differ from its in the last bit)."""
     keys, values, starts = _grouped(keys, values)
     if not len(keys):
         return keys, np.empty(0)

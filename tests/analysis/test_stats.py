@@ -257,3 +257,27 @@ def test_a_median_interval_does_not_import_scipy_stats():
     code = ("import sys; from atsdbench.analysis import stats; stats.interval([1.0, 2.0, 3.5, 2.5], 'median'); "
             "print('scipy.stats' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+def test_group_values_are_pandas_groupby():
+    """group_values (observations' round means and medians, a stride's summary) gives what pandas'
+    groupby gave before it: NaN keys in no group, NaN values left out, all-NaN groups NaN, keys sorted,
+    medians equal and means to the last bit (pandas sums with Kahan's compensation, numpy in order);
+    and the within-round CV is each group's cv_pct."""
+    import pandas as pd
+
+    rng = np.random.default_rng(29)
+    for _ in range(60):
+        n = int(rng.integers(0, 40))
+        keys = rng.integers(0, int(rng.integers(1, 6)), n).astype(float)
+        keys[rng.random(n) < 0.1] = np.nan
+        values = rng.normal(10, 3, n)
+        values[rng.random(n) < (0.2 if rng.random() < 0.8 else 1)] = np.nan
+        for metric in ("mean", "median"):
+            got_keys, got = stats.group_values(keys, values, metric)
+            grouped = pd.Series(values).groupby(keys)
+            want = grouped.mean() if metric == "mean" else grouped.median()
+            assert list(got_keys) == list(want.index)
+            np.testing.assert_allclose(got, want.to_numpy(), rtol=0 if metric == "median" else 1e-15)
+        cvs = [stats.cv_pct(g) for _, g in pd.Series(values).groupby(keys)]
+        np.testing.assert_allclose(stats._within_cv(keys, values), [c for c in cvs if not np.isnan(c)], rtol=1e-13)
