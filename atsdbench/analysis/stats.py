@@ -43,20 +43,26 @@ def observations_by_stride(frame, unit="round", metric="mean", cell=None, column
     keep = ~frame["warmup"].to_numpy(dtype=bool)
     if cell is not None and "cell" in frame:
         keep &= (frame["cell"] == cell).to_numpy(dtype=bool)
-    strides = frame["stride_bytes"].to_numpy()[keep]
-    values = frame[column].to_numpy(dtype=float)[keep]
-    rounds = frame["round"].to_numpy()[keep] if unit != "pass" else None
+    values = frame[column].to_numpy(dtype=float)
+    rounds = frame["round"].to_numpy() if unit != "pass" else None
     out = {}
-    for s, here in _by_stride(strides):
+    for s, here in _by_stride(frame["stride_bytes"].to_numpy(), keep):
         # a stride's passes in file order: a round's mean sums them in the order they were measured
         out[int(s)] = values[here] if unit == "pass" else group_values(rounds[here], values[here], metric)[1]
     return out
 
 
-def _by_stride(strides):
-    """(stride, its mask) in stride order; a pass without a stride is in none."""
-    for s in np.unique(strides[~np.isnan(strides)] if strides.dtype.kind == "f" else strides):
-        yield s, strides == s
+def _by_stride(strides, keep):
+    """(stride, the mask of its passes among `keep`) in stride order; a pass without a stride is in
+    none.  Masks over the whole columns, not copies of the passes kept: 13 MiB less at 10^6 passes."""
+    left = keep & ~np.isnan(strides) if strides.dtype.kind == "f" else keep.copy()
+    found = []
+    while left.any():
+        s = strides[int(np.argmax(left))]
+        left &= strides != s
+        found.append(s)
+    for s in sorted(found):
+        yield s, keep & (strides == s)
 
 
 def group_values(keys, values, metric="mean"):
@@ -134,11 +140,10 @@ def stride_summary(frame):
     # numpy on the columns read: grouping sorted a copy of what it was given (74 MB a 10^6-pass
     # file), and pandas took 14 ms for a small file's four strides
     keep = ~frame["warmup"].to_numpy(dtype=bool)
-    col = {c: frame[c].to_numpy()[keep] for c in ("stride_bytes", "round") if c in frame}
-    num = {c: frame[c].to_numpy(dtype=float)[keep] for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
-                                                             "lat_p90_us", "lat_p99_us", "lat_max_us") if c in frame}
-    for stride, here in _by_stride(col["stride_bytes"]):
-        gbps, rounds = num["gbps"][here], col["round"][here]
+    num = {c: frame[c].to_numpy(dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
+                                                       "lat_p90_us", "lat_p99_us", "lat_max_us") if c in frame}
+    for stride, here in _by_stride(frame["stride_bytes"].to_numpy(), keep):
+        gbps, rounds = num["gbps"][here], frame["round"].to_numpy()[here]
         _, round_means = group_values(rounds, gbps)
         within = _within_cv(rounds, gbps)
         row = {"stride_bytes": int(stride), "rounds": len(round_means), "passes": int(here.sum()),
