@@ -159,12 +159,14 @@ def _cell_maps(groups):
 
 def _keys(result, cells):
     """The (cell name, stride) pairs a result measured."""
+    import numpy as np
+
     frame = result.samples
-    m = stats.measured(frame[[c for c in ("warmup", "stride_bytes", "cell") if c in frame]])  # not every column
+    measured, strides = ~frame["warmup"].to_numpy(dtype=bool), frame["stride_bytes"].to_numpy()
     out = set()
     for name, index in cells.items():
-        rows = m if index is None or "cell" not in m else m[m["cell"] == index]
-        out |= {(name, int(s)) for s in rows["stride_bytes"].unique()}
+        here = measured if index is None or "cell" not in frame else measured & (frame["cell"] == index).to_numpy()
+        out |= {(name, int(s)) for s in np.unique(strides[here])}
     return out
 
 
