@@ -394,6 +394,9 @@ def test_plot_never_leaves_a_truncated_picture(tmp_path, monkeypatch):
     from atsdbench.render import plot
 
     class Figure:
+        def tight_layout(self):
+            pass
+
         def savefig(self, f, format, dpi):
             f.write(b"<svg>half")
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
