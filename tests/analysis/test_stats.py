@@ -204,7 +204,7 @@ def test_effective_unit_is_the_grouped_rule_without_its_copies():
     import tracemalloc
 
     rng = np.random.default_rng(1)
-    for i in range(300):
+    for i in range(120):
         n = int(rng.integers(1, 30))
         frame = pd.DataFrame({"warmup": rng.random(n) < 0.3,
                               "stride_bytes": (rng.choice([1.0, 2.0, 3.0, np.nan], n) if i % 2

@@ -244,10 +244,10 @@ def test_a_bad_file_through_the_cli_is_one_line(fixtures, tmp_path, capsys):
 
 
 def test_large_file_checks_by_column(fixtures):
-    """A 20,000-pass file with histograms: the column check finds the one bad pass near the end."""
+    """A 6,000-pass file with histograms: the column check finds the one bad pass near the end."""
     data = _fixture(fixtures)
     one = [dict(s, lat_hist={str(k): 3 for k in range(40, 60)}, lat_p50_us=1.0) for s in data["samples"]]
-    copies = 20000 // len(one)
+    copies = 6000 // len(one)
     rounds = max(s["round"] for s in one) + 1
     # each pass its own dicts (the bad count below is set in one), copied by hand: deepcopy took most of the time
     data["samples"] = [dict(s, lat_hist=dict(s["lat_hist"]), round=s["round"] + k * rounds) for k in range(copies)
