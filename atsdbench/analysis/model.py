@@ -263,8 +263,8 @@ def unit_matrix(frames, unit):
     return [int(s) for s in table.columns], table.to_numpy(dtype=float)
 
 
-def _min_units(frames, unit):
-    strides, matrix = unit_matrix(frames, unit)
+def _units(strides, matrix):
+    """The fewest units a stride has in unit_matrix's matrix."""
     return int(np.sum(~np.isnan(matrix), axis=0).min()) if strides else 0
 
 
@@ -309,10 +309,12 @@ def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples
     if not any((~f["warmup"]).any() for f in frames):
         raise UsageError(messages.MODEL_HAS_NO_MEASURED_PASS.format(name=name,
                                                                     value=' cell ' + cell_name if cell_name else ''))
-    if unit == "round" and _min_units(frames, "round") < 2:
-        unit = "pass"
     strides, matrix = unit_matrix(frames, unit)
-    n_units = int(np.sum(~np.isnan(matrix), axis=0).min())
+    if unit == "round" and _units(strides, matrix) < 2:
+        unit = "pass"
+        strides, matrix = None, None  # the round matrix let go before the pass one is made
+        strides, matrix = unit_matrix(frames, unit)
+    n_units = _units(strides, matrix)
     why = None
     if n_units < 2:
         unit = None
