@@ -373,9 +373,10 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     ticks = sorted({int(s) for side in sides for f in side for s in pd.unique(_measured_column(f, "stride_bytes"))})
     # The numbers first, the figure after: at 10^6 passes a side the analysis's peak and matplotlib
     # (its import, the figure) did not fit in 300 MB together (issue 34).
+    big = sum(f.passes() for side in sides for f in side) > RELEASE_FROM
     rate = _rate_lines(sides, labels, metric, confidence)
     cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels) if len(sides) > 1 else None
-    if model:  # what the rate panel and compare freed, given back before model's own peak (issue 34)
+    if model and big:  # what the rate panel and compare freed, given back before model's own peak (issue 34)
         _release()
     analysis = _model_analysis(sides, labels, confidence) if model else None
     heads = (_ceiling_strides([side[0] for side in sides]), _op(sides))
@@ -385,7 +386,8 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     # what the figure draws is worked out: the files read here are let go before matplotlib is loaded
     # (10^6 passes a side: 141 MiB of columns, matplotlib about 28; issue 34)
     files, sides = None, None
-    _release()
+    if big:
+        _release()
     plt = require_matplotlib()
     panels = 1 + sweep + has_latency + two + bool(model)
     fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
@@ -401,6 +403,11 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
         _model_panel(axes[-1], analysis)
     fig.suptitle(heading)
     return fig
+
+
+# Passes (both sides, all files) from which make_figure gives back what it let go of: below, there is
+# little to give, and a full collection with numpy, pandas and matplotlib loaded costs 30-130 ms.
+RELEASE_FROM = 100_000
 
 
 def _release():
