@@ -57,8 +57,8 @@ def pytest_terminal_summary(terminalreporter, config):
 
 
 def pytest_collection_finish(session):
-    # What is loaded by now (numpy, pandas, the modules under test) is never garbage: a full
-    # collection need not walk it again (plot's own gc.collect, and the collector's, thousands of times)
+    # What is loaded by now (numpy, pandas, the modules under test) is not garbage: a full collection
+    # (the collector's own, and plot's for a big file) need not walk it again, thousands of times
     _freeze()
 
 
