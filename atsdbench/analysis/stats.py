@@ -71,20 +71,25 @@ def group_values(keys, values, metric="mean"):
     are all NaN gets NaN.  A key's values are summed in the order given (pandas compensates its sums:
     a mean may differ from its in the last bit)."""
     keys, values, starts = _grouped(keys, values)
-    if not len(keys):
-        return keys, np.empty(0)
+    return keys[starts], _per_group(values, starts, metric)
+
+
+def _per_group(values, starts, metric):
+    """The mean (median) of each group of _grouped's values."""
+    if not len(values):
+        return np.empty(0)
     if metric == "mean":
         valid = ~np.isnan(values)
         sums = np.add.reduceat(np.where(valid, values, 0.0), starts)
         counts = np.add.reduceat(valid.astype(np.int64), starts)
         with np.errstate(invalid="ignore"):
-            return keys[starts], sums / counts
-    # each key's values sorted (NaN last), its median from the middle one or two of those that are not NaN
-    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(keys)]))
+            return sums / counts
+    # each group's values sorted (NaN last), its median from the middle one or two of those that are not NaN
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(values)]))
     values = values[np.lexsort((values, group))]
     counts = np.add.reduceat((~np.isnan(values)).astype(np.int64), starts)
     low, high = starts + np.maximum(counts - 1, 0) // 2, starts + counts // 2
-    return keys[starts], np.where(counts > 0, (values[low] + values[np.minimum(high, len(values) - 1)]) / 2, np.nan)
+    return np.where(counts > 0, (values[low] + values[np.minimum(high, len(values) - 1)]) / 2, np.nan)
 
 
 def _grouped(keys, values):
@@ -116,15 +121,8 @@ def effective_unit(frame, unit):
     stride at a time, by masks: grouping 10^6 passes took 57 MiB under tracemalloc, this 6."""
     if unit != "round":
         return unit
-    strides, rounds = frame["stride_bytes"].to_numpy(), frame["round"].to_numpy()
-    left = ~frame["warmup"].to_numpy(dtype=bool)  # the timed passes of strides not yet looked at
-    while left.any():
-        s = strides[int(np.argmax(left))]
-        if s != s:  # a pass without a stride is in no group
-            left &= ~np.isnan(strides)
-            continue
-        here = left & (strides == s)
-        left &= ~here
+    rounds = frame["round"].to_numpy()
+    for _, here in _by_stride(frame["stride_bytes"].to_numpy(), ~frame["warmup"].to_numpy(dtype=bool)):
         r = rounds[here]
         if r.dtype.kind == "f":
             r = r[~np.isnan(r)]
@@ -143,9 +141,9 @@ def stride_summary(frame):
     num = {c: frame[c].to_numpy(dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
                                                        "lat_p90_us", "lat_p99_us", "lat_max_us") if c in frame}
     for stride, here in _by_stride(frame["stride_bytes"].to_numpy(), keep):
-        gbps, rounds = num["gbps"][here], frame["round"].to_numpy()[here]
-        _, round_means = group_values(rounds, gbps)
-        within = _within_cv(rounds, gbps)
+        gbps = num["gbps"][here]
+        _, by_round, starts = _grouped(frame["round"].to_numpy()[here], gbps)
+        round_means, within = _per_group(by_round, starts, "mean"), _within_cv(by_round, starts)
         row = {"stride_bytes": int(stride), "rounds": len(round_means), "passes": int(here.sum()),
                "median": nan_reduce(np.median, gbps), "min": nan_reduce(np.min, gbps),
                "max": nan_reduce(np.max, gbps), "mean": nan_reduce(np.mean, gbps),
@@ -165,12 +163,11 @@ POWER_COUNTERS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia",
                   "h_protect", "h_enter", "h_clear_mod", "h_clear_ref")
 
 
-def _within_cv(keys, values):
-    """cv_pct of each key's values (a round's passes), those that are a number: every key at once."""
-    keys, values, starts = _grouped(keys, values)
-    if not len(keys):
+def _within_cv(values, starts):
+    """cv_pct of each group of _grouped's values (a round's passes), those that are a number."""
+    if not len(values):
         return np.empty(0)
-    counts = np.diff(np.r_[starts, len(keys)])
+    counts = np.diff(np.r_[starts, len(values)])
     means = np.add.reduceat(values, starts) / counts
     squares = np.add.reduceat((values - np.repeat(means, counts)) ** 2, starts)
     with np.errstate(invalid="ignore", divide="ignore"):
