@@ -2,11 +2,12 @@
 read results and never import it, nor the compiled core; no module imports itself round a cycle."""
 import ast
 import functools
-import pathlib
 import subprocess
 import sys
 
-PKG = pathlib.Path(__file__).resolve().parent.parent / "atsdbench"
+import sources
+
+PKG = sources.PKG
 PURE = ("data", "analysis", "render")
 
 
@@ -20,7 +21,7 @@ def _imports(path):
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in sources.nodes(path):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("atsdbench")}
         elif isinstance(node, ast.ImportFrom):
@@ -41,7 +42,7 @@ def _imports(path):
 
 @functools.cache  # three tests read it; parsing every module is most of their cost
 def _parsed():
-    return {_module_name(p): frozenset(_imports(p) - {_module_name(p)}) for p in PKG.rglob("*.py")}
+    return {_module_name(p): frozenset(_imports(p) - {_module_name(p)}) for p in sources.paths()}
 
 
 def _graph():

@@ -3,14 +3,14 @@ what atsdbench prints): each template, its fields filled with values of a realis
 text.WIDTH columns after the longest prefix the CLI puts before it ("atsdbench: warning: "), and no
 module outside the home raises UsageError, appends a warning or prints a sentence of its own."""
 import ast
-import pathlib
 import re
 
 import pytest
 
+import sources
 from atsdbench.render import messages, text
 
-PKG = pathlib.Path(messages.__file__).resolve().parent.parent
+PKG = sources.PKG
 HOME = {"render/text.py", "render/messages.py"}
 # ministat's messages are FreeBSD ministat's own words, kept output for output (docs/stat.md);
 # errors.py builds the missing-core line from where atsdbench was installed (a path).
@@ -52,8 +52,8 @@ def _warnings():
     """The templates the code appends to a list of warnings or hands to commands._warn: printed after
     "atsdbench: warning: "; the rest are errors, after "atsdbench: "."""
     found = set()
-    for path in PKG.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+    for path in sources.paths():
+        for node in sources.nodes(path):
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Attribute, ast.Name)) and \
                     getattr(node.func, "attr", getattr(node.func, "id", None)) in ("append", "_warn"):
                 found |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
@@ -87,8 +87,8 @@ def _sentences(node):
     return found
 
 
-def _calls(tree):
-    for node in ast.walk(tree):
+def _calls(path):
+    for node in sources.nodes(path):
         if not isinstance(node, ast.Call):
             continue
         f = node.func
@@ -103,11 +103,11 @@ def _calls(tree):
 
 def test_no_module_words_its_own_usage_errors_or_warnings():
     own = {}
-    for path in sorted(PKG.rglob("*.py")):
+    for path in sources.paths():
         rel = str(path.relative_to(PKG))
         if rel in HOME | OWN_WORDS:
             continue
-        for node in _calls(ast.parse(path.read_text())):
+        for node in _calls(path):
             for sentence in _sentences(node):
                 own.setdefault(rel, []).append(f"{node.lineno}: {sentence[:60]}")
     assert not own, own
@@ -115,5 +115,5 @@ def test_no_module_words_its_own_usage_errors_or_warnings():
 
 def test_every_template_is_used():
     """A message nobody raises is a stale one."""
-    sources = "".join(p.read_text() for p in PKG.rglob("*.py") if p.name != "messages.py")
-    assert not [k for k in TEMPLATES if f"messages.{k}" not in sources]
+    code = "".join(sources.text(p) for p in sources.paths() if p.name != "messages.py")
+    assert not [k for k in TEMPLATES if f"messages.{k}" not in code]

@@ -36,15 +36,14 @@ def test_render_formats_numbers_only_through_numbers_py():
     format spec in an f-string: `{v:.2f}`, `{x:g}`, `{share:.0%}`), so NaN, inf and rounding read the same
     in every table (render/breakdown's shares and changes, the scaling CIs once did)."""
     import ast
-    import pathlib
 
-    from atsdbench.render import numbers
+    import sources
 
     own = []
-    for path in sorted(pathlib.Path(numbers.__file__).parent.glob("*.py")):
-        if path.name == "numbers.py":
+    for path in sources.paths():
+        if path.parent != sources.PKG / "render" or path.name == "numbers.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in sources.nodes(path):
             if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
                 spec = "".join(v.value for v in node.format_spec.values if isinstance(v, ast.Constant))
                 if spec and spec[-1] in "eEfFgG%":
