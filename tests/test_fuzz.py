@@ -490,8 +490,9 @@ def _shell(command, cwd):
     return subprocess.run(["bash", "-c", command], capture_output=True, text=True, cwd=cwd, env=env)
 
 
-@pytest.mark.parametrize("argv", [["info"], ["compare", "before.json", "after.json", "--format", "json"],
-                                  ["stat", "-n", "seed_x"]])
+# compare's JSON into the gone reader is breadth (a process importing pandas and scipy): slow
+@pytest.mark.parametrize("argv", [["info"], pytest.param(["compare", "before.json", "after.json", "--format", "json"],
+                                                         marks=pytest.mark.slow), ["stat", "-n", "seed_x"]])
 def test_a_reader_that_left_is_not_an_error(tmp_path, argv):
     """`atsdbench info | head -1`: a pipe whose reader has gone, before a byte is written."""
     (tmp_path / "seed_x").write_text("1\n2\n3\n")

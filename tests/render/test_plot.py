@@ -42,7 +42,9 @@ def test_latency_panel(fixtures, tmp_path):
     assert list(y) == pytest.approx([2 / 3, 0, 1 / 3])  # the empty bin is drawn as zero
 
 
-@pytest.mark.parametrize("ext,magic", [("png", b"\x89PNG"), ("svg", b"<?xml"), ("pdf", b"%PDF")])
+# svg and pdf are matplotlib's own writers behind the same save: breadth (png's size is checked quick)
+@pytest.mark.parametrize("ext,magic", [("png", b"\x89PNG"), pytest.param("svg", b"<?xml", marks=pytest.mark.slow),
+                                       pytest.param("pdf", b"%PDF", marks=pytest.mark.slow)])
 def test_cli_writes_each_format(cli, fixtures, tmp_path, ext, magic):
     out = tmp_path / f"sweep.{ext}"
     p = cli("plot", "before.json", "after.json", "-o", out, cwd=fixtures)
