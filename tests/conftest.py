@@ -67,6 +67,9 @@ def _freeze():
 
     gc.collect()
     gc.freeze()
+    # and the youngest generation collected every 50,000 allocations, not 700: the tests make and drop
+    # many small containers (frames, dicts of records); 4-6% of the quick set, alternated runs
+    gc.set_threshold(50_000, 20, 100)
 
 
 _TESTS_SINCE_FREEZE = [0]
