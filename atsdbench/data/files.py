@@ -405,18 +405,24 @@ def read_bytes(path, limit=MAX_INPUT):
     with reading(path):
         fd, size = _open_regular(path, limit)
         try:
-            chunks, got, want = [], 0, size + 1
-            while True:  # to the end, not st_size: a file written while read still ends where read ends
-                chunk = os.read(fd, max(want - got, 1 << 20))  # mostly one read of the whole file: no copy
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                got += len(chunk)
-                if got > limit:
-                    raise _too_big(path, limit)
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            return _read_to_end(fd, size, limit, path)
         finally:
             os.close(fd)
+
+
+def _read_to_end(fd, size, limit, path):
+    """The bytes of an open file to its end, `size` its length when opened; more than `limit` is one
+    UsageError line."""
+    chunks, got, want = [], 0, size + 1
+    while True:  # to the end, not st_size: a file written while read still ends where read ends
+        chunk = os.read(fd, max(want - got, 1 << 20))  # mostly one read of the whole file: no copy
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+        if got > limit:
+            raise _too_big(path, limit)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def read_input(path, limit=MAX_INPUT):
@@ -539,17 +545,9 @@ class _Window:
 def _whole_window(fd, size, limit, path, decoder, key, sink, batch):
     """stream_json of a file that fits one window: decoded whole by json's C parser, the array handed
     on as batches.  A repeated top-level key is json's last one here, the value read_json gives."""
-    chunks, got = [], 0
-    while True:  # to the end, not st_size: the file may have grown since (then it is read whole too)
-        chunk = os.read(fd, max(size + 1 - got, STREAM_CHUNK))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        got += len(chunk)
-        if got > limit:
-            raise _too_big(path, limit)
+    data = _read_to_end(fd, size, limit, path)
     try:
-        text = b"".join(chunks).decode("utf-8")
+        text = data.decode("utf-8")
         value, end = decoder.raw_decode(text, _SPACE.match(text).end())
     except (ValueError, RecursionError):  # UnicodeDecodeError too: read_json says it in its words
         raise _Unusual() from None
