@@ -60,6 +60,11 @@ def pytest_collection_finish(session):
     # What is loaded by now (numpy, pandas, the modules under test) is not garbage: a full collection
     # (the collector's own, and plot's for a big file) need not walk it again, thousands of times
     _freeze()
+    # and the youngest generation is collected every 50,000 allocations, not 700: the tests make and
+    # drop many small containers (frames, dicts of records); 4-6% of the quick set, alternated runs
+    import gc
+
+    gc.set_threshold(50_000, 20, 100)
 
 
 def _freeze():
@@ -67,9 +72,6 @@ def _freeze():
 
     gc.collect()
     gc.freeze()
-    # and the youngest generation collected every 50,000 allocations, not 700: the tests make and drop
-    # many small containers (frames, dicts of records); 4-6% of the quick set, alternated runs
-    gc.set_threshold(50_000, 20, 100)
 
 
 _TESTS_SINCE_FREEZE = [0]

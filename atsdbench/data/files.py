@@ -566,8 +566,9 @@ def stream_json(path, what, key, sink, limit=MAX_INPUT):
     top-level `key` is handed to sink(batch) a batch of items at a time (columns.BATCH) instead of
     being kept: returns (the object without those items, True) (`key` maps to [] where it was an
     array).  A file of one window (STREAM_CHUNK) or less is decoded whole, then handed on the same
-    way.  Anything else (bad JSON, a top that is not an object, a repeated key) is read again by
-    read_json: one UsageError line in its words, or (data, False), the whole parse for the caller.""" 
+    way.  Anything else (bad JSON, a top that is not an object, a repeated key in a streamed file) is
+    read again by read_json: one UsageError line in its words, or (data, False), the whole parse for
+    the caller."""
     from .columns import BATCH
 
     decoder = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite)
