@@ -85,7 +85,7 @@ def cmd_run(args):
 
         from .data import results
         from .measure import host, plan as plans
-        from .render import tables  # noqa: F401  (imported held: pandas' import is no place for a Ctrl-C)
+        from .render import tables  # noqa: F401  (imported held: numpy's import is no place for a Ctrl-C)
 
         plan = plans.make_plan(**plan_options(args))
         if plan.verify and any(c["gpu"] is not None for c in plan.cells):

@@ -161,11 +161,11 @@ def _keys(result, cells):
     """The (cell name, stride) pairs a result measured."""
     import numpy as np
 
-    frame = result.samples
-    measured, strides = ~frame["warmup"].to_numpy(dtype=bool), frame["stride_bytes"].to_numpy()
+    table = result.table
+    measured, strides = ~table["warmup"], table["stride_bytes"]
     out = set()
     for name, index in cells.items():
-        here = measured if index is None or "cell" not in frame else measured & (frame["cell"] == index).to_numpy()
+        here = measured if index is None or "cell" not in table else measured & (table["cell"] == index)
         out |= {(name, int(s)) for s in np.unique(strides[here])}
     return out
 
@@ -194,7 +194,7 @@ def _observations(result, stride, unit, metric, cell, column="gbps"):
     found = _seen.setdefault(result, {})
     key = (unit, metric, cell, column)
     if key not in found:
-        found[key] = stats.observations_by_stride(result.samples, unit, metric, cell, column)
+        found[key] = stats.observations_by_stride(result.table, unit, metric, cell, column)
     return found[key].get(stride, np.empty(0))
 
 
@@ -390,7 +390,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         raise UsageError(messages.CMP_NO_STRIDE_IN_COMMON if all(c == "" for ks in key_sets for c, _ in ks)
                          else messages.CMP_NO_CELL_STRIDE_IN_COMMON)
     effective, test, mixed = choose_unit(groups, unit, test, asked_test, warnings)
-    if effective == "round" and any(stats.effective_unit(r.samples, "round") == "pass" for g in groups for r in g):
+    if effective == "round" and any(stats.effective_unit(r.table, "round") == "pass" for g in groups for r in g):
         effective = "pass"
         warnings.append(messages.CMP_FILE_HAS_SINGLE_ROUND)
     elif unit == "pass":
@@ -650,7 +650,7 @@ def _by_check(files, axis, test, unit, adjust):
 def _by_axes(result, axis):
     name = result.path or "the file"
     axes = result.config.get("axes") or {}
-    if not axes or "cell" not in result.samples:
+    if not axes or "cell" not in result.table:
         raise UsageError(messages.CMP_HAS_NO_AXES_MEASURED.format(name=name))
     if axis not in axes:
         if axis not in cells.AXES:
@@ -659,14 +659,13 @@ def _by_axes(result, axis):
     return axes
 
 
-def round_values(frame, cell, stride, metric, column="gbps"):
+def round_values(table, cell, stride, metric, column="gbps"):
     """{round: the mean (or median) of that round's measured passes} of one cell and stride."""
-    rows = frame[(frame["cell"] == cell) & (frame["stride_bytes"] == stride) & ~frame["warmup"]]
-    if column not in rows:
+    if column not in table:
         return {}
-    grouped = rows.groupby("round")[column]
-    values = grouped.mean() if metric == "mean" else grouped.median()
-    return {int(r): float(v) for r, v in values.items()}
+    rows = (table["cell"] == cell) & (table["stride_bytes"] == stride) & ~table["warmup"]
+    found, values = stats.group_values(table["round"][rows], table[column][rows], metric)
+    return {int(r): float(v) for r, v in zip(found.tolist(), values.tolist())}
 
 
 def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", labels=None, adjust="holm"):
@@ -689,10 +688,11 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     for index, pos in cells.positions(result.config).items():
         if axis in pos and all(a in pos for a in others):
             groups.setdefault(tuple(pos[a] for a in others), {})[pos[axis]] = index
-    frame = result.samples
-    measured_cells = set(int(c) for c in stats.measured(frame)["cell"].dropna().unique())
+    table = result.table
+    measured = stats.measured(table)
+    measured_cells = set(cells.present(measured["cell"]))
     rate = rate_of_sides([[result]])
-    strides = sorted(int(s) for s in stats.measured(frame)["stride_bytes"].unique())
+    strides = cells.present(measured["stride_bytes"])
     test_name = stats.PAIRED_TESTS[metric]
     rows, obs, pairs, notes, unpaired, warnings = [], {}, {}, {}, {}, []
     for key in sorted(groups):
@@ -703,11 +703,11 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
             warnings.append(messages.CMP_CELL_HAS_NO_MEASURED.format(value=value_labels[0], of_group=of_group))
             continue
         for stride in strides:
-            base = round_values(frame, members[0], stride, metric, rate[0])
+            base = round_values(table, members[0], stride, metric, rate[0])
             obs[(0, group, stride)] = np.array(list(base.values()))
             for j in range(1, len(values)):
                 if j in members and members[j] in measured_cells:
-                    new = round_values(frame, members[j], stride, metric, rate[0])
+                    new = round_values(table, members[j], stride, metric, rate[0])
                 else:  # a row all the same, so every table keeps one column group per value
                     new = {}
                     if stride == strides[0]:

@@ -34,24 +34,18 @@ def name(counter):
     return NAMES.get(counter, counter.upper() if HCALL.fullmatch(counter) else counter)
 
 
-def counter_columns(frame):
+def counter_columns(table):
     """The counter columns a result's samples hold values in, in display order."""
-    found = [c for c in COUNTERS if c in frame and frame[c].notna().any()]
-    return found + sorted(c for c in frame.columns if HCALL.fullmatch(c) and frame[c].notna().any())
+    from ..data.columns import known
+
+    found = [c for c in COUNTERS if c in table and known(table[c]).any()]
+    return found + sorted(c for c in table.keys() if HCALL.fullmatch(c) and known(table[c]).any())
 
 
-def per_pass(frame, stride, column, cell=None):
-    """One per-call value per pass that counted column at stride (in cell)."""
-    return _per_pass(_columns(frame), stride, column, cell)
-
-
-def _columns(frame):
-    """The frame's columns per_pass reads, as numpy arrays: compare --counts asks for every counter at
-    every stride and cell, and a boolean mask of a pandas frame each time cost it 20 ms a call."""
-    out = {c: frame[c].to_numpy() for c in frame.columns}
-    if "traced" in out:
-        out["traced"] = frame["traced"].fillna(False).astype(bool).to_numpy()
-    return out
+def _columns(table):
+    """A result's table as {field: numpy array} (traced a flag there): compare --counts asks for every
+    counter at every stride and cell."""
+    return {c: table[c] for c in table.keys()}
 
 
 def _per_pass(cols, stride, column, cell=None):
@@ -74,7 +68,7 @@ def _side(group, cell_maps, cell, stride, column, cache=None):
     values = []
     for r, m in zip(group, cell_maps):
         if id(r) not in cache:
-            cache[id(r)] = _columns(r.samples)
+            cache[id(r)] = _columns(r.table)
         values.append(_per_pass(cache[id(r)], stride, column, m.get(cell)))
     return np.concatenate(values) if values else np.array([])
 
@@ -92,7 +86,7 @@ def compare_counts(groups, labels, cells, common):
     columns = []
     for g in groups:
         for r in g:
-            columns += [c for c in counter_columns(r.samples) if c not in columns]
+            columns += [c for c in counter_columns(r.table) if c not in columns]
     order = {c: i for i, c in enumerate(COUNTERS)}
     columns.sort(key=lambda c: (order.get(c, len(order)), c))
     rows, cache = [], {}

@@ -186,12 +186,13 @@ def classify(pages, y, full_per_call, ceiling):
 def full_per_call(frames, stride):
     """Full flushes per call over the traced passes of one stride that counted them; None if none did."""
     full = calls = 0
-    for frame in frames:
-        if "full_flushes" not in frame or "traced" not in frame:
+    for table in frames:
+        if "full_flushes" not in table or "traced" not in table:
             continue
-        rows = frame[(frame["stride_bytes"] == stride) & frame["traced"] & frame["full_flushes"].notna()]
-        full += float(rows["full_flushes"].sum())
-        calls += float(rows["calls"].sum())
+        counted = np.asarray(table["full_flushes"], dtype=float)
+        rows = (np.asarray(table["stride_bytes"]) == stride) & np.asarray(table["traced"], dtype=bool) & ~np.isnan(counted)
+        full += float(counted[rows].sum())
+        calls += float(np.asarray(table["calls"], dtype=float)[rows].sum())
     return full / calls if calls else None
 
 
@@ -205,11 +206,11 @@ def cells(result):
     """[(cell index or None, name or None, the cell's settings, its samples)]."""
     from ..data import cells as cellnames
 
-    frame = result.samples
-    if "cell" not in frame:
-        return [(None, None, {}, frame)]
+    table = result.table
+    if "cell" not in table:
+        return [(None, None, {}, table)]
     names = cellnames.labels(result)  # the names compare and show use
-    return [(index, names[index], settings, frame[frame["cell"] == index])
+    return [(index, names[index], settings, cellnames.of_cell(table, index))
             for index, settings in cellnames.specs(result).items()]
 
 
@@ -235,32 +236,43 @@ def ceiling_of(result, settings=None):
 
 
 def unit_matrix(frames, unit):
-    """(strides, matrix): one row per unit (a run: one frame; a round of one frame; or a pass), one
+    """(strides, matrix): one row per unit (a run: one table; a round of one table; or a pass), one
     column per stride, each cell the mean us per call of that unit's measured passes (a run's: the
-    mean of its round means, as compare's run observation is)."""
-    import pandas as pd
-
-    keys = ["file_index", "round"] + (["rep"] if unit == "pass" else [])
-    parts = []
-    for i, frame in enumerate(frames):
-        # only what the matrix needs, and one file at a time: its groups' means are those of the
-        # files put together (each group lies in one file, its rows in the same order), without a
-        # copy of every file's passes at once (112 MB for two files of 10^6 passes)
-        timed = ~frame["warmup"]
-        if "us_per_call" not in frame or frame["us_per_call"][timed].isna().any():
-            m = frame.loc[timed, keys[1:] + ["stride_bytes", "seconds", "calls"]]
-            m["us_per_call"] = m["seconds"] * 1e6 / m["calls"]
-        else:
-            m = frame.loc[timed, keys[1:] + ["stride_bytes", "us_per_call"]]
-        parts.append(m.groupby(keys[1:] + ["stride_bytes"])["us_per_call"].mean())
-        del m
-    # the file's index as the first level, as when all files were grouped at once
-    table = pd.concat(parts, keys=range(len(parts)), names=["file_index"])
-    if unit == "run":
-        table = table.groupby(["file_index", "stride_bytes"]).mean()
-    table = table.unstack("stride_bytes")
-    table = table.reindex(sorted(table.columns), axis=1)
-    return [int(s) for s in table.columns], table.to_numpy(dtype=float)
+    mean of its round means, as compare's run observation is).  Rows in (file, round, rep) order."""
+    per_file, strides = [], set()
+    for table in frames:
+        # one file at a time, only the fields the matrix needs: no copy of every file's passes at once
+        timed = ~np.asarray(table["warmup"], dtype=bool)
+        us = np.asarray(table["us_per_call"], dtype=float)[timed] if "us_per_call" in table else None
+        if us is None or np.isnan(us).any():
+            us = np.asarray(table["seconds"], dtype=float)[timed] * 1e6 / np.asarray(table["calls"], dtype=float)[timed]
+        fields = ["round"] + (["rep"] if unit == "pass" else []) + ["stride_bytes"]
+        keys = np.column_stack([np.asarray(table[k], dtype=float)[timed] for k in fields]) if len(us) \
+            else np.empty((0, len(fields)))
+        known = ~np.isnan(keys).any(axis=1)  # a pass without its round or stride is in no unit
+        groups, index = np.unique(keys[known], axis=0, return_inverse=True)
+        index, us = index.reshape(-1), us[known]
+        valid = ~np.isnan(us)
+        with np.errstate(invalid="ignore"):
+            means = np.bincount(index[valid], weights=us[valid], minlength=len(groups)) / \
+                np.bincount(index[valid], minlength=len(groups))
+        per_file.append((groups, means))
+        strides.update(groups[:, -1].tolist())
+    strides = sorted(strides)
+    column = {s: j for j, s in enumerate(strides)}
+    rows = []
+    for groups, means in per_file:
+        units, at = np.unique(groups[:, :-1], axis=0, return_inverse=True)
+        at = at.reshape(-1)
+        block = np.full((len(units), len(strides)), np.nan)
+        block[at, [column[s] for s in groups[:, -1].tolist()]] = means
+        if unit == "run" and len(units):
+            with _warnings.catch_warnings():
+                _warnings.simplefilter("ignore", RuntimeWarning)  # a stride this run lacks: NaN
+                block = np.nanmean(block, axis=0)[None, :]
+        rows.append(block)
+    matrix = np.concatenate(rows) if rows else np.empty((0, 0))
+    return [int(s) for s in strides], matrix.reshape(-1, len(strides))
 
 
 def _units(strides, matrix):
@@ -279,9 +291,9 @@ def side_unit(group, unit="auto"):
 def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed=SEED, unit="auto"):
     """One Model per cell of one side: a file, its --runs sub-runs, or replicate files."""
     name = ",".join(dict.fromkeys(r.path or "?" for r in group))  # a --runs file once, not once per sub-run
-    with_axes = [r for r in group if "cell" in r.samples]
+    with_axes = [r for r in group if "cell" in r.table]
     if with_axes and len(with_axes) < len(group):
-        plain = next(r for r in group if "cell" not in r.samples)
+        plain = next(r for r in group if "cell" not in r.table)
         # Its one configuration would stand beside the cells as one more, neither pooled nor compared.
         raise UsageError(messages.MODEL_REPLICATE_RUNS_MEASURE_SAME.format(name=name, value=with_axes[0].path or '?',
                                                                            value2=plain.path or '?'))
@@ -306,7 +318,7 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
 def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples, unit="round"):
     frames = [f for _, _, f in members]
     warns = []
-    if not any((~f["warmup"]).any() for f in frames):
+    if not any((~np.asarray(f["warmup"], dtype=bool)).any() for f in frames):
         raise UsageError(messages.MODEL_HAS_NO_MEASURED_PASS.format(name=name,
                                                                     value=' cell ' + cell_name if cell_name else ''))
     strides, matrix = unit_matrix(frames, unit)

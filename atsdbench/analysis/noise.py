@@ -30,7 +30,7 @@ CHECK_LEVEL = 0.01  # two-sided F test: a side's round spread against its profil
 
 def log_round_means(result, stride, cell=None):
     """The log round means of one stride (and cell) of a one-process result, rounds without a rate left out."""
-    x = np.log(stats.observations(result.samples, stride, "round", "mean", cell))
+    x = np.log(stats.observations(result.table, stride, "round", "mean", cell))
     return x[np.isfinite(x)]
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import noise, stats
 from ..data import cells
+from ..data.columns import known, numbers
 
 AXIS = "threads"
 DEFAULT_RATE = ("gbps", "GB/s", "GB/s = 10^9 bytes/s")
@@ -47,7 +48,7 @@ def thread_values(result):
 
 def has_sweep(result):
     """A file whose cells are a sweep of thread counts (two or more): show and plot read it as one."""
-    return bool(thread_values(result)) and "cell" in result.samples
+    return bool(thread_values(result)) and "cell" in result.table
 
 
 @dataclasses.dataclass
@@ -94,17 +95,17 @@ class Scaling:
 
 def _values_by_round(rows, column):
     """{(run, round): mean of that round's measured passes}: a --runs file numbers its rounds per sub-run."""
-    keys = ["run", "round"] if "run" in rows else ["round"]
-    rates = _numbers(rows, column)
-    grouped = rates.groupby([rows[k] for k in keys]).mean()
-    return {k if isinstance(k, tuple) else (k,): float(v) for k, v in grouped.items() if math.isfinite(v) and v > 0}
-
-
-def _numbers(rows, column):
-    """A sample column as floats (a missing or null value is NaN)."""
-    import pandas as pd
-
-    return pd.to_numeric(rows[column], errors="coerce") if column in rows else pd.Series(np.nan, index=rows.index)
+    keys = np.column_stack([numbers(rows, k) for k in (["run", "round"] if "run" in rows else ["round"])])
+    rates = numbers(rows, column)
+    keep = ~np.isnan(keys).any(axis=1)  # a pass without its run or round is in no round
+    found, index = np.unique(keys[keep], axis=0, return_inverse=True)
+    index, rates = index.reshape(-1), rates[keep]
+    valid = ~np.isnan(rates)
+    with np.errstate(invalid="ignore"):
+        means = np.bincount(index[valid], weights=rates[valid], minlength=len(found)) / \
+            np.bincount(index[valid], minlength=len(found))
+    return {tuple(int(k) for k in key): float(v) for key, v in zip(found.tolist(), means.tolist())
+            if math.isfinite(v) and v > 0}
 
 
 def _median(values):
@@ -114,15 +115,15 @@ def _median(values):
 
 
 def _spread(rows):
-    lo, hi = _numbers(rows, "thread_ns_min"), _numbers(rows, "thread_ns_max")
-    ok = (lo > 0) & hi.notna()
+    lo, hi = numbers(rows, "thread_ns_min"), numbers(rows, "thread_ns_max")
+    ok = (lo > 0) & ~np.isnan(hi)
     return _median(((hi[ok] / lo[ok]) - 1) * 100)
 
 
 def _disturbed(rows):
     if "disturbed" not in rows:
         return math.nan
-    flags = rows["disturbed"].dropna()
+    flags = rows["disturbed"][known(rows["disturbed"])]
     return float(flags.astype(bool).mean() * 100) if len(flags) else math.nan
 
 
@@ -155,16 +156,16 @@ def groups(result):
 def analyse(result, confidence=95.0):
     """The scaling rows of a result with a threads sweep (has_sweep), every group and stride."""
     column, unit, definition = rate_of(result.config)
-    frame = stats.measured(result.samples)
-    strides = sorted(int(s) for s in frame["stride_bytes"].unique())
+    table = stats.measured(result.table)
+    strides = cells.present(table["stride_bytes"])
     rows = []
     for group, members in groups(result):
-        present = {n: c for n, c in members.items() if (frame["cell"] == c).any()}
+        present = {n: c for n, c in members.items() if (table["cell"] == c).any()}
         if not present:
             continue
         reference = min(present)
         for stride in strides:
-            of = {n: frame[(frame["cell"] == c) & (frame["stride_bytes"] == stride)] for n, c in present.items()}
+            of = {n: table.rows((table["cell"] == c) & (table["stride_bytes"] == stride)) for n, c in present.items()}
             ref_rounds = _values_by_round(of[reference], column)
             for n, c in present.items():
                 mine = of[n]
@@ -192,7 +193,7 @@ def analyse(result, confidence=95.0):
                 rows.append(Row(group, stride, n, c, len(rounds), rate, low, high, rate / n if rate else math.nan,
                                 reference, len(common) if n != reference else len(rounds), **eff,
                                 spread_pct=_spread(mine), disturbed=_disturbed(mine),
-                                cpu_share=_median(_numbers(mine, "cpu_share") * 100),
+                                cpu_share=_median(numbers(mine, "cpu_share") * 100),
                                 passes=len(mine)))
     return Scaling(rows, column, unit, definition, result.config.get("tasks") or "threads", confidence,
                    cells.op_of(result.config))

@@ -21,11 +21,9 @@ def cv_pct(values):
     return float(values.std(ddof=1) / values.mean() * 100)
 
 
-def measured(frame):
-    """The passes that are not warm-up; a file without warm-up passes is not copied (a shallow copy:
-    pandas' copy-on-write keeps the caller's frame as it is)."""
-    warm = frame["warmup"]
-    return frame.copy(deep=False) if not warm.any() else frame[~warm]
+def measured(table):
+    """The passes that are not warm-up, of a result's table (data/columns.Columns)."""
+    return table.rows(~np.asarray(table["warmup"], dtype=bool))
 
 
 def observations(frame, stride, unit="round", metric="mean", cell=None, column="gbps"):
@@ -40,13 +38,13 @@ def observations_by_stride(frame, unit="round", metric="mean", cell=None, column
         return {}
     # numpy on the columns read, not pandas on a copy of the frame: a compare of two small files
     # called this some twenty times at 3 ms each (a 10^6-pass file's copy of every column was 74 MB)
-    keep = ~frame["warmup"].to_numpy(dtype=bool)
+    keep = ~np.asarray(frame["warmup"], dtype=bool)
     if cell is not None and "cell" in frame:
-        keep &= (frame["cell"] == cell).to_numpy(dtype=bool)
-    values = frame[column].to_numpy(dtype=float)
-    rounds = frame["round"].to_numpy() if unit != "pass" else None
+        keep &= np.asarray(frame["cell"] == cell, dtype=bool)
+    values = np.asarray(frame[column], dtype=float)
+    rounds = np.asarray(frame["round"]) if unit != "pass" else None
     out = {}
-    for s, here in _by_stride(frame["stride_bytes"].to_numpy(), keep):
+    for s, here in _by_stride(np.asarray(frame["stride_bytes"]), keep):
         # a stride's passes in file order: a round's mean sums them in the order they were measured
         out[int(s)] = values[here] if unit == "pass" else group_values(rounds[here], values[here], metric)[1]
     return out
@@ -121,8 +119,8 @@ def effective_unit(frame, unit):
     stride at a time, by masks: grouping 10^6 passes took 57 MiB under tracemalloc, this 6."""
     if unit != "round":
         return unit
-    rounds = frame["round"].to_numpy()
-    for _, here in _by_stride(frame["stride_bytes"].to_numpy(), ~frame["warmup"].to_numpy(dtype=bool)):
+    rounds = np.asarray(frame["round"])
+    for _, here in _by_stride(np.asarray(frame["stride_bytes"]), ~np.asarray(frame["warmup"], dtype=bool)):
         r = rounds[here]
         if r.dtype.kind == "f":
             r = r[~np.isnan(r)]
@@ -137,12 +135,12 @@ def stride_summary(frame):
     rows = []
     # numpy on the columns read: grouping sorted a copy of what it was given (74 MB a 10^6-pass
     # file), and pandas took 14 ms for a small file's four strides
-    keep = ~frame["warmup"].to_numpy(dtype=bool)
-    num = {c: frame[c].to_numpy(dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
+    keep = ~np.asarray(frame["warmup"], dtype=bool)
+    num = {c: np.asarray(frame[c], dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
                                                        "lat_p90_us", "lat_p99_us", "lat_max_us") if c in frame}
-    for stride, here in _by_stride(frame["stride_bytes"].to_numpy(), keep):
+    for stride, here in _by_stride(np.asarray(frame["stride_bytes"]), keep):
         gbps = num["gbps"][here]
-        _, by_round, starts = _grouped(frame["round"].to_numpy()[here], gbps)
+        _, by_round, starts = _grouped(np.asarray(frame["round"])[here], gbps)
         round_means, within = _per_group(by_round, starts, "mean"), _within_cv(by_round, starts)
         row = {"stride_bytes": int(stride), "rounds": len(round_means), "passes": int(here.sum()),
                "median": nan_reduce(np.median, gbps), "min": nan_reduce(np.min, gbps),
@@ -179,15 +177,15 @@ def _within_cv(values, starts):
 def per_call_counters(frame, stride):
     """Counter columns per mprotect call; tracepoint counts come from traced (warm-up) passes."""
     out = {}
-    rows = (frame["stride_bytes"] == stride).to_numpy(dtype=bool)
-    traced = frame["traced"].to_numpy(dtype=bool) if "traced" in frame else None
+    rows = np.asarray(frame["stride_bytes"] == stride, dtype=bool)
+    traced = np.asarray(frame["traced"], dtype=bool) if "traced" in frame else None
     timed = rows & ~traced if traced is not None else rows
     traced = rows & traced if traced is not None else np.zeros_like(rows)
-    calls = frame["calls"].to_numpy()
+    calls = np.asarray(frame["calls"])
 
     def per_call(column, passes):
         """(the column's sum over the passes that have it, per call of those passes), or None."""
-        values = frame[column].to_numpy()
+        values = np.asarray(frame[column])
         if values.dtype.kind == "f":
             passes = passes & ~np.isnan(values)
         if not passes.any():
@@ -200,7 +198,7 @@ def per_call_counters(frame, stride):
     if "flushes" in frame and (got := per_call("flushes", traced)):
         flushes, out["flushes_per_call"], passes = got
         if "full_flushes" in frame:
-            out["full_flush_share"] = float(_sum(frame["full_flushes"].to_numpy()[passes]) / flushes) if flushes \
+            out["full_flush_share"] = float(_sum(np.asarray(frame["full_flushes"])[passes]) / flushes) if flushes \
                 else math.nan
     for col in POWER_COUNTERS:  # POWER's invalidation instructions and hypervisor calls (tlbie.py)
         if col in frame and (got := per_call(col, traced)):

@@ -30,12 +30,12 @@ def name(spec):
 
 def specs(result):
     """{cell index: {axis: value}} of the cells that have samples, in index order; {None: {}} without cells."""
-    frame = result.samples
-    if "cell" not in frame:
+    table = result.table
+    if "cell" not in table:
         return {None: {}}
     declared = result.config.get("cells") or []
     out = {}
-    for c in sorted(int(c) for c in frame["cell"].dropna().unique()):
+    for c in present(table["cell"]):
         out[c] = declared[c] if c < len(declared) and isinstance(declared[c], dict) else {}
     return out
 
@@ -75,15 +75,27 @@ def where_row(row, labels=None):
 def headings(result):
     """[(cell index, heading, {axis: value}, samples)]: "cell 1: bystanders=1" per cell; one entry,
     heading None, for a file without cells."""
-    frame = result.samples
+    table = result.table
     found = specs(result)
     if None in found:
-        return [(None, None, {}, frame)]
-    return [(c, f"cell {c}: {name(s)}" if s else f"cell {c}", s, frame[frame["cell"] == c]) for c, s in found.items()]
+        return [(None, None, {}, table)]
+    return [(c, f"cell {c}: {name(s)}" if s else f"cell {c}", s, table.rows(table["cell"] == c))
+            for c, s in found.items()]
 
 
-def frame_of(frame, index):
-    return frame if index is None or "cell" not in frame else frame[frame["cell"] == index]
+def of_cell(table, index):
+    """A table's passes of one cell (all of them for index None or a file without cells)."""
+    return table if index is None or "cell" not in table else table.rows(table["cell"] == index)
+
+
+def present(values):
+    """The distinct whole numbers of a column, sorted, its gaps (NaN) left out: a file's cells."""
+    import numpy as np
+
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        values = values[~np.isnan(values)]
+    return [int(v) for v in np.unique(values)]
 
 
 def positions(config):

@@ -232,6 +232,28 @@ class Columns:
         c = self._cols.get(key)
         return None if c is None else c.values
 
+    def __getitem__(self, key):
+        """A field's numpy array, as get(), but KeyError where no pass has it (a frame's column)."""
+        return self._cols[key].values
+
+    @classmethod
+    def from_arrays(cls, arrays):
+        """Columns of {field: array}, each of every pass (a test's table, a reader's own fields)."""
+        cols = {k: _Column(np.asarray(v)) for k, v in arrays.items()}
+        return cls(cols, len(next(iter(cols.values())).values) if cols else 0)
+
+    def fields(self, keys):
+        """These columns with only the fields named (those there are): no copy, for a reader that
+        picks passes by a mask and needs a few fields of them."""
+        return Columns({k: self._cols[k] for k in keys if k in self._cols}, self.n)
+
+    def with_fields(self, arrays):
+        """These columns with the fields of {field: array of every pass} put in (replaced in place
+        or added at the end): the same arrays, not copies."""
+        cols = dict(self._cols)
+        cols.update((k, _Column(np.asarray(v))) for k, v in arrays.items())
+        return Columns(cols, self.n)
+
     def present(self, key):
         """Bool mask: the passes that have the field."""
         c = self._cols.get(key)
@@ -253,17 +275,23 @@ class Columns:
             cols[k] = _Column(c.values[lo:hi], present, c.ints, None if c.nulls is None else c.nulls[lo:hi])
         return Columns(cols, hi - lo)
 
-    def take(self, index):
-        """The passes at `index` (an integer array), as new Columns."""
+    def take(self, index, keep_absent=False):
+        """The passes at `index` (an integer array), as new Columns; a field none of them has is left
+        out, unless keep_absent (rows())."""
         cols = {}
         for k, c in self._cols.items():
             present = None if c.present is None else c.present[index]
-            if present is not None and not present.any():
+            if present is not None and not present.any() and not keep_absent:
                 continue
             if present is not None and present.all():
                 present = None
             cols[k] = _Column(c.values[index], present, c.ints, None if c.nulls is None else c.nulls[index])
         return Columns(cols, len(index))
+
+    def rows(self, mask):
+        """The passes where `mask` is true, every field kept: a frame's frame[mask], for the readers."""
+        mask = np.asarray(mask, dtype=bool)
+        return self if mask.all() else self.take(np.flatnonzero(mask), keep_absent=True)
 
     def frame(self):
         """A DataFrame of the columns (sharing their memory; pandas' copy-on-write keeps them)."""
@@ -349,6 +377,27 @@ def timed(columns, key, warmup=False):
     elif values.dtype == object:
         mask &= np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
     return mask, values[mask]
+
+
+def known(values):
+    """Bool mask: where a column holds a value (not NaN for an absent or null number, not None): a
+    frame's notna()."""
+    values = np.asarray(values)
+    if values.dtype.kind == "f":
+        return ~np.isnan(values)
+    if values.dtype == object:
+        return np.fromiter((v is not None and v == v for v in values), dtype=bool, count=len(values))
+    return np.ones(len(values), dtype=bool)
+
+
+def numbers(table, key):
+    """A field as float64: NaN where absent, null or not a number (pandas' to_numeric, coerced)."""
+    if key not in table:
+        return np.full(len(table), np.nan)
+    values = table[key]
+    if values.dtype.kind in "iufb":
+        return values.astype(np.float64)
+    return np.array([v if type(v) in (int, float) else np.nan for v in values], dtype=np.float64)
 
 
 def flag(columns, key):

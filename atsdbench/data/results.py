@@ -1,4 +1,5 @@
-"""The result file: schema, save and load, and the samples as a pandas DataFrame.
+"""The result file: schema, save and load, and the samples as numpy columns (Result.table, what the
+commands read) or, for the Python API, a pandas DataFrame (Result.samples).
 
 Schema history (bump SCHEMA_VERSION when a reader of the old version would misread the new):
   1  first version: host, config, samples (one record per pass), complete flag, started/finished.
@@ -98,7 +99,7 @@ class Result:
         self.finished = finished
         self.path = path
         self.error = None
-        self._frame = None
+        self._table = self._frame = None
         self._parts = None
 
     @property
@@ -109,7 +110,7 @@ class Result:
         if self._records is None:
             return self._columns
         if self._columns is None or len(self._columns) != len(self._records):  # a run's list grows
-            self._columns, self._frame = Columns.from_records(self._records), None
+            self._columns = Columns.from_records(self._records)
         return self._columns
 
     def passes(self):
@@ -117,26 +118,35 @@ class Result:
         return len(self._records) if self._records is not None else len(self._columns)
 
     @property
-    def samples(self):
-        """All passes, warm-up ones included (column `warmup`), as a DataFrame."""
+    def table(self):
+        """The samples as every reader takes them (data/columns.Columns, numpy, no pandas): the
+        required fields always there (NaN where the file has none), warmup and traced as flags."""
         columns = self.columns
-        if self._frame is None:
-            import pandas as pd
+        if self._table is None or self._table[0] is not columns:
+            import numpy as np
 
-            frame = columns.frame()
-            for col in REQUIRED_COLUMNS:
-                if col not in frame:
-                    frame[col] = pd.Series(dtype="float64")
-            frame["warmup"] = frame["warmup"].astype(bool)
-            if "traced" not in frame:
-                frame["traced"] = False
-            frame["traced"] = frame["traced"].fillna(False).astype(bool)
+            from .columns import flag
+
+            put = {k: np.full(len(columns), np.nan) for k in REQUIRED_COLUMNS if k not in columns}
+            put.update(warmup=flag(columns, "warmup"), traced=flag(columns, "traced"))
+            table = columns.with_fields(put)
+            if getattr(self, "sub_run", None) is not None:
+                return table  # made again when asked, as a sub-run's frame is (below)
+            self._table = (columns, table)
+        return self._table[1]
+
+    @property
+    def samples(self):
+        """All passes, warm-up ones included (column `warmup`), as a pandas DataFrame: the table's."""
+        table = self.table
+        if self._frame is None or self._frame[0] is not table:
+            frame = table.frame()
             if getattr(self, "sub_run", None) is not None:
                 # a sub-run's frame is made again when asked: 6,250 sub-runs' frames kept took 88 MiB
                 # (pandas' overhead a frame, its columns being views of the file's; issue 34)
                 return frame
-            self._frame = frame
-        return self._frame
+            self._frame = (table, frame)
+        return self._frame[1]
 
     def sub_runs(self):
         """A file of `run --runs M` is M replicate runs, each of its own process: one Result per

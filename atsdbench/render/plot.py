@@ -3,6 +3,7 @@ import math
 import os
 
 from ..data import cells, files as outfile, results
+from ..data.columns import known
 from ..analysis import compare as comparison, stats
 from ..errors import UsageError
 from ..units import format_size
@@ -62,12 +63,12 @@ def _ceiling_stride(result):
 def latency_distribution(result, stride, cell=None):
     """(bin centres in us, fraction of calls) merged over measured passes (of one cell where the file
     has cells), from the stored quarter-octave histograms; None when no latency was recorded."""
-    if "lat_hist" not in result.samples:
+    table = result.table
+    if "lat_hist" not in table:
         return None
-    frame = result.samples[[c for c in ("warmup", "stride_bytes", "lat_hist", "cell") if c in result.samples]]
-    frame = cells.frame_of(stats.measured(frame), cell)  # the columns read: not a copy of every column
+    table = cells.of_cell(stats.measured(table.fields(("warmup", "stride_bytes", "lat_hist", "cell"))), cell)
     counts = {}
-    for hist in frame[frame["stride_bytes"] == stride]["lat_hist"]:
+    for hist in table["lat_hist"][table["stride_bytes"] == stride]:
         if isinstance(hist, dict):
             for k, c in hist.items():
                 counts[int(k)] = counts.get(int(k), 0) + c
@@ -122,8 +123,8 @@ _PANEL_COLUMNS = ("warmup", "stride_bytes", "round", "gbps", "cell")
 
 def _measured_column(result, column):
     """One column of a result's measured passes (not warm-up), as numpy: no copy of the others."""
-    frame = result.samples
-    return frame[column].to_numpy()[~frame["warmup"].to_numpy(dtype=bool)]
+    table = result.table
+    return table[column][~table["warmup"]]
 
 
 def _dots(values):
@@ -140,13 +141,12 @@ def _side_dots(frames):
     (those, whether it thinned).  A stride's passes are picked by a mask a file: copies of whole
     columns (as floats, then sorted for the strides) were 23 MiB at 10^6 passes a side."""
     import numpy as np
-    import pandas as pd
 
     files = []
-    for fr in frames:
-        timed = ~fr["warmup"].to_numpy(dtype=bool)
-        files.append((fr["stride_bytes"].to_numpy(), fr["gbps"].to_numpy(dtype=float), timed))
-    found = {float(x) for s, _, _ in files for x in pd.unique(s)}
+    for table in frames:
+        timed = ~np.asarray(table["warmup"], dtype=bool)
+        files.append((table["stride_bytes"], np.asarray(table["gbps"], dtype=float), timed))
+    found = {float(x) for s, _, _ in files for x in np.unique(s)}
     picks = {x: [(s == x) & timed for s, _, timed in files] for x in sorted(found) if not math.isnan(x)}
     picks = {x: masks for x, masks in picks.items() if any(m.any() for m in masks)}
     if all(sum(int(np.count_nonzero(m)) for m in masks) <= DOTS for masks in picks.values()):
@@ -164,7 +164,7 @@ def _rate_lines(sides, labels, metric, confidence):
     lines, units, thinned = [], set(), False
     for side, cell, label in _series(sides, labels):
         # only the columns drawn and counted: a copy of a whole 10^6-pass file is 74 MB
-        frames = [cells.frame_of(f.samples[[c for c in _PANEL_COLUMNS if c in f.samples]], cell) for f in side]
+        frames = [cells.of_cell(f.table.fields(_PANEL_COLUMNS), cell) for f in side]
         unit = "pass" if any(stats.effective_unit(fr, "round") == "pass" for fr in frames) else "round"
         units.add(unit)
         per_file = [stats.observations_by_stride(fr, unit, metric) for fr in frames]
@@ -226,14 +226,14 @@ def _latency_panel(ax, lines):
 
 
 def _speedup_panel(ax, cmp, labels, confidence, ticks):
-    frame = cmp.frame()
     for label in labels[1:]:
-        for cell in frame["cell"].unique():  # "" where the files have no cells
-            rows = frame[(frame["new_label"] == label) & (frame["cell"] == cell)]
+        for cell in dict.fromkeys(r["cell"] for r in cmp.rows):  # "" where the files have no cells
+            rows = [r for r in cmp.rows if r["new_label"] == label and r["cell"] == cell]
             text = f"{label} vs {labels[0]}" + (f" ({printable(cell)})" if cell else "")
-            line = ax.plot(rows["stride_bytes"], rows["speedup_pct"], marker="o", label=text)[0]
-            ax.fill_between(rows["stride_bytes"], rows["ci_low_pct"], rows["ci_high_pct"], alpha=0.2,
-                            color=line.get_color())
+            xs, ys, low, high = ([r[k] for r in rows] for k in ("stride_bytes", "speedup_pct", "ci_low_pct",
+                                                               "ci_high_pct"))
+            line = ax.plot(xs, ys, marker="o", label=text)[0]
+            ax.fill_between(xs, low, high, alpha=0.2, color=line.get_color())
     ax.axhline(0, color="black", linewidth=0.8)
     _finish(ax, "stride", "speedup %", f"speedup vs {labels[0]}, {level(confidence)} CI ({cmp.test}, per {cmp.unit})",
             ticks)
@@ -343,10 +343,8 @@ def title(sides):
 def _check_drawable(sides):
     """Every file has a measured pass: an axis with nothing on it fails deep inside matplotlib.  (A
     function of its own: make_figure's locals must not keep a file once it lets them go.)"""
-    import pandas as pd
-
     for f in (f for side in sides for f in side):
-        if not pd.notna(_measured_column(f, "gbps")).any():
+        if not known(_measured_column(f, "gbps")).any():
             raise UsageError(messages.PLOT_NO_MEASURED_PASS_HAS.format(path=f.path))
 
 
@@ -357,7 +355,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     sizes)."""
     from . import text
 
-    import pandas as pd
+    import numpy as np
 
     sides = [comparison.side_files(item) for item in files]
     _check_drawable(sides)
@@ -370,7 +368,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     from ..analysis import scaling
 
     sweep = any(scaling.has_sweep(side[0]) for side in sides)
-    ticks = sorted({int(s) for side in sides for f in side for s in pd.unique(_measured_column(f, "stride_bytes"))})
+    ticks = sorted({int(s) for side in sides for f in side for s in np.unique(_measured_column(f, "stride_bytes"))})
     # The numbers first, the figure after: at 10^6 passes a side the analysis's peak and matplotlib
     # (its import, the figure) did not fit in 300 MB together (issue 34).
     big = sum(f.passes() for side in sides for f in side) > RELEASE_FROM

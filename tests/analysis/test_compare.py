@@ -97,7 +97,7 @@ def test_warmup_samples_are_never_used(fixtures):
     r = atsdbench.load(str(fixtures / "before.json"))
     from atsdbench.analysis import stats
 
-    obs = stats.observations(r.samples, 65536)
+    obs = stats.observations(r.table, 65536)
     assert len(obs) == 5 and 0 not in set(r.measured["round"])
 
 
@@ -266,7 +266,7 @@ def test_group_observations_are_run_means(fixtures):
 
     group = comparison.load_group(f"{fixtures / 'before.json'},{fixtures / 'again.json'}")
     obs = comparison.group_observations(group, 65536, "run", "mean")
-    assert list(obs) == pytest.approx([stats.observations(r.samples, 65536).mean() for r in group])
+    assert list(obs) == pytest.approx([stats.observations(r.table, 65536).mean() for r in group])
 
 
 def test_fewer_than_two_observations_is_na_and_says_why(cli, fixtures, tmp_path):
@@ -485,7 +485,7 @@ def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
         assert r["profile_new"].startswith("calibration-B.json")
         # the row is the combination, recomputed here from its parts
         s = r["stride_bytes"]
-        x, y = (np.log(stats.observations(side.samples, s)) for side in (a, b))
+        x, y = (np.log(stats.observations(side.table, s)) for side in (a, b))
         terms = noise.profiled_side(x, pa.entry("", s), 0, "A").terms + \
             noise.profiled_side(y, pb.entry("", s), 1, "B").terms
         variance, df = noise.combine(terms)

@@ -717,3 +717,57 @@ def test_sides_of_different_sizes_are_warned_about(fixtures):
     else:
         assert any("differ in size (1G in big, 64M in small)" in w for w in analysis.warnings)
     assert model.size_warnings([big, big], ["a", "b"]) == []
+
+
+def _pandas_unit_matrix(frames, unit):
+    """unit_matrix as it was written with pandas (the oracle): grouped means, unstacked by stride."""
+    import pandas as pd
+
+    keys = ["file_index", "round"] + (["rep"] if unit == "pass" else [])
+    parts = []
+    for frame in frames:
+        timed = ~frame["warmup"]
+        if "us_per_call" not in frame or frame["us_per_call"][timed].isna().any():
+            m = frame.loc[timed, keys[1:] + ["stride_bytes", "seconds", "calls"]]
+            m["us_per_call"] = m["seconds"] * 1e6 / m["calls"]
+        else:
+            m = frame.loc[timed, keys[1:] + ["stride_bytes", "us_per_call"]]
+        parts.append(m.groupby(keys[1:] + ["stride_bytes"])["us_per_call"].mean())
+    grouped = pd.concat(parts, keys=range(len(parts)), names=["file_index"])
+    if unit == "run":
+        grouped = grouped.groupby(["file_index", "stride_bytes"]).mean()
+    grouped = grouped.unstack("stride_bytes")
+    grouped = grouped.reindex(sorted(grouped.columns), axis=1)
+    return [int(s) for s in grouped.columns], grouped.to_numpy(dtype=float)
+
+
+@pytest.mark.parametrize("unit", ["round", "pass", "run"])
+def test_unit_matrix_is_the_grouped_means_pandas_gave(unit):
+    """numpy's unit_matrix against pandas' groupby of the same passes: warm-up passes, a stride one
+    file lacks, NaN rounds and strides (in no unit), us_per_call with gaps (from seconds and calls),
+    rows in (file, round, rep) order."""
+    import pandas as pd
+
+    from atsdbench.data.columns import Columns
+
+    rng = np.random.default_rng(29)
+    for i in range(40):
+        frames = []
+        for f in range(int(rng.integers(1, 4))):
+            n = int(rng.integers(4, 40))
+            frame = pd.DataFrame({
+                "warmup": rng.random(n) < 0.2,
+                "stride_bytes": rng.choice([65536, 1 << 20, 2 << 20] if f or i % 2 else [65536, 1 << 20], n),
+                "round": rng.integers(0, 4, n), "rep": rng.integers(0, 3, n),
+                "seconds": rng.uniform(0.01, 0.02, n), "calls": rng.integers(100, 200, n)})
+            frame["us_per_call"] = frame["seconds"] * 1e6 / frame["calls"] * rng.uniform(0.9, 1.1, n)
+            if i % 3 == 1:
+                frame.loc[rng.random(n) < 0.2, "us_per_call"] = np.nan
+            if i % 5 == 2:
+                frame["round"] = frame["round"].astype(float)
+                frame.loc[rng.random(n) < 0.1, "round"] = np.nan
+            frames.append(frame)
+        want_strides, want = _pandas_unit_matrix(frames, unit)
+        strides, got = model.unit_matrix([Columns.from_arrays(f) for f in frames], unit)
+        assert strides == want_strides
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)

@@ -149,3 +149,28 @@ def test_the_python_api_gives_the_rows(fixtures):
     assert {"rate", "per_task", "eff_low", "eff_high", "spread_pct", "disturbed", "cpu_share"} <= set(frame)
     with pytest.raises(UsageError, match="no threads axis"):
         atsdbench.scaling(str(fixtures / "before.json"))
+
+
+def test_values_by_round_are_the_grouped_means_pandas_gave():
+    """A --runs sweep's (run, round) means against pandas' groupby: NaN rates left out, a round whose
+    rates are all NaN (or not above 0) dropped, passes without a run or round in none."""
+    import pandas as pd
+
+    from atsdbench.data.columns import Columns
+
+    rng = np.random.default_rng(34)
+    for i in range(60):
+        n = int(rng.integers(1, 50))
+        frame = pd.DataFrame({"round": rng.integers(0, 5, n).astype(float), "gbps": rng.uniform(-1, 9, n)})
+        if i % 2:
+            frame["run"] = rng.integers(0, 3, n).astype(float)
+            frame.loc[rng.random(n) < 0.1, "run"] = np.nan
+        frame.loc[rng.random(n) < 0.2, "gbps"] = np.nan
+        frame.loc[rng.random(n) < 0.1, "round"] = np.nan
+        keys = ["run", "round"] if "run" in frame else ["round"]
+        grouped = frame["gbps"].groupby([frame[k] for k in keys]).mean()
+        want = {tuple(int(x) for x in (k if isinstance(k, tuple) else (k,))): float(v)
+                for k, v in grouped.items() if math.isfinite(v) and v > 0}
+        got = scaling._values_by_round(Columns.from_arrays(frame), "gbps")
+        assert got.keys() == want.keys()
+        assert list(got.values()) == pytest.approx(list(want.values()), rel=1e-12)

@@ -261,3 +261,25 @@ def test_the_one_key_sorts_as_the_tuple_and_gives_way_where_it_cannot(seed, monk
     cols.get("round")[9], cols.get("rep")[9] = cols.get("round")[3], cols.get("rep")[3]
     found = schema._placement_problem({"strides": [4096]}, cols)
     assert found[0] == ".samples[9]" and "same pass as samples[3]" in found[1]
+
+
+def test_the_table_readers_take():
+    """Result.table: the required fields always there (NaN where the file has none), warmup and traced
+    as flags (a pass without traced is not traced); rows() keeps a field none of its passes has, as a
+    frame's mask does (take() leaves it out); known() and numbers() read gaps, nulls and text."""
+    from atsdbench.data.columns import known, numbers
+
+    samples = [{"stride_bytes": 65536, "round": 0, "rep": 0, "warmup": True, "traced": True, "lat_hist": {"3": 1}},
+               {"stride_bytes": 65536, "round": 0, "rep": 1, "warmup": False, "note": "x"},
+               {"stride_bytes": 1 << 20, "round": 1, "rep": 0, "warmup": False, "ipis": None}]
+    r = results.Result({}, {}, samples)
+    t = r.table
+    assert np.isnan(t["gbps"]).all() and t["warmup"].tolist() == [True, False, False]
+    assert t["traced"].dtype == bool and t["traced"].tolist() == [True, False, False]
+    pd.testing.assert_frame_equal(r.samples, t.frame())
+    later = t.rows(~t["warmup"])
+    assert len(later) == 2 and "lat_hist" in later and "lat_hist" not in r.columns.take(np.array([1, 2]))
+    assert known(later["lat_hist"]).tolist() == [False, False]
+    assert known(t["ipis"]).tolist() == [False, False, False] and known(t["round"]).all()
+    assert np.isnan(numbers(t, "note")).all()  # text, and where absent
+    assert numbers(t, "round").tolist() == [0.0, 0.0, 1.0] and np.isnan(numbers(t, "absent")).all()
