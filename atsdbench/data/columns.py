@@ -87,6 +87,12 @@ def _nulls(values):
     return np.fromiter((v is None for v in values), dtype=bool, count=len(values))
 
 
+# passes from which each column's batches are given back as the column is made (trim_heap): below
+# it they are some 10 MiB at most, given back once the file is loaded (results.load); each trim walks
+# the whole heap (8 us with numpy, scipy and matplotlib loaded), and a small file made one a column
+TRIM_EACH_FROM = 64 * BATCH
+
+
 class Builder:
     """Columns filled batch by batch: add(records) for each batch, then columns()."""
 
@@ -146,7 +152,8 @@ class Builder:
                         nulls = np.zeros(n, dtype=bool)
                     nulls[start:end] = batch_nulls
             out[k] = _Column(values, present, ints, nulls)
-            trim_heap()
+            if n >= TRIM_EACH_FROM:
+                trim_heap()
         return Columns(out, n)
 
 
