@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import UsageError
 from ..units import format_size
 from .compare import WITHHELD, boots, choose_unit, input_warnings, resolve_options, withholds
-from .stats import chunk_rows
+from .stats import chunk_rows, mean_by_rows
 from ..render import messages
 
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
@@ -247,15 +247,8 @@ def unit_matrix(frames, unit):
         if us is None or np.isnan(us).any():
             us = np.asarray(table["seconds"], dtype=float)[timed] * 1e6 / np.asarray(table["calls"], dtype=float)[timed]
         fields = ["round"] + (["rep"] if unit == "pass" else []) + ["stride_bytes"]
-        keys = np.column_stack([np.asarray(table[k], dtype=float)[timed] for k in fields]) if len(us) \
-            else np.empty((0, len(fields)))
-        known = ~np.isnan(keys).any(axis=1)  # a pass without its round or stride is in no unit
-        groups, index = np.unique(keys[known], axis=0, return_inverse=True)
-        index, us = index.reshape(-1), us[known]
-        valid = ~np.isnan(us)
-        with np.errstate(invalid="ignore"):
-            means = np.bincount(index[valid], weights=us[valid], minlength=len(groups)) / \
-                np.bincount(index[valid], minlength=len(groups))
+        # a pass without its round or stride is in no unit
+        groups, means = mean_by_rows(np.column_stack([np.asarray(table[k], dtype=float)[timed] for k in fields]), us)
         per_file.append((groups, means))
         strides.update(groups[:, -1].tolist())
     strides = sorted(strides)
@@ -271,8 +264,9 @@ def unit_matrix(frames, unit):
                 _warnings.simplefilter("ignore", RuntimeWarning)  # a stride this run lacks: NaN
                 block = np.nanmean(block, axis=0)[None, :]
         rows.append(block)
-    matrix = np.concatenate(rows) if rows else np.empty((0, 0))
-    return [int(s) for s in strides], matrix.reshape(-1, len(strides))
+    if not strides:  # no file has a measured pass
+        return [], np.empty((0, 0))
+    return [int(s) for s in strides], np.concatenate(rows)
 
 
 def _units(strides, matrix):

@@ -96,14 +96,7 @@ class Scaling:
 def _values_by_round(rows, column):
     """{(run, round): mean of that round's measured passes}: a --runs file numbers its rounds per sub-run."""
     keys = np.column_stack([numbers(rows, k) for k in (["run", "round"] if "run" in rows else ["round"])])
-    rates = numbers(rows, column)
-    keep = ~np.isnan(keys).any(axis=1)  # a pass without its run or round is in no round
-    found, index = np.unique(keys[keep], axis=0, return_inverse=True)
-    index, rates = index.reshape(-1), rates[keep]
-    valid = ~np.isnan(rates)
-    with np.errstate(invalid="ignore"):
-        means = np.bincount(index[valid], weights=rates[valid], minlength=len(found)) / \
-            np.bincount(index[valid], minlength=len(found))
+    found, means = stats.mean_by_rows(keys, numbers(rows, column))  # a pass without its run or round: in none
     return {tuple(int(k) for k in key): float(v) for key, v in zip(found.tolist(), means.tolist())
             if math.isfinite(v) and v > 0}
 

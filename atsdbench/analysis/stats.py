@@ -72,6 +72,22 @@ def group_values(keys, values, metric="mean"):
     return keys[starts], _per_group(values, starts, metric)
 
 
+def mean_by_rows(keys, values):
+    """(the distinct rows of `keys`, sorted; per row the mean of its values): pandas' groupby of
+    several keys (a 2-D array, a row a pass, a column a key) and its mean.  A row with a NaN key is in
+    no group, a NaN value is left out, a group whose values are all NaN gets NaN."""
+    keys, values = np.asarray(keys, dtype=float), np.asarray(values, dtype=float)
+    known = ~np.isnan(keys).any(axis=1)
+    if not known.any():
+        return np.empty((0, keys.shape[1])), np.empty(0)
+    found, index = np.unique(keys[known], axis=0, return_inverse=True)
+    index, values = index.reshape(-1), values[known]
+    valid = ~np.isnan(values)
+    with np.errstate(invalid="ignore"):
+        sums = np.bincount(index[valid], weights=values[valid], minlength=len(found))
+        return found, sums / np.bincount(index[valid], minlength=len(found))
+
+
 def _per_group(values, starts, metric):
     """The mean (median) of each group of _grouped's values."""
     if not len(values):

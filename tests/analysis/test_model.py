@@ -771,3 +771,7 @@ def test_unit_matrix_is_the_grouped_means_pandas_gave(unit):
         strides, got = model.unit_matrix([Columns.from_arrays(f) for f in frames], unit)
         assert strides == want_strides
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+    warm = frames[0].assign(warmup=True)  # a file of warm-up passes only: no unit of its own
+    assert model.unit_matrix([Columns.from_arrays(warm)], unit) == ([], pytest.approx(np.empty((0, 0))))
+    strides, got = model.unit_matrix([Columns.from_arrays(warm), Columns.from_arrays(frames[0])], unit)
+    np.testing.assert_array_equal(got, model.unit_matrix([Columns.from_arrays(frames[0])], unit)[1])
