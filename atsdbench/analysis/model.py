@@ -310,7 +310,7 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
 
 
 def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples, unit="round"):
-    frames = [f for _, _, f in members]
+    frames = [t for _, _, t in members]
     warns = []
     if not any((~np.asarray(f["warmup"], dtype=bool)).any() for f in frames):
         raise UsageError(messages.MODEL_HAS_NO_MEASURED_PASS.format(name=name,

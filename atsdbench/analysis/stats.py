@@ -26,25 +26,26 @@ def measured(table):
     return table.rows(~np.asarray(table["warmup"], dtype=bool))
 
 
-def observations(frame, stride, unit="round", metric="mean", cell=None, column="gbps"):
+def observations(table, stride, unit="round", metric="mean", cell=None, column="gbps"):
     """The observations of one stride (GB/s, or the rate `column` names), of one cell where the file
     has cells: one per round, or one per pass."""
-    return observations_by_stride(frame, unit, metric, cell, column).get(stride, np.empty(0))
+    return observations_by_stride(table, unit, metric, cell, column).get(stride, np.empty(0))
 
 
-def observations_by_stride(frame, unit="round", metric="mean", cell=None, column="gbps"):
-    """{stride: its observations} (as `observations`) of every stride, in one pass over the frame."""
-    if column not in frame:  # a rate this file does not have: no observation
+def observations_by_stride(table, unit="round", metric="mean", cell=None, column="gbps"):
+    """{stride: its observations} (as `observations`) of every stride, in one pass over the table (a
+    result's, data/columns.Columns)."""
+    if column not in table:  # a rate this file does not have: no observation
         return {}
-    # numpy on the columns read, not pandas on a copy of the frame: a compare of two small files
+    # numpy on the columns read, not pandas on a copy of a frame: a compare of two small files
     # called this some twenty times at 3 ms each (a 10^6-pass file's copy of every column was 74 MB)
-    keep = ~np.asarray(frame["warmup"], dtype=bool)
-    if cell is not None and "cell" in frame:
-        keep &= np.asarray(frame["cell"] == cell, dtype=bool)
-    values = np.asarray(frame[column], dtype=float)
-    rounds = np.asarray(frame["round"]) if unit != "pass" else None
+    keep = ~np.asarray(table["warmup"], dtype=bool)
+    if cell is not None and "cell" in table:
+        keep &= np.asarray(table["cell"] == cell, dtype=bool)
+    values = np.asarray(table[column], dtype=float)
+    rounds = np.asarray(table["round"]) if unit != "pass" else None
     out = {}
-    for s, here in _by_stride(np.asarray(frame["stride_bytes"]), keep):
+    for s, here in _by_stride(np.asarray(table["stride_bytes"]), keep):
         # a stride's passes in file order: a round's mean sums them in the order they were measured
         out[int(s)] = values[here] if unit == "pass" else group_values(rounds[here], values[here], metric)[1]
     return out
@@ -130,13 +131,13 @@ def run_value(round_values, metric="mean"):
     return float(np.mean(round_values) if metric == "mean" else np.median(round_values))
 
 
-def effective_unit(frame, unit):
+def effective_unit(table, unit):
     """Rounds, unless a stride has fewer than two rounds: then passes (and the caller warns).  A
     stride at a time, by masks: grouping 10^6 passes took 57 MiB under tracemalloc, this 6."""
     if unit != "round":
         return unit
-    rounds = np.asarray(frame["round"])
-    for _, here in _by_stride(np.asarray(frame["stride_bytes"]), ~np.asarray(frame["warmup"], dtype=bool)):
+    rounds = np.asarray(table["round"])
+    for _, here in _by_stride(np.asarray(table["stride_bytes"]), ~np.asarray(table["warmup"], dtype=bool)):
         r = rounds[here]
         if r.dtype.kind == "f":
             r = r[~np.isnan(r)]
@@ -145,18 +146,18 @@ def effective_unit(frame, unit):
     return unit
 
 
-def stride_summary(frame):
+def stride_summary(table):
     """Per stride: what `run` prints.  Within-round CV is the mean CV of a round's passes;
     between-round CV is the CV of the round means: the two spreads a user must tell apart."""
     rows = []
     # numpy on the columns read: grouping sorted a copy of what it was given (74 MB a 10^6-pass
     # file), and pandas took 14 ms for a small file's four strides
-    keep = ~np.asarray(frame["warmup"], dtype=bool)
-    num = {c: np.asarray(frame[c], dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
-                                                       "lat_p90_us", "lat_p99_us", "lat_max_us") if c in frame}
-    for stride, here in _by_stride(np.asarray(frame["stride_bytes"]), keep):
+    keep = ~np.asarray(table["warmup"], dtype=bool)
+    num = {c: np.asarray(table[c], dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
+                                                       "lat_p90_us", "lat_p99_us", "lat_max_us") if c in table}
+    for stride, here in _by_stride(np.asarray(table["stride_bytes"]), keep):
         gbps = num["gbps"][here]
-        _, by_round, starts = _grouped(np.asarray(frame["round"])[here], gbps)
+        _, by_round, starts = _grouped(np.asarray(table["round"])[here], gbps)
         round_means, within = _per_group(by_round, starts, "mean"), _within_cv(by_round, starts)
         row = {"stride_bytes": int(stride), "rounds": len(round_means), "passes": int(here.sum()),
                "median": nan_reduce(np.median, gbps), "min": nan_reduce(np.min, gbps),
@@ -168,7 +169,7 @@ def stride_summary(frame):
         for c in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us"):
             if c in num and not np.isnan(num[c][here]).all():
                 row[c] = nan_reduce(np.median, num[c][here])
-        row.update(per_call_counters(frame, stride))
+        row.update(per_call_counters(table, stride))
         rows.append(row)
     return rows
 
@@ -190,18 +191,18 @@ def _within_cv(values, starts):
     return cv[~np.isnan(cv)]
 
 
-def per_call_counters(frame, stride):
+def per_call_counters(table, stride):
     """Counter columns per mprotect call; tracepoint counts come from traced (warm-up) passes."""
     out = {}
-    rows = np.asarray(frame["stride_bytes"] == stride, dtype=bool)
-    traced = np.asarray(frame["traced"], dtype=bool) if "traced" in frame else None
+    rows = np.asarray(table["stride_bytes"] == stride, dtype=bool)
+    traced = np.asarray(table["traced"], dtype=bool) if "traced" in table else None
     timed = rows & ~traced if traced is not None else rows
     traced = rows & traced if traced is not None else np.zeros_like(rows)
-    calls = np.asarray(frame["calls"])
+    calls = np.asarray(table["calls"])
 
     def per_call(column, passes):
         """(the column's sum over the passes that have it, per call of those passes), or None."""
-        values = np.asarray(frame[column])
+        values = np.asarray(table[column])
         if values.dtype.kind == "f":
             passes = passes & ~np.isnan(values)
         if not passes.any():
@@ -209,15 +210,15 @@ def per_call_counters(frame, stride):
         total = values[passes].sum()
         return total, float(total / _sum(calls[passes])), passes
 
-    if "ipis" in frame and (got := per_call("ipis", timed)):
+    if "ipis" in table and (got := per_call("ipis", timed)):
         out["ipis_per_call"] = got[1]
-    if "flushes" in frame and (got := per_call("flushes", traced)):
+    if "flushes" in table and (got := per_call("flushes", traced)):
         flushes, out["flushes_per_call"], passes = got
-        if "full_flushes" in frame:
-            out["full_flush_share"] = float(_sum(np.asarray(frame["full_flushes"])[passes]) / flushes) if flushes \
+        if "full_flushes" in table:
+            out["full_flush_share"] = float(_sum(np.asarray(table["full_flushes"])[passes]) / flushes) if flushes \
                 else math.nan
     for col in POWER_COUNTERS:  # POWER's invalidation instructions and hypervisor calls (tlbie.py)
-        if col in frame and (got := per_call(col, traced)):
+        if col in table and (got := per_call(col, traced)):
             out[f"{col}_per_call"] = got[1]
     return out
 

@@ -26,9 +26,9 @@ def show_lines(result, unit="round"):
     from .tables import stride_rows
 
     out = []
-    for _, _, spec, frame in cells.headings(result):
+    for _, _, spec, table in cells.headings(result):
         cell = cells.name(spec) if spec else ""
-        for r in stride_rows(frame, stats.effective_unit(frame, unit)):
+        for r in stride_rows(table, stats.effective_unit(table, unit)):
             name = _name("rate", cell, format_size(r["stride_bytes"]))
             mean = r.get("mean")
             if r["n"] and mean is not None and math.isfinite(mean):

@@ -142,7 +142,7 @@ FORMATS = {"text": "simple", "markdown": "github", "csv": None}
 LATENCY = ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us")
 
 
-def stride_rows(frame, unit):
+def stride_rows(table, unit):
     """Per stride of one cell's samples (a whole file without cells): run's summary (spreads within
     and between rounds, us/call, latency, GPU, counters) with N, Min, Max, Median, Mean, Stddev and
     CV% of the observations of `unit` (a pass without a rate left out, as run always did)."""
@@ -151,8 +151,8 @@ def stride_rows(frame, unit):
     from ..analysis import stats
 
     rows = []
-    by_stride = stats.observations_by_stride(frame, unit)
-    for row in stats.stride_summary(frame):
+    by_stride = stats.observations_by_stride(table, unit)
+    for row in stats.stride_summary(table):
         obs = by_stride.get(row["stride_bytes"], np.empty(0))
         obs = obs[~np.isnan(obs)]
         d = stats.describe(obs) if len(obs) else {"n": 0, **dict.fromkeys(("min", "max", "median", "mean",
@@ -199,9 +199,9 @@ def stride_table(result, unit="pass", fmt="text", view="run"):
 
     bystanders = result.config.get("bystanders")
     blocks = []
-    for index, heading, spec, frame in headings(result):
-        effective = stats.effective_unit(frame, unit)
-        blocks.append((index, heading, spec, stride_rows(frame, effective), _cell_host(result, spec),
+    for index, heading, spec, passes in headings(result):
+        effective = stats.effective_unit(passes, unit)
+        blocks.append((index, heading, spec, stride_rows(passes, effective), _cell_host(result, spec),
                        spec.get("bystanders", bystanders), effective))
     warnings = []
     if any(b[6] != unit for b in blocks):
