@@ -64,6 +64,7 @@ records at a time: a loaded Result holds one numpy array per field, never a dict
 file's text.  A new per-pass field needs no change here nor in columns.py: the runner puts it in
 each record, schema.SAMPLE gives its type and range, and it is a column (and a DataFrame column).
 """
+import itertools
 import json
 import math
 import os
@@ -301,17 +302,32 @@ def default_path(host, when=None):
     return f"atsdbench-{name}-{host.get('kernel_release', 'unknown')}-{stamp}.json"
 
 
+# json.dumps(record, indent=1) of a record whose values are all flat, by json's C encoder: with an
+# indent json encodes in Python, and a save spent most of its time there (and in _clean)
+_FLAT = json.JSONEncoder(separators=(",\n ", ": "), allow_nan=False)
+_CONTAINERS = itertools.repeat((dict, list))
+
+
+def _record_text(record):
+    """json.dumps(_clean(record), indent=1) of a pass."""
+    if not record or any(map(isinstance, record.values(), _CONTAINERS)):
+        return json.dumps(_clean(record), indent=1, allow_nan=False)
+    try:
+        return "{\n " + _FLAT.encode(record)[1:-1] + "\n}"
+    except ValueError:  # a NaN or an infinity: null, as _clean makes it
+        return "{\n " + _FLAT.encode(_clean(record))[1:-1] + "\n}"
+
+
 def _write(result, f):
     """The file, as json.dumps(result.to_dict(), indent=1) writes it, a batch of passes at a time:
     a loaded file of 10^6 passes is never one text nor one list of dicts."""
     head = json.dumps(result.head(), indent=1, allow_nan=False)
     f.write(head[:-2] + ',\n "samples": [')
-    dumps, first = json.dumps, True
+    first = True
     records = result.records
     for lo in range(0, len(records), 8192):
         batch = records[lo:lo + 8192]
-        f.write(("" if first else ",") + ",".join(
-            "\n  " + dumps(_clean(s), indent=1, allow_nan=False).replace("\n", "\n  ") for s in batch))
+        f.write(("" if first else ",") + ",".join("\n  " + _record_text(s).replace("\n", "\n  ") for s in batch))
         first = False
     f.write("]" if first else "\n ]")
     for key, value in result.tail().items():  # run --verify's records, after the samples as to_dict has them
