@@ -305,7 +305,7 @@ def default_path(host, when=None):
 # json.dumps(record, indent=1) of a record whose values are all flat, by json's C encoder: with an
 # indent json encodes in Python, and a save spent most of its time there (and in _clean)
 _FLAT = json.JSONEncoder(separators=(",\n ", ": "), allow_nan=False)
-_CONTAINERS = itertools.repeat((dict, list))
+_CONTAINERS = itertools.repeat((dict, list, tuple))  # json.dumps indents their items: its own path
 
 
 def _record_text(record):

@@ -105,14 +105,14 @@ def test_a_run_s_records_are_written_as_json_dumps_wrote_them(tmp_path):
     inf, nan = float("inf"), float("nan")
     samples = [{"gbps": nan, "ns": 1}, {"gbps": -inf, "lat_hist": {"3": 1}}, {}, {"e": {}, "f": []},
                {"label": "a,\n \"b\": 1", "big": 2 ** 70, "warmup": True, "ipis": None},
-               {"xs": [1.5, nan], "y": 1e300}]
+               {"xs": [1.5, nan], "y": 1e300}, {"pair": (1, 2), "z": 0}]
     path = _write(tmp_path, samples)
     r = results.Result({"hostname": "h", "kernel_release": "k"}, {}, samples, started=0.0, finished=1.0)
     with open(path) as f:
         written = f.read()
     assert written.split('"samples": ')[1] == json.dumps(
         {"samples": [results._clean(s) for s in samples]}, indent=1, allow_nan=False).split('"samples": ')[1] + "\n"
-    assert json.loads(written)["samples"][0] == {"gbps": None, "ns": 1} and r.passes() == 6
+    assert json.loads(written)["samples"][0] == {"gbps": None, "ns": 1} and r.passes() == 7
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 7, 64, 1 << 20])
