@@ -243,12 +243,13 @@ def unit_matrix(frames, unit):
     for table in frames:
         # one file at a time, only the fields the matrix needs: no copy of every file's passes at once
         timed = ~np.asarray(table["warmup"], dtype=bool)
-        us = np.asarray(table["us_per_call"], dtype=float)[timed] if "us_per_call" in table else None
-        if us is None or np.isnan(us).any():
-            us = np.asarray(table["seconds"], dtype=float)[timed] * 1e6 / np.asarray(table["calls"], dtype=float)[timed]
+        us = np.asarray(table["us_per_call"], dtype=float) if "us_per_call" in table else None
+        if us is None or np.isnan(us[timed]).any():
+            with np.errstate(divide="ignore", invalid="ignore"):  # a warm-up pass of no calls: not a unit's
+                us = np.asarray(table["seconds"], dtype=float) * 1e6 / np.asarray(table["calls"], dtype=float)
         fields = ["round"] + (["rep"] if unit == "pass" else []) + ["stride_bytes"]
         # a pass without its round or stride is in no unit
-        groups, means = mean_by_rows(np.column_stack([np.asarray(table[k], dtype=float)[timed] for k in fields]), us)
+        groups, means = mean_by_rows([np.asarray(table[k]) for k in fields], us, timed)
         per_file.append((groups, means))
         strides.update(groups[:, -1].tolist())
     strides = sorted(strides)

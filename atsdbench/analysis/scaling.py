@@ -95,7 +95,7 @@ class Scaling:
 
 def _values_by_round(rows, column):
     """{(run, round): mean of that round's measured passes}: a --runs file numbers its rounds per sub-run."""
-    keys = np.column_stack([numbers(rows, k) for k in (["run", "round"] if "run" in rows else ["round"])])
+    keys = [numbers(rows, k) for k in (["run", "round"] if "run" in rows else ["round"])]
     found, means = stats.mean_by_rows(keys, numbers(rows, column))  # a pass without its run or round: in none
     return {tuple(int(k) for k in key): float(v) for key, v in zip(found.tolist(), means.tolist())
             if math.isfinite(v) and v > 0}
