@@ -85,6 +85,16 @@ def pytest_runtest_logfinish():
         _freeze()
 
 
+def table_of(arrays):
+    """A result's table (data/columns.Columns) of {field: array of every pass}, a frame's columns too."""
+    import numpy as np
+
+    from atsdbench.data.columns import Columns
+
+    fields = {k: np.asarray(v) for k, v in arrays.items()}
+    return Columns({}, len(next(iter(fields.values()))) if fields else 0).with_fields(fields)
+
+
 @pytest.fixture
 def fixtures():
     return FIXTURES

@@ -243,12 +243,6 @@ class Columns:
         """A field's numpy array, as get(), but KeyError where no pass has it (a frame's column)."""
         return self._cols[key].values
 
-    @classmethod
-    def from_arrays(cls, arrays):
-        """Columns of {field: array}, each of every pass (a test's table, a reader's own fields)."""
-        cols = {k: _Column(np.asarray(v)) for k, v in arrays.items()}
-        return cls(cols, len(next(iter(cols.values())).values) if cols else 0)
-
     def fields(self, keys):
         """These columns with only the fields named (those there are): no copy, for a reader that
         picks passes by a mask and needs a few fields of them."""

@@ -748,7 +748,7 @@ def test_unit_matrix_is_the_grouped_means_pandas_gave(unit):
     rows in (file, round, rep) order."""
     import pandas as pd
 
-    from atsdbench.data.columns import Columns
+    from conftest import table_of
 
     rng = np.random.default_rng(29)
     for i in range(12):
@@ -768,10 +768,10 @@ def test_unit_matrix_is_the_grouped_means_pandas_gave(unit):
                 frame.loc[rng.random(n) < 0.1, "round"] = np.nan
             frames.append(frame)
         want_strides, want = _pandas_unit_matrix(frames, unit)
-        strides, got = model.unit_matrix([Columns.from_arrays(f) for f in frames], unit)
+        strides, got = model.unit_matrix([table_of(f) for f in frames], unit)
         assert strides == want_strides
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
     warm = frames[0].assign(warmup=True)  # a file of warm-up passes only: no unit of its own
-    assert model.unit_matrix([Columns.from_arrays(warm)], unit) == ([], pytest.approx(np.empty((0, 0))))
-    strides, got = model.unit_matrix([Columns.from_arrays(warm), Columns.from_arrays(frames[0])], unit)
-    np.testing.assert_array_equal(got, model.unit_matrix([Columns.from_arrays(frames[0])], unit)[1])
+    assert model.unit_matrix([table_of(warm)], unit) == ([], pytest.approx(np.empty((0, 0))))
+    strides, got = model.unit_matrix([table_of(warm), table_of(frames[0])], unit)
+    np.testing.assert_array_equal(got, model.unit_matrix([table_of(frames[0])], unit)[1])

@@ -156,7 +156,7 @@ def test_values_by_round_are_the_grouped_means_pandas_gave():
     rates are all NaN (or not above 0) dropped, passes without a run or round in none."""
     import pandas as pd
 
-    from atsdbench.data.columns import Columns
+    from conftest import table_of
 
     rng = np.random.default_rng(34)
     for i in range(30):
@@ -171,6 +171,6 @@ def test_values_by_round_are_the_grouped_means_pandas_gave():
         grouped = frame["gbps"].groupby([frame[k] for k in keys]).mean()
         want = {tuple(int(x) for x in (k if isinstance(k, tuple) else (k,))): float(v)
                 for k, v in grouped.items() if math.isfinite(v) and v > 0}
-        got = scaling._values_by_round(Columns.from_arrays(frame), "gbps")
+        got = scaling._values_by_round(table_of(frame), "gbps")
         assert got.keys() == want.keys()
         assert list(got.values()) == pytest.approx(list(want.values()), rel=1e-12)

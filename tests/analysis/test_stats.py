@@ -6,6 +6,7 @@ import pytest
 
 from atsdbench.analysis import stats
 from atsdbench.data.columns import Columns
+from conftest import table_of
 
 
 def sample_with(mean, sd, n=5):
@@ -210,9 +211,9 @@ def test_effective_unit_is_the_grouped_rule_without_its_copies():
                               "stride_bytes": (rng.choice([1.0, 2.0, 3.0, np.nan], n) if i % 2
                                                else rng.choice([1, 2, 3], n)),
                               "round": rng.choice([0.0, 1.0, np.nan], n) if i % 3 == 0 else rng.integers(0, 2, n)})
-        assert stats.effective_unit(Columns.from_arrays(frame), "round") == _grouped_unit(frame, "round"), frame
+        assert stats.effective_unit(table_of(frame), "round") == _grouped_unit(frame, "round"), frame
     n = 10**6
-    table = Columns.from_arrays({"warmup": np.zeros(n, dtype=bool), "stride_bytes": np.arange(n) % 4 * 65536,
+    table = table_of({"warmup": np.zeros(n, dtype=bool), "stride_bytes": np.arange(n) % 4 * 65536,
                                  "round": np.arange(n) // 16})
     tracemalloc.start()
     try:
