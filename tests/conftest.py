@@ -49,6 +49,49 @@ def _node_id(config, arg):
     return f"{path}::{rest}"
 
 
+# The quick set (`-m "not live"`) runs on up to 4 CPUs where pytest-xdist is installed: half the time on
+# this 2-core VM (docs/development.md#tests).  Each worker collects for itself (3-4 s, ~200 MB), so more
+# workers gain little.  A run that selects live tests stays in one process: they measure this machine,
+# and a second test beside them would be in their figures.  -n 0 or -p no:xdist asks for one process.
+MAX_WORKERS = 4
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns -n into workers
+def pytest_cmdline_main(config):
+    option = config.option
+    if (not config.pluginmanager.has_plugin("xdist") or hasattr(config, "workerinput")  # a worker: no more
+            or getattr(option, "numprocesses", 0) is not None
+            or option.collectonly or option.usepdb or option.capture == "no" or not _live_left_out(option.markexpr)):
+        return
+    cpus = min(len(os.sched_getaffinity(0)), MAX_WORKERS)
+    if cpus > 1:
+        option.numprocesses = cpus
+
+
+def _live_left_out(markexpr):
+    if not markexpr:
+        return False
+    try:
+        from _pytest.mark.expression import Expression
+
+        expression = Expression.compile(markexpr)
+    except Exception:  # not an expression, or a pytest whose parser moved: one process, as before
+        return False
+    return not any(expression.evaluate(lambda name, **_: name in marks) for marks in ({"live"}, {"live", "slow"}))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    # under xdist the workers collect, so the count of slow tests left out comes from them
+    left = getattr(node, "workeroutput", {}).get("slow_left", 0)
+    node.config.stash[_SLOW_LEFT] = max(node.config.stash.get(_SLOW_LEFT, 0), left)
+
+
+def pytest_sessionfinish(session):
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["slow_left"] = session.config.stash.get(_SLOW_LEFT, 0)
+
+
 def pytest_terminal_summary(terminalreporter, config):
     left = config.stash.get(_SLOW_LEFT, 0)
     if left:
