@@ -1,6 +1,7 @@
 """The sdist (MANIFEST.in) holds every file of the checkout that the core's build, the tests, the
 scripts and the doc checks read, and nothing a build or test run leaves behind; the pure tests pass
 from it, against the installed package."""
+import os
 import pathlib
 import shutil
 import subprocess
@@ -74,9 +75,10 @@ def test_the_quick_set_passes_from_the_sdist(sdist):
     where = subprocess.run([sys.executable, "-P", "-c", "import atsdbench; print(atsdbench.__file__)"],
                            cwd=unpacked, capture_output=True, text=True, check=True).stdout.strip()
     assert not where.startswith(str(unpacked)), where
-    # the quick set a user runs
-    p = subprocess.run([sys.executable, "-P", "-m", "pytest", "-q", "-m", "not live and not slow",
-                        "-p", "no:cacheprovider"], cwd=unpacked, capture_output=True, text=True, timeout=1800)
+    # the quick set a user runs; PYTHONSAFEPATH is -P for its xdist workers too, which start with -c
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "not live and not slow", "-p", "no:cacheprovider"],
+                       cwd=unpacked, capture_output=True, text=True, timeout=1800,
+                       env={**os.environ, "PYTHONSAFEPATH": "1"})
     tail = p.stdout[-3000:] + p.stderr[-2000:]
     assert p.returncode == 0, tail
     assert " passed" in p.stdout.splitlines()[-1] and "failed" not in p.stdout.splitlines()[-1], tail

@@ -160,7 +160,13 @@ def _caught_in_eval(tmp_path, *args):
         "print('kept')\n"
         "signals.end(130) if sys.argv[1:] == ['end'] else (signals.ignore(), sys.exit(130))\n")
     return subprocess.run([sys.executable, "-m", "caught_in_eval", *args], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=60)
+                          cwd=tmp_path, env=_importable(tmp_path), timeout=60)
+
+
+def _importable(folder):
+    # -m, as the real entry runs (the defect is in runpy's way out); PYTHONPATH, as the cwd is not on
+    # sys.path under PYTHONSAFEPATH (the sdist's quick set sets it)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
 
 
 def test_a_caught_interrupt_inside_an_eval_still_exits_130(tmp_path):
@@ -188,7 +194,7 @@ def test_the_cli_ends_through_signals_end(tmp_path):
         "cli.main = main\n"
         "from atsdbench.__main__ import entry\nentry()\n")
     p = subprocess.run([sys.executable, "-m", "cli_caught_in_eval"], capture_output=True, text=True, cwd=tmp_path,
-                       timeout=60)
+                       env=_importable(tmp_path), timeout=60)
     assert (p.returncode, p.stderr) == (130, "")
 
 
