@@ -49,10 +49,11 @@ def _node_id(config, arg):
     return f"{path}::{rest}"
 
 
-# The quick set (`-m "not live"`) runs on up to 4 CPUs where pytest-xdist is installed: half the time on
-# this 2-core VM (docs/development.md#tests).  Each worker collects for itself (3-4 s, ~200 MB), so more
-# workers gain little.  A run that selects live tests stays in one process: they measure this machine,
-# and a second test beside them would be in their figures.  -n 0 or -p no:xdist asks for one process.
+# The quick set (`-m "not live"`) runs on up to 4 CPUs where pytest-xdist is installed: a third less time
+# on this 2-core VM (docs/development.md#tests).  Each worker collects for itself (3-4 s, and up to 264 MiB,
+# one process's peak over the whole set), so more workers gain little.  A run that selects live tests stays
+# in one process: they measure this machine, and a second test beside them would be in their figures.
+# -n 0 or -p no:xdist asks for one process.
 MAX_WORKERS = 4
 
 
