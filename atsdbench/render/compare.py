@@ -219,7 +219,7 @@ def render_commit(cmp):
     header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
-    body = [header]
+    body = []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"], 1)]
         for r in rows:
@@ -227,9 +227,9 @@ def render_commit(cmp):
                      + ("" if r["significant"] or numbers.missing(r["speedup_pct"]) else
                         " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s.")]
         body.append(line)
-    widths = [max(len(row[i]) for row in body) for i in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in body]
-    return _title(cmp) + "\n" + "\n".join(lines) + "\n" + _commit_footer(cmp)
+    lead = len(header) - 2 * (len(labels) - 1)
+    table = layout.fitted(body, header, "commit", lead=lead, groups=[[i, i + 1] for i in range(lead, len(header), 2)])
+    return _title(cmp) + "\n" + table + "\n" + _commit_footer(cmp)
 
 
 def render_csv(cmp):

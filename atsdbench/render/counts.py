@@ -26,10 +26,16 @@ def _has_cells(rows):
 
 
 def _grouped(rows):
+    """{(cell, stride, counter): {new side's label: row}}: a counter one new side lacks (or that only
+    some sides changed, in the appendix) leaves that side's columns blank, never shifts the others."""
     out = {}
     for r in rows:
-        out.setdefault((r["cell"], r["stride_bytes"], r["counter"]), []).append(r)
+        out.setdefault((r["cell"], r["stride_bytes"], r["counter"]), {})[r["new_label"]] = r
     return out
+
+
+def _first(sides):
+    return next(iter(sides.values()))
 
 
 def _table(cmp, tablefmt):
@@ -39,11 +45,13 @@ def _table(cmp, tablefmt):
     for label in labels[1:]:
         headers += [f"{label}", "Change", "Verdict"]
     body = []
-    for (cell, _, counter), rs in _grouped(rows).items():
-        line = ([cell] if _has_cells(rows) else []) + [rs[0]["stride"], analysis.name(counter),
-                                                       _value(rs[0]["base_per_call"])]
-        for r in rs:
-            line += [_value(r["new_per_call"]), _change(r), mark(r)]
+    for (cell, _, counter), sides in _grouped(rows).items():
+        r0 = _first(sides)
+        line = ([cell] if _has_cells(rows) else []) + [r0["stride"], analysis.name(counter),
+                                                       _value(r0["base_per_call"])]
+        for label in labels[1:]:
+            r = sides.get(label)
+            line += [_value(r["new_per_call"]), _change(r), mark(r)] if r else ["", "", ""]
         body.append(line)
     lead = len(headers) - 3 * (len(labels) - 1)
     sides = [list(range(i, i + 3)) for i in range(lead, len(headers), 3)]
@@ -88,21 +96,24 @@ def render_commit(cmp):
     header = (["Cell"] if _has_cells(rows) else []) + ["Stride", "Per call", labels[0]]
     for label in labels[1:]:
         header += [label, "Change" if len(labels) == 2 else f"Change {label}"]
-    body = [header]
-    for (cell, _, counter), rs in _grouped(rows).items():
-        line = ([cell] if _has_cells(rows) else []) + [rs[0]["stride"], analysis.name(counter),
-                                                       _value(rs[0]["base_per_call"])]
-        for r in rs:
-            line += [_value(r["new_per_call"]), (_change(r) if r["changed"] else "same") if r["changed"] is not None
-                     else "n/a"]
+    body = []
+    for (cell, _, counter), sides in _grouped(rows).items():
+        r0 = _first(sides)
+        line = ([cell] if _has_cells(rows) else []) + [r0["stride"], analysis.name(counter),
+                                                       _value(r0["base_per_call"])]
+        for side in cmp.labels[1:]:
+            r = sides.get(side)
+            line += ["", ""] if r is None else [_value(r["new_per_call"]), (
+                _change(r) if r["changed"] else "same") if r["changed"] is not None else "n/a"]
         body.append(line)
-    widths = [max(len(row[i]) for row in body) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in body]
+    lead = len(header) - 2 * (len(labels) - 1)
+    table = layout.fitted(body, header, "commit", lead=lead,
+                          groups=[[i, i + 1] for i in range(lead, len(header), 2)])
     foot = (f"Counts per {'/'.join(_ops(cmp))} call, mean of the passes; same = within the passes' own spread; "
             f"N (base/new) = {_sizes(cmp)} passes")
     if cmp.emulated:
         foot += "; emulated (qemu-tcg): counts only, rates have no verdict"
-    return "Kernel invalidations\n" + "\n".join(lines) + "\n" + text.wrap(foot)
+    return "Kernel invalidations\n" + table + "\n" + text.wrap(foot)
 
 
 FIELDS = ("base", "new", "change", "changed")
@@ -170,7 +181,9 @@ def appendix(cmp, fmt):
             import copy
 
             only = copy.copy(cmp)
-            only.counts = changed
+            # every side of a count that changed on one side, so each new side reads against the base
+            keys = {(r["cell"], r["stride_bytes"], r["counter"]) for r in changed}
+            only.counts = [r for r in cmp.counts if (r["cell"], r["stride_bytes"], r["counter"]) in keys]
             parts.append(RENDERERS[fmt](only))  # its legend names the emulated sides
     if cmp.emulated and not changed or cmp.emulated and fmt == "ministat":
         parts.append(emulated_line(cmp))

@@ -10,10 +10,16 @@ def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
     the widest cell), and where that is wider than text.WIDTH, blocks of it one under another, each
     repeating the first `lead` columns (the stride; compare's base rate too) and holding whole
     `groups` (lists of column indexes: compare's columns of one side stay together; by default each
-    column alone).  Other formats (markdown, csv) are never cut."""
+    column alone).  tablefmt "commit" is a commit message's table: the header and rows left-aligned,
+    two spaces apart, no rule and no trailing spaces, cut the same way.  Other formats (markdown, csv)
+    are never cut."""
     import tabulate as tab
 
     def one(columns):
+        if tablefmt == "commit":
+            rows = [[str(headers[i]) for i in columns]] + [[str(row[i]) for i in columns] for row in body]
+            w = [max(len(r[j]) for r in rows) for j in range(len(columns))]
+            return "\n".join("  ".join(c.ljust(x) for c, x in zip(r, w)).rstrip() for r in rows)
         saved, tab.MIN_PADDING = tab.MIN_PADDING, 0
         try:
             return tabulate([[row[i] for i in columns] for row in body], headers=[headers[i] for i in columns],
@@ -21,7 +27,7 @@ def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
         finally:
             tab.MIN_PADDING = saved
 
-    if tablefmt != "simple":
+    if tablefmt not in ("simple", "commit"):
         return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True, **options)
     widths = [max([len(str(h))] + [len(str(row[i])) for row in body]) for i, h in enumerate(headers)]
 
