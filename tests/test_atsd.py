@@ -113,7 +113,8 @@ def table_rows(text):
         elif line.strip().startswith("Stride"):
             columns = re.split(r"\s{2,}", line.strip())
         elif columns and line.strip() and not line.strip().startswith("-") and line.split()[0][0].isdigit():
-            rows[(heading, line.split()[0])] = dict(zip(columns, re.split(r"\s{2,}", line.strip())))
+            # a table wider than 100 columns comes in blocks, each repeating the stride: one row of them all
+            rows.setdefault((heading, line.split()[0]), {}).update(zip(columns, re.split(r"\s{2,}", line.strip())))
         elif not line.strip():
             columns = None
     return rows
