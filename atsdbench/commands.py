@@ -325,8 +325,10 @@ def _save_profile(result, path, machine_id):
 
 
 def _warn(lines):
+    from ._cli import warn
+
     for line in lines:
-        print(f"atsdbench: warning: {line}", file=sys.stderr)
+        warn(line)
 
 
 # Formats a program reads line by line (lava/report.sh hands each line to lava-test-case): run --verify's

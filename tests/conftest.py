@@ -129,6 +129,12 @@ def pytest_runtest_logfinish():
         _freeze()
 
 
+def unwrap(text):
+    """stderr or a report with each warning on one line again: a warning wrapped to 100 columns continues
+    on lines indented by two spaces (atsdbench/_cli.wrapped)."""
+    return text.replace("\n  ", " ")
+
+
 def table_of(arrays):
     """A result's table (data/columns.Columns) of {field: array of every pass}, a frame's columns too."""
     import numpy as np

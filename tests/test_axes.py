@@ -15,6 +15,7 @@ from atsdbench.analysis import compare as comparison, stats
 from atsdbench.render import tables as report, show
 from atsdbench.data import results
 from atsdbench.units import format_size
+from conftest import unwrap
 
 FORMATS = ["text", "markdown", "csv", "json", "commit", "ministat"]
 
@@ -284,7 +285,7 @@ def test_median_is_signed_rank_and_says_when_too_few(cli, tmp_path, fixtures):
     few = write_cells(tmp_path / "few.json", fixtures, {"bystanders": [0, 1]}, lambda s: 0.9, rounds=need - 1)
     p = cli("compare", few, "--by", "bystanders", "--metric", "median")
     assert p.returncode == 0 and "n/a (too few to prove any)" in p.stdout
-    assert f"{need - 1} paired rounds cannot reach 95% confidence with a signed-rank test; {need} could" in p.stderr
+    assert f"{need - 1} paired rounds cannot reach 95% confidence with a signed-rank test; {need} could" in unwrap(p.stderr)
     enough = write_cells(tmp_path / "enough.json", fixtures, {"bystanders": [0, 1]},
                          lambda s: 0.9 if s["bystanders"] else 1.0, rounds=10)
     cmp = comparison.compare([str(enough)], by="bystanders", metric="median")

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from atsdbench import cli, ministat
 from atsdbench.data import results
+from conftest import unwrap
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
 MINISTAT = shutil.which("ministat")
@@ -49,7 +50,7 @@ def run_cli(argv, capsysbinary):
     text that came from bytes that were not UTF-8 is written back as those bytes."""
     code = cli.main([str(a) for a in argv])
     out, err = (b.decode("utf-8", "surrogateescape") for b in capsysbinary.readouterr())
-    lines = [line for line in err.splitlines() if not line.startswith("atsdbench: warning:")]
+    lines = [line for line in unwrap(err).splitlines() if not line.startswith("atsdbench: warning:")]
     return code, out, lines
 
 

@@ -93,4 +93,4 @@ def test_importing_the_pure_side_leaves_the_core_unloaded():
 
 def test_every_module_is_in_a_house():
     top = sorted(p.stem for p in PKG.glob("*.py"))
-    assert top == ["__init__", "__main__", "cli", "commands", "errors", "ministat", "signals", "units"]
+    assert top == ["__init__", "__main__", "_cli", "cli", "commands", "errors", "ministat", "signals", "units"]

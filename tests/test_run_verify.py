@@ -11,6 +11,7 @@ import pytest
 
 from atsdbench.data import results
 from atsdbench.measure import core
+from conftest import unwrap
 
 OPS = ("mprotect", "madvise", "munmap")
 SMALL = ["--size", "4M", "--strides", "64K,1M", "--rounds", "1", "--reps", "1", "--warmup-rounds", "0"]
@@ -145,7 +146,7 @@ def test_verify_with_one_cpu_allowed_is_one_line(cli, tmp_path):
 def test_verify_with_a_gpu_says_what_it_cannot_check(cli, tmp_path):
     _two_cpus()
     p = cli("run", *SMALL, "--verify", "--gpu", "0", "-o", tmp_path / "g.json")
-    assert p.stderr.startswith("atsdbench: warning: --verify checks the CPUs, not the GPU's device TLBs (ATS, HMM) "
+    assert unwrap(p.stderr).startswith("atsdbench: warning: --verify checks the CPUs, not the GPU's device TLBs (ATS, HMM) "
                                "(docs/verify.md#what-a-pass-proves)\n")
 
 

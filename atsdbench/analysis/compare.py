@@ -5,6 +5,7 @@ Statistics come from stats (pure); rendering is in render/compare (strings).
 """
 import dataclasses
 import math
+import os
 import weakref
 
 import numpy as np
@@ -249,6 +250,41 @@ def _name(group):
     return ",".join(dict.fromkeys(r.path or "?" for r in group))  # a --runs file once, not once per sub-run
 
 
+SEPARATORS = "-_."
+
+
+def _common_cut(stems):
+    """How many leading and trailing characters every stem shares, backed off to a separator (-, _, .)
+    so a cut never splits a word or a number: atsdbench-host-6.12-T1 and -T2 keep T1 and T2."""
+    if len(set(stems)) < 2:
+        return 0, 0
+    head = len(os.path.commonprefix(stems))
+    while head and stems[0][head - 1] not in SEPARATORS:
+        head -= 1
+    tails = [x[head:][::-1] for x in stems]
+    tail = len(os.path.commonprefix(tails))
+    while tail and tails[0][tail - 1] not in SEPARATORS:
+        tail -= 1
+    return head, tail
+
+
+def short_names(groups):
+    """Each side named by its files as briefly as they stay apart: the directory and .json dropped, the
+    part every file's name shares cut (_common_cut), a side of several files as its first..last
+    (a1..a3); None where two sides would read the same."""
+    files = [list(dict.fromkeys(r.path or "?" for r in g)) if isinstance(g, list) else [g.path or "?"]
+             for g in groups]
+    stems = [[os.path.basename(f)[:-5] if f.endswith(".json") else os.path.basename(f) for f in fs]
+             for fs in files]
+    flat = [x for fs in stems for x in fs]
+    head, tail = _common_cut(flat)
+    cut = [[x[head:len(x) - tail] for x in fs] for fs in stems]
+    if any(not x for fs in cut for x in fs):
+        cut = stems
+    names = [fs[0] if len(fs) == 1 else f"{fs[0]}..{fs[-1]}" for fs in cut]
+    return names if len(set(names)) == len(names) else None
+
+
 def boots(group):
     """Boots a side's runs come from (host.boot_id); files from before it was recorded count as one."""
     return len({r.host.get("boot_id") for r in group})
@@ -275,7 +311,8 @@ def choose_labels(groups, labels=None, whole=None):
     else:
         full = [g[0].label if isinstance(g, list) else g.label for g in groups]
     if labels is None and len(set(map(shown_label, full))) < len(full):
-        full = [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}") for i, g in enumerate(groups)]
+        full = short_names(groups) or [_name(g) if isinstance(g, list) else (g.path or f"file {i + 1}")
+                                       for i, g in enumerate(groups)]
     shown = [shown_label(x) for x in full]
     if labels is not None:
         _distinct(shown)
@@ -367,12 +404,11 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     if len(files) < 2:
         raise UsageError(messages.CMP_COMPARE_NEEDS_BASELINE_FILE)
     groups, level = load_sides(files)
-    names = [_name(g) for g in groups]
     given_labels, whole = labels, {}
     labels = choose_labels(groups, labels, whole)
     warnings = input_warnings(groups, level)
-    warnings += measured_differences([g[0] for g in groups], names)
-    warnings += disturbance_differences(groups, names)
+    warnings += measured_differences([g[0] for g in groups], labels)
+    warnings += disturbance_differences(groups, labels)
     for g in groups:
         files = list(dict.fromkeys(r.path for r in g))
         if len(files) > 1:
@@ -382,7 +418,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     first_cells = list(cells[0][0])
     order = {name: i for i, name in enumerate(first_cells)}
     common = sorted(set.intersection(*key_sets), key=lambda k: (order.get(k[0], len(order)), k[1]))
-    for s, name in zip(key_sets, names):
+    for s, name in zip(key_sets, labels):
         for cell, stride in sorted(set.union(*key_sets) - s, key=lambda k: (order.get(k[0], len(order)), k[1])):
             what = f"stride {format_size(stride)}" + (f" of {cell}" if cell else "")
             warnings.append(messages.CMP_MISSING_FROM_NOT_COMPARED.format(what=what, name=name))

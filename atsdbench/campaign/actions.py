@@ -7,6 +7,7 @@ import time
 from ..data import campaign as store, files
 from ..errors import UsageError
 from ..render import messages, text
+from .._cli import warn
 from . import methods, plan as plans
 
 
@@ -64,7 +65,7 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
 def status(directory, proc="/proc"):
     c = store.load(directory)
     for w in c.warnings:
-        print(f"atsdbench: warning: {w}", file=sys.stderr)
+        warn(w)
     for line in text.campaign_status(c, directory):
         print(line)
     if c.complete:

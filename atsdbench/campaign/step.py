@@ -17,6 +17,7 @@ from .. import signals
 from ..data import campaign as store, files
 from ..errors import UsageError
 from ..render import messages, text
+from .._cli import warn
 from . import plan as plans
 
 LOCK = ".step.lock"
@@ -136,7 +137,7 @@ class Step:
     def _step(self, dry_run):
         c = store.load(self.directory)
         for w in c.warnings:
-            print(f"atsdbench: warning: {w}", file=sys.stderr)
+            warn(w)
         boot_id, release, version = read_identity(self.proc)
         act = (lambda **e: self.out(text.step_would_record(e["event"]))) if dry_run else self.event
         for e in c.open_starts():  # a crash, a power cut or a killed step left this slot open

@@ -255,9 +255,9 @@ def recover_leftovers(folder):
             continue
         found.append((path, target, complete))
         what = messages.FILES_LEFT_WHOLE if complete else messages.FILES_LEFT_PART.format(size=st.st_size)
-        print("atsdbench: warning: " + messages.FILES_LEFT_BEHIND.format(path=path, what=what,
-                                                                          name=os.path.basename(target)),
-              file=sys.stderr)
+        from .._cli import warn
+
+        warn(messages.FILES_LEFT_BEHIND.format(path=path, what=what, name=os.path.basename(target)))
     return found
 
 

@@ -309,7 +309,7 @@ def notes(result, calibrating=False):
     notes += lag1_notes(lag1)
     notes += placement_notes(result.records)
     notes += [] if calibrating else detect_notes(result)
-    return lines + notes
+    return [text.hang(line, 2) if line.startswith("warning: ") else line for line in lines + notes]
 
 
 def detect_notes(result):

@@ -10,7 +10,7 @@ the one printed.  The one-line failures (usage errors) and the warnings on stder
 render/messages.py, templates by name; a new one may go in either file (tests/render/test_messages.py
 scans the package: no other module words its own)."""
 
-WIDTH = 100
+from .._cli import WIDTH  # noqa: F401  (render's tables and notes are held to it)
 MAX_NOTES = 3
 
 # The long stories, one anchor each (docs/compare.md "What the notes say", docs/methodology.md).
@@ -63,12 +63,9 @@ def wrap(line):
 
 def hang(line, indent):
     """One fact a line, as lines of at most WIDTH columns, the rest of it under its value."""
-    import textwrap
+    from .._cli import wrapped
 
-    if len(line) <= WIDTH:
-        return line
-    return "\n".join(textwrap.wrap(line, WIDTH, subsequent_indent=" " * indent, break_on_hyphens=False,
-                                   break_long_words=False))
+    return wrapped(line, indent)
 
 
 def plural(n, one, many=None):

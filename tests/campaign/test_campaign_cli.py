@@ -9,6 +9,7 @@ from atsdbench.data import campaign as store
 from atsdbench.errors import UsageError
 
 import campaign_fakes as fakes
+from conftest import unwrap
 
 
 @pytest.fixture
@@ -115,7 +116,7 @@ def test_a_stray_file_in_a_campaign_is_warned_about_not_read(cli, tmp_path, imag
     with open(src) as f, open(os.path.join(d, "old", "mine.json"), "w") as g:
         g.write(f.read())
     r = cli("compare", d)
-    assert "mine.json is not in the campaign's journal: left out" in r.stderr and "2/2" in r.stdout
+    assert "mine.json is not in the campaign's journal: left out" in unwrap(r.stderr) and "2/2" in r.stdout
 
 
 def test_model_and_plot_take_a_campaign(cli, tmp_path, images):

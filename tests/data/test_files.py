@@ -14,6 +14,7 @@ import pytest
 import atsdbench
 from atsdbench.data import files, results
 from atsdbench.errors import UsageError
+from conftest import unwrap
 
 def make(n=6, label=None):
     samples = [{"stride_bytes": 65536, "round": i // 3, "rep": i % 3, "warmup": i % 3 == 0, "seconds": 0.01,
@@ -234,7 +235,7 @@ def test_a_leftover_is_reported_on_the_next_write(tmp_path, capsys):
     half = tmp_path / ".atsdbench-999999999-def.tmp"
     half.write_text(results._text(make())[:100])
     results.save(make(), str(tmp_path / "new.json"))
-    err = capsys.readouterr().err.splitlines()
+    err = unwrap(capsys.readouterr().err).splitlines()
     assert len(err) == 2 and all(line.startswith(f"atsdbench: warning: {tmp_path}/.atsdbench-") for line in err)
     assert "a complete file" in err[0] and "atsdbench-recovered-999999999-abc.json" in err[0]
     assert "an incomplete file (100 bytes" in err[1] and "atsdbench-partial-999999999-def.tmp" in err[1]

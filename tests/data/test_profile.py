@@ -7,6 +7,7 @@ import pytest
 
 from atsdbench.data import profile, results
 from atsdbench.errors import UsageError
+from conftest import unwrap
 
 HOST = {"hostname": "h1", "cpu_model": "Xeon", "arch": "x86_64", "kernel_release": "6.1.0", "kernel_version": "#1 SMP",
         "boot_id": "b-1"}
@@ -187,7 +188,7 @@ def test_compare_reports_a_corrupt_matching_profile(tmp_path, fixtures, cli):
     p = cli("compare", str(fixtures / "before.json"), str(fixtures / "after.json"),
             env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg")})
     assert p.returncode == 0, p.stderr
-    lines = [line for line in p.stderr.splitlines() if "cal.json" in line]
+    lines = [line for line in unwrap(p.stderr).splitlines() if "cal.json" in line]
     assert len(lines) == 1 and "means_var must be at most" in lines[0] and "Traceback" not in p.stderr
 
 

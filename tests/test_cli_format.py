@@ -1,0 +1,63 @@
+"""atsdbench/_cli.py: warnings wrapped to 100 columns with a hanging indent, on stderr and under run's table;
+compare's warnings name the sides by their (short) labels, not by every file."""
+import json
+
+import atsdbench
+from atsdbench import _cli
+from atsdbench.render import tables
+from conftest import unwrap
+
+LONG = ("64K: round means are autocorrelated (lag-1 0.30 over 5 rounds; independent rounds exceed 0.29 5% of "
+        "the time): consecutive rounds share the machine's state, so the CI is too narrow; take more of them")
+
+
+def test_a_long_warning_wraps_under_its_first_word(capsys):
+    _cli.warn(LONG)
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) > 1 and all(len(line) <= _cli.WIDTH for line in lines)
+    assert lines[0].startswith("atsdbench: warning: 64K:") and all(line.startswith("  ") for line in lines[1:])
+    assert unwrap(err) == f"atsdbench: warning: {LONG}\n"
+
+
+def test_a_short_warning_is_one_line(capsys):
+    _cli.warn("short")
+    assert capsys.readouterr().err == "atsdbench: warning: short\n"
+
+
+def test_the_warnings_under_run_s_table_are_wrapped(fixtures):
+    r = atsdbench.load(str(fixtures / "before.json"))
+    r.config["round_lag1"] = [{"stride_bytes": s, "lag1": 0.9, "rounds": 5} for s in (65536, 1 << 20)]
+    lines = tables.notes(r)
+    warned = [i for i, line in enumerate(lines) if line.startswith("warning: 64K: round means are autocorrelated")]
+    assert warned and "\n  " in lines[warned[0]]
+    assert all(len(x) <= _cli.WIDTH for line in lines for x in line.splitlines())
+
+
+def _side(fixtures, tmp_path, source, names, disturbed=False):
+    data = json.loads((fixtures / source).read_text())
+    data["config"]["label"] = None  # the same kernel and no label: the sides are named by their files
+    data["host"]["kernel_release"] = "6.12.0"
+    for s in data["samples"]:
+        s["disturbed"] = disturbed and not s["warmup"]
+    for name in names:
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
+    return ",".join(str(tmp_path / f"{n}.json") for n in names)
+
+
+def test_replicate_lists_are_named_first_to_last_and_warnings_use_those_names(cli, fixtures, tmp_path):
+    a = _side(fixtures, tmp_path, "before.json", ["run-a1", "run-a2", "run-a3"])
+    b = _side(fixtures, tmp_path, "after.json", ["run-b1", "run-b2", "run-b3"], disturbed=True)
+    p = cli("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    assert "a1..a3 GB/s" in p.stdout and "b1..b3 GB/s" in p.stdout  # the shared "run-" cut
+    [w] = [line for line in unwrap(p.stderr).splitlines() if "were disturbed" in line]
+    assert w.startswith("atsdbench: warning: b1..b3: 100% of its timed passes") and "a1..a3: 0%" in w
+    assert str(tmp_path) not in p.stderr and all(len(x) <= _cli.WIDTH for x in p.stderr.splitlines())
+
+
+def test_default_output_names_keep_the_part_that_differs(cli, fixtures, tmp_path):
+    a = _side(fixtures, tmp_path, "before.json", ["atsdbench-h-6.12.0-20261204T101500"])
+    b = _side(fixtures, tmp_path, "after.json", ["atsdbench-h-6.12.0-20261204T111500"])
+    p = cli("compare", a, b)
+    assert "20261204T101500 GB/s" in p.stdout and "20261204T111500 GB/s" in p.stdout
