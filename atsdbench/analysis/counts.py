@@ -26,6 +26,9 @@ NAMES = {"flushes": "flushes", "full_flushes": "full flushes", "ipis": "IPIs", "
          "tlbie_global": "tlbie global", "tlbie_full": "tlbie full PID", "tlbie_fixup": "tlbie fixup",
          "tlbia": "tlbia"}
 EMULATED = ("qemu-tcg",)
+# Below one event in 100 calls a base is a stray (an IPI in 10^4 calls): a change against it is given
+# as the change alone, no percentage (+0.999, not +1151100%)
+NEAR_ZERO = 0.01
 COLUMNS = ["cell", "stride", "stride_bytes", "counter", "base_label", "new_label", "base_per_call", "new_per_call",
            "change", "change_pct", "base_min", "base_max", "new_min", "new_max", "n_base", "n_new", "changed"]
 
@@ -102,7 +105,7 @@ def compare_counts(groups, labels, cells, common):
                 rows.append({"cell": cell, "stride": format_size(stride), "stride_bytes": stride, "counter": column,
                              "base_label": labels[0], "new_label": labels[i], "base_per_call": b,
                              "new_per_call": n, "change": n - b,
-                             "change_pct": (n - b) / b * 100 if b else math.nan,
+                             "change_pct": (n - b) / b * 100 if b >= NEAR_ZERO else math.nan,
                              "base_min": float(base.min()) if len(base) else math.nan,
                              "base_max": float(base.max()) if len(base) else math.nan,
                              "new_min": float(new.min()) if len(new) else math.nan,

@@ -166,3 +166,24 @@ def test_counts_by_axis_of_one_guest_file(cli, fixtures):
     rows = json.loads(cli("compare", RADIX, "--by", "bystanders", "--format", "json", cwd=fixtures).stdout)
     [r] = [r for r in rows if r["stride"] == "4M"]
     assert r["counts"]["tlbie_full"] == {"base": 0.0, "new": 1.0, "change": 1.0, "changed": True}
+
+
+def test_a_change_from_a_near_zero_base_has_no_percentage(cli, fixtures, tmp_path):
+    """A stray IPI in 10^4 calls against one a call: +1 alone, not +1151100%."""
+    from atsdbench.render import counts as shown
+
+    r = {"change": 0.999, "change_pct": math.nan, "base_per_call": 8.68e-05}
+    assert shown._change(r) == "+0.999"
+    for name, ipi in (("stray", 0), ("every", 1)):
+        data = json.loads((fixtures / X61).read_text())
+        data["host"]["virtualized"] = None
+        timed = [s for s in data["samples"] if not s["warmup"] and s["stride_bytes"] == 65536 and s["cell"] == 0]
+        for i, s in enumerate(timed):
+            s["ipis"] = s["calls"] * ipi if ipi else (1 if i == 0 else 0)
+        (tmp_path / f"{name}.json").write_text(json.dumps(data))
+    p = cli("compare", "--counts", "stray.json", "every.json", "--labels", "stray,every", cwd=tmp_path)
+    [line] = [ln for ln in p.stdout.splitlines() if ln.startswith("bystanders=0  64K") and "IPIs" in ln]
+    assert "%" not in line and line.split()[-2].startswith("+0."), line
+    c = cmp_of(tmp_path, "stray.json", "every.json")
+    [r] = [r for r in c.counts if (r["cell"], r["stride"], r["counter"]) == ("bystanders=0", "64K", "ipis")]
+    assert 0 < r["base_per_call"] < counts.NEAR_ZERO and math.isnan(r["change_pct"])
