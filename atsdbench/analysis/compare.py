@@ -404,6 +404,10 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     if len(files) < 2:
         raise UsageError(messages.CMP_COMPARE_NEEDS_BASELINE_FILE)
     groups, level = load_sides(files)
+    for g in groups:
+        for r in g:
+            if not r.has_timed_pass():
+                raise UsageError(messages.CMP_FILE_HAS_NO_TIMED_PASS.format(path=r.path or messages.UNNAMED))
     given_labels, whole = labels, {}
     labels = choose_labels(groups, labels, whole)
     warnings = input_warnings(groups, level)

@@ -149,6 +149,12 @@ class Result:
             self._frame = (table, frame)
         return self._frame[1]
 
+    def has_timed_pass(self):
+        """Whether any timed (not warm-up) pass has a rate: a run stopped before its first one has none."""
+        from .columns import timed
+
+        return bool(timed(self.columns, "gbps")[0].any())
+
     def sub_runs(self):
         """A file of `run --runs M` is M replicate runs, each of its own process: one Result per
         sub-run (the same host and config), or [self] where it has one."""

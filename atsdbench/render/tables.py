@@ -251,7 +251,16 @@ def stride_table(result, unit="pass", fmt="text", view="run"):
 
 def run_table(result, fmt="text"):
     """The per-stride table printed after a run: Median, Min, Max of single passes."""
+    if not result.has_timed_pass():
+        return no_measured_pass(result)
     return stride_table(result, "pass", fmt, view="run")[0]
+
+
+def no_measured_pass(result):
+    """What run and show print for a file without a timed pass, in the table's place."""
+    warm = sum(1 for s in result.records if s.get("warmup"))
+    kept = f" ({text.plural(warm, 'warm-up pass', 'warm-up passes')} kept)" if warm else ""
+    return f"no measured pass: the run ended before its first timed pass{kept}"
 
 
 def show_table(result, unit="round", fmt="text", scaling=False):
@@ -266,6 +275,8 @@ def show_table(result, unit="round", fmt="text", scaling=False):
 
             raise UsageError(messages.TABLES_NO_THREADS_AXIS.format(name=result.path or messages.UNNAMED))
         return scaling_table(result, fmt), []
+    if not result.has_timed_pass() and fmt != "csv":
+        return no_measured_pass(result), []
     table, warnings, shown = stride_table(result, unit, fmt, view="show")
     if fmt == "csv":
         return table, warnings

@@ -1,5 +1,6 @@
 """render/tables: run's and show's per-stride tables come from one builder (stride_table)."""
 import json
+import atsdbench
 
 from atsdbench.data import results
 from atsdbench.render import show, tables
@@ -95,3 +96,28 @@ def test_placement_note_fits_by_leaving_out_the_last_parts():
     line = text.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
     assert len(line) <= text.WIDTH and "nodes 0 / 1" in line and "2M runs" not in line
 
+
+
+def _no_timed_pass(fixtures, tmp_path, keep_warmups):
+    import json
+
+    data = json.loads((fixtures / "before.json").read_text())
+    data["complete"] = False
+    data["samples"] = [s for s in data["samples"] if s["warmup"]][:keep_warmups]
+    path = tmp_path / f"empty{keep_warmups}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_file_without_a_timed_pass_is_said_to_be_empty_everywhere(cli, fixtures, tmp_path):
+    for warm in (0, 3):
+        path = _no_timed_pass(fixtures, tmp_path, warm)
+        p = cli("show", path)
+        assert p.returncode == 0 and "Stride" not in p.stdout, p.stdout
+        assert "no measured pass: the run ended before its first timed pass" in p.stdout
+        assert ("(3 warm-up passes kept)" in p.stdout) == (warm == 3)
+        assert "no measured pass" in tables.run_report(atsdbench.load(str(path)))
+        for args in (["compare", path, fixtures / "before.json"], ["compare", fixtures / "before.json", path],
+                     ["plot", path, "-o", tmp_path / "x.png"], ["model", path]):
+            p = cli(*args)
+            assert p.returncode == 2 and "no measured pass" in p.stderr and len(p.stderr.splitlines()) == 1, args
