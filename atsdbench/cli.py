@@ -18,6 +18,31 @@ CONFIDENCE_CHOICES = "80|90|95|98|99|99.5"
 
 
 class _Parser(argparse.ArgumentParser):
+    """No abbreviations (--stride is not --strides), and where `trailer` is set, the words a command
+    takes after `--` shown at the end of its usage."""
+
+    trailer = None
+
+    def __init__(self, *args, trailer=None, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.trailer = trailer
+
+    def format_usage(self):
+        return self._with_trailer(super().format_usage())
+
+    def format_help(self):
+        return self._with_trailer(super().format_help())
+
+    def _with_trailer(self, text):
+        if not self.trailer:
+            return text
+        usage, sep, rest = text.partition("\n\n")
+        usage = usage.rstrip("\n")
+        last = usage.rsplit("\n", 1)[-1]
+        joint = "\n" + " " * (len(self.prog) + 8) if len(last) + 1 + len(self.trailer) > 100 else " "
+        return usage + joint + self.trailer + (sep + rest if sep else "\n")
+
     def error(self, message):
         # "argument --ceiling: --ceiling 'x' is not ...": a converter's message names its option already
         raise UsageError(re.sub(r"^argument (\S+): (?=\1 )", "", message))
@@ -61,7 +86,8 @@ def _subcommands():
         ("import", "turn the output of the standalone `atsd` program, or a published rate table (--table), into "
          "result files", _import_options, {}),
         ("guest", "boot kernel images under qemu, run atsd inside, one result file per image and run (atsdbench "
-         "guest --kernel IMAGE ... [-- RUN-OPTIONS [-- RUN-OPTIONS ...]])", _guest_options, {}),
+         "guest --kernel IMAGE ... [-- RUN-OPTIONS [-- RUN-OPTIONS ...]])", _guest_options,
+         {"trailer": "[-- RUN-OPTIONS [-- RUN-OPTIONS ...]]"}),
         ("campaign", "an A/B across reboots: plan the boots, run one at each boot (kexec, grub-reboot or by hand), "
          "then compare DIR", _campaign_options, {}),
         ("model", "fit per-call cost = fixed + per-page x pages and a whole-flush cost, with CIs; before/after "
@@ -180,7 +206,7 @@ def _guest_options(g):
 
 def _campaign_options(ca):
     cs = ca.add_subparsers(dest="campaign_command", metavar="ACTION", parser_class=_Parser)
-    ci = cs.add_parser("init", help="write the plan (atsdbench campaign init DIR --kernel NAME=IMAGE ... -- "
+    ci = cs.add_parser("init", trailer="-- RUN-OPTIONS", help="write the plan (atsdbench campaign init DIR --kernel NAME=IMAGE ... -- "
                        "RUN-OPTIONS)")
     ci.add_argument("directory", metavar="DIR", help="the campaign's directory (new or empty)")
     ci.add_argument("--kernel", action="append", default=[], metavar="NAME=IMAGE[,initrd=FILE][,append=ARGS]",

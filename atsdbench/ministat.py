@@ -75,6 +75,16 @@ USAGE = """Usage: ministat [-C column] [-c confidence] [-d delimiter(s)] [-Ans] 
 \t-s : print avg/median/stddev bars on separate lines
 \t-w : width of graph/test output (default 74 or terminal width)"""
 
+def usage(prog="ministat"):
+    """ministat's usage text under another name; where that pushes its first line past 100 columns, the
+    file operands go on a line of their own."""
+    first, rest = USAGE.replace("ministat", prog, 1).split("\n", 1)
+    if len(first) > 100:
+        head, tail = first.split(" [file", 1)
+        first = f"{head}\n{' ' * (len('Usage: ') + len(prog) + 1)}[file{tail}"
+    return f"{first}\n{rest}"
+
+
 # What strtod(3) accepts as a prefix (after leading white space), in the C locale: for -c.
 # (Data files are read in C, csrc/atsd.c atsd_read_column, with strtod itself.)
 _STRTOD = re.compile(r"[ \t\n\v\f\r]*([+-]?(?:0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)(?:[pP][+-]?\d+)?"
@@ -549,7 +559,7 @@ def main(argv, prog="ministat", stdout=None, stdin=None):
     stdout = stdout or sys.stdout
     stdin = stdin or sys.stdin.buffer
     if prog != "ministat" and _asks_help(argv):  # ministat has no -h; `atsdbench --help` sends users here
-        stdout.write(USAGE.replace("ministat", prog, 1) + "\n")
+        stdout.write(usage(prog) + "\n")
         stdout.flush()
         return 0
     try:

@@ -33,20 +33,20 @@
 	  "rounds rotate over K regions on distinct physical pages, held at once where memory allows (mprotect)") \
 	X("gap", 0, BOTH, "gap", "DURATION", NULL, "20s", \
 	  "with --runs: sub-runs start at least this long apart (a fast drift decorrelates in ~20 s; a slower one needs replicate files)") \
-	X("op", 0, BOTH, "op", "mprotect|madvise|munmap", NULL, "mprotect", \
-	  "what each call does to its stride: mprotect(PROT_NONE), madvise(MADV_DONTNEED) or munmap") \
+	X("op", 0, BOTH, "op", "OP[,OP...]", NULL, "mprotect", \
+	  "what each call does to its stride: mprotect(PROT_NONE), madvise(MADV_DONTNEED) or munmap; a list is an axis (a cell each, paired by round)") \
 	X("workload", 0, BOTH, "workload", "tlb_flush1|tlb_flush2|tlb_flush3", NULL, NULL, \
 	  "will-it-scale's loop instead of --op passes: per loop a page written, madvise(MADV_DONTNEED), read back; loops/s per task count") \
-	X("threads", 0, BOTH, "threads", "N", NULL, "1", \
-	  "N threads of this mm invalidate at once, each its own part of the region, pinned to its own CPU") \
+	X("threads", 0, BOTH, "threads", "N[,N...]", NULL, "1", \
+	  "N threads of this mm invalidate at once, each its own part of the region, pinned to its own CPU; a list (1,2,4) is an axis: a scaling sweep") \
 	X("tasks", 0, BOTH, "tasks", "threads|processes", NULL, "threads", \
 	  "what the --threads are: threads of one mm, or processes with a region (an mm) each") \
 	X("pages", 0, BOTH, "pages", "base|thp|hugetlb", NULL, "base", \
-	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB") \
+	  "page backing: MADV_NOHUGEPAGE, MADV_HUGEPAGE or MAP_HUGETLB; a list is an axis") \
 	X("mem-node", 0, RUN, "mem-node", "N", NULL, "none", \
 	  "bind the region's memory to NUMA node N (mbind MPOL_BIND); default: the kernel's policy") \
-	X("bystanders", 0, BOTH, "bystanders", "N", NULL, "0", \
-	  "threads keeping this mm live on other CPUs") \
+	X("bystanders", 0, BOTH, "bystanders", "N[,N...]", NULL, "0", \
+	  "threads keeping this mm live on other CPUs; a list (0,1) is an axis (a cell each, paired by round)") \
 	X("cpu", 0, BOTH, "cpu", "N|auto", NULL, "auto", \
 	  "CPU the measuring thread is pinned to; auto: an isolated or nohz_full CPU, else not CPU 0 nor its SMT siblings") \
 	X("latency", 0, BOTH, "latency", NULL, "1", "0", \

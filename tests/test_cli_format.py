@@ -61,3 +61,28 @@ def test_default_output_names_keep_the_part_that_differs(cli, fixtures, tmp_path
     b = _side(fixtures, tmp_path, "after.json", ["atsdbench-h-6.12.0-20261204T111500"])
     p = cli("compare", a, b)
     assert "20261204T101500 GB/s" in p.stdout and "20261204T111500 GB/s" in p.stdout
+
+
+def test_no_option_is_taken_by_its_prefix(cli):
+    for args in (["run", "--stride", "64K"], ["run", "--thread", "2"], ["compare", "--label", "a,b", "x", "y"]):
+        p = cli(*args)
+        assert p.returncode == 2 and "unrecognized arguments" in p.stderr and len(p.stderr.splitlines()) == 1, args
+
+
+def test_the_help_shows_lists_and_the_run_options_after_the_double_dash(cli):
+    run = cli("run", "--help").stdout
+    for option in ("--threads N[,N...]", "--bystanders N[,N...]", "--op OP[,OP...]"):
+        assert option in run, option
+    assert unwrap(run.replace("\n" + " " * 24, " ")).count("is an axis") >= 3
+    guest = cli("guest", "--help").stdout
+    assert "[-- RUN-OPTIONS [-- RUN-OPTIONS ...]]" in guest.split("\n\n")[0]
+    init = cli("campaign", "init", "--help").stdout
+    assert "-- RUN-OPTIONS" in init.split("\n\n")[0]
+
+
+def test_every_help_is_within_100_columns(cli):
+    pages = [["--help"], ["stat", "-h"], ["campaign", "init", "--help"], ["guest", "--help"], ["run", "--help"],
+             ["compare", "--help"]]
+    for args in pages:
+        p = cli(*args)
+        assert p.returncode == 0 and max(map(len, p.stdout.splitlines())) <= _cli.WIDTH, args
