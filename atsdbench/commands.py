@@ -388,6 +388,8 @@ def cmd_compare(args):
     if args.format == "lava":
         from .render import lava
 
+        if getattr(args, "scaling", False):
+            raise UsageError(messages.CMD_SCALING_NOT_LAVA)
         print(lava.compare_lines(cmp))
         return 0
     print(compare_formats.RENDERERS[args.format](cmp))
@@ -415,13 +417,16 @@ def cmd_show(args):
     if args.format == "lava":
         from .render import lava
 
+        if getattr(args, "scaling", False):
+            raise UsageError(messages.CMD_SCALING_NOT_LAVA)
         _print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/report.sh reads
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
         raise UsageError(messages.CMD_FORMAT_MUST_2.format(formats=', '.join(show.FORMATS),
                                                            format=args.format))
-    table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False))
+    table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False),
+                                  gbps=getattr(args, "gbps", False))
     _warn(warnings)
     _print_stale(result.stale(), sys.stderr if args.format in MACHINE_FORMATS else sys.stdout)  # above the table
     if args.format == "text":

@@ -49,6 +49,15 @@ def test_tlb_flush2_counts_every_loop_of_every_task(cli, tmp_path, tasks):
     assert sorted((r["threads"], r["op"], r["stride_bytes"], r["calls"]) for r in v) == [
         (t, "madvise", PAGE, (1 << 20) // PAGE * t) for t in (1, 2)]  # the cells in their interleaved order
     assert all(r["stale"] == 0 and r["checks"] > 0 for r in v)
+    # the table in will-it-scale's loops/s, the verify passes said to be the workload's default
+    assert "Median loops/s" in p.stdout and "Median GB/s" not in p.stdout
+    assert "on by default for --workload" in " ".join(p.stdout.split())
+    rate = {}
+    for args in ([], ["--gbps"]):
+        shown = cli("show", out, "--unit", "pass", *args).stdout.splitlines()
+        head = next(i for i, line in enumerate(shown) if line.startswith("Stride"))
+        rate[bool(args)] = float(shown[head + 2].split()[4])  # the first cell's median
+    assert rate[False] == pytest.approx(rate[True] * 1e9 / PAGE, rel=0.01)
 
 
 @pytest.mark.live

@@ -69,7 +69,7 @@ def headline(result):
     elif c.get("adaptive"):  # config rounds is then the minimum
         rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
     what = f"{op_text(c)} rate over {format_size(c['size'])}"
-    workloads = (c.get("axes") or {}).get("workload") or ([c["workload"]] if c.get("workload") else [])
+    workloads = workloads_of(c)
     if workloads:  # will-it-scale's loop: size is each task's pages a pass
         what = f"{','.join(map(str, workloads))} loops (will-it-scale) over {format_size(c['size'])} a task"
         extras.append(f"ASLR {c.get('aslr') or 'unknown'}")
@@ -94,7 +94,7 @@ def verify_notes(result):
     from ..data.results import verify_summary
 
     summary = verify_summary(getattr(result, "verify", None) or [])
-    return [text.verified(summary)] if summary else []
+    return [text.verified(summary, bool(workloads_of(result.config)))] if summary else []
 
 
 def trace_notes(config):
@@ -168,9 +168,13 @@ def _cell_host(result, spec):
     return {**result.host, "tlb_single_page_flush_ceiling": spec["ceiling"]}
 
 
-def _rate_columns(view, unit):
-    """[(title, csv name, row -> text)]: the columns that tell the two views apart."""
+def _rate_columns(view, unit, loops=False):
+    """[(title, csv name, row -> text)]: the columns that tell the two views apart.  loops: a
+    --workload's rates as will-it-scale gives them, loops/s (GB/s over the page a loop zaps)."""
     def col(title, name, key, fmt):
+        if loops and fmt is not cv:
+            return title, f"{name}_loops_per_s" if name else name, \
+                lambda r: numbers.fixed(None if r.get(key) is None else r[key] * 1e9 / r["stride_bytes"], 0)
         return title, name, lambda r: fmt(r.get(key))
 
     def rate3(v):
@@ -180,8 +184,9 @@ def _rate_columns(view, unit):
         return numbers.fixed(v, 1)
 
     if view == "run":
-        return [col("Median GB/s", "median", "median", numbers.rate), col("Min", "min", "min", numbers.rate),
-                col("Max", "max", "max", numbers.rate), col("CV% within", "cv_within_pct", "within_cv", cv),
+        return [col("Median loops/s" if loops else "Median GB/s", "median", "median", numbers.rate),
+                col("Min", "min", "min", numbers.rate), col("Max", "max", "max", numbers.rate),
+                col("CV% within", "cv_within_pct", "within_cv", cv),
                 col("CV% between", "cv_between_pct", "between_cv", cv)]
     # run prints Median/Min/Max of single passes, show by default of round means: the same words
     # for two different numbers, so the line over show's table names its unit (text.show_units).
@@ -190,7 +195,12 @@ def _rate_columns(view, unit):
         col("Stddev", "stddev", "stddev", rate3), col("CV%", "cv_pct", "cv", cv)]
 
 
-def stride_table(result, unit="pass", fmt="text", view="run"):
+def workloads_of(config):
+    """The --workload loops a file ran (an axis or one), [] for --op passes."""
+    return (config.get("axes") or {}).get("workload") or ([config["workload"]] if config.get("workload") else [])
+
+
+def stride_table(result, unit="pass", fmt="text", view="run", gbps=False):
     """(table, warnings, unit shown): the per-stride table of `view` ("run" or "show") over `unit`
     ("pass" or "round"; rounds fall back to passes where a stride has a single round, and say so),
     as text, markdown or csv (one table, the cell and its axis values leading each row)."""
@@ -209,7 +219,8 @@ def stride_table(result, unit="pass", fmt="text", view="run"):
     rows = [r for b in blocks for r in b[3]]
     shown = blocks[0][3][0]["unit"] if blocks[0][3] else unit
 
-    columns = [("Stride", "stride", lambda r: format_size(r["stride_bytes"]))] + _rate_columns(view, shown)
+    loops = bool(workloads_of(result.config)) and not gbps
+    columns = [("Stride", "stride", lambda r: format_size(r["stride_bytes"]))] + _rate_columns(view, shown, loops)
     columns.append(("us/call", "us_per_call", lambda r: numbers.fixed(r.get("us_per_call"), 3)))
     for key in (k for k in LATENCY if any(k in r for r in rows)):
         columns.append((f"{key.split('_')[1]} us", key[4:], lambda r, key=key: numbers.fixed(r.get(key), 3)))
@@ -263,7 +274,7 @@ def no_measured_pass(result):
     return f"no measured pass: the run ended before its first timed pass{kept}"
 
 
-def show_table(result, unit="round", fmt="text", scaling=False):
+def show_table(result, unit="round", fmt="text", scaling=False, gbps=False):
     """`atsdbench show`'s table, over rounds (default) or passes, and what its numbers are: (text, warnings).
     A threads sweep (analysis/scaling.has_sweep) adds its scaling table after the cells' blocks (text,
     markdown); scaling=True gives that table alone, in any format (csv too)."""
@@ -277,10 +288,10 @@ def show_table(result, unit="round", fmt="text", scaling=False):
         return scaling_table(result, fmt), []
     if not result.has_timed_pass() and fmt != "csv":
         return no_measured_pass(result), []
-    table, warnings, shown = stride_table(result, unit, fmt, view="show")
+    table, warnings, shown = stride_table(result, unit, fmt, view="show", gbps=gbps)
     if fmt == "csv":
         return table, warnings
-    unit_note = text.show_units(shown)
+    unit_note = text.show_units(shown, "loops/s" if workloads_of(result.config) and not gbps else "GB/s")
     if sweep.has_sweep(result):
         table += "\n\n" + scaling_table(result, fmt)
     return f"{unit_note}\n{table}", warnings

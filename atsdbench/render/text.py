@@ -176,10 +176,10 @@ def thp_short(low, high):
     return f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmented, or THP off)"
 
 
-def show_units(unit):
+def show_units(unit, rate="GB/s"):
     if unit == "round":
-        return "Min to Stddev: GB/s of round means (N = rounds); run's Median, Min, Max: of passes (--unit pass)"
-    return "Min to Stddev: GB/s of single passes (N = passes), as run prints them"
+        return f"Min to Stddev: {rate} of round means (N = rounds); run's Median, Min, Max: of passes (--unit pass)"
+    return f"Min to Stddev: {rate} of single passes (N = passes), as run prints them"
 
 
 def detects_alone(found):
@@ -224,17 +224,17 @@ def stale_lines(groups, name=None):
     return out
 
 
-def verified(summary):
+def verified(summary, workload=False):
     """Above run's and show's table, for a file with verify passes: what they checked, and how many of
-    the checks proved something (the checker held the translation while the call ran)."""
+    the checks proved something (the checker held the translation while the call ran).  workload: a
+    --workload run, which takes them unasked (its loop's read-back is checked the same way)."""
     checks, held = summary["checks"], summary["held"]
-    from .numbers import pct
-
-    share = pct(100.0 * held / checks, 1, sign=False) if checks else "none"
-    line = f"verify: {summary['stale']} stale in {plural(checks, 'check')}; held in the call: {share}"
+    why = ", on by default for --workload (--no-verify skips them)" if workload else ""
+    line = (f"verify: untimed passes after each round's timed ones{why}: {summary['stale']} stale in "
+            f"{plural(checks, 'check')}; {held} of {checks} held the translation while the call ran")
     if checks - held:
-        line += f", {checks - held} proved nothing"
-    return see(line, VERIFY_HELD)
+        line += f" (the other {checks - held} proved nothing)"
+    return hang(see(line, VERIFY_HELD), 2)
 
 
 def verify_gpu():
@@ -582,8 +582,9 @@ def counts_emulated(names):
 
 def workload_units(page):
     """Under a --workload run's headline: what its GB/s column is."""
-    return wrap(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: GB/s = loops/s x "
-                f"{page}; samples' loops_per_s (docs/workloads.md#will-it-scales-loops)")
+    return hang(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: rates in loops/s, "
+                f"as will-it-scale counts them (show --gbps: GB/s = loops/s x {page}) "
+                "(docs/workloads.md#will-it-scales-loops)", 2)
 
 
 def placement_varied(placements, regions, medians=None, contig=None, nodes=None):
