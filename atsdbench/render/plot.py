@@ -79,14 +79,18 @@ def latency_distribution(result, stride, cell=None):
     return [2 ** ((k + 0.5) / 4) / 1e3 for k in keys], [counts.get(k, 0) / total for k in keys]
 
 
-def _finish(ax, xlabel, ylabel, title, ticks=None):
+def _finish(ax, xlabel, ylabel, title, ticks=None, outside=False):
+    """outside: the legend right of the panel, off its lines (a sweep's lines span the panel)."""
     if ticks:
         ax.set_xscale("log", base=2)
         ax.set_xticks(ticks, [format_size(t) for t in ticks])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize="small")
+    if outside:
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)
 
 
@@ -278,13 +282,13 @@ def _scaling_sweeps(sides, labels, confidence):
             if scaling.has_sweep(side[0])]
 
 
-def _scaling_panel(ax, sweeps, confidence):
+def _scaling_panel(ax, disturbed, sweeps, confidence):
     """A threads sweep: aggregate rate against thread count (log2), each point its own CI of round
-    means, the linear line from the smallest thread count dashed; on the right axis the share of
-    disturbed passes (a task descheduled, the disturbance rule: what the result records for each
-    pass), dotted.  will-it-scale's chart puts the machine's idle there; a result here has no
-    machine-wide idle, and the least task's CPU share is in show --scaling --format csv."""
-    right = ax.twinx()
+    means, the linear line from the smallest thread count dashed, the legend beside the panel; under
+    it, a small panel of its own (`disturbed`), the share of disturbed passes (a task descheduled,
+    the disturbance rule: what the result records for each pass) in the same colours.  will-it-scale's
+    chart puts the machine's idle there; a result here has no machine-wide idle, and the least task's
+    CPU share is in show --scaling --format csv."""
     units, counts, rounds = set(), set(), set()
     for sc, label in sweeps:  # a replicate set's first file: one run's sweep
         units.add(sc.unit)
@@ -303,19 +307,23 @@ def _scaling_panel(ax, sweeps, confidence):
                     label=f"{name}: linear from {ref.threads}")
             shares = [(r.threads, r.disturbed) for r in rows if not math.isnan(r.disturbed)]
             if shares:
-                right.plot(*zip(*shares), linestyle=":", marker="x", color=color)
+                disturbed.plot(*zip(*shares), marker="o", markersize=4, linewidth=1, color=color, label=name)
             counts.update(xs)
-    right.set_ylim(0, 100)
-    right.set_ylabel("disturbed passes % (dotted)")
     ticks = sorted(counts)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(ticks, [str(t) for t in ticks])
+    for a in (ax, disturbed):
+        a.set_xscale("log", base=2)
+        a.set_xticks(ticks, [str(t) for t in ticks])
+        a.grid(True, alpha=0.3)
+    disturbed.set_ylim(0, 100)
+    disturbed.set_ylabel("disturbed passes %")
+    disturbed.set_title("disturbed passes: a cell's timed passes, in the colours above", fontsize="small")
+    disturbed.set_xlabel("tasks (threads or processes)")
     unit = ", ".join(sorted(units)) or "GB/s"
     from . import text
 
     low, high = min(rounds, default=0), max(rounds, default=0)
-    _finish(ax, "tasks (threads or processes)", f"{unit}, all tasks",
-            text.scaling_panel(level(confidence), str(low) if low == high else f"{low}-{high}"))
+    _finish(ax, "", f"{unit}, all tasks",
+            text.scaling_panel(level(confidence), str(low) if low == high else f"{low}-{high}"), outside=True)
 
 
 def _labels(sides, given):
@@ -387,16 +395,18 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     if big:
         _release()
     plt = require_matplotlib()
-    panels = 1 + sweep + has_latency + two + bool(model)
-    fig, axes = plt.subplots(panels, 1, figsize=(8, 3.6 * panels), squeeze=False)
+    # a sweep takes two rows: its scaling panel and, under it, the small panel of disturbed passes
+    heights = [3.6] + [3.6, 1.4] * sweep + [3.6] * (has_latency + two + bool(model))
+    fig, axes = plt.subplots(len(heights), 1, figsize=(8 + 2.5 * sweep, sum(heights)), squeeze=False,
+                             gridspec_kw={"height_ratios": heights})
     axes = [a[0] for a in axes]
     _rate_panel(axes[0], heads, rate, metric, confidence, ticks)
     if sweep:
-        _scaling_panel(axes[1], sweeps, confidence)
+        _scaling_panel(axes[1], axes[2], sweeps, confidence)
     if has_latency:
-        _latency_panel(axes[1 + sweep], latency)
+        _latency_panel(axes[1 + 2 * sweep], latency)
     if cmp is not None:
-        _speedup_panel(axes[1 + sweep + has_latency], cmp, labels, confidence, ticks)
+        _speedup_panel(axes[1 + 2 * sweep + has_latency], cmp, labels, confidence, ticks)
     if model:
         _model_panel(axes[-1], analysis)
     fig.suptitle(heading)

@@ -147,6 +147,11 @@ def test_plot_draws_the_scaling_panel(cli, fixtures, tmp_path):
     assert list(xs) == [1, 2, 4] and ys[2] == pytest.approx(4 * ys[0])
     right = next(a for a in fig.axes if a.get_ylabel().startswith("disturbed passes"))
     assert right.get_ylim() == (0, 100) and len(right.lines) == 4  # per side and stride
+    # pasteable: the legend beside the panel, off its lines; the disturbed share a panel of its own under it
+    fig.canvas.draw()
+    assert panel.get_legend().get_window_extent().x0 >= panel.get_window_extent().x1
+    assert right.get_position().y1 < panel.get_position().y0 and not panel.lines[0].get_linestyle() == ":"
+    assert [line.get_color() for line in right.lines] == [c.lines[0].get_color() for c in panel.containers]
     out = tmp_path / "sweep.png"
     p = cli("plot", "sweep.json", "-o", out, cwd=fixtures)
     assert p.returncode == 0, p.stderr
