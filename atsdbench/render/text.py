@@ -315,6 +315,11 @@ def breakdown_legend(traced_over):
     return see(f"N = 1 pass's calls; stages sum to syscall{over}", BREAKDOWN)
 
 
+def breakdown_local_untimed():
+    """Under a breakdown whose local flushes were not timed (no bystander on x86)."""
+    return see("untimed: no other CPU to reach, flushed in place, inside page tables", BREAKDOWN)
+
+
 def breakdown_emulated(virtualized):
     """Under a breakdown or profile of a guest under full emulation: the shares hold, the µs do not."""
     return see(f"emulated ({virtualized}): the µs are the emulator's, read the shares", GUEST_BREAKDOWN)

@@ -25,7 +25,7 @@ def test_each_stride_is_a_row_whose_stages_add_up(fixtures):
     whole = breakdown.table(_section(fixtures))
     out = whole.splitlines()
     assert out[0] == text.BREAKDOWN_TITLE and max(map(len, out)) <= text.WIDTH  # blocks where wider
-    for name in ("Stride", "Calls", "Syscall µs", "page tables", "local flush", "Pages", "IPI wanted/sent"):
+    for name in ("Stride", "Calls", "Syscall µs", "page tables", "local flush", "Pages", "IPIs wanted", "IPIs sent"):
         assert name in whole
     rows = out[3:6]  # the first block's rows
     assert [r.split()[0] for r in rows] == ["64K", "1M", "4M"]
@@ -171,3 +171,14 @@ def test_a_guest_under_full_emulation_is_marked_and_the_shares_asked_for(fixture
     profile = {"event": "cpu-clock", "complete": True, "passes": [
         {"stride_bytes": 65536, "samples": 10, "stages": {"page_table": 0.5}, "self": [["f", 0.5]]}]}
     assert note in breakdown.profile_table(profile, host={"virtualized": "qemu-tcg"}).splitlines()
+
+
+def test_a_local_flush_no_cross_call_timed_is_untimed_not_zero(fixtures):
+    """Without a bystander, x86 flushes in place: the local flush column says untimed, and a note why."""
+    alone = breakdown.table(_section(fixtures, bystanders=0))
+    rows = [line for line in alone.splitlines() if line.split()[:1] in (["64K"], ["1M"], ["4M"])]
+    assert rows and all(breakdown.UNTIMED in r for r in rows[:3]) and " 0.00 0%" not in alone
+    assert "untimed: no other CPU to reach, flushed in place" in alone
+    shared = breakdown.table(_section(fixtures, bystanders=1))
+    assert breakdown.UNTIMED + " " not in shared.split("\n", 1)[1].split("N = 1")[0]
+    assert "flushed in place" not in shared
