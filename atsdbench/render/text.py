@@ -593,16 +593,14 @@ def workload_units(page):
 
 
 def placement_varied(placements, regions, medians=None, contig=None, nodes=None):
-    """show/run, under the table, where rounds' regions sat on different physical pages (issue 35).
-    medians and contig are (low, high) already formatted (render/numbers.py), None without root;
-    nodes is None where one node held them all.  What does not fit in WIDTH is left to the columns."""
-    parts = ([f"nodes {nodes}"] if nodes else []) + ([f"median PFN {medians[0]}-{medians[1]}"] if medians else []) + \
-        ([f"2M runs {contig[0]}-{contig[1]}"] if contig else [])
-    while True:
-        line = see(f"placement: {placements} in {regions} rounds" + "".join(f", {p}" for p in parts), PLACEMENT)
-        if len(line) <= WIDTH or not parts:
-            return line
-        parts.pop()
+    """show/run, under the table, where rounds' regions sat on different physical pages.  medians and
+    contig are (low, high) already formatted (render/numbers.py), None without root; nodes is None
+    where one node held them all.  Wrapped under its first word where it is longer than WIDTH."""
+    parts = ([f"NUMA nodes {nodes}"] if nodes else []) + \
+        ([f"the median page frame number ranged {medians[0]} to {medians[1]}"] if medians else []) + \
+        ([f"{contig[0]} to {contig[1]} of a region in 2M-contiguous runs"] if contig else [])
+    head = f"placement: the rounds' regions sat on {placements} different sets of physical pages in {regions} rounds"
+    return hang(see(head + "".join(f"; {p}" for p in parts), PLACEMENT), 2)
 
 
 def placements_legend(k, mode):

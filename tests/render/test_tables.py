@@ -82,19 +82,25 @@ def test_placement_note_only_when_placement_varies():
     assert tables.placement_notes(same) == []
     varied = same[:2] + [_placed(2, "bb", 2_280_000, 0.25)]
     (line,) = tables.placement_notes(varied)
-    assert line.startswith("placement: 2 in 3 rounds, median PFN 2.17M-2.28M, ")
-    assert "2M runs 0%-25%" in line and line.endswith(f"({text.PLACEMENT})") and len(line) <= text.WIDTH
+    one = " ".join(line.split())
+    assert one.startswith("placement: the rounds' regions sat on 2 different sets of physical pages in 3 rounds; "
+                          "the median page frame number ranged 2.17M to 2.28M; ")
+    assert "0% to 25% of a region in 2M-contiguous runs" in one and one.endswith(f"({text.PLACEMENT})")
+    assert all(len(x) <= text.WIDTH for x in line.splitlines())
     # without root: no PFN, but two NUMA nodes still say the rounds' memory moved
     unprivileged = [{"round": r, "warmup": False, "placement_nodes": n} for r, n in enumerate(["0", "1"])]
     (line,) = tables.placement_notes(unprivileged)
-    assert line == text.see("placement: 2 in 2 rounds, nodes 0 / 1", text.PLACEMENT)
+    assert " ".join(line.split()) == text.see(
+        "placement: the rounds' regions sat on 2 different sets of physical pages in 2 rounds; NUMA nodes 0 / 1",
+        text.PLACEMENT)
 
 
-def test_placement_note_fits_by_leaving_out_the_last_parts():
+def test_placement_note_wraps_and_keeps_every_part():
     from atsdbench.render import text
 
     line = text.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
-    assert len(line) <= text.WIDTH and "nodes 0 / 1" in line and "2M runs" not in line
+    assert all(len(x) <= text.WIDTH for x in line.splitlines()) and "NUMA nodes 0 / 1" in " ".join(line.split())
+    assert "2M-contiguous" in line and all(x.startswith("  ") for x in line.splitlines()[1:])
 
 
 
