@@ -142,6 +142,10 @@ def resolve_image(kernel):
         if release is None:
             raise UsageError(messages.KERNEL_NO_RELEASE.format(kernel=kernel["name"], path=out["image"]))
         out["release"], out["version"] = release, version
+    elif release is not None and release != out["release"]:
+        # the banner is what the booted kernel's uname -r reports: a step would never recognise it
+        raise UsageError(messages.KERNEL_RELEASE_NOT_IMAGES.format(kernel=kernel["name"], given=out["release"],
+                                                                   release=release))
     else:
         out["version"] = version if release == out["release"] else None
     return out

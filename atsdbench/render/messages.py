@@ -106,6 +106,7 @@ KERNEL_SPEC_PART = '--kernel {spec!r}: {part!r} is not initrd=FILE, append=ARGS 
 KERNEL_SPEC_NO_IMAGE = '--kernel {spec!r}: no image'
 KERNEL_NOT_TOLD_APART = '--kernel {a} and {b} both run as {release}{version}: a boot could not be told apart'
 KERNEL_NOT_A_FILE = '--kernel {kernel}: {field} {path} is not a regular file'
+KERNEL_RELEASE_NOT_IMAGES = '--kernel {kernel}: release={given}, but the image says {release} (its uname -r)'
 KERNEL_NO_RELEASE = '--kernel {kernel}: {path} says no release: add ,release=R (its uname -r)'
 
 # ---- campaign.step ----

@@ -1,4 +1,6 @@
 """campaign/plan: kernel specs, what an image says it is, telling kernels apart, the schedule."""
+import re
+
 import pytest
 
 from atsdbench.campaign import plan as plans
@@ -24,6 +26,16 @@ def test_bad_kernel_specs_are_one_line(spec):
 def test_a_bzimage_says_its_release_and_version(tmp_path):
     image = fakes.bzimage(tmp_path / "vmlinuz", fakes.A_BANNER)
     assert plans.image_identity(image) == fakes.banner_parts(fakes.A_BANNER)
+
+
+def test_a_release_the_image_contradicts_is_refused(tmp_path):
+    """release= is for an image that says none: one that says another would never be recognised booted."""
+    image = fakes.bzimage(tmp_path / "vmlinuz", fakes.A_BANNER)
+    said = fakes.banner_parts(fakes.A_BANNER)[0]
+    with pytest.raises(UsageError, match=f"release=9.9, but the image says {re.escape(said)}"):
+        plans.resolve_image({"name": "a", "image": image, "initrd": None, "append": None, "release": "9.9"})
+    k = plans.resolve_image({"name": "a", "image": image, "initrd": None, "append": None, "release": said})
+    assert k["release"] == said and k["version"] == fakes.banner_parts(fakes.A_BANNER)[1]
 
 
 def test_an_elf_vmlinux_says_it_through_its_banner(tmp_path):
