@@ -323,9 +323,10 @@ def _std_streams():
     for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, mode))  # the lowest free descriptor: this stream's
-    if hasattr(sys.stdout, "reconfigure"):
-        codecs.register_error("atsdbench", _unencodable)
-        sys.stdout.reconfigure(errors="atsdbench")
+    codecs.register_error("atsdbench", _unencodable)
+    for stream in (sys.stdout, sys.stderr):  # a warning names a side by its --label too
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="atsdbench")
 
 
 def _unencodable(error):
