@@ -133,6 +133,11 @@ def pending():
     return bool(_pending)
 
 
+def pending_signals():
+    """Inside `held()`: the signals recorded since the last check, in order (not consumed)."""
+    return list(_pending)
+
+
 def take():
     """Consumes the signals recorded so far; True if there was one."""
     had = bool(_pending)

@@ -69,10 +69,43 @@ class Lock:
             os.close(fd)
 
 
+def _die_with_step(step_pid):
+    """In the child, before exec: SIGTERM when the step dies (even by SIGKILL), so no run outlives its
+    step and writes into a slot the journal has closed; SIGTERM, not SIGKILL, so it saves what it
+    measured first.  A step already gone before this ran is the same case."""
+    import ctypes
+    import signal
+
+    def arm():
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != step_pid:
+            os.kill(os.getpid(), signal.SIGTERM)
+    return arm
+
+
+def supervise(argv):
+    """Run argv as the step's child, in the step's process group, dying with the step (_die_with_step);
+    a SIGINT or SIGTERM the step gets while it runs (held, so the step is not cut off) is passed on to
+    the child once, which stops and saves as on a Ctrl-C.  Returns the child's exit status."""
+    proc = subprocess.Popen(argv, preexec_fn=_die_with_step(os.getpid()))
+    passed = set()
+    while True:
+        try:
+            return proc.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            for signum in signals.pending_signals():
+                if signum not in passed:
+                    passed.add(signum)
+                    proc.send_signal(signum)
+
+
 def run_subprocess(words, output):
     """The real runner: `atsdbench run WORDS -o OUTPUT` in a child process (its Ctrl-C saves what it
     measured, as any run does).  Returns its exit status."""
-    return subprocess.run([sys.executable, "-m", "atsdbench", "run", *words, "-o", output]).returncode
+    return supervise([sys.executable, "-m", "atsdbench", "run", *words, "-o", output])
 
 
 def run_atsd(words, output, atsd=None):
@@ -88,7 +121,7 @@ def run_atsd(words, output, atsd=None):
     if atsd is None:
         raise UsageError(messages.STEP_NO_ATSD)
     raw = output[:-5] + ".atsd.txt"
-    rc = subprocess.run([atsd, *words, "-o", raw]).returncode
+    rc = supervise([atsd, *words, "-o", raw])
     if rc not in (0, 3):  # 3: finished, with a stale translation (said on stderr): imported as any finished run
         return rc
     try:
@@ -101,17 +134,13 @@ def run_atsd(words, output, atsd=None):
         return 2
 
 
-def _complete(path):
-    """Whether the result file at path says it is complete.  Read as JSON alone, not loaded: a step
-    inside a guest (--runner atsd) has no numpy, which a load's columns need; the file was checked by
-    the schema when it was written."""
-    from ..data import files, results
+def _signal_name(signum):
+    import signal
 
     try:
-        data = files.read_json(path, "a result file")
-    except (UsageError, OSError):
-        return False
-    return isinstance(data, dict) and data.get("format") == results.FORMAT and data.get("complete") is True
+        return signal.Signals(signum).name
+    except ValueError:
+        return str(signum)
 
 
 class Step:
@@ -140,16 +169,28 @@ class Step:
             warn(w)
         boot_id, release, version = read_identity(self.proc)
         act = (lambda **e: self.out(text.step_would_record(e["event"]))) if dry_run else self.event
+        counted, recovered = {d["boot_id"] for d in c.done}, set()
         for e in c.open_starts():  # a crash, a power cut or a killed step left this slot open
-            why = "the boot ended before its run did" if e["boot_id"] != boot_id else "its step was killed"
             kept = e.get("file") if e.get("file") and os.path.exists(os.path.join(self.directory, e["file"])) else None
-            act(event="unfinished", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, why=why)
+            if kept and e["boot_id"] not in counted and store.complete_result(os.path.join(self.directory, kept)):
+                # the run finished and saved; only its done event is missing (lost, deleted, or the step
+                # died after the run): the observation is kept, not redone
+                act(event="done", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, start=e["seq"],
+                    recovered=True)
+                counted.add(e["boot_id"])
+                recovered.add(e["boot_id"])
+                self.out(text.step_recovered(e["kernel"], e["boot_id"], kept))
+                continue
+            why = "the boot ended before its run did" if e["boot_id"] != boot_id else "its step was killed"
+            act(event="unfinished", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, why=why, start=e["seq"])
             self.out(text.step_slot_redone(e["kernel"], e["boot_id"], why, kept))
         c = store.load(self.directory) if not dry_run else c
         if c.complete:
             self.out(text.campaign_done(self.directory))
             self._disable(dry_run)
             return 0
+        if boot_id in recovered:  # this boot's run had finished before its step was cut off: the next boot
+            return self._arrange(c, dry_run)
         used = c.boots_done().get(boot_id)
         if used is not None:
             raise UsageError(messages.STEP_BOOT_USED.format(
@@ -183,12 +224,18 @@ class Step:
         self.out(text.step_started(self.directory, name, slot, total, boot_id))
         with signals.held():  # the run's Ctrl-C is the child's to handle: it saves what it measured
             rc = self.runner(c.plan["run_options"], path)
+            asked = signals.pending_signals()
             interrupted = signals.take()
         # exit 3: the run finished and saved, and its verify passes read a stale translation (a finding about
         # the kernel, not a failed run: redoing the slot would only find it again); compare DIR says it
-        if rc in (0, 3) and _complete(path):
+        if rc in (0, 3) and store.complete_result(path):
             self.event(event="done", boot_id=boot_id, kernel=name, file=rel, **({"stale": True} if rc else {}))
             self.out(text.step_saved(path) if rc == 0 else text.step_saved_stale(path))
+            if interrupted:  # asked to stop: the finished run counts, but no next boot is arranged
+                why = "interrupted by " + "/".join(_signal_name(s) for s in dict.fromkeys(asked))
+                self.event(event="stopped", boot_id=boot_id, why=why)
+                self.out(text.step_stopped(why))
+                return 130
         else:
             kept = rel if os.path.exists(path) else None
             why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"

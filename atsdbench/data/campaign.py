@@ -3,7 +3,7 @@ result file per boot.
 
     DIR/campaign.json          the plan: kernels, boots each, schedule, method, run options (written once)
     DIR/journal/NNNNNN-KIND.json  one event each (start, done, unfinished, missed, foreign, skipped,
-                               arranged), written once through the atomic writer and never replaced
+                               arranged, stopped), written once through the atomic writer and never replaced
     DIR/NAME/BOOT_ID.json      kernel NAME's run in the boot BOOT_ID (-2, -3 where a slot was redone
                                in the same boot)
 
@@ -26,7 +26,7 @@ JOURNAL = "journal"
 SCHEDULES = ("alternate", "abba")
 METHODS = ("kexec", "grub", "manual", "qemu")  # qemu: guest --boots, host-driven
 RUNNERS = ("run", "atsd")  # atsdbench run, or the standalone atsd imported (minimal systems)
-EVENTS = ("start", "done", "unfinished", "missed", "foreign", "skipped", "arranged")
+EVENTS = ("start", "done", "unfinished", "missed", "foreign", "skipped", "arranged", "stopped")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 # After this many missed slots in a row for one kernel (it never came up), the campaign stops
 # arranging it: a kernel that cannot boot would otherwise loop through reboots for ever.
@@ -89,7 +89,8 @@ def load_plan(directory):
 # file that does not parse is (a hand-edited journal must not make a traceback of compare DIR).
 _EVENT_FIELDS = {"start": ("boot_id", "kernel"), "done": ("boot_id", "kernel", "file"),
                  "unfinished": ("boot_id", "kernel", "why"), "missed": ("boot_id", "expected"),
-                 "foreign": ("boot_id", "release"), "skipped": ("boot_id",), "arranged": ("kernel",)}
+                 "foreign": ("boot_id", "release"), "skipped": ("boot_id",), "arranged": ("kernel",),
+                 "stopped": ("boot_id", "why")}
 
 
 def event_problem(event, names):
@@ -153,6 +154,19 @@ def append_event(directory, event):
     return dict(event, seq=seq)
 
 
+def complete_result(path):
+    """Whether the result file at path says it is complete.  Read as JSON alone, not loaded: a step
+    inside a guest (--runner atsd) has no numpy, which a load's columns need; the file was checked by
+    the schema when it was written."""
+    from . import results
+
+    try:
+        data = files.read_json(path, "a result file")
+    except (UsageError, OSError):
+        return False
+    return isinstance(data, dict) and data.get("format") == results.FORMAT and data.get("complete") is True
+
+
 def free_result_path(directory, name, boot_id):
     """DIR/NAME/BOOT_ID.json, or -2, -3 ... where taken: a redone slot never replaces a kept file."""
     folder = os.path.join(directory, name)
@@ -176,8 +190,20 @@ class Campaign:
 
     @property
     def done(self):
-        """The finished boots in order: each a `done` event (kernel, boot_id, file)."""
-        return [e for e in self.events if e["event"] == "done"]
+        """The finished boots in order: each a `done` event (kernel, boot_id, file), one a boot.  A
+        boot runs one slot at most (a step refuses a used boot), so a second `done` of a boot is a
+        copied or replayed event file: the first counts, the others are warned about (duplicates)."""
+        seen, out = set(), []
+        for e in self.events:
+            if e["event"] == "done" and e["boot_id"] not in seen:
+                seen.add(e["boot_id"])
+                out.append(e)
+        return out
+
+    def duplicates(self):
+        """`done` events of a boot already counted: named in the warnings, never a second observation."""
+        counted = {id(e) for e in self.done}
+        return [e for e in self.events if e["event"] == "done" and id(e) not in counted]
 
     def counts(self):
         out = {n: 0 for n in self.names}
@@ -197,9 +223,16 @@ class Campaign:
         return {e["boot_id"]: e for e in self.events if e["event"] in ("done", "foreign", "skipped")}
 
     def open_starts(self):
-        """`start` events with no `done` or `unfinished` after them (a crash, a power cut, a killed step)."""
-        closed = {(e["boot_id"], e.get("file")) for e in self.events if e["event"] in ("done", "unfinished")}
-        return [e for e in self.events if e["event"] == "start" and (e["boot_id"], e.get("file")) not in closed]
+        """`start` events with no `done` or `unfinished` of the same boot and kernel after them (a crash,
+        a power cut, a killed step).  A step closes every open start before it starts another, so the
+        first close after a start is its own, whether or not a file was kept (`file: null`)."""
+        out = []
+        for i, e in enumerate(self.events):
+            if e["event"] == "start" and not any(
+                    c["event"] in ("done", "unfinished") and (c["boot_id"], c["kernel"]) == (e["boot_id"], e["kernel"])
+                    for c in self.events[i + 1:]):
+                out.append(e)
+        return out
 
     def expected(self):
         """The kernel the last arrangement asked for, where no boot has answered it yet; else None."""
@@ -227,7 +260,11 @@ class Campaign:
 def load(directory):
     plan = load_plan(directory)
     events, warnings = load_events(directory, {k["name"] for k in plan["kernels"]})
-    return Campaign(directory, plan, events, warnings)
+    c = Campaign(directory, plan, events, warnings)
+    for e in c.duplicates():
+        c.warnings.append(messages.CAMPAIGN_DUPLICATE_DONE.format(
+            path=os.path.join(directory, JOURNAL, f"{e['seq']:06d}-done.json"), boot=e["boot_id"][:8]))
+    return c
 
 
 def sides(directory):
@@ -244,10 +281,13 @@ def sides(directory):
             strays = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n not in known)
         except FileNotFoundError:
             strays = []
-        kept = {os.path.basename(e.get("file") or "") for e in c.events if e["event"] == "unfinished"}
+        kept = {os.path.basename(e.get("file") or "") for e in c.events
+                if e["event"] == "unfinished" and e["kernel"] == name}
         for n in strays:
             if n not in kept:
                 c.warnings.append(messages.CAMPAIGN_NOT_IN_JOURNAL.format(path=os.path.join(folder, n)))
+            elif complete_result(os.path.join(folder, n)):  # finished, but its run said it failed
+                c.warnings.append(messages.CAMPAIGN_COMPLETE_UNUSED.format(path=os.path.join(folder, n)))
         out.append((name, paths))
     return c, out
 

@@ -459,6 +459,10 @@ def campaign_status(c, directory):
         elif e["event"] == "unfinished":
             kept = f", {e['file']} kept" if e.get("file") else ""
             lines.append(f"  unfinished: {e['kernel']} in boot {e['boot_id'][:8]} ({e['why']}{kept}): redone")
+        elif e["event"] == "stopped":
+            lines.append(f"  stopped: boot {e['boot_id'][:8]} ({e['why']}): no next boot arranged")
+        elif e["event"] == "done" and e.get("recovered"):
+            lines.append(f"  recovered: {e['kernel']} in boot {e['boot_id'][:8]}: its done event was missing")
     opened = c.open_starts()
     if opened:
         e = opened[-1]
@@ -491,6 +495,16 @@ def step_slot_redone(kernel, boot_id, why, kept=None):
     """A slot a crash, a power cut or a killed step left open."""
     return f"slot of {kernel} in boot {boot_id[:8]} unfinished ({why}): redone" + (
         f"; its file {kept} is kept" if kept else "")
+
+
+def step_stopped(why):
+    """A step asked to stop while its run went on: the run's file is counted, no boot is arranged."""
+    return f"stopped ({why}): the run is saved and counted; no next boot arranged (campaign step DIR goes on)"
+
+
+def step_recovered(kernel, boot_id, kept):
+    """A slot whose run finished and saved, left open by a lost done event or a step cut off after it."""
+    return f"slot of {kernel} in boot {boot_id[:8]}: its run had finished ({kept}): counted, not redone"
 
 
 def step_foreign(release, version):

@@ -178,12 +178,12 @@ def test_an_event_that_cannot_be_written_leaves_the_journal_whole(world, monkeyp
     c = store.load(world["dir"])
     assert [e["event"] for e in c.events] == ["start"]
     result = os.path.join(world["dir"], c.events[0]["file"])
-    assert os.path.exists(result)  # the run's file is there; the next step keeps it as unfinished
+    assert os.path.exists(result)  # the run's file is there, complete: the next step counts it
     world["boot"](fakes.B_BANNER)  # the arrangement never happened; the user booted new
     world["step"]()
     c = store.load(world["dir"])
-    assert c.events[1]["event"] == "unfinished" and c.events[1]["file"] == os.path.relpath(result, world["dir"])
-    assert [e["kernel"] for e in c.done] == ["new"]
+    assert c.events[1]["event"] == "done" and c.events[1]["file"] == os.path.relpath(result, world["dir"])
+    assert c.events[1]["recovered"] is True and [e["kernel"] for e in c.done] == ["old", "new"]
 
 
 def test_two_steps_at_once_the_second_refuses(world):
@@ -338,3 +338,105 @@ def test_a_run_that_read_a_stale_translation_is_a_finished_slot_said_loudly(worl
     world["boot"](fakes.B_BANNER)
     assert world["step"]() == 1
     assert store.load(world["dir"]).events[-1]["event"] == "unfinished"
+
+
+# ---- faults: a start cut off before any file, a copied done, a lost done, a signal to the step ----
+
+def test_a_slot_cut_off_before_its_file_is_closed_once(world):
+    """SIGKILL right after the start event: no result file, so its close has file null; later steps
+    must not close it again (it was listed open for ever, one more `unfinished` each step)."""
+    world["boot"](fakes.A_BANNER)
+
+    def killed(words, output):
+        raise SystemExit("killed before writing")
+    with pytest.raises(SystemExit):
+        steps.Step(world["dir"], world["method"], proc=world["runner"].proc_root, runner=killed,
+                   out=world["lines"].append)()
+    for banner in (fakes.A_BANNER, fakes.B_BANNER, fakes.A_BANNER, fakes.B_BANNER, fakes.A_BANNER):
+        world["boot"](banner)
+        world["step"]()
+    c = store.load(world["dir"])
+    closes = [e for e in c.events if e["event"] == "unfinished"]
+    assert len(closes) == 1 and closes[0]["file"] is None and closes[0]["start"] == c.events[0]["seq"]
+    assert c.open_starts() == [] and c.complete
+
+
+def test_a_copied_done_event_counts_its_boot_once(world, cli):
+    world["boot"](fakes.A_BANNER)
+    world["step"]()
+    journal = os.path.join(world["dir"], "journal")
+    [done] = [n for n in os.listdir(journal) if n.endswith("-done.json")]
+    with open(os.path.join(journal, done)) as f, open(os.path.join(journal, "000099-done.json"), "w") as g:
+        g.write(f.read())
+    c = store.load(world["dir"])
+    assert len(c.done) == 1 and c.counts() == {"old": 1, "new": 0} and len(c.duplicates()) == 1
+    assert any("a second done event of boot" in w for w in c.warnings)
+    r = cli("campaign", "status", world["dir"])
+    assert "old" in r.stdout and " 1/2 " in r.stdout and "counted once" in r.stderr
+
+
+@pytest.mark.parametrize("fault", ["deleted", "corrupt"])
+def test_a_lost_done_event_keeps_the_complete_result(world, fault):
+    world["boot"](fakes.A_BANNER)
+    world["step"]()
+    journal = os.path.join(world["dir"], "journal")
+    [done] = [os.path.join(journal, n) for n in os.listdir(journal) if n.endswith("-done.json")]
+    if fault == "deleted":
+        os.unlink(done)
+    else:
+        with open(done, "w") as f:
+            f.write('{"event": "do')
+    world["boot"](fakes.B_BANNER)
+    assert world["step"]() == 0
+    c = store.load(world["dir"])
+    assert [e["kernel"] for e in c.done] == ["old", "new"] and c.done[0].get("recovered") is True
+    assert any("its run had finished" in line for line in world["lines"])
+    assert not [e for e in c.events if e["event"] == "unfinished"]
+
+
+def test_a_finished_run_whose_step_was_cut_off_in_the_same_boot_is_counted_and_the_boot_moves_on(world):
+    world["boot"](fakes.A_BANNER)
+    real = world["runner"]
+
+    def finished_then_killed(words, output):
+        real(words, output)
+        raise SystemExit("the step was killed after its run saved")
+    with pytest.raises(SystemExit):
+        steps.Step(world["dir"], world["method"], proc=real.proc_root, runner=finished_then_killed,
+                   out=world["lines"].append)()
+    assert world["step"]() == 0  # the same boot: counted, not refused as used, and the next one arranged
+    c = store.load(world["dir"])
+    assert [e["kernel"] for e in c.done] == ["old"] and world["method"].arranged == ["new"]
+    assert len(real.calls) == 1 and c.done[0]["recovered"] is True  # not measured again
+
+
+def test_a_signal_to_the_step_during_a_run_that_finishes_arranges_no_boot(world):
+    import signal
+
+    world["boot"](fakes.A_BANNER)
+    real = world["runner"]
+
+    def told_to_stop(words, output):
+        os.kill(os.getpid(), signal.SIGTERM)  # `kill PID` of the step alone: the run itself went on
+        return real(words, output)  # ... and finished, complete
+    assert steps.Step(world["dir"], world["method"], proc=real.proc_root, runner=told_to_stop,
+                      out=world["lines"].append)() == 130
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events] == ["start", "done", "stopped"] and c.events[2]["why"].endswith("SIGTERM")
+    assert not world["method"].arranged and world["method"].reboots == 0
+    world["boot"](fakes.B_BANNER)  # whoever stopped it booted the next kernel by hand
+    assert world["step"]() == 0 and [e["kernel"] for e in store.load(world["dir"]).done] == ["old", "new"]
+
+
+def test_a_complete_file_an_unfinished_slot_kept_is_named_by_compare(world, cli):
+    world["boot"](fakes.A_BANNER)
+    world["runner"].rc, world["runner"].complete = 1, True  # saved whole, then exited 1
+    world["step"]()
+    c = store.load(world["dir"])
+    assert [e["event"] for e in c.events] == ["start", "unfinished"]
+    world["runner"].rc = 0
+    for banner in (fakes.A_BANNER, fakes.B_BANNER, fakes.A_BANNER, fakes.B_BANNER):
+        world["boot"](banner)
+        world["step"]()
+    r = cli("compare", world["dir"])
+    assert r.returncode == 0 and "is complete but its run failed: not compared" in r.stderr, r.stderr
