@@ -23,12 +23,16 @@ COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gb
            "unit", "n_base", "n_new", "note", "mde_pct", "verdict_withheld", "profile_base", "profile_new"]
 # What a file measured; a difference in any of these makes a comparison suspect.  Kernel is not here:
 # comparing kernels is the point.
-MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "retouch"),
+MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "threads"),
+            ("config", "tasks"), ("config", "workload"), ("config", "op"), ("config", "retouch"),
             ("config", "gpu"), ("config", "placements"), ("host", "page_size"), ("host", "arch")]
 # What an absent key means (files older than the key): run --placements came with schema 7, 1 before it.
 # The placements are measured, not only the spread: the first-allocated region ran 35% slower than the
 # three held after it at 2M, and one-region files ran at its level (docs/methodology.md#placement).
-ABSENT = {"placements": 1}
+ABSENT = {"placements": 1, "threads": 1, "tasks": "threads", "op": "mprotect"}
+# Settings that make two files measure different work (not one kernel against another): lava's speedup
+# cases are then `skip`, never a `pass` of a "speedup" that is the setting's.
+WORK = ("bystanders", "threads", "tasks", "workload", "op")
 
 
 # Why a comparison gives no verdict, as a code render words (render/text.withheld).  The rule and its
@@ -203,14 +207,23 @@ def _describe(value):
     return "none" if value is None else format_size(value) if isinstance(value, int) and value >= 4096 else str(value)
 
 
+def differing(files):
+    """The settings (MEASURED keys) in which the files differ."""
+    return [key for section, key in MEASURED
+            if len({repr(getattr(f, section).get(key, ABSENT.get(key))) for f in files}) > 1]
+
+
 def measured_differences(files, names):
     """One warning per setting in which the files differ (not the kernel)."""
     out = []
+    keys = differing(files)
     for section, key in MEASURED:
+        if key not in keys:
+            continue
         values = [getattr(f, section).get(key, ABSENT.get(key)) for f in files]
-        if len(set(map(repr, values))) > 1:
-            listing = ", ".join(f"{_describe(v)} in {n}" for v, n in zip(values, names))
-            out.append(f"the files differ in {key}: {listing}")
+        listing = ", ".join(f"{_describe(v)} in {n}" for v, n in zip(values, names))
+        work = ": they measure different work, so a speedup is the setting's, not a kernel's" if key in WORK else ""
+        out.append(f"the files differ in {key}: {listing}{work}")
     return out
 
 
@@ -478,6 +491,7 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     cmp.placements = sorted(ks) if ks != {1} else []
     cmp.profiles = dict(profiled)
     cmp.labels_given = given_labels is not None
+    cmp.different_work = [k for k in differing([g[0] for g in groups]) if k in WORK]
     cmp.unprofiled = {i: _calibrate(g[0]) for i, g in enumerate(groups) if profiled and i not in profiled}
     cmp.profile_notes = _beyond_span(groups, labels, profiled, warnings)
     cmp.stale = stale_of([r for g in groups for r in g])

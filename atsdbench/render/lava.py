@@ -54,7 +54,8 @@ def verify_lines(result):
 def compare_lines(cmp):
     """Per (cell, stride, new side): the speedup in %; fail where a slowdown is proven (the compare's
     verdict: its confidence, Holm), pass otherwise (faster, no difference proven, or no verdict);
-    `skip` (no value) where the row has no speedup."""
+    `skip` (no value) where the row has no speedup; `skip` with its value where the files measure
+    different work (threads, tasks, workload, op or bystanders differ: compare's warning says which)."""
     several = len(cmp.labels) > 2
     out = []
     for r in cmp.rows:
@@ -62,6 +63,9 @@ def compare_lines(cmp):
         speedup = r.get("speedup_pct")
         if speedup is None or not math.isfinite(speedup):
             out.append(f"{name} skip")
+            continue
+        if getattr(cmp, "different_work", None):  # another setting's effect, said on stderr: no verdict
+            out.append(f"{name} skip {_value(speedup)} %")
             continue
         slower = bool(r.get("significant")) and speedup < 0
         out.append(f"{name} {'fail' if slower else 'pass'} {_value(speedup)} %")

@@ -773,3 +773,23 @@ def test_files_of_different_placements_are_named_and_an_absent_key_is_one(cli, f
     p = cli("compare", "one.json", "four.json", "--unit", "round", cwd=tmp_path)
     assert p.returncode == 0 and "differ in placements: 1 in one, 4 in four" in p.stderr
     assert "placements" not in cli("compare", "old.json", "one.json", "--unit", "round", cwd=tmp_path).stderr
+
+
+@pytest.mark.parametrize("key,value,said", [("threads", 2, "1 in Before, 2 in After"),
+                                            ("tasks", "processes", "threads in Before, processes in After"),
+                                            ("op", "madvise", "mprotect in Before, madvise in After"),
+                                            ("bystanders", 1, "0 in Before, 1 in After")])
+def test_files_of_different_work_are_said_to_measure_different_things_in_every_format(cli, fixtures, tmp_path,
+                                                                                       key, value, said):
+    data = json.loads((fixtures / "after.json").read_text())
+    data["config"][key] = value
+    (tmp_path / "other.json").write_text(json.dumps(data))
+    for fmt in ("text", "commit", "markdown", "csv", "json", "lava"):
+        p = cli("compare", fixtures / "before.json", tmp_path / "other.json", "--format", fmt)
+        assert p.returncode == 0, p.stderr
+        w = unwrap(p.stderr)
+        assert f"the files differ in {key}: {said}: they measure different work" in w, (fmt, w)
+        if fmt == "lava":
+            assert p.stdout.splitlines() and all(" skip " in line for line in p.stdout.splitlines()), p.stdout
+    plain = cli("compare", fixtures / "before.json", fixtures / "after.json", "--format", "lava")
+    assert all(" skip " not in line for line in plain.stdout.splitlines())
