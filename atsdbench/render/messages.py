@@ -199,7 +199,7 @@ CAMPAIGN_NOT_DIRECTORY = '{directory} is not a campaign directory (no {plan}: at
 CAMPAIGN_EVENT_SKIPPED = '{path}: skipped ({why})'
 CAMPAIGN_NOT_EVENT = '{path}: skipped (not a campaign event)'
 CAMPAIGN_DUPLICATE_DONE = '{path}: a second done event of boot {boot}: counted once'
-CAMPAIGN_COMPLETE_UNUSED = '{path} is complete but its run failed: its slot was redone, not compared'
+CAMPAIGN_COMPLETE_UNUSED = '{path} is complete, but its run failed: not compared'
 CAMPAIGN_NOT_IN_JOURNAL = "{path} is not in the campaign's journal: left out"
 
 # ---- data.files ----

@@ -11,6 +11,7 @@ from atsdbench.data import campaign as store
 from atsdbench.errors import UsageError
 
 import campaign_fakes as fakes
+from conftest import unwrap
 
 
 @pytest.fixture
@@ -439,4 +440,4 @@ def test_a_complete_file_an_unfinished_slot_kept_is_named_by_compare(world, cli)
         world["boot"](banner)
         world["step"]()
     r = cli("compare", world["dir"])
-    assert r.returncode == 0 and "is complete but its run failed: not compared" in r.stderr, r.stderr
+    assert r.returncode == 0 and "is complete, but its run failed: not compared" in unwrap(r.stderr), r.stderr
