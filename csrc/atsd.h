@@ -147,6 +147,15 @@ int atsd_workload_pass(struct atsd_threads *t, int32_t workload, uint64_t bytes,
 const char *atsd_workload_name(int32_t workload);
 int atsd_workload_parse(const char *name);
 uint64_t atsd_workload_unit(int32_t workload);
+/* What a task's failure (a negative errno of a pass, or of starting the tasks) says: strerror, but
+ * -ECHILD, which here means a helper process died (killed from outside, not a child to wait for).
+ * atsd_workload_failure() words a failed workload pass (a file workload's file error names TMPDIR);
+ * both front ends print these.  Returns buf. */
+const char *atsd_strerror(int32_t err);
+const char *atsd_workload_failure(char *buf, uint64_t len, int32_t workload, int32_t tasks, uint64_t loops,
+				  int32_t err);
+/* The folder a file workload's tasks make their files in: TMPDIR, or /tmp where it is unset or empty. */
+const char *atsd_workload_dir(void);
 /* A test double, for tests only (no front end calls it): from N > 0, the N-th workload pass of this
  * process from now and every one after leave out their madvise (in every task), so a tlb_flush1/2
  * read-back finds the byte written and the pass fails loudly; 0 turns it off. */

@@ -267,7 +267,7 @@ static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int3
 
 	if ((err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, 0, p->align, ATSD_PAGES_BASE))) {
 		fprintf(stderr, "atsd: starting %d %s: %s\n", c->threads, p->tasks ? "processes" : "threads",
-			strerror(-err));
+			atsd_strerror(err));
 		return err;
 	}
 	for (i = 0; i < n && !interrupted; i++) {
@@ -297,8 +297,12 @@ static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int3
 				readback_workload = c->workload;
 			}
 			else
-				fprintf(stderr, "atsd: %s failed in one of %d tasks after %" PRIu64 " loops: %s\n",
-					atsd_workload_name(c->workload), c->threads, loops, strerror(-err));
+			{
+				char why[512];
+
+				fprintf(stderr, "atsd: %s\n", atsd_workload_failure(why, sizeof(why), c->workload, c->threads,
+										  loops, err));
+			}
 			break;
 		}
 		fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
@@ -389,7 +393,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 	if (c->threads > 1 && (err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, p->size, p->align,
 						       c->pages))) {
 		fprintf(stderr, "atsd: starting %d %s: %s\n", c->threads, p->tasks ? "processes" : "threads",
-			strerror(-err));
+			atsd_strerror(err));
 		free(order);
 		return err;
 	}

@@ -9,6 +9,7 @@
 #include "atsd.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -223,23 +224,48 @@ const char *atsd_aslr_state(void)
 	return atsd_no_aslr(0) == 1 || space == 0 ? "off" : "on";
 }
 
-/* A task's file, as will-it-scale's testcase makes it: mkstemp, ftruncate to the unit, unlinked.
- * -errno where it cannot be made (the pass then fails with it). */
-static int workload_file(uint64_t size)
+const char *atsd_strerror(int32_t err)
+{
+	return err == -ECHILD ? "a helper process died (killed from outside)" : strerror(-err);
+}
+
+const char *atsd_workload_failure(char *buf, uint64_t len, int32_t workload, int32_t tasks, uint64_t loops,
+				  int32_t err)
+{
+	int file = workload != ATSD_WORKLOAD_TLB_FLUSH2 && err != -ECHILD;
+
+	snprintf(buf, (size_t)len, "%s failed in one of %d tasks after %" PRIu64 " loops: %s%s%s%s",
+		 atsd_workload_name(workload), tasks, loops, atsd_strerror(err), file ? " (its file in TMPDIR, " : "",
+		 file ? atsd_workload_dir() : "", file ? ")" : "");
+	return buf;
+}
+
+const char *atsd_workload_dir(void)
 {
 	const char *dir = getenv("TMPDIR");
-	char path[4096];
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/atsd-wis.XXXXXX", dir && *dir ? dir : "/tmp");
+	return dir && *dir ? dir : "/tmp";
+}
+
+/* A task's file, as will-it-scale's testcase makes it: mkstemp, sized to the unit, unlinked.  Its
+ * blocks are allocated here (posix_fallocate), not left sparse as will-it-scale's ftruncate leaves
+ * them: a full folder then fails here, with ENOSPC, instead of a SIGBUS at a loop's first touch of
+ * a hole; after the warm-up pass the file is the same (every page touched).  -errno where it cannot
+ * be made (the pass then fails with it). */
+static int workload_file(uint64_t size)
+{
+	char path[4096];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/atsd-wis.XXXXXX", atsd_workload_dir());
 	fd = mkstemp(path);
 	if (fd < 0)
 		return -errno;
 	unlink(path);
-	if (ftruncate(fd, (off_t)size)) {
-		int e = -errno;
+	e = ftruncate(fd, (off_t)size) ? errno : posix_fallocate(fd, 0, (off_t)size);
+	if (e) {
 		close(fd);
-		return e;
+		return -e;
 	}
 	return fd;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -665,6 +666,32 @@ static uint64_t random_seed(void)
 	return s & 0x7fffffffu;
 }
 
+/* A file workload's tasks each make a file of its unit in atsd_workload_dir(): that folder must be
+ * there, writable and have room for every task's (the largest --threads), or the run is refused now,
+ * naming it, rather than failing (or dying of SIGBUS) at its first pass. */
+static int workload_room(const struct atsd_plan *p, uint64_t unit, const char *name, char *msg, uint64_t msglen)
+{
+	const char *dir = atsd_workload_dir();
+	struct statvfs st;
+	char a[32], b[32], c[32];
+	int i, tasks = 1;
+	uint64_t need, room;
+
+	for (i = 0; i < p->nthreads; i++)
+		if (p->threads[i] > tasks)
+			tasks = p->threads[i];
+	if (statvfs(dir, &st) || access(dir, W_OK | X_OK))
+		return fail(-errno, msg, msglen, "--workload %s makes its files in TMPDIR (%s): %s", name, dir,
+			    strerror(errno));
+	need = unit * (uint64_t)tasks;
+	room = (uint64_t)st.f_bavail * st.f_frsize;
+	if (room < need)
+		return fail(-ENOSPC, msg, msglen, "--workload %s needs %s in TMPDIR (%s), a %s file a task: it has %s "
+			    "free", name, fmt_size(need, a, sizeof(a)), dir, fmt_size(unit, b, sizeof(b)),
+			    fmt_size(room & ~1023ULL, c, sizeof(c)));
+	return 0;
+}
+
 int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, uint64_t msglen)
 {
 	uint64_t unit = h->page_size;
@@ -698,6 +725,13 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 				    fmt_size(h->page_size, a, sizeof(a)), fmt_size(unit, b, sizeof(b)));
 		p->strides[0] = h->page_size;  /* a loop's call: one page */
 		p->nstrides = 1;
+		for (i = 0; i < p->nworkloads; i++)
+			if (p->workloads[i] != ATSD_WORKLOAD_TLB_FLUSH2) {
+				int err = workload_room(p, atsd_workload_unit(p->workloads[i]), atsd_workload_name(p->workloads[i]),
+							msg, msglen);
+				if (err)
+					return err;
+			}
 	}
 	if (p->nstrides < 1)
 		return fail(-EINVAL, msg, msglen, "no stride given");

@@ -3,6 +3,10 @@ double failing loudly (exit 3); the plan as the result records it.  No timing is
 loops' counts are exact, their rates are whatever this machine gave."""
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -263,3 +267,86 @@ def test_atsd_says_a_stale_read_when_a_read_back_ends_the_run(tmp_path):
     assert any(line.startswith("STALE TRANSLATION: ") and "(madvise, " in line for line in lines), p.stderr
     text = out.read_text()
     assert text.count("\nsample\t") == 1 and "\nverify\t" in text and "end\tcomplete=0" in text
+
+
+@pytest.fixture
+def small_tmpdir(tmp_path):
+    """A 1 MiB tmpfs for TMPDIR (root and mount(8)); skipped where it cannot be mounted."""
+    mnt = tmp_path / "tmp"
+    mnt.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.decode().strip()}")
+    yield mnt
+    subprocess.run(["umount", str(mnt)], check=False)
+
+
+def _in_both_front_ends(cli_process, atsd, tmp_path, env, *args):
+    run = cli_process("run", *args, "-o", tmp_path / "r.json", env=env)
+    alone = subprocess.run([atsd, *args, "-o", str(tmp_path / "a.txt")], capture_output=True, text=True, env=env)
+    return run, alone
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("workload", ["tlb_flush1", "tlb_flush3"])
+def test_a_file_workload_without_room_in_tmpdir_is_refused_naming_it(cli_process, atsd, tmp_path, small_tmpdir,
+                                                                     workload):
+    """Its 128M file a task in a 1M TMPDIR died of SIGBUS (a sparse file's hole touched): refused up front."""
+    env = dict(os.environ, TMPDIR=str(small_tmpdir))
+    for p in _in_both_front_ends(cli_process, atsd, tmp_path, env, "--workload", workload, "--size", "128M",
+                                 "--rounds", "1"):
+        assert p.returncode == 2, (p.returncode, p.stderr)
+        assert f"--workload {workload} needs 128M in TMPDIR ({small_tmpdir}), a 128M file a task: it has" in p.stderr
+        assert len(p.stderr.splitlines()) == 1 and "SIGBUS" not in p.stderr and "Bus error" not in p.stderr
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "a.txt").exists()
+
+
+@pytest.mark.live
+def test_a_missing_tmpdir_is_named(cli_process, atsd, tmp_path):
+    env = dict(os.environ, TMPDIR=str(tmp_path / "gone"))
+    for p in _in_both_front_ends(cli_process, atsd, tmp_path, env, "--workload", "tlb_flush1", "--size", "128M"):
+        assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr
+        assert f"makes its files in TMPDIR ({tmp_path / 'gone'}): No such file or directory" in p.stderr
+
+
+@pytest.mark.live
+def test_tlb_flush2_needs_no_tmpdir(cli, tmp_path, small_tmpdir, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "gone"))
+    p, _ = _run(cli, tmp_path, "--workload", "tlb_flush2", "--size", "1M")
+    assert p.returncode == 0, p.stderr
+
+
+@pytest.mark.live
+def test_a_helper_process_killed_mid_run_is_said_to_have_died(cli_process, tmp_path):
+    """--tasks processes: a helper SIGKILLed from outside is a helper that died, not "No child processes"."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second task")
+    out = tmp_path / "k.json"
+    proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--workload", "tlb_flush2", "--size", "256M",
+                             "--threads", "2", "--tasks", "processes", "--rounds", "6", "-o", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def children(pid):
+        try:
+            return [int(k) for k in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+        except OSError:
+            return []
+    try:
+        killed = False
+        for _ in range(400):  # the round worker, then the helper it forks for the second task
+            time.sleep(0.05)
+            helpers = [h for w in children(proc.pid) for h in children(w)]
+            if helpers:
+                time.sleep(0.3)  # inside its loops
+                try:
+                    os.kill(helpers[0], signal.SIGKILL)
+                    killed = True
+                    break
+                except ProcessLookupError:
+                    continue
+        assert killed, "no helper process seen"
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert "No child processes" not in stderr and "Traceback" not in stderr, stderr
+    assert "a helper process died (killed from outside)" in stderr, (proc.returncode, stderr)

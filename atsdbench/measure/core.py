@@ -24,9 +24,14 @@ if _found != ABI_VERSION:
 PAGES = {"base": lib.ATSD_PAGES_BASE, "thp": lib.ATSD_PAGES_THP, "hugetlb": lib.ATSD_PAGES_HUGETLB}
 
 
+def _strerror(rc):
+    """A negative errno as the C core words it (atsd_strerror: ECHILD is a helper process that died)."""
+    return ffi.string(lib.atsd_strerror(rc)).decode("utf-8", "replace")
+
+
 def _check(rc, what):
     if rc < 0:
-        raise OSError(-rc, f"{what}: {os.strerror(-rc)}")
+        raise OSError(-rc, f"{what}: {_strerror(rc)}")
     return rc
 
 
@@ -346,7 +351,7 @@ class Threads:
         if rc < 0:
             done = sum(t.done for t in self._times)
             raise OSError(-rc, f"{op_call(code) or op} failed in one of {len(self.cpus)} threads ({done} calls of "
-                               f"stride {stride} done): {os.strerror(-rc)}")
+                               f"stride {stride} done): {_strerror(rc)}")
         return ns[0], times, lat
 
     def workload_pass(self, workload, size):
@@ -364,8 +369,9 @@ class Threads:
 
             raise ReadBackFailed(errno.EBADMSG, readback_failed(workload, loops))
         if rc < 0:
-            raise OSError(-rc, f"{workload} failed in one of {len(self.cpus)} tasks after {loops} loops: "
-                               f"{os.strerror(-rc)}")
+            why = ffi.new("char[512]")
+            raise OSError(-rc, ffi.string(lib.atsd_workload_failure(why, 512, code, len(self.cpus), loops, rc)).decode(
+                "utf-8", "replace"))
         return ns[0], times, loops
 
     def stop(self):
