@@ -123,6 +123,10 @@ void atsd_instance_remove_stale(const char *root)
 	closedir(dir);
 }
 
+/* Instances this process holds (made, not yet closed): one named after our pid that we do not hold
+ * was left by an earlier process whose pid ours reuses (an exec after a crash, pid_max wrapped). */
+static int held;
+
 int atsd_instance_make(struct atsd_instance **slot, const char *root)
 {
 	struct atsd_instance *t;
@@ -133,11 +137,14 @@ int atsd_instance_make(struct atsd_instance **slot, const char *root)
 	if (!(t = calloc(1, sizeof(*t))))
 		return -ENOMEM;
 	snprintf(t->path, sizeof(t->path), "%s/instances/%s%ld", root, PREFIX, (long)getpid());
+	if (!__atomic_load_n(&held, __ATOMIC_ACQUIRE))
+		rmdir(t->path);  /* a stale one of our pid; an instance with a reader open stays (EBUSY) */
 	if (mkdir(t->path, 0755)) {  /* tracefs fills it: buffers, options, events */
 		int err = -errno;
 		free(t);
 		return err;
 	}
+	__atomic_add_fetch(&held, 1, __ATOMIC_ACQ_REL);
 	*slot = t;
 	return 0;
 }
@@ -351,6 +358,7 @@ int atsd_instance_close(struct atsd_instance **slot)
 	enable(t, 0);
 	rmdir(t->path);
 	free(t);
+	__atomic_sub_fetch(&held, 1, __ATOMIC_ACQ_REL);
 	atsd_release_signals(&old);
 	return 0;
 }

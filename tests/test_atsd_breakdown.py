@@ -141,3 +141,29 @@ def test_not_root_is_one_line_and_exit_2(atsd, tmp_path):
         assert not os.path.exists(os.path.join(folder, "o.txt"))
     finally:
         shutil.rmtree(folder)
+
+
+REUSED = r"""
+import json, os, subprocess, sys
+out, argv = sys.argv[1], sys.argv[2:]
+# the instance a crashed process of this very pid would have left: mkdir, then exec into the run
+p = subprocess.run(["sh", "-c", 'mkdir /sys/kernel/tracing/instances/atsdbench-$$ && exec "$@"', "sh", *argv,
+                    "--size", "4M", "--strides", "64K", "--rounds", "1", "--reps", "1", "--breakdown", "-o", out],
+                   capture_output=True, text=True)
+left = [n for n in os.listdir("/sys/kernel/tracing/instances") if n.startswith("atsdbench-")]
+print(json.dumps({"code": p.returncode, "left": left, "stderr": p.stderr}))
+"""
+
+
+@pytest.mark.live
+@needs_tracefs
+@pytest.mark.parametrize("front", ["atsd", "run"])
+def test_a_stale_instance_of_a_reused_pid_is_removed_not_a_refusal(atsd, in_tracefs, tmp_path, front):
+    argv = [atsd] if front == "atsd" else [sys.executable, "-m", "atsdbench", "run"]
+    out = tmp_path / ("b.txt" if front == "atsd" else "b.json")
+    p = _in_namespace(in_tracefs, REUSED, str(out), *argv)
+    if p.returncode != 0 or not p.stdout.strip():
+        pytest.skip(f"no tracefs with syscall events here: {p.stderr.strip()[-200:]}")
+    r = json.loads(p.stdout)
+    assert r["code"] == 0 and "File exists" not in r["stderr"], r["stderr"]
+    assert r["left"] == [] and out.exists()
