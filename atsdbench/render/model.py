@@ -8,7 +8,7 @@ from ..analysis.model import CHANGE_COLUMNS, PARAMS, RESAMPLES, SEED, WHOLE
 from ..units import format_size
 from . import text
 from .compare import one_boot
-from .numbers import csv_text, general, interval, level, pct, pct_interval, records, sig3
+from .numbers import beside, csv_text, general, interval, level, pct, pct_interval, records, sig3
 
 NAMES = {"fixed_us": ("fixed cost", "us"), "per_page_us": ("per-page cost", "us"),
          "full_flush_us": ("whole flush", "us"), "crossover_pages": ("crossover", "pages")}
@@ -53,7 +53,7 @@ def ci_note(m):
 def model_text(m):
     params = [[NAMES[p][0], _with_unit(m.params[p], NAMES[p][1]), interval(m.params[p + '_low'], m.params[p + '_high'])]
               for p in PARAMS]
-    strides = [[format_size(s), general(p, 6), WHOLE if w else "per-page", note, sig3(y), sig3(r, sign=True)]
+    strides = [[format_size(s), general(p, 6), WHOLE if w else "per-page", note, sig3(y), beside(r, y)]
                 for s, p, w, note, y, r in zip(m.stride_bytes, m.pages, m.whole, m.source_notes, m.us_per_call,
                                                m.residuals)]
     return "\n".join([

@@ -74,6 +74,16 @@ def sig3(v, sign=False):
     return "+" + text if sign and not text.startswith("-") else text
 
 
+def beside(v, of):
+    """v (a residual) to the decimal places sig3 gives `of` (the value it is a residual of), signed:
+    what is below the shown value's last digit is rounding, not a residual ("0.00", not "+1.33e-15")."""
+    if missing(v) or missing(of) or of == 0:
+        return sig3(v, sign=True)
+    places = max(0, 2 - math.floor(math.log10(abs(of))))
+    text = f"{v:+.{places}f}"
+    return text[1:] if float(text) == 0 else text
+
+
 def interval(low, high, number=sig3):
     """A CI of a value: "[1.42, 1.60]"; n/a where a bound is missing."""
     return NA if missing(low) or missing(high) else f"[{number(low)}, {number(high)}]"

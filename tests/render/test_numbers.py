@@ -49,3 +49,11 @@ def test_render_formats_numbers_only_through_numbers_py():
                 if spec and spec[-1] in "eEfFgG%":
                     own.append(f"{path.name}:{node.lineno} {{:{spec}}}")
     assert not own, own
+
+
+def test_a_residual_is_shown_to_its_value_s_places():
+    from atsdbench.render.numbers import beside
+
+    assert beside(1.33e-15, 30.2) == "0.0" and beside(-4e-16, 1.51) == "0.00"  # rounding, not a residual
+    assert beside(0.1234, 30.2) == "+0.1" and beside(-0.0149, 1.51) == "-0.01"
+    assert beside(0.5, 1234.0) == "0" and beside(2.5, 1234.0) == "+2" and beside(0.5, 0) == "+0.500"
