@@ -49,6 +49,7 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
     data = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
             "boots": boots, "schedule": schedule, "method": method, "runner": runner, "run_options": words}
     store.check_plan(data, store.plan_path(directory))
+    made = not os.path.exists(directory)
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
@@ -56,7 +57,15 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
     import json
 
     body = json.dumps(data, indent=1) + "\n"
-    files.write_atomically(store.plan_path(directory), lambda f: f.write(body))
+    try:
+        files.write_atomically(store.plan_path(directory), lambda f: f.write(body))
+    except OSError as e:  # a full disk: no plan, and no empty DIR left for the next init to refuse
+        if made:
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        raise UsageError(messages.CAMPAIGN_INIT_CANNOT_MAKE.format(directory=directory, why=e.strerror)) from None
     print(text.campaign_planned(directory, data, plans.planned_order(data)))
     print(text.campaign_next_steps(directory, method))
     return 0

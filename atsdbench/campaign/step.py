@@ -219,8 +219,8 @@ class Step:
         path = store.free_result_path(self.directory, name, boot_id)
         files.check_space(path, 1 << 20)  # the journal and a result of a small plan; run checks its own
         rel = os.path.relpath(path, self.directory)
-        self.event(event="start", boot_id=boot_id, kernel=name, release=release, version=version, file=rel,
-                   slot=slot)
+        started = self.event(event="start", boot_id=boot_id, kernel=name, release=release, version=version,
+                             file=rel, slot=slot)["seq"]
         self.out(text.step_started(self.directory, name, slot, total, boot_id))
         with signals.held():  # the run's Ctrl-C is the child's to handle: it saves what it measured
             rc = self.runner(c.plan["run_options"], path)
@@ -229,7 +229,8 @@ class Step:
         # exit 3: the run finished and saved, and its verify passes read a stale translation (a finding about
         # the kernel, not a failed run: redoing the slot would only find it again); compare DIR says it
         if rc in (0, 3) and store.complete_result(path):
-            self.event(event="done", boot_id=boot_id, kernel=name, file=rel, **({"stale": True} if rc else {}))
+            self.event(event="done", boot_id=boot_id, kernel=name, file=rel, start=started,
+                       **({"stale": True} if rc else {}))
             self.out(text.step_saved(path) if rc == 0 else text.step_saved_stale(path))
             if interrupted:  # asked to stop: the finished run counts, but no next boot is arranged
                 why = "interrupted by " + "/".join(_signal_name(s) for s in dict.fromkeys(asked))
@@ -239,7 +240,7 @@ class Step:
         else:
             kept = rel if os.path.exists(path) else None
             why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"
-            self.event(event="unfinished", boot_id=boot_id, kernel=name, file=kept, why=why, rc=rc)
+            self.event(event="unfinished", boot_id=boot_id, kernel=name, file=kept, why=why, rc=rc, start=started)
             self.out(text.step_unfinished(name, why, kept))
             return 130 if rc == 130 or interrupted else 1
         return self._arrange(store.load(self.directory), dry_run)

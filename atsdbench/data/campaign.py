@@ -179,6 +179,24 @@ def free_result_path(directory, name, boot_id):
     return path
 
 
+def _closes(close, start):
+    """Does event `close` (later in the journal) close `start`?"""
+    if close["event"] not in ("done", "unfinished"):
+        return False
+    if isinstance(close.get("start"), int):
+        return close["start"] == start["seq"]
+    return (close["boot_id"], close["kernel"]) == (start["boot_id"], start["kernel"])
+
+
+def _event_path(directory, event):
+    return os.path.join(directory, JOURNAL, f"{event['seq']:06d}-{event['event']}.json")
+
+
+def _content(event):
+    """An event as written, without the journal's sequence number: a copied event file has the same."""
+    return json.dumps({k: v for k, v in event.items() if k != "seq"}, sort_keys=True)
+
+
 class Campaign:
     """A plan and the fold of its journal."""
 
@@ -223,14 +241,13 @@ class Campaign:
         return {e["boot_id"]: e for e in self.events if e["event"] in ("done", "foreign", "skipped")}
 
     def open_starts(self):
-        """`start` events with no `done` or `unfinished` of the same boot and kernel after them (a crash,
-        a power cut, a killed step).  A step closes every open start before it starts another, so the
-        first close after a start is its own, whether or not a file was kept (`file: null`)."""
+        """`start` events that no `done` or `unfinished` closes (a crash, a power cut, a killed step).  A
+        close names its start (`start`: its seq); one written before closes did (no `start`) closes the
+        start of its boot and kernel before it: a step closes every open start before it starts
+        another, whether or not a file was kept (`file: null`).  (A copied event file is read once: load.)"""
         out = []
         for i, e in enumerate(self.events):
-            if e["event"] == "start" and not any(
-                    c["event"] in ("done", "unfinished") and (c["boot_id"], c["kernel"]) == (e["boot_id"], e["kernel"])
-                    for c in self.events[i + 1:]):
+            if e["event"] == "start" and not any(_closes(c, e) for c in self.events[i + 1:]):
                 out.append(e)
         return out
 
@@ -260,10 +277,19 @@ class Campaign:
 def load(directory):
     plan = load_plan(directory)
     events, warnings = load_events(directory, {k["name"] for k in plan["kernels"]})
-    c = Campaign(directory, plan, events, warnings)
+    kept, first = [], {}
+    for e in events:  # an event file copied (by hand, a backup put back): read once
+        key = _content(e)
+        if key in first:
+            warnings.append(messages.CAMPAIGN_EVENT_COPY.format(path=_event_path(directory, e),
+                                                                 first=_event_path(directory, first[key])))
+            continue
+        first[key] = e
+        kept.append(e)
+    c = Campaign(directory, plan, kept, warnings)
     for e in c.duplicates():
         c.warnings.append(messages.CAMPAIGN_DUPLICATE_DONE.format(
-            path=os.path.join(directory, JOURNAL, f"{e['seq']:06d}-done.json"), boot=e["boot_id"][:8]))
+            path=_event_path(directory, e), boot=e["boot_id"][:8]))
     return c
 
 

@@ -107,6 +107,7 @@ KERNEL_SPEC_NO_IMAGE = '--kernel {spec!r}: no image'
 KERNEL_NOT_TOLD_APART = '--kernel {a} and {b} both run as {release}{version}: a boot could not be told apart'
 KERNEL_NOT_A_FILE = '--kernel {kernel}: {field} {path} is not a regular file'
 KERNEL_RELEASE_NOT_IMAGES = '--kernel {kernel}: release={given}, but the image says {release} (its uname -r)'
+KERNEL_IMAGE_CUT_SHORT = '--kernel {kernel}: {path} is cut short: {have} bytes of the {want} its header says'
 KERNEL_NO_RELEASE = '--kernel {kernel}: {path} says no release: add ,release=R (its uname -r)'
 
 # ---- campaign.step ----
@@ -198,6 +199,7 @@ CAMPAIGN_PLAN_BAD = '{path}: {what} (not an atsdbench campaign plan, or damaged)
 CAMPAIGN_NOT_DIRECTORY = '{directory} is not a campaign directory (no {plan}: atsdbench campaign init makes one)'
 CAMPAIGN_EVENT_SKIPPED = '{path}: skipped ({why})'
 CAMPAIGN_NOT_EVENT = '{path}: skipped (not a campaign event)'
+CAMPAIGN_EVENT_COPY = '{path} is a copy of {first}: read once'
 CAMPAIGN_DUPLICATE_DONE = '{path}: a second done event of boot {boot}: counted once'
 CAMPAIGN_COMPLETE_UNUSED = '{path} is complete, but its run failed: not compared'
 CAMPAIGN_NOT_IN_JOURNAL = "{path} is not in the campaign's journal: left out"

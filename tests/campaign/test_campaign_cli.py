@@ -183,3 +183,11 @@ def test_the_unit_doubles_systemd_specifiers_and_refuses_what_it_cannot_quote(tm
     for bad in ("it's", 'a"b', "a\\b", "a\nb"):
         with pytest.raises(UsageError, match="a unit cannot hold"):
             unit.unit_text(str(tmp_path / bad), name)
+
+
+def test_init_on_a_full_disk_leaves_no_empty_directory(cli, full_disk, images):
+    d = str(full_disk / "c")
+    r = cli("campaign", "init", d, "--kernel", f"old={images[0]}", "--kernel", f"new={images[1]}", "--method",
+            "manual", "--", "--size", "16M")
+    assert r.returncode == 2 and "No space left on device" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert not os.path.exists(d)

@@ -1,5 +1,7 @@
 """campaign/plan: kernel specs, what an image says it is, telling kernels apart, the schedule."""
+import pathlib
 import re
+import struct
 
 import pytest
 
@@ -127,3 +129,19 @@ def test_a_kernel_that_keeps_missing_is_stuck():
     assert plans.next_kernel(c) == "A"
     c.events.append({"event": "done", "kernel": "B", "boot_id": "x"})
     assert c.stuck() == []
+
+
+def test_a_bzimage_cut_short_is_refused(tmp_path):
+    """A copy that stopped: the setup header says how long the image is (setup sectors, syssize)."""
+    image = pathlib.Path(fakes.bzimage(tmp_path / "vmlinuz", fakes.A_BANNER))
+    data = bytearray(image.read_bytes())
+    data[0x1F1] = 7  # 8 sectors of setup + boot sector
+    struct.pack_into("<I", data, 0x1F4, 0x10000)  # 1 MiB of kernel after them
+    image.write_bytes(bytes(data))
+    spec = {"name": "a", "image": str(image), "initrd": None, "append": None, "release": None}
+    with pytest.raises(UsageError, match=f"is cut short: {len(data)} bytes of the {8 * 512 + 0x100000} its header"):
+        plans.resolve_image(spec)
+    image.write_bytes(bytes(data) + b"\0" * (8 * 512 + 0x100000 - len(data)))
+    assert plans.resolve_image(spec)["release"] == fakes.banner_parts(fakes.A_BANNER)[0]
+    image.write_bytes(bytes(data) + b"\0" * (8 * 512 + 0x100000) + b"signature")  # a signed one is longer
+    assert plans.bzimage_short(str(image)) is None

@@ -187,3 +187,8 @@ def test_other_axes_and_processes(cli, tmp_path, sweep_data):
     after = by.stdout.split("\nbystanders=1\n", 1)[1]
     assert [r[1] for r in _rows(after, "2M")] == ["1", "2", "4"]
     assert max(map(len, lines)) <= text.WIDTH
+
+
+def test_show_scaling_has_no_lava_format(cli, fixtures):
+    p = cli("show", "--scaling", "--format", "lava", fixtures / "sweep.json")
+    assert p.returncode == 2 and "show --scaling has no lava format" in p.stderr and not p.stdout
