@@ -107,7 +107,7 @@ KERNEL_SPEC_NO_IMAGE = '--kernel {spec!r}: no image'
 KERNEL_NOT_TOLD_APART = '--kernel {a} and {b} both run as {release}{version}: a boot could not be told apart'
 KERNEL_NOT_A_FILE = '--kernel {kernel}: {field} {path} is not a regular file'
 KERNEL_RELEASE_NOT_IMAGES = '--kernel {kernel}: release={given}, but the image says {release} (its uname -r)'
-KERNEL_IMAGE_CUT_SHORT = '--kernel {kernel}: {path} is cut short: {have} bytes of the {want} its header says'
+KERNEL_IMAGE_CUT_SHORT = '--kernel {kernel}: {path} is cut short ({have} of {want} bytes)'
 KERNEL_NO_RELEASE = '--kernel {kernel}: {path} says no release: add ,release=R (its uname -r)'
 
 # ---- campaign.step ----
