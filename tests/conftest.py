@@ -7,6 +7,20 @@ import tempfile
 
 import pytest
 
+
+def _test_the_installed_package(root=pathlib.Path(__file__).resolve().parent.parent, path=sys.path,
+                                 modules=sys.modules):
+    """`python -m pytest` puts the working directory first on sys.path, and from the checkout that is the
+    source tree, whose atsdbench has no compiled core after a plain `pip install .` (it is built into
+    the installed copy): then the checkout leaves sys.path and the tests import the installed package,
+    as `pytest` does.  With an in-place core (`pip install -e .`) the checkout is the package and stays."""
+    if any((root / "atsdbench").glob("_atsd*.so")) or "atsdbench" in modules:
+        return
+    path[:] = [p for p in path if pathlib.Path(p or ".").resolve() != root]
+
+
+_test_the_installed_package()
+
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
 # The `live` marker (pyproject.toml): a test that measures or builds on this machine.  Files and tests

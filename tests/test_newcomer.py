@@ -92,3 +92,20 @@ def test_guest_help_says_what_smp_and_mem_are_and_their_defaults():
     text = " ".join(cli.build_parser("guest")._subparsers._group_actions[0].choices["guest"].format_help().split())
     assert "--smp N virtual CPUs of the guest (default 2" in text
     assert "--mem SIZE guest memory" in text and "(default 2G" in text
+
+
+def test_python_m_pytest_from_a_checkout_tests_the_installed_package(tmp_path, monkeypatch):
+    """`python -m pytest` puts the checkout first on sys.path; after a plain `pip install .` its atsdbench
+    has no core, so conftest takes the checkout off sys.path (the installed copy is tested, as by `pytest`)."""
+    import conftest
+
+    tree = tmp_path / "checkout"
+    (tree / "atsdbench").mkdir(parents=True)
+    monkeypatch.chdir(tree)
+    path = ["", str(tree), "/usr/lib/python3/site-packages"]
+    conftest._test_the_installed_package(tree, path, {})
+    assert path == ["/usr/lib/python3/site-packages"]
+    (tree / "atsdbench" / "_atsd.abi3.so").write_bytes(b"")  # pip install -e: the core built in place
+    path = ["", str(tree)]
+    conftest._test_the_installed_package(tree, path, {})
+    assert path == ["", str(tree)]
