@@ -114,14 +114,17 @@ def cmd_run(args):
         # the table) runs; where the output cannot be written they go to a rescue file.
         result, save_error = _measure_and_save(plan, output, total, probe, sampler)
         interrupted = signals.take()
-    try:
-        _report_saved(result, output, save_error)
-    except UsageError as e:  # a part-way failure or an unsaved file: said, but a stale read is the status
-        if not result.stale():
-            raise
-        print(f"atsdbench: {e}", file=sys.stderr)
-    finally:  # loud, after the save and the table, whatever else went wrong
-        stale = _print_stale(result.stale(), sys.stderr)
+        # the report of what was saved, held too: a storm of signals still arriving would cut it off
+        # before "wrote FILE" (the file is whole either way); one that comes makes the exit 130
+        try:
+            _report_saved(result, output, save_error)
+        except UsageError as e:  # a part-way failure or an unsaved file: said, but a stale read is the status
+            if not result.stale():
+                raise
+            print(f"atsdbench: {e}", file=sys.stderr)
+        finally:  # loud, after the save and the table, whatever else went wrong
+            stale = _print_stale(result.stale(), sys.stderr)
+            interrupted = signals.take() or interrupted
     if stale:
         from .render import text
 

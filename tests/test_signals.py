@@ -454,6 +454,7 @@ def _check_outcome(kind, proc, out, stdout, stderr, sent):
     r = results.load(out)
     assert len(r.samples) > 0
     assert not r.complete or len(r.samples) == _planned(r), f"{kind}: complete with missing passes"
+    assert f"wrote {out}" in stdout, f"{kind}: saved, but not said: {stdout[-300:]!r} {stderr!r}"
     return True
 
 
@@ -485,6 +486,31 @@ def test_signal_storm_into_runs(tmp_path, busy):
             b.kill()
             b.wait()
     assert hits >= trials // 2, f"only {hits} of {trials} signals landed during a run"
+
+
+@pytest.mark.live
+def test_a_dense_storm_still_reports_what_was_saved(tmp_path):
+    """Thirty SIGINTs 3 ms apart into a --verify --tasks processes run: the signals that come after the
+    save must not cut off the table and its "wrote FILE" (the file was whole; the user was told nothing)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: no second task")
+    rng = random.Random(7)
+    for i in range(3):
+        out = tmp_path / f"dense-{i}.json"
+        proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "64M", "--strides", "64K,1M",
+                                 "--verify", "--threads", "2", "--tasks", "processes", "--rounds", "20", "-o",
+                                 str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NEUTRAL)
+        assert _wait_ready(proc)
+        time.sleep(rng.uniform(0.3, 2.0))
+        sent = 0
+        for _ in range(30):
+            if proc.poll() is not None:
+                break
+            proc.send_signal(signal.SIGINT)
+            sent += 1
+            time.sleep(0.003)
+        stdout, stderr = proc.communicate(timeout=120)
+        _check_outcome("dense", proc, str(out), stdout, stderr, sent)
 
 
 @pytest.mark.live
