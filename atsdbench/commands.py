@@ -9,10 +9,35 @@ from .render import messages
 from .render import text as texts
 
 
-def _progress(total):
-    """A one-line progress bar on stderr, only when stderr is a terminal.  An adaptive run's total
-    is unknown: it shows passes so far.  Waits between spread rounds are shown as such."""
-    if not sys.stderr.isatty():
+# Consoles a board's or a VM's serial line logs: a carriage return there is no redraw but one endless
+# line in the lab's log (LAVA keeps every byte of it)
+SERIAL = ("/dev/ttyS", "/dev/ttyAMA", "/dev/ttyUSB", "/dev/ttymxc", "/dev/hvc", "/dev/console", "/dev/ttySIF")
+
+
+def shows_progress(when="auto", stream=None, environ=None):
+    """--progress: always, never, or auto: where stderr is a terminal a person watches: not TERM=dumb,
+    not a serial console (SERIAL), not inside LAVA's test shell (it exports LAVA_RESULT_DIR)."""
+    import os
+
+    if when in ("always", "never"):
+        return when == "always"
+    if when not in (None, "auto"):
+        raise UsageError(messages.CMD_PROGRESS_MUST.format(value=when))
+    stream = stream or sys.stderr
+    environ = os.environ if environ is None else environ
+    try:
+        if not stream.isatty():
+            return False
+        name = os.ttyname(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return environ.get("TERM") != "dumb" and "LAVA_RESULT_DIR" not in environ and not name.startswith(SERIAL)
+
+
+def _progress(total, when="auto"):
+    """A one-line progress bar on stderr where shows_progress says so.  An adaptive run's total is
+    unknown: it shows passes so far.  Waits between spread rounds are shown as such."""
+    if not shows_progress(when):
         return None
     done = [0]
 
@@ -93,6 +118,8 @@ def cmd_run(args):
 
             _warn([text.verify_gpu()])
         refuse_extra_passes(plan, args)
+        when = getattr(args, "progress", None)
+        shows_progress(when)  # a bad --progress is refused before anything is measured
         probe = None
         if getattr(args, "breakdown", None):  # refused here: exit 2 before anything is measured
             from .measure import breakdown
@@ -112,7 +139,7 @@ def cmd_run(args):
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.
-        result, save_error = _measure_and_save(plan, output, total, probe, sampler)
+        result, save_error = _measure_and_save(plan, output, total, probe, sampler, when)
         interrupted = signals.take()
         # the report of what was saved, held too: a storm of signals still arriving would cut it off
         # before "wrote FILE" (the file is whole either way); one that comes makes the exit 130
@@ -142,14 +169,14 @@ def _print_stale(groups, stream, name=None):
     return bool(groups)
 
 
-def _measure_and_save(plan, output, total, probe=None, sampler=None):
+def _measure_and_save(plan, output, total, probe=None, sampler=None, progress_when="auto"):
     """run's and calibrate's measuring, inside their held(): the passes, then the file (or its rescue)
     before anything optional runs.  Returns (result, the save's UsageError or None).  probe: run
     --breakdown's, whose traced passes follow a run that was not stopped (measure/breakdown.py)."""
     from .data import results
     from .measure import runner
 
-    progress = _progress(total)
+    progress = _progress(total, progress_when)
     result = runner.run(plan, progress=progress)
     if progress:
         progress.end()
@@ -269,6 +296,8 @@ def cmd_calibrate(args):
         if plan.rounds < 2:  # noise.profile_entries needs a sub-run's spread of round means: say so now
             raise UsageError(messages.CMD_CALIBRATE_ROUNDS_ROUND_SUB.format(rounds=plan.rounds))
         _warn(calibrate_gap_warnings(plan.gap))
+        when = getattr(args, "progress", None)
+        shows_progress(when)
         facts = host.probe()
         path = args.output
         if path is None:
@@ -279,7 +308,7 @@ def cmd_calibrate(args):
         results.claim(path)  # both named, checked and locked before measuring
         results.claim(output, total, plan.latency)
         signals.check()
-        result, save_error = _measure_and_save(plan, output, total)
+        result, save_error = _measure_and_save(plan, output, total, progress_when=when)
         interrupted = signals.take()
     _report_saved(result, output, save_error, calibrating=True)
     if not result.complete or interrupted:

@@ -57,6 +57,8 @@
 	  "require tlb:tlb_flush counts (default: count them when allowed)") \
 	X("no-trace", 0, RUN, "trace", NULL, "off", "auto", \
 	  "never attach the flush tracepoint") \
+	X("progress", 0, RUN, NULL, "never|auto|always", NULL, "auto", \
+	  "the progress line on stderr; auto: only on a person's terminal (not TERM=dumb, a serial console or LAVA)") \
 	X("breakdown", 0, BOTH, NULL, NULL, "1", NULL, \
 	  "after the timed passes, one traced pass per stride: where a call's time goes (tracefs, root)") \
 	X("profile", 0, RUN, NULL, NULL, "1", NULL, \

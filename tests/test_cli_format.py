@@ -2,6 +2,8 @@
 compare's warnings name the sides by their (short) labels, not by every file."""
 import json
 
+import pytest
+
 import atsdbench
 from atsdbench import _cli
 from atsdbench.render import tables
@@ -86,3 +88,40 @@ def test_every_help_is_within_100_columns(cli):
     for args in pages:
         p = cli(*args)
         assert p.returncode == 0 and max(map(len, p.stdout.splitlines())) <= _cli.WIDTH, args
+
+
+class _Tty:
+    def __init__(self, fd, tty=True):
+        self.fd, self.tty = fd, tty
+
+    def isatty(self):
+        return self.tty
+
+    def fileno(self):
+        return self.fd
+
+
+def test_progress_is_drawn_only_for_a_person(monkeypatch):
+    import os
+
+    from atsdbench import commands
+    from atsdbench.errors import UsageError
+
+    names = {}
+    monkeypatch.setattr(os, "ttyname", lambda fd: names[fd])
+    names.update({3: "/dev/pts/0", 4: "/dev/ttyS0", 5: "/dev/hvc0", 6: "/dev/ttyAMA0"})
+    assert commands.shows_progress("auto", _Tty(3), {"TERM": "xterm"})
+    assert not commands.shows_progress("auto", _Tty(3), {"TERM": "dumb"})
+    assert not commands.shows_progress("auto", _Tty(3), {"TERM": "xterm", "LAVA_RESULT_DIR": "/lava-1/0/results"})
+    for fd in (4, 5, 6):  # a serial console: one endless line in the lab's log
+        assert not commands.shows_progress("auto", _Tty(fd), {"TERM": "vt220"})
+    assert not commands.shows_progress("auto", _Tty(3, tty=False), {})
+    assert commands.shows_progress("always", _Tty(4, tty=False), {}) and not commands.shows_progress("never")
+    with pytest.raises(UsageError, match="--progress must be never, auto or always"):
+        commands.shows_progress("sometimes")
+
+
+def test_a_bad_progress_is_refused_before_measuring(cli, tmp_path):
+    p = cli("run", "--size", "4M", "--progress", "often", "-o", tmp_path / "x.json")
+    assert p.returncode == 2 and "--progress must be never, auto or always" in p.stderr
+    assert not (tmp_path / "x.json").exists()

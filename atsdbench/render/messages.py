@@ -48,6 +48,7 @@ CMP_LABELS_GIVES_LABELS_VALUES = '--labels gives {n_labels} labels for the {n_va
 # the tables find a side's column (and compare --by threads its thread count) by its label
 CMP_LABELS_REPEAT = '--labels: {label} names two sides; give each its own'
 CMP_FILE_HAS_NO_TIMED_PASS = '{path} has no measured pass (its run ended before the first timed one)'
+CMD_PROGRESS_MUST = '--progress must be never, auto or always (got {value!r})'
 CMD_SCALING_NOT_LAVA = 'show --scaling has no lava format (lava gives one case per stride): text, markdown or csv'
 CMP_CELL_HAS_NO_MEASURED = 'the {value} cell{of_group} has no measured pass: nothing to compare with'
 CMP_CELL_HAS_NO_MEASURED_2 = 'the {value} cell{of_group} has no measured pass: not compared'

@@ -351,7 +351,7 @@ def test_the_progress_line_is_closed_before_the_table(monkeypatch):
                                   (2, [{"round": 0}, {"round": 0}], False), (3, [{"round": 0}], True)):
         err = Tty()
         monkeypatch.setattr(sys, "stderr", err)
-        tick = commands._progress(total)
+        tick = commands._progress(total, "always")
         for e in events:
             tick(e)
         before = err.getvalue()
