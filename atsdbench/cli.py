@@ -168,6 +168,9 @@ def _import_options(im):
     im.add_argument("-o", "--output", default=None, help="result file; with --table a third column (after) goes to "
                     "the same name with -after before the extension")
     im.add_argument("--table", action="store_true", help="read a table of stride, GB/s [, after GB/s]")
+    im.add_argument("--lava-log", action="store_true", help="FILE is a LAVA job's log (output.yaml, the job "
+                    "log, or a console log): every result the test definition printed in it, written into -o DIR "
+                    "(default .) as NAME.json")
     im.add_argument("--page-size", default=None, help="with --table (required): the base page size of the machine "
                     "the table was measured on, e.g. 64K (POWER9), 4K (x86)")
     im.add_argument("--ceiling", default=None, type=_int("--ceiling"),

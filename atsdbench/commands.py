@@ -363,7 +363,7 @@ def _warn(lines):
         warn(line)
 
 
-# Formats a program reads line by line (lava/report.sh hands each line to lava-test-case): run --verify's
+# Formats a program reads line by line (lava/atsdbench.yaml hands each line to lava-test-case): run --verify's
 # loud lines go to stderr there, never among the data.
 MACHINE_FORMATS = ("csv", "json", "lava")
 
@@ -451,7 +451,7 @@ def cmd_show(args):
 
         if getattr(args, "scaling", False):
             raise UsageError(messages.CMD_SCALING_NOT_LAVA)
-        _print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/report.sh reads
+        _print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/atsdbench.yaml reads
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
@@ -534,6 +534,8 @@ def cmd_import(args):
 
     if args.table:
         return _import_table(args)
+    if getattr(args, "lava_log", False):
+        return _import_lava_log(args)
     if args.page_size or args.ceiling is not None or args.size:
         raise UsageError(messages.CMD_PAGE_SIZE_CEILING_SIZE)
     result = importer.load(args.file)
@@ -545,6 +547,32 @@ def cmd_import(args):
 
         print(breakdown.table(result.config["breakdown"], config=result.config, host=result.host))
     print(f"wrote {results.save_or_rescue(result, output)}")
+    return 0
+
+
+def _import_lava_log(args):
+    """import --lava-log LOG [-o DIR]: the results a LAVA job printed, each DIR/NAME.json (-2, -3 where taken)."""
+    import os
+
+    from .data import lava_log, results
+
+    if args.page_size or args.ceiling is not None or args.size:
+        raise UsageError(messages.CMD_PAGE_SIZE_CEILING_SIZE)
+    found, warnings = lava_log.read(args.file)
+    _warn(warnings)
+    folder = args.output or "."
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise UsageError(messages.LAVA_LOG_CANNOT.format(path=folder, why=e.strerror)) from None
+    for name, result in found:
+        stem = os.path.join(folder, name[:-5] if name.endswith(".json") else name)
+        path, k = stem + ".json", 1
+        while os.path.lexists(path):
+            k += 1
+            path = f"{stem}-{k}.json"
+        results.claim(path, len(result.records))
+        print(f"wrote {results.save_or_rescue(result, path)}")
     return 0
 
 

@@ -172,7 +172,7 @@ def test_show_says_it_above_the_table(cli, fixtures, tmp_path, fmt):
     p = cli("show", path, "--format", fmt)
     assert p.returncode == 0
     said = p.stderr if fmt in ("csv", "lava") else p.stdout  # off csv's data and lava's lines
-    if fmt == "lava":  # lava/report.sh reads every stdout line as a test case
+    if fmt == "lava":  # lava/atsdbench.yaml reads every stdout line as a test case
         assert all(LAVA_LINE.fullmatch(line) for line in p.stdout.splitlines()), p.stdout
         assert p.stdout.splitlines()[-1] == "verify-madvise-64K fail 3 stale"  # the job shows a failed case
     assert " ".join(said.split()).startswith("STALE TRANSLATION: 3 of 16384 checks read through a "

@@ -1,0 +1,99 @@
+"""Result files carried out of a LAVA job in its log: the test definition (lava/atsdbench.yaml) prints
+each one between two marker lines, gzipped and base64-encoded, since LAVA keeps the serial log of every
+job whatever its lab keeps of the device's files:
+
+    ATSDBENCH-RESULT-BEGIN NAME BYTES
+    H4sIA... (base64 lines of the gzipped file)
+    ATSDBENCH-RESULT-END NAME SHA256
+
+`atsdbench import --lava-log LOG` reads them back from the log as LAVA stores it (`lava-run`'s
+output.yaml and the server's job log: one `- {"dt": ..., "lvl": "target", "msg": ...}` a line) or as a
+plain console log, checks each against its size and digest (a serial line drops and mangles bytes),
+and against the result schema, as any result file is read."""
+import base64
+import binascii
+import gzip
+import hashlib
+import json
+import re
+import zlib
+
+from ..errors import UsageError
+from ..render import messages
+
+# at the start of a line: the shell's `set -x` trace of the echo ("+ echo ATSDBENCH-...") is no marker
+BEGIN = re.compile(r"ATSDBENCH-RESULT-BEGIN ([A-Za-z0-9._+-]{1,200}) ([0-9]{1,12})$")
+END = re.compile(r"ATSDBENCH-RESULT-END ([A-Za-z0-9._+-]{1,200}) ([0-9a-f]{64})$")
+BASE64 = re.compile(r"[A-Za-z0-9+/=]+")
+
+
+def _messages(text):
+    """The log's lines as the device printed them: a LAVA log line's `msg`, or the line itself."""
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if line.startswith("- {") and '"msg"' in line:
+            try:
+                entry = json.loads(line[2:])
+            except ValueError:
+                entry = None
+            if isinstance(entry, dict):
+                msg = entry.get("msg")
+                if isinstance(msg, str):
+                    yield from msg.replace("\r", "").split("\n")
+                continue
+        yield line
+
+
+def extract(text):
+    """([(name, bytes of the result file)], [why each damaged one was left out])."""
+    found, problems, current = [], [], None
+    for line in _messages(text):
+        line = line.strip()
+        begin, end = BEGIN.match(line), END.match(line)
+        if begin:
+            if current is not None:
+                problems.append(messages.LAVA_LOG_NO_END.format(name=current[0]))
+            current = (begin.group(1), int(begin.group(2)), [])
+        elif end and current is not None:
+            name, size, parts = current
+            current = None
+            try:
+                raw = gzip.decompress(base64.b64decode("".join(parts), validate=True))
+            except (binascii.Error, OSError, EOFError, ValueError, zlib.error):
+                problems.append(messages.LAVA_LOG_DAMAGED.format(name=name, why="not base64 of a gzip stream"))
+                continue
+            if end.group(1) != name or len(raw) != size or hashlib.sha256(raw).hexdigest() != end.group(2):
+                problems.append(messages.LAVA_LOG_DAMAGED.format(name=name, why="its size or digest differs"))
+                continue
+            found.append((name, raw))
+        elif current is not None and BASE64.fullmatch(line):
+            current[2].append(line)
+    if current is not None:
+        problems.append(messages.LAVA_LOG_NO_END.format(name=current[0]))
+    return found, problems
+
+
+def read(path):
+    """The result files in the LAVA log at path: ([(name, Result)], warnings); none is exit 2."""
+    from . import results
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        raise UsageError(messages.LAVA_LOG_CANNOT.format(path=path, why=e.strerror)) from None
+    found, warnings = extract(text)
+    out = []
+    for name, raw in found:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            warnings.append(messages.LAVA_LOG_DAMAGED.format(name=name, why="not JSON"))
+            continue
+        try:
+            out.append((name, results.from_dict(data, f"{path}: {name}")))
+        except UsageError as e:
+            warnings.append(str(e))
+    if not out:
+        raise UsageError(messages.LAVA_LOG_NONE.format(path=path, n=len(found)))
+    return out, warnings
