@@ -149,7 +149,7 @@ out, argv = sys.argv[1], sys.argv[2:]
 # the instance a crashed process of this very pid would have left: mkdir, then exec into the run
 p = subprocess.run(["sh", "-c", 'mkdir /sys/kernel/tracing/instances/atsdbench-$$ && exec "$@"', "sh", *argv,
                     "--size", "4M", "--strides", "64K", "--rounds", "1", "--reps", "1", "--breakdown", "-o", out],
-                   capture_output=True, text=True)
+                   capture_output=True, text=True, cwd=os.path.dirname(out))
 left = [n for n in os.listdir("/sys/kernel/tracing/instances") if n.startswith("atsdbench-")]
 print(json.dumps({"code": p.returncode, "left": left, "stderr": p.stderr}))
 """

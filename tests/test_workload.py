@@ -324,7 +324,7 @@ def test_a_helper_process_killed_mid_run_is_said_to_have_died(cli_process, tmp_p
     out = tmp_path / "k.json"
     proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--workload", "tlb_flush2", "--size", "256M",
                              "--threads", "2", "--tasks", "processes", "--rounds", "6", "-o", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
 
     def children(pid):
         try:

@@ -72,15 +72,20 @@ class Lock:
 def _die_with_step(step_pid):
     """In the child, before exec: SIGTERM when the step dies (even by SIGKILL), so no run outlives its
     step and writes into a slot the journal has closed; SIGTERM, not SIGKILL, so it saves what it
-    measured first.  A step already gone before this ran is the same case."""
-    import ctypes
+    measured first.  A step already gone before this ran is the same case.  prctl is looked up here,
+    in the step, not after the fork; a Python without ctypes (a minimal guest's) cannot ask for it."""
     import signal
 
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (ImportError, OSError, AttributeError):
+        prctl = None
+
     def arm():
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+        if prctl is not None:
+            prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
         if os.getppid() != step_pid:
             os.kill(os.getpid(), signal.SIGTERM)
     return arm

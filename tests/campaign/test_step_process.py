@@ -32,8 +32,9 @@ def _plan(tmp_path):
 
 
 def _step(d):
+    # from the campaign's folder: a checkout's source tree (the working directory under python -m) has no core
     return subprocess.Popen([sys.executable, "-m", "atsdbench", "campaign", "step", d], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=d)
 
 
 def _wait_for(what, timeout=60):
