@@ -1,0 +1,117 @@
+"""LAVA's own dispatcher (Debian's lava-dispatcher, `lava-run`) runs lava/jobs/qemu-amd64.yaml on the
+device of lava/devices/qemu-amd64.yaml: Debian 12's kernel boots a Debian 12 rootfs (scripts/lava-rootfs,
+cached) under qemu TCG, the definition lava/atsdbench.yaml comes from this checkout by git and installs
+atsdbench with its own `venv` mode from the wheel under test.  Two jobs: the first's result file is read
+back from its log (import --lava-log) and is the second's BASELINE.  Rates are emulated: only the cases
+are checked.  Where lava-run, mmdebstrap or qemu is missing (or this is not root), it skips, saying why."""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+LAB = ROOT / "lava"
+RUN_OPTIONS = "--strides 64K,1M --rounds 2 --reps 2"
+
+pytestmark = [pytest.mark.live, pytest.mark.slow]
+
+
+def _need():
+    missing = [t for t in ("lava-run", "mmdebstrap", "qemu-system-x86_64", "mkfs.ext4", "git") if not shutil.which(t)]
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (apt-get install lava-dispatcher mmdebstrap qemu-system-x86)")
+    if os.geteuid() != 0:
+        pytest.skip("needs root (mmdebstrap, the rootfs image)")
+
+
+@pytest.fixture(scope="module")
+def system(tmp_path_factory):
+    """The cached rootfs, kernel and initrd, and the rootfs tree with the wheel under test in it."""
+    _need()
+    cache = subprocess.run([str(ROOT / "scripts" / "lava-rootfs")], capture_output=True, text=True, timeout=1800)
+    if cache.returncode:
+        pytest.skip(f"scripts/lava-rootfs could not build the rootfs: {cache.stderr.strip()[-300:]}")
+    cache = pathlib.Path(cache.stdout.strip())
+    work = tmp_path_factory.mktemp("lab")
+    tree = work / "tree"
+    tree.mkdir()
+    subprocess.run(["tar", "-C", str(tree), "-xf", str(cache / "rootfs.tar")], check=True)
+    wheels = tree / "opt" / "wheels"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(wheels), str(ROOT)], check=True, timeout=900)
+    [wheel] = list(wheels.glob("atsdbench-*.whl"))
+    return {"cache": cache, "tree": tree, "work": work, "wheel": "/" + str(wheel.relative_to(tree))}
+
+
+def _image(system, name, extra=None):
+    """An ext4 image of the tree, with extra {path in the guest: bytes}."""
+    for path, data in (extra or {}).items():
+        target = system["tree"] / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    image = system["work"] / f"{name}.ext4"
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "root", "-d", str(system["tree"]), str(image), "3G"], check=True)
+    return image
+
+
+def _job(system, name, image, baseline=""):
+    revision = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    text = (LAB / "jobs" / "qemu-amd64.yaml").read_text()
+    for key, value in {"{NAME}": name, "{KERNEL}": str(system["cache"] / "vmlinuz"),
+                       "{INITRD}": str(system["cache"] / "initrd.img"), "{ROOTFS}": str(image),
+                       "{REPOSITORY}": str(ROOT), "{REVISION}": revision, "{INSTALL}": "venv",
+                       "{SOURCE}": system["wheel"], "{RUN_OPTIONS}": RUN_OPTIONS, "{BASELINE}": baseline}.items():
+        text = text.replace(key, value)
+    job = system["work"] / f"{name}.yaml"
+    job.write_text(text)
+    out = system["work"] / f"{name}-out"
+    env = dict(os.environ, LIBGUESTFS_BACKEND="direct", LIBGUESTFS_BACKEND_SETTINGS="force_tcg")
+    started = time.monotonic()
+    p = subprocess.run(["lava-run", "--device", str(LAB / "devices" / "qemu-amd64.yaml"), "--job-id",
+                        str(abs(hash(name)) % 10000), "--output-dir", str(out), str(job)], capture_output=True,
+                       text=True, env=env, timeout=1800)
+    took = time.monotonic() - started
+    log = out / "output.yaml"
+    return p, (log.read_text(errors="replace") if log.exists() else ""), took
+
+
+def _cases(log):
+    """{case: (result, measurement)} of the job's atsdbench test cases (lava's results in its log)."""
+    out = {}
+    for line in log.splitlines():
+        if '"lvl": "results"' not in line:
+            continue
+        try:
+            entry = json.loads(line[2:])
+        except ValueError:
+            continue
+        msg = entry.get("msg") or {}
+        if isinstance(msg, dict) and msg.get("definition") == "0_atsdbench":
+            out[msg.get("case")] = (msg.get("result"), msg.get("measurement"))
+    return out
+
+
+def test_lava_runs_the_definition_and_a_second_job_compares_against_the_first(system, cli, tmp_path):
+    p, log, took = _job(system, "first", _image(system, "first"))
+    cases = _cases(log)
+    assert cases.get("atsdbench-install", (None,))[0] == "pass", (p.stdout[-2000:], p.stderr[-2000:])
+    assert cases["atsdbench-run"][0] == "pass"
+    assert {c for c in cases if c.startswith("rate-")} == {"rate-64K", "rate-1M"}
+    assert all(cases[c][0] == "pass" and float(cases[c][1]) > 0 for c in ("rate-64K", "rate-1M"))
+    (tmp_path / "first.yaml").write_text(log)
+    r = cli("import", "--lava-log", tmp_path / "first.yaml", "-o", tmp_path / "kept")
+    assert r.returncode == 0, r.stderr
+    [kept] = list((tmp_path / "kept").iterdir())
+    print(f"first job: {took:.0f} s")
+    p, log, took = _job(system, "second", _image(system, "second", {"/opt/baseline.json": kept.read_bytes()}),
+                        baseline="/opt/baseline.json")
+    cases = _cases(log)
+    assert cases.get("atsdbench-compare", (None,))[0] == "pass", (p.stdout[-2000:], p.stderr[-2000:])
+    assert {"speedup-64K", "speedup-1M"} <= set(cases)
+    print(f"second job: {took:.0f} s")
