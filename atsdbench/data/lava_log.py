@@ -6,9 +6,9 @@ job whatever its lab keeps of the device's files:
     H4sIA... (base64 lines of the gzipped file)
     ATSDBENCH-RESULT-END NAME SHA256
 
-`atsdbench import --lava-log LOG` reads them back from the log as LAVA stores it (`lava-run`'s
-output.yaml and the server's job log: one `- {"dt": ..., "lvl": "target", "msg": ...}` a line) or as a
-plain console log, checks each against its size and digest (a serial line drops and mangles bytes),
+`atsdbench import --lava-log LOG` reads them back from the log as LAVA writes it (`lava-run`'s
+stdout and the server's job log: one `{"dt": ..., "lvl": "target", "msg": ...}` a line, as a YAML list
+`- {...}` in a saved output.yaml) or as a plain console log, checks each against its size and digest (a serial line drops and mangles bytes),
 and against the result schema, as any result file is read."""
 import base64
 import binascii
@@ -31,9 +31,10 @@ def _messages(text):
     """The log's lines as the device printed them: a LAVA log line's `msg`, or the line itself."""
     for line in text.splitlines():
         line = line.rstrip("\r")
-        if line.startswith("- {") and '"msg"' in line:
+        entry_text = line[2:] if line.startswith("- {") else line  # output.yaml's list, lava-run's stdout
+        if entry_text.startswith("{") and '"msg"' in entry_text:
             try:
-                entry = json.loads(line[2:])
+                entry = json.loads(entry_text)
             except ValueError:
                 entry = None
             if isinstance(entry, dict):

@@ -80,10 +80,10 @@ def test_a_signal_to_the_step_stops_it_and_arranges_nothing(tmp_path, signals):
     assert "arranged" not in kinds and "next:" not in out, (kinds, out)
     # the run was told too: it stopped early and saved its passes, and the slot says why
     assert kinds in (["start", "unfinished"], ["start", "done", "stopped"]), kinds
-    if kinds[1] == "unfinished":
-        assert c.events[1]["why"] == "interrupted" and c.events[1]["file"]
-        kept = json.load(open(os.path.join(d, c.events[1]["file"])))
-        assert kept["complete"] is False
+    if kinds[1] == "unfinished":  # a run stopped before its first pass writes no file (nothing measured)
+        assert c.events[1]["why"] == "interrupted"
+        if c.events[1]["file"]:
+            assert json.load(open(os.path.join(d, c.events[1]["file"])))["complete"] is False
     assert "Traceback" not in err
 
 
