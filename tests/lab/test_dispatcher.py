@@ -83,7 +83,7 @@ def _job(system, name, image, baseline=""):
                         str(abs(hash(name)) % 10000), "--output-dir", str(out), str(job)], capture_output=True,
                        text=True, env=env, timeout=1800)
     took = time.monotonic() - started
-    return p, p.stdout, took  # lava-run's log: one {"dt", "lvl", "msg"} a line
+    return p, p.stdout + p.stderr, took  # lava-run's log (on stderr): one {"dt", "lvl", "msg"} a line
 
 
 def _cases(log):
