@@ -317,16 +317,29 @@ def atsd(tmp_path_factory):
     return str(out)
 
 
+def small_tmpfs(mnt, size):
+    """A tmpfs of `size` (mount(8)'s size=, e.g. 64k) at the new folder mnt, for a `with` (needs root);
+    the test is skipped where it cannot be mounted."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def mounted():
+        mnt.mkdir()
+        p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True)
+        if p.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {p.stderr.decode().strip()}")
+        try:
+            yield mnt
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False)
+    return mounted()
+
+
 @pytest.fixture
 def tiny_disk(tmp_path):
     """A 64 KiB tmpfs (needs root and mount(8)); skipped where it cannot be mounted."""
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.decode().strip()}")
-    yield mnt
-    subprocess.run(["umount", str(mnt)], check=False)
+    with small_tmpfs(tmp_path / "disk", "64k") as mnt:
+        yield mnt
 
 
 @pytest.fixture

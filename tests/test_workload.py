@@ -11,6 +11,7 @@ import time
 import pytest
 
 from atsdbench.data import results
+from conftest import small_tmpfs
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -272,13 +273,8 @@ def test_atsd_says_a_stale_read_when_a_read_back_ends_the_run(tmp_path):
 @pytest.fixture
 def small_tmpdir(tmp_path):
     """A 1 MiB tmpfs for TMPDIR (root and mount(8)); skipped where it cannot be mounted."""
-    mnt = tmp_path / "tmp"
-    mnt.mkdir()
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], capture_output=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {p.stderr.decode().strip()}")
-    yield mnt
-    subprocess.run(["umount", str(mnt)], check=False)
+    with small_tmpfs(tmp_path / "tmp", "1m") as mnt:
+        yield mnt
 
 
 def _in_both_front_ends(cli_process, atsd, tmp_path, env, *args):
