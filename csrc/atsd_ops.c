@@ -232,7 +232,7 @@ const char *atsd_strerror(int32_t err)
 const char *atsd_workload_failure(char *buf, uint64_t len, int32_t workload, int32_t tasks, uint64_t loops,
 				  int32_t err)
 {
-	int file = workload != ATSD_WORKLOAD_TLB_FLUSH2 && err != -ECHILD;
+	int file = workload != ATSD_WORKLOAD_TLB_FLUSH2 && err != -ECHILD && err != -EINTR;
 
 	snprintf(buf, (size_t)len, "%s failed in one of %d tasks after %" PRIu64 " loops: %s%s%s%s",
 		 atsd_workload_name(workload), tasks, loops, atsd_strerror(err), file ? " (its file in TMPDIR, " : "",
@@ -262,7 +262,13 @@ static int workload_file(uint64_t size)
 	if (fd < 0)
 		return -errno;
 	unlink(path);
-	e = ftruncate(fd, (off_t)size) ? errno : posix_fallocate(fd, 0, (off_t)size);
+	e = ftruncate(fd, (off_t)size) ? errno : 0;
+	if (!e) {
+		/* tmpfs gives up with EINTR where a signal came (a Ctrl-C the front end only records): again */
+		do
+			e = posix_fallocate(fd, 0, (off_t)size);
+		while (e == EINTR);
+	}
 	if (e) {
 		close(fd);
 		return -e;

@@ -266,17 +266,25 @@ def _name(group):
 SEPARATORS = "-_."
 
 
+def _cuts_at(text, i):
+    """Whether a name may be cut before text[i]: after a separator, not inside a version (6.12)."""
+    if text[i - 1] not in SEPARATORS:
+        return False
+    return not (text[i - 1] == "." and i >= 2 and text[i - 2].isdigit() and i < len(text) and text[i].isdigit())
+
+
 def _common_cut(stems):
     """How many leading and trailing characters every stem shares, backed off to a separator (-, _, .)
-    so a cut never splits a word or a number: atsdbench-host-6.12-T1 and -T2 keep T1 and T2."""
+    so a cut never splits a word or a number: atsdbench-host-6.12-T1 and -T2 keep T1 and T2, and
+    -6.12.0- against -6.13.0- keeps 6.12.0 and 6.13.0 whole."""
     if len(set(stems)) < 2:
         return 0, 0
     head = len(os.path.commonprefix(stems))
-    while head and stems[0][head - 1] not in SEPARATORS:
+    while head and not _cuts_at(stems[0], head):
         head -= 1
     tails = [x[head:][::-1] for x in stems]
     tail = len(os.path.commonprefix(tails))
-    while tail and tails[0][tail - 1] not in SEPARATORS:
+    while tail and not _cuts_at(tails[0], tail):
         tail -= 1
     return head, tail
 

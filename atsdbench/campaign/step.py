@@ -38,6 +38,8 @@ class Lock:
     """An flock on DIR/.step.lock held for the whole step: a second step (two units, a user and the unit)
     refuses at once instead of both running into one slot."""
 
+    held = ()  # the fd of the lock this process holds, which its run inherits (supervise)
+
     def __init__(self, directory):
         self.path = os.path.join(directory, LOCK)
         self.fd = None
@@ -61,10 +63,12 @@ class Lock:
         except OSError:
             pass
         self.fd = fd
+        Lock.held = (fd,)
         return self
 
     def __exit__(self, *exc):
         fd, self.fd = self.fd, None
+        Lock.held = ()
         if fd is not None:
             os.close(fd)
 
@@ -84,10 +88,14 @@ def _die_with_step(step_pid):
         prctl = None
 
     def arm():
+        # the step's handlers only record a signal (held): in the child, before exec, they would swallow
+        # the death signal, so the default action is put back first
+        for s in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(s, signal.SIG_DFL)
         if prctl is not None:
             prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
         if os.getppid() != step_pid:
-            os.kill(os.getpid(), signal.SIGTERM)
+            os._exit(143)  # the step is gone already: no run
     return arm
 
 
@@ -95,7 +103,9 @@ def supervise(argv):
     """Run argv as the step's child, in the step's process group, dying with the step (_die_with_step);
     a SIGINT or SIGTERM the step gets while it runs (held, so the step is not cut off) is passed on to
     the child once, which stops and saves as on a Ctrl-C.  Returns the child's exit status."""
-    proc = subprocess.Popen(argv, preexec_fn=_die_with_step(os.getpid()))
+    # the step lock goes to the child too: a step killed while its run still saves holds off the next
+    # step until the run is gone
+    proc = subprocess.Popen(argv, preexec_fn=_die_with_step(os.getpid()), pass_fds=Lock.held)
     passed = set()
     while True:
         try:
@@ -194,7 +204,12 @@ class Step:
             self.out(text.campaign_done(self.directory))
             self._disable(dry_run)
             return 0
-        if boot_id in recovered:  # this boot's run had finished before its step was cut off: the next boot
+        stopped = {e["boot_id"] for e in c.events if e["event"] == "stopped"}
+        done_here = any(d["boot_id"] == boot_id for d in c.done)
+        if boot_id in recovered or (boot_id in stopped and done_here and not any(
+                e["event"] == "arranged" and e["seq"] > max(x["seq"] for x in c.events if x["event"] == "stopped"
+                                                              and x["boot_id"] == boot_id) for e in c.events)):
+            # this boot's run had finished (its step cut off, or stopped before it arranged): the next boot
             return self._arrange(c, dry_run)
         used = c.boots_done().get(boot_id)
         if used is not None:
@@ -230,7 +245,8 @@ class Step:
         with signals.held():  # the run's Ctrl-C is the child's to handle: it saves what it measured
             rc = self.runner(c.plan["run_options"], path)
             asked = signals.pending_signals()
-            interrupted = signals.take()
+            interrupted = signals.take() or bool(asked)
+            asked = asked or signals.pending_signals()
         # exit 3: the run finished and saved, and its verify passes read a stale translation (a finding about
         # the kernel, not a failed run: redoing the slot would only find it again); compare DIR says it
         if rc in (0, 3) and store.complete_result(path):
@@ -238,7 +254,7 @@ class Step:
                        **({"stale": True} if rc else {}))
             self.out(text.step_saved(path) if rc == 0 else text.step_saved_stale(path))
             if interrupted:  # asked to stop: the finished run counts, but no next boot is arranged
-                why = "interrupted by " + "/".join(_signal_name(s) for s in dict.fromkeys(asked))
+                why = "interrupted by " + ("/".join(_signal_name(s) for s in dict.fromkeys(asked)) or "a signal")
                 self.event(event="stopped", boot_id=boot_id, why=why)
                 self.out(text.step_stopped(why))
                 return 130

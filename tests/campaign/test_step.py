@@ -434,7 +434,9 @@ def test_a_signal_to_the_step_during_a_run_that_finishes_arranges_no_boot(world)
     c = store.load(world["dir"])
     assert [e["event"] for e in c.events] == ["start", "done", "stopped"] and c.events[2]["why"].endswith("SIGTERM")
     assert not world["method"].arranged and world["method"].reboots == 0
-    world["boot"](fakes.B_BANNER)  # whoever stopped it booted the next kernel by hand
+    assert world["step"]() == 0 and world["method"].arranged == ["new"]  # again in this boot: it goes on
+    assert len(real.calls) == 1  # the boot's run is not redone
+    world["boot"](fakes.B_BANNER)
     assert world["step"]() == 0 and [e["kernel"] for e in store.load(world["dir"]).done] == ["old", "new"]
 
 

@@ -64,7 +64,7 @@ def test_a_job_runs_reports_and_keeps_its_result_in_the_log(tmp_path, cli):
     rates = [c for c in calls if c[0].startswith("rate-")]
     assert [c[0] for c in rates] == ["rate-64K", "rate-1M"] and all(c[2] == "pass" and c[6] == "GB/s" for c in rates)
     assert "\r" not in log  # no progress bar in a lab's log
-    assert re.search(r"--size (1024|512|256|128|64|32|16)M \(MemAvailable \d+ bytes\)", log)
+    assert re.search(r"--size (1024|512|256|128|64|32|16)M \(MemAvailable \d+ KiB\)", log)
     (tmp_path / "job.log").write_text(log)
     found, problems = lava_log.extract(log)
     assert len(found) == 1 and problems == []
@@ -103,7 +103,7 @@ def test_a_run_that_fails_fails_every_expected_case_and_shows_nothing(tmp_path):
     r = _results(calls)
     assert r["atsdbench-run"] == "fail" and r["rate-64K"] == "fail" and r["rate-1M"] == "fail"
     assert r["atsdbench-compare"] == "skip" and "ATSDBENCH-RESULT-BEGIN" not in log.replace("+ echo", "")
-    assert "no result file was written: every rate case fails" in log and "atsdbench show" not in log
+    assert "no result file to show: every rate case fails" in log and "atsdbench show" not in log
 
 
 @pytest.mark.live
