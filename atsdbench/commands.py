@@ -34,6 +34,13 @@ def shows_progress(when="auto", stream=None, environ=None):
     return environ.get("TERM") != "dumb" and "LAVA_RESULT_DIR" not in environ and not name.startswith(SERIAL)
 
 
+def progress_option(args):
+    """run's and calibrate's --progress, refused now where it is none of the three (before measuring)."""
+    when = getattr(args, "progress", None)
+    shows_progress(when)
+    return when
+
+
 def _progress(total, when="auto"):
     """A one-line progress bar on stderr where shows_progress says so.  An adaptive run's total is
     unknown: it shows passes so far.  Waits between spread rounds are shown as such."""
@@ -118,8 +125,7 @@ def cmd_run(args):
 
             _warn([text.verify_gpu()])
         refuse_extra_passes(plan, args)
-        when = getattr(args, "progress", None)
-        shows_progress(when)  # a bad --progress is refused before anything is measured
+        when = progress_option(args)
         probe = None
         if getattr(args, "breakdown", None):  # refused here: exit 2 before anything is measured
             from .measure import breakdown
@@ -296,8 +302,7 @@ def cmd_calibrate(args):
         if plan.rounds < 2:  # noise.profile_entries needs a sub-run's spread of round means: say so now
             raise UsageError(messages.CMD_CALIBRATE_ROUNDS_ROUND_SUB.format(rounds=plan.rounds))
         _warn(calibrate_gap_warnings(plan.gap))
-        when = getattr(args, "progress", None)
-        shows_progress(when)
+        when = progress_option(args)
         facts = host.probe()
         path = args.output
         if path is None:
@@ -420,8 +425,6 @@ def cmd_compare(args):
     if args.format == "lava":
         from .render import lava
 
-        if getattr(args, "scaling", False):
-            raise UsageError(messages.CMD_SCALING_NOT_LAVA)
         print(lava.compare_lines(cmp))
         return 0
     print(compare_formats.RENDERERS[args.format](cmp))

@@ -204,11 +204,8 @@ class Step:
             self.out(text.campaign_done(self.directory))
             self._disable(dry_run)
             return 0
-        stopped = {e["boot_id"] for e in c.events if e["event"] == "stopped"}
-        done_here = any(d["boot_id"] == boot_id for d in c.done)
-        if boot_id in recovered or (boot_id in stopped and done_here and not any(
-                e["event"] == "arranged" and e["seq"] > max(x["seq"] for x in c.events if x["event"] == "stopped"
-                                                              and x["boot_id"] == boot_id) for e in c.events)):
+        last = c.events[-1] if c.events else {}
+        if boot_id in recovered or (last.get("event"), last.get("boot_id")) == ("stopped", boot_id):
             # this boot's run had finished (its step cut off, or stopped before it arranged): the next boot
             return self._arrange(c, dry_run)
         used = c.boots_done().get(boot_id)
@@ -246,7 +243,6 @@ class Step:
             rc = self.runner(c.plan["run_options"], path)
             asked = signals.pending_signals()
             interrupted = signals.take() or bool(asked)
-            asked = asked or signals.pending_signals()
         # exit 3: the run finished and saved, and its verify passes read a stale translation (a finding about
         # the kernel, not a failed run: redoing the slot would only find it again); compare DIR says it
         if rc in (0, 3) and store.complete_result(path):
