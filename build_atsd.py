@@ -21,7 +21,7 @@ ffibuilder.set_source(
     "atsdbench._atsd",
     '#include "atsd.h"',
     sources=["csrc/atsd.c", "csrc/atsd_ops.c", "csrc/atsd_plan.c", "csrc/atsd_host.c", "csrc/atsd_trace.c",
-             "csrc/atsd_instance.c", "csrc/atsd_verify.c", "csrc/atsd_profile.c", "csrc/atsd_kexec.c"],
+             "csrc/atsd_instance.c", "csrc/atsd_verify.c", "csrc/atsd_device.c", "csrc/atsd_profile.c", "csrc/atsd_kexec.c"],
     include_dirs=["csrc"],
     extra_compile_args=["-O2", "-Wall", "-Wextra"],
     libraries=["pthread"],

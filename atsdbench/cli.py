@@ -196,6 +196,9 @@ def _guest_options(g):
     g.add_argument("--initrd", action="append", default=[], metavar="ARCHIVE",
                    help="a cpio archive unpacked before guest's own (a root with Python, your tools); repeat for "
                    "several")
+    g.add_argument("--module", action="append", default=[], metavar="FILE.ko",
+                   help="a kernel module the guest loads (insmod) before the runs, e.g. test_hmm.ko for --device "
+                   "hmm (scripts/build-test-hmm); repeat for several, loaded in order")
     g.add_argument("--command", dest="guest_command", default=None, metavar="CMD",
                    help="a shell command line run in the guest (after the runs; instead of atsd without any); its "
                    "output comes home as NAME.out, the files it leaves in $OUT as NAME/")

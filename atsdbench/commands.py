@@ -735,6 +735,8 @@ def cmd_guest(args):
         raise UsageError(messages.CMD_TRACE_BUFFER_MUST_SIZE.format(trace_buffer=args.trace_buffer))
     for archive in args.initrd:
         guest_initramfs.check_archive(archive)
+    for module in args.module:
+        guest_initramfs.check_module(module)
     if args.accel not in ("tcg", "kvm"):
         raise UsageError(messages.CMD_ACCEL_MUST_TCG_KVM.format(accel=args.accel))
     if args.accel == "kvm":
@@ -787,7 +789,8 @@ def _guest_boot(args, image, machine, bases, runs, trace_kb):
         with tempfile_dir() as tmp:
             log = os.path.join(tmp, "console.log")
             initrd = guest_initramfs.run_initramfs(bases[arch], runs, tmp, command=args.guest_command,
-                                                   trace_buffer_kb=trace_kb, archives=args.initrd)
+                                                   trace_buffer_kb=trace_kb, archives=args.initrd,
+                                                   modules=args.module)
             cmd = guest_qemu.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem,
                                           append=args.append, accel=args.accel)
             rc, seconds, qemu_said = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
@@ -943,6 +946,10 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
             print(f"atsdbench: guest {label}: {why}", file=sys.stderr)
         fail(e if args.accel != "kvm" else f"{e} (under KVM: try without --accel)", kept)
         return 1
+    if values.get("module-failed"):  # the runs go on: one that needs the module says so itself
+        print(f"atsdbench: guest {label}: insmod {values['module-failed']}", file=sys.stderr)
+    import re
+
     release = values.get("release") or "unknown"
     stem = guest.claim(args.output, guest.result_name(release, machine, arch)[:-5], taken)
     console, why = _guest_console(stem + ".console", text)  # the evidence: kernel messages, atsd's own tables
@@ -968,6 +975,8 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
                 result.host[field] = int(values[key])
         if values.get("MMU") and result.host.get("mmu") in (None, "unknown"):
             result.host["mmu"] = values["MMU"]
+        if values.get("modules"):
+            result.host["guest_modules"] = [re.sub(r"^[0-9]+-", "", m) for m in values["modules"].split(",")]
         try:
             results.save_or_rescue(result, name + ".json")
             saved = True

@@ -318,6 +318,8 @@ struct atsd_plan {
 				 * refusals of options a workload cannot take) */
 	int32_t placements;     /* run --placements K: rounds rotate over K regions, distinct physical pages */
 	int32_t mem_node;       /* run --mem-node N: the region's memory bound to node N (mbind); -1 = none */
+	int32_t ndevices;
+	int32_t devices[16];    /* axis of enum atsd_device_kind (--device) */
 };
 
 enum atsd_tasks {
@@ -337,6 +339,7 @@ struct atsd_host {
 	int32_t core[1024];       /* core id of affinity[i] (package << 16 | core_id), -1 unknown */
 	int32_t quiet[1024];      /* affinity[i] is isolated (isolcpus) or nohz_full: no housekeeping there */
 	int32_t cpu0_core;        /* core id of CPU 0 (IRQs, timers, RCU: the housekeeping CPU), -1 unknown */
+	int32_t hmm_device;       /* 1: atsd_device_path() can be opened read-write (--device hmm) */
 };
 
 int atsd_host_probe(struct atsd_host *h);
@@ -359,8 +362,8 @@ double atsd_round_start(double first_start, int32_t r, double spread, int32_t ro
  * starts at atsd_round_start's time, and each sub-run at atsd_sub_run_start's after the one before. */
 double atsd_least_sleep(int32_t runs, double gap, int32_t rounds, double spread);
 
-/* Axes: several values for --workload, --op, --threads, --bystanders, --pages, --gpu or --ceiling make their product; a cell
- * is one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
+/* Axes: several values for --workload, --op, --threads, --bystanders, --pages, --gpu, --device or --ceiling make their
+ * product; a cell is one combination, numbered with the last axis (ceiling) varying fastest.  Every round runs every
  * cell, in an order shuffled per round by the seed (atsd_cell_order); each cell's passes follow
  * the stride order atsd_round_order(p, round * ncells + cell, ...), which for one cell is the round's. */
 struct atsd_cell {
@@ -371,6 +374,7 @@ struct atsd_cell {
 	int32_t op;             /* enum atsd_op */
 	int32_t threads;
 	int32_t workload;       /* enum atsd_workload, -1: a pass of op */
+	int32_t device;         /* enum atsd_device_kind */
 };
 int atsd_plan_cells(const struct atsd_plan *p);
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out);
@@ -555,18 +559,35 @@ struct atsd_verify_result {
 	uint64_t stale;         /* checks that read through a translation after the call returned */
 	uint64_t held;          /* checks whose checker read through the translation while the call ran */
 	uint64_t ns;            /* the pass's wall time, handshakes included */
+	uint64_t device_checks;  /* --device hmm: calls whose page the device read after the call returned */
+	uint64_t device_failed;  /* of those, reads the device could not translate (mprotect, munmap: as they must) */
+	uint64_t device_zeros;   /* reads that gave 0 (madvise: as they must) */
+	uint64_t device_stale;   /* reads through a device translation the call should have invalidated */
 };
 struct atsd_verifier;
+struct atsd_device;
 int atsd_verify_start(struct atsd_verifier **out, const int32_t *cpus, int32_t n);
 int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op, uint64_t stride,
 		     const int32_t *invalidators, int32_t ninvalidators, struct atsd_verify_result *out);
 int atsd_verify_control(struct atsd_verifier *v, int32_t skip_call);
+/* --device hmm: every call of the verifier's passes checked on the device too.  Before the call the
+ * device reads the checked page (mirroring it: it must read the value just written; other bytes mean
+ * it translates an older page, a translation an earlier invalidation left behind: device_stale, the
+ * call's check); after the call returned and the checkers are done, it reads it again: that read must
+ * fail (mprotect, munmap) or give 0 (madvise); a read that succeeds otherwise is device_stale.  A
+ * device read that fails before the call fails the pass.  NULL turns it off; the device stays the
+ * caller's. */
+int atsd_verify_device(struct atsd_verifier *v, struct atsd_device *d);
 int atsd_verify_stop(struct atsd_verifier **v);
 /* The CPUs that check a verify pass (its record's checker_cpus): every verify CPU but a single
  * invalidator's own; with several invalidators (--threads) every verify CPU, each checking the parts
  * the others invalidate.  Writes them to out (room for n) and returns how many. */
 int32_t atsd_verify_checkers(const int32_t *verify_cpus, int32_t n, const int32_t *invalidators,
 			     int32_t ninvalidators, int32_t *out);
+/* The device's loud line (--device hmm), its twin render/text.py's stale_device_translation():
+ * "STALE DEVICE TRANSLATION: N of M device reads ... (op, 64K, test_hmm)". */
+const char *atsd_verify_device_stale_text(uint64_t stale, uint64_t checks, int32_t op, uint64_t stride, char *out,
+					  uint64_t len);
 /* --workload's verify passes (on by default: will-it-scale asserts its read-back): a region of its own
  * this large, madvise(MADV_DONTNEED)'d a page a call as the loop does, 1M for each task. */
 uint64_t atsd_verify_workload_size(int32_t tasks);
@@ -602,9 +623,58 @@ int64_t atsd_perf_parse(const uint8_t *buf, uint64_t len, uint64_t *out, uint64_
 int atsd_kexec_load(const char *kernel, const char *initrd, const char *cmdline);
 int atsd_kexec_unload(void);
 int atsd_kexec_reboot(void);
+/* ---- --device hmm (csrc/atsd_device.c): a device TLB invalidated through an mmu notifier ----
+ *
+ * The kernel's HMM test driver (lib/test_hmm.c, CONFIG_TEST_HMM; scripts/build-test-hmm builds it for
+ * Debian kernels) as the device.  open(): the device node (path NULL: atsd_device_path(), which is
+ * /dev/hmm_dmirror0 unless ATSD_HMM_DEVICE names another); the driver then has an mmu interval
+ * notifier over this process's whole address space, until close.  touch(): HMM_DMIRROR_READ over the
+ * whole region, ATSD_DEVICE_CHUNK bytes an ioctl through one bounce buffer, untimed by the caller's
+ * pass (*ns its own time, *faults the device faults the driver took): afterwards the device
+ * translates every page of the region, so each timed call invalidates a range it holds.
+ * read_word(): the device reads the 8 bytes at addr (one page ioctl); -errno where it cannot
+ * translate the page (-EFAULT: PROT_NONE or unmapped).  close(): clears the slot first, with
+ * SIGINT/SIGTERM held; a second close is a no-op.  mirror_bytes(): the kernel memory the mirror of
+ * `size` bytes takes at most (its page table and bounce buffer), for the plan's memory check.
+ * Names: "none", "hmm"; atsd_device_parse(): the kind, or -EINVAL. */
+enum atsd_device_kind {
+	ATSD_DEVICE_NONE = 0,
+	ATSD_DEVICE_HMM = 1,
+	ATSD_NDEVICES = 2
+};
+enum { ATSD_DEVICE_CHUNK = 2097152 };
+struct atsd_device;
+const char *atsd_device_path(void);
+int atsd_device_open(struct atsd_device **out, const char *path);
+int atsd_device_touch(struct atsd_device *d, const struct atsd_region *r, uint64_t *ns, uint64_t *faults);
+int atsd_device_read_word(struct atsd_device *d, const void *addr, uint64_t *word);
+int atsd_device_close(struct atsd_device **slot);
+uint64_t atsd_device_mirror_bytes(uint64_t size, uint64_t page_size);
+const char *atsd_device_name(int32_t kind);
+int atsd_device_parse(const char *name);
+/* The device path's counts, both front ends alike: kprobe events on the kernel's functions, counted
+ * like tlb:tlb_flush (perf counters on traced warm-up passes).  kprobe(i): the i-th probe's result
+ * column ("notifier_starts": __mmu_notifier_invalidate_range_start, the mm's notifier chain, called
+ * only where the mm has notifiers; "device_invalidates": test_hmm's dmirror_interval_invalidate, the
+ * driver's callback) and its symbol as kprobe_events takes it ("test_hmm:dmirror_interval_invalidate");
+ * returns how many there are, -EINVAL past them.  make(): first removes the probes of processes that
+ * are gone, then writes "p:atsdbench_PID/COLUMN SYMBOL" into ROOT/kprobe_events (a built-in driver's
+ * symbol without its module where that is refused); event gets "atsdbench_PID/COLUMN", *id its event
+ * id.  -errno: ENOENT no kprobe_events (CONFIG_KPROBE_EVENTS) or no such event, EACCES/EPERM not root or
+ * lockdown, EINVAL a symbol that cannot be probed.  remove(): the probe gone, SIGINT/SIGTERM held. */
+/* A --device none,hmm axis: the kernel keeps an mm's notifier subscriptions (and its interval tree)
+ * from the first device open to the mm's end, so a none cell after an hmm cell runs the mm's (empty)
+ * notifier chain on every call and one before it does not.  prime() opens and closes the device once,
+ * before the first pass of each measuring process, so that every none cell measures the same mm: the
+ * chain there, no device holding the range.  1 primed, 0 where the plan has no such axis, -errno. */
+int atsd_device_prime(const struct atsd_plan *p);
+int atsd_device_kprobe(int32_t i, char *column, uint64_t column_len, char *symbol, uint64_t symbol_len);
+int atsd_kprobe_make(const char *root, const char *column, const char *symbol, char *event, uint64_t event_len,
+		     uint64_t *id);
+int atsd_kprobe_remove(const char *root, const char *event);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 25
+#define ATSD_ABI_VERSION 26
 
 /* Inside the core only (atsd.c, atsd_ops.c). */
 #include <time.h>

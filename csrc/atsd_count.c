@@ -234,3 +234,47 @@ void counting_probe(struct counting *k, const struct atsd_host *h)
 		k->n = 0;
 	}
 }
+
+void counting_device(struct counting *k)
+{
+	char root[4096], column[48], symbol[96], event[80];
+	int32_t i, n = 1;
+	uint64_t id;
+	int err;
+
+	if (atsd_tracefs_root(NULL, root, sizeof(root)) < 0) {
+		atsd_tracepoint_problem("kprobes", -1, -1, k->device_error, sizeof(k->device_error));
+		return;
+	}
+	for (i = 0; i < n && k->nkprobes < 4; i++) {
+		n = atsd_device_kprobe(i, column, sizeof(column), symbol, sizeof(symbol));
+		if ((err = atsd_kprobe_make(root, column, symbol, event, sizeof(event), &id))) {
+			snprintf(k->device_error, sizeof(k->device_error), "no kprobe event on %.96s in %.96s/kprobe_events: %s",
+				 symbol, root, strerror(-err));
+			break;
+		}
+		snprintf(k->kprobes[k->nkprobes++], sizeof(k->kprobes[0]), "%s", event);
+		add_column(k, column, id, NULL);
+		snprintf(k->events + strlen(k->events), sizeof(k->events) - strlen(k->events), "%skprobe:%s",
+			 k->events[0] ? "," : "", symbol);
+	}
+	if (k->device_error[0])
+		counting_device_remove(k);
+}
+
+void counting_device_remove(struct counting *k)
+{
+	char root[4096];
+	int32_t i, j;
+
+	counting_close(k);
+	if (atsd_tracefs_root(NULL, root, sizeof(root)) < 0)
+		return;
+	for (i = 0; i < k->nkprobes; i++) {
+		atsd_kprobe_remove(root, k->kprobes[i]);
+		for (j = 0; j < k->n; j++)  /* their columns go with them */
+			if (strstr(k->kprobes[i], "/") && !strcmp(strchr(k->kprobes[i], '/') + 1, k->col[j].name))
+				k->col[j--] = k->col[--k->n];
+	}
+	k->nkprobes = 0;
+}

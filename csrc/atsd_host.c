@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int64_t meminfo(const char *key)
 {
@@ -98,6 +99,7 @@ int atsd_host_probe(struct atsd_host *h)
 		h->thp_size = t;
 	}
 	h->mem_available = meminfo("MemAvailable");
+	h->hmm_device = access(atsd_device_path(), R_OK | W_OK) == 0;
 	h->hugepages_free = meminfo("HugePages_Free");
 	CPU_ZERO(&mask);
 	if (sched_getaffinity(0, sizeof(mask), &mask))

@@ -135,7 +135,8 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
  * pass per stride, checked from every other allowed CPU (csrc/atsd_verify.c), each a `verify` line;
  * the checks and stale reads are summed per cell and stride for the loud line at the end. */
 static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
-		       int32_t cell, const struct atsd_cell *c, struct atsd_region *r, struct summary *t)
+		       int32_t cell, const struct atsd_cell *c, struct atsd_region *r, struct summary *t,
+		       struct atsd_device *dev)
 {
 	struct atsd_verifier *v = NULL;
 	struct atsd_verify_result res;
@@ -153,6 +154,7 @@ static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_
 	if (getenv("ATSD_TEST_VERIFY_SKIP_CALL"))
 		atsd_verify_control(v, 1);
 #endif
+	atsd_verify_device(v, dev);
 	for (s = 0; s < p->nstrides && !interrupted; s++) {
 		struct stride_stats *st = summary_at(t, p, cell, p->strides[s]);
 		char a[32];
@@ -182,6 +184,10 @@ static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_
 		fprintf(out, "\tcalls=%" PRIu64 "\tchecks=%" PRIu64 "\tfaults=%" PRIu64 "\tzeros=%" PRIu64 "\tstale=%"
 			PRIu64 "\theld=%" PRIu64 "\tns=%" PRIu64, res.calls, res.checks, res.faults, res.zeros, res.stale,
 			res.held, res.ns);
+		if (dev)
+			fprintf(out, "\tdevice_checks=%" PRIu64 "\tdevice_failed=%" PRIu64 "\tdevice_zeros=%" PRIu64
+				"\tdevice_stale=%" PRIu64, res.device_checks, res.device_failed, res.device_zeros,
+				res.device_stale);
 		if (p->runs > 1)
 			fprintf(out, "\trun=%d", run);
 		if (atsd_plan_cells(p) > 1)
@@ -190,6 +196,8 @@ static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_
 		fflush(out);
 		st->verify_checks += res.checks;
 		st->verify_stale += res.stale;
+		st->device_checks += res.device_checks;
+		st->device_stale += res.device_stale;
 		st->verify_op = c->op;
 	}
 	atsd_verify_stop(&v);
@@ -210,6 +218,11 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 			const int32_t *inv = c.threads > 1 ? p->thread_cpus : &p->cpu;
 			int32_t ninv = c.threads > 1 ? c.threads : 1, chk[ATSD_MAX_CPUS];
 			char line[1024];
+			if (st->device_stale) {
+				fprintf(f, "%s\n", atsd_verify_device_stale_text(st->device_stale, st->device_checks,
+										  st->verify_op, p->strides[s], line, sizeof(line)));
+				any = 1;
+			}
 			if (!st->verify_stale)
 				continue;
 			j = atsd_verify_checkers(p->verify_cpus, p->nverify_cpus, inv, ninv, chk);
@@ -339,14 +352,14 @@ static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int3
  * they are back before the next timed pass. */
 static int verify_alone(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
 			int32_t cell, const struct atsd_cell *c, const struct atsd_cell *v, struct atsd_region *r,
-			struct summary *t, struct atsd_bystanders **b)
+			struct summary *t, struct atsd_bystanders **b, struct atsd_device *dev)
 {
 	int err, again;
 
 	if (!c->bystanders)
-		return verify_cell(out, p, run, round, warmup_round, cell, v, r, t);
+		return verify_cell(out, p, run, round, warmup_round, cell, v, r, t, dev);
 	atsd_bystanders_stop(b, NULL);
-	err = verify_cell(out, p, run, round, warmup_round, cell, v, r, t);
+	err = verify_cell(out, p, run, round, warmup_round, cell, v, r, t, dev);
 	if ((again = atsd_bystanders_start(b, p->bystander_cpus, c->bystanders))) {
 		fprintf(stderr, "atsd: starting %d bystanders: %s\n", c->bystanders, strerror(-again));
 		if (!err)
@@ -365,6 +378,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 {
 	struct atsd_region r;
 	struct atsd_threads *th = NULL;
+	struct atsd_device *dev = NULL;
 	static struct atsd_thread_times times[ATSD_MAX_CPUS];
 	uint64_t *order, *lat = NULL;
 	int err, dirty = 0, n, i;
@@ -384,7 +398,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			if ((err = atsd_region_map(&r, atsd_verify_workload_size(c->threads), p->align, ATSD_PAGES_BASE)))
 				fprintf(stderr, "atsd: mapping the verify region: %s\n", strerror(-err));
 			else
-				err = verify_alone(out, p, run, round, warmup_round, cell, c, &v, &r, t, b);
+				err = verify_alone(out, p, run, round, warmup_round, cell, c, &v, &r, t, b, NULL);
 			atsd_region_unmap(&r);
 		}
 		return err;
@@ -403,6 +417,11 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		free(order);
 		return err;
 	}
+	/* the device's notifier only for this cell's passes: a --device none cell runs without one */
+	if (c->device == ATSD_DEVICE_HMM && (err = atsd_device_open(&dev, NULL))) {
+		fprintf(stderr, "atsd: opening %s: %s\n", atsd_device_path(), strerror(-err));
+		goto out;
+	}
 	if (p->latency) {
 		lat = malloc(sizeof(*lat) * (size_t)(p->size / p->strides[0]));
 		if (!lat) {
@@ -412,7 +431,7 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 	}
 
 	for (i = 0; i < n && !interrupted; i++) {
-		uint64_t ns, done, calls = p->size / order[i];
+		uint64_t ns, done, calls = p->size / order[i], touch_ns = 0;
 		int rep = i / p->nstrides, warm = warmup_round || rep < p->warmup;
 		int traced = rep < p->warmup && k->n > 0;
 		struct stride_stats *st = summary_at(t, p, cell, order[i]);
@@ -422,6 +441,10 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		if (dirty && ((err = atsd_op_restore(&r, c->op, p->retouch)) ||
 			      (th && (err = atsd_threads_restore(th, c->op, p->retouch)))))
 			goto out;
+		if (dev && (err = atsd_device_touch(dev, &r, &touch_ns, NULL))) {
+			fprintf(stderr, "atsd: the device's touch (HMM_DMIRROR_READ) of the region: %s\n", strerror(-err));
+			goto out;
+		}
 		if (traced && counting_open(k))
 			traced = 0;  /* a pass without counts, not a failed run */
 		if (traced)
@@ -457,6 +480,10 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 			fprintf(out, "\top=%s", atsd_op_name(c->op));
 		if (atsd_plan_cells(p) > 1 && p->nthreads > 1)
 			fprintf(out, "\tthreads=%d", c->threads);
+		if (atsd_plan_cells(p) > 1 && p->ndevices > 1)
+			fprintf(out, "\tdevice=%s", atsd_device_name(c->device));
+		if (dev)
+			fprintf(out, "\tdevice_touch_ns=%" PRIu64, touch_ns);
 		if (th)
 			write_thread_times(out, times, c->threads);
 		write_pass_state(out, ipi1 - ipi0, ipi0 >= 0 && ipi1 >= 0, &d, canary, traced ? k : NULL, st, calls);
@@ -474,8 +501,9 @@ static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t r
 		}
 	}
 	if (!err && !interrupted && p->verify)
-		err = verify_alone(out, p, run, round, warmup_round, cell, c, c, &r, t, b);
+		err = verify_alone(out, p, run, round, warmup_round, cell, c, c, &r, t, b, dev);
 out:
+	atsd_device_close(&dev);
 	atsd_threads_stop(&th);
 	free(lat);
 	free(order);
@@ -517,6 +545,10 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 	int err;
 	double first = 0;
 
+	if ((err = atsd_device_prime(p)) < 0) {
+		fprintf(stderr, "atsd: opening %s: %s\n", atsd_device_path(), strerror(-err));
+		return err;
+	}
 	/* the host-drift canary, timed before every round as atsdbench run times it: round 0's too with
 	 * the plan's first cell's bystanders running (Session starts them on entry) */
 	if ((err = atsd_canary_new(&canary, ATSD_CANARY_BYTES, p->seed))) {
@@ -701,6 +733,9 @@ int main(int argc, char **argv)
 	if (summary_init(&t, &p))
 		die("out of memory");
 	counting_probe(&k, &h);
+	for (int32_t d = 0; d < p.ndevices; d++)
+		if (p.devices[d] == ATSD_DEVICE_HMM && !k.nkprobes && !k.device_error[0])
+			counting_device(&k);
 	fprintf(o.mem, "atsd-output %d\n", breakdown ? 2 : 1);  /* 1: what an older atsdbench imports */
 	write_host(o.mem);
 	write_config(o.mem, &p, &k, breakdown ? &bd : NULL);
@@ -737,6 +772,7 @@ int main(int argc, char **argv)
 		fprintf(o.mem, "\tbreakdown_complete=%d", breakdown_done);
 	fputc('\n', o.mem);
 	print_summary(stdout, &p, &t, &k);
+	counting_device_remove(&k);
 	/* the loud lines are printed after the save; the summary they come from is freed here */
 	if (!(stale_f = open_memstream(&stale_text, &stale_len)))
 		die("open_memstream: %s", strerror(errno));

@@ -45,6 +45,9 @@ struct counting {
 	int32_t scope;              /* 1: every CPU, 0: this thread */
 	char events[128];           /* "tlb:tlb_flush" or "powerpc:tlbie,powerpc:tlbia" */
 	char error[256];            /* why there are no counts */
+	int32_t nkprobes;           /* --device hmm: the kprobe events made for its counts, removed at the end */
+	char kprobes[4][80];
+	char device_error[256];     /* why the device path is not counted */
 };
 
 int64_t tlb_ipis(void);
@@ -52,6 +55,9 @@ void counting_probe(struct counting *k, const struct atsd_host *h);
 int counting_open(struct counting *k);
 void counting_close(struct counting *k);
 void counting_read(struct counting *k, FILE *out, uint64_t *sums);
+/* --device hmm: the device path's kprobe columns added (atsd_device_kprobe), or device_error says why not. */
+void counting_device(struct counting *k);
+void counting_device_remove(struct counting *k);
 
 /* ---- atsd_output.c ---- */
 extern const char *const page_names[3];
@@ -90,6 +96,7 @@ struct stride_stats {
 	int64_t ipis;
 	uint64_t ipi_calls;
 	uint64_t verify_checks, verify_stale;  /* --verify: every verify pass's, summed */
+	uint64_t device_checks, device_stale;  /* --verify --device hmm: the device's checks, summed */
 	int32_t verify_op;
 };
 

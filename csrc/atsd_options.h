@@ -65,6 +65,8 @@
 	  "after the timed passes, sampled passes: kernel functions' shares of a call (perf_event_open)") \
 	X("gpu", 0, RUN, "gpu", "N", "0", "none", \
 	  "make GPU N (default 0) hold translations of the region (CUDA driver, ATS or HMM)") \
+	X("device", 0, BOTH, "device", "none|hmm[,...]", NULL, "none", \
+	  "a device TLB the calls must invalidate: hmm, the kernel's test_hmm driver mirroring the region (docs/device.md); a list is an axis") \
 	X("ceiling", 0, RUN, "ceiling", "PAGES", NULL, "kernel", \
 	  "the kernel's TLB single-page flush ceiling during the run (debugfs, root; restored after)") \
 	X("until", 0, RUN, "until", "P%", NULL, NULL, \

@@ -110,6 +110,11 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 			fprintf(out, "%s%s", i ? "," : "", atsd_workload_name(p->workloads[i]));
 		fprintf(out, "\taslr=%s", atsd_aslr_state());
 	}
+	if (p->ndevices > 1 || p->devices[0] != ATSD_DEVICE_NONE) {  /* --device: a list is an axis */
+		fputs("\tdevice=", out);
+		for (i = 0; i < p->ndevices; i++)
+			fprintf(out, "%s%s", i ? "," : "", atsd_device_name(p->devices[i]));
+	}
 	fprintf(out, "\ttasks=%s\tthread_cpus=", p->tasks ? "processes" : "threads");
 	for (i = 0; i < p->nthread_cpus; i++)
 		fprintf(out, "%s%d", i ? "," : "", p->thread_cpus[i]);
@@ -139,6 +144,12 @@ void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k
 		memcpy(error, k->error, sizeof(error));
 		clean(error);
 		fprintf(out, "\ttrace_error=%s", error);
+	}
+	if (k->device_error[0]) {
+		char error[sizeof(k->device_error)];
+		memcpy(error, k->device_error, sizeof(error));
+		clean(error);
+		fprintf(out, "\tdevice_count_error=%s", error);
 	}
 	if (bd)
 		write_breakdown_config(out, bd);

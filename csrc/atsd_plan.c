@@ -248,6 +248,17 @@ static int one_op(struct atsd_plan *p, const char *tok, int i, char *msg, uint64
 	return 0;
 }
 
+static int one_device(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
+{
+	int k = atsd_device_parse(tok);
+	char c1[48];
+
+	if (k < 0)
+		return fail(-EINVAL, msg, msglen, "--device must be none or hmm (got '%s')", cut(tok, c1, sizeof(c1)));
+	p->devices[i] = k;
+	return 0;
+}
+
 static int one_threads(struct atsd_plan *p, const char *tok, int i, char *msg, uint64_t msglen)
 {
 	long long v;
@@ -363,6 +374,16 @@ static int field_index(const char *field)
 	return -1;
 }
 
+static int has_device(const struct atsd_plan *p, int32_t kind)
+{
+	int i;
+
+	for (i = 0; i < p->ndevices; i++)
+		if (p->devices[i] == kind)
+			return 1;
+	return 0;
+}
+
 static int given(const struct atsd_plan *p, const char *field)
 {
 	int i = field_index(field);
@@ -437,6 +458,8 @@ static int plan_set(struct atsd_plan *p, const char *field, const char *value, c
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nbystanders, one_bystanders, p, msg, msglen);
 	if (!strcmp(field, "gpu"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->ngpu, one_gpu, p, msg, msglen);
+	if (!strcmp(field, "device"))
+		return each_token(field, value, ATSD_MAX_AXIS, &p->ndevices, one_device, p, msg, msglen);
 	if (!strcmp(field, "ceiling"))
 		return each_token(field, value, ATSD_MAX_AXIS, &p->nceiling, one_ceiling, p, msg, msglen);
 	if (!strcmp(field, "rounds") || !strcmp(field, "reps") || !strcmp(field, "warmup") ||
@@ -704,10 +727,11 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		/* will-it-scale's loop, as its source runs it: one base page a loop, its own unit of mapping,
 		 * nothing to put back between passes.  What it cannot take is refused, never ignored. */
 		static const char *const fixed[] = {"op", "strides", "latency", "retouch", "pages", "gpu", "placements",
-						     "mem-node"};
+						     "mem-node", "device"};
 		uint64_t unit = 0;
 		for (i = 0; i < (int)(sizeof(fixed) / sizeof(fixed[0])); i++)
 			if (given(p, fixed[i]) && (strcmp(fixed[i], "gpu") || p->ngpu > 1 || p->gpu[0] >= 0) &&
+			    (strcmp(fixed[i], "device") || p->ndevices > 1 || p->devices[0] != ATSD_DEVICE_NONE) &&
 			    (strcmp(fixed[i], "pages") || p->npages > 1 || p->pages[0] != ATSD_PAGES_BASE))
 				return fail(-EINVAL, msg, msglen, "--workload runs will-it-scale's loop as it is (one base page "
 					    "a loop, written, madvise(MADV_DONTNEED), read back): it takes no --%s",
@@ -834,6 +858,24 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 				return fail(-EINVAL, msg, msglen, "--op munmap with --gpu: the GPU toucher is not made for "
 					    "a region unmapped and mapped anew every pass; give --op mprotect or madvise");
 	}
+	if (has_device(p, ATSD_DEVICE_HMM)) {
+		for (i = 0; i < p->ngpu; i++)
+			if (p->gpu[i] >= 0)
+				return fail(-EINVAL, msg, msglen, "--device hmm with --gpu: one device path a run; give one of "
+					    "them");
+		if (p->tasks == ATSD_TASKS_PROCESSES && threads > 1)
+			return fail(-EINVAL, msg, msglen, "--device hmm mirrors one mm: --tasks processes gives each task "
+				    "its own; use --tasks threads");
+		if (!h->hmm_device)
+			return fail(-ENODEV, msg, msglen, "--device hmm: no %s (read-write): load the test_hmm driver "
+				    "(docs/device.md)", atsd_device_path());
+		if (h->mem_available >= 0 && p->size + ATSD_CANARY_BYTES + atsd_device_mirror_bytes(p->size, unit) >
+					     (uint64_t)h->mem_available)
+			return fail(-ENOMEM, msg, msglen, "--device hmm: size %s, the canary and the mirror's %s are more "
+				    "than the memory available (%.1f GiB MemAvailable)", fmt_size(p->size, a, sizeof(a)),
+				    fmt_size(atsd_device_mirror_bytes(p->size, unit) & ~1023ULL, b, sizeof(b)),
+				    (double)h->mem_available / (double)(1ULL << 30));
+	}
 	/* --verify: a checker on every allowed CPU; the invalidator's sits out each call, so one CPU has
 	 * nothing to check from.  auto (neither --verify nor --no-verify) is off, but on for --workload
 	 * (will-it-scale asserts its read-back) where another CPU is allowed: a workload on one CPU runs
@@ -934,7 +976,7 @@ int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, ui
 int atsd_plan_cells(const struct atsd_plan *p)
 {
 	return (p->nworkloads ? p->nworkloads : 1) * p->nops * p->nthreads * p->nbystanders * p->npages * p->ngpu *
-	       p->nceiling;
+	       p->ndevices * p->nceiling;
 }
 
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out)
@@ -945,6 +987,8 @@ int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *o
 		return -EINVAL;
 	out->ceiling = p->ceiling[i % p->nceiling];
 	i /= p->nceiling;
+	out->device = p->devices[i % p->ndevices];
+	i /= p->ndevices;
 	out->gpu = p->gpu[i % p->ngpu];
 	i /= p->ngpu;
 	out->pages = p->pages[i % p->npages];

@@ -95,6 +95,7 @@ struct atsd_verifier {
 	_Atomic int32_t sitting_out;  /* the invalidator's CPU: its checker waits; -2 between passes (published
 				       * by part_seq's release; atomic, since a checker may read it meanwhile) */
 	int32_t skip_call;          /* TEST ONLY (atsd_verify_control): raise the flags, make no call */
+	struct atsd_device *device; /* --device hmm: each call checked on the device too (the caller's) */
 	int32_t n;
 	int32_t started;
 	int32_t installed;
@@ -378,6 +379,31 @@ int atsd_verify_control(struct atsd_verifier *v, int32_t skip_call)
 	return 0;
 }
 
+int atsd_verify_device(struct atsd_verifier *v, struct atsd_device *d)
+{
+	if (!v)
+		return -EINVAL;
+	v->device = d;
+	return 0;
+}
+
+/* The device's check of call k's page after the call returned: mprotect and munmap leave nothing it
+ * may translate (its read must fail), madvise the zero page (it must read 0). */
+static void device_check(struct atsd_verifier *v, int32_t op, volatile uint64_t *p,
+			 struct atsd_verify_result *out)
+{
+	uint64_t word = 0;
+	int e = atsd_device_read_word(v->device, (const void *)p, &word);
+
+	out->device_checks++;
+	if (e)
+		out->device_failed++;
+	else if (op == ATSD_OP_MADVISE && word == 0)
+		out->device_zeros++;
+	if (!e && (op != ATSD_OP_MADVISE || word != 0))
+		out->device_stale++;
+}
+
 /* Waits until every checker but the one sitting out has reached call k in `field`; -ETIMEDOUT. */
 static int wait_checkers(struct atsd_verifier *v, size_t field, uint32_t k)
 {
@@ -452,11 +478,19 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			/* the checked word: one base page of the stride, a different one call after call */
 			uint64_t page = (k * 2654435761u) % pages;
 			volatile uint64_t *p = (volatile uint64_t *)(void *)(base + off + page * r->page_size);
-			int e, werr;
+			int e, werr, early;
 			k++;
 			v->addr = p;
 			v->value = 0xA75D000000000000ull | k;
 			*p = v->value;
+			early = 0;
+			if (v->device) {  /* the device mirrors the checked page, and must read what was written */
+				uint64_t word = 0;
+				if ((err = atsd_device_read_word(v->device, (const void *)p, &word)))
+					break;
+				/* an older page: a translation an earlier invalidation left behind, this call's check */
+				early = word != v->value;
+			}
 			atomic_store_explicit(&v->state, k << 2 | PHASE_ARMED, memory_order_release);
 			if ((err = wait_checkers(v, offsetof(struct checker, acked), (uint32_t)k)))
 				break;
@@ -466,6 +500,12 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 			werr = wait_checkers(v, offsetof(struct checker, checked), (uint32_t)k);
 			if (!werr)
 				out->calls++;
+			if (!werr && !e && v->device && early) {
+				out->device_checks++;
+				out->device_stale++;
+			} else if (!werr && !e && v->device) {  /* before munmap's reservation: the hole itself is read */
+				device_check(v, op, p, out);
+			}
 			if (!e && op == ATSD_OP_MUNMAP && !v->skip_call) {
 				/* after the checks (a reservation faults as the hole does), and also where a checker
 				 * timed out: the region keeps its address for atsd_region_remap's MAP_FIXED, so an
@@ -529,5 +569,16 @@ const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, 
 		 "invalidation returned (%s, %s, CPUs %s -> %s)", (unsigned long long)stale,
 		 (unsigned long long)checks, atsd_op_name(op) ? atsd_op_name(op) : "?",
 		 atsd_format_size(stride, s, sizeof(s)), from, to);
+	return out;
+}
+
+const char *atsd_verify_device_stale_text(uint64_t stale, uint64_t checks, int32_t op, uint64_t stride, char *out,
+					  uint64_t len)
+{
+	char s[32];
+
+	snprintf(out, len, "STALE DEVICE TRANSLATION: %llu of %llu device reads went through a translation after "
+		 "the invalidation returned (%s, %s, test_hmm)", (unsigned long long)stale, (unsigned long long)checks,
+		 atsd_op_name(op) ? atsd_op_name(op) : "?", atsd_format_size(stride, s, sizeof(s)));
 	return out;
 }

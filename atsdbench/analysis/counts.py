@@ -20,11 +20,12 @@ from ..units import format_size
 from ..render import messages
 
 # in the order shown; h_* (hypervisor calls by opcode) follow, sorted
-COUNTERS = ("flushes", "full_flushes", "ipis", "tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia")
+COUNTERS = ("flushes", "full_flushes", "ipis", "tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia",
+            "notifier_starts", "device_invalidates")  # the last two: --device hmm's kprobe counts
 HCALL = re.compile(r"h_[a-z_]+")
 NAMES = {"flushes": "flushes", "full_flushes": "full flushes", "ipis": "IPIs", "tlbie": "tlbie",
          "tlbie_global": "tlbie global", "tlbie_full": "tlbie full PID", "tlbie_fixup": "tlbie fixup",
-         "tlbia": "tlbia"}
+         "tlbia": "tlbia", "notifier_starts": "notifier starts", "device_invalidates": "device invalidates"}
 EMULATED = ("qemu-tcg",)
 # Below one event in 100 calls a base is a stray (an IPI in 10^4 calls): a change against it is given
 # as the change alone, no percentage (+0.999, not +1151100%)

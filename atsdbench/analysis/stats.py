@@ -170,8 +170,9 @@ def stride_summary(table):
     # numpy on the columns read: grouping sorted a copy of what it was given (74 MB a 10^6-pass
     # file), and pandas took 14 ms for a small file's four strides
     keep = ~np.asarray(table["warmup"], dtype=bool)
-    num = {c: np.asarray(table[c], dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "lat_p50_us",
-                                                       "lat_p90_us", "lat_p99_us", "lat_max_us") if c in table}
+    num = {c: np.asarray(table[c], dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "device_touch_ns",
+                                                       "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us")
+           if c in table}
     for stride, here in _by_stride(np.asarray(table["stride_bytes"]), keep):
         gbps = num["gbps"][here]
         _, by_round, starts = _grouped(np.asarray(table["round"])[here], gbps)
@@ -183,6 +184,8 @@ def stride_summary(table):
                "between_cv": cv_pct(round_means), "us_per_call": nan_reduce(np.median, num["us_per_call"][here])}
         if "gpu_touch_ns" in num and not np.isnan(num["gpu_touch_ns"][here]).all():
             row["gpu_touch_ms"] = nan_reduce(np.median, num["gpu_touch_ns"][here]) / 1e6
+        if "device_touch_ns" in num and not np.isnan(num["device_touch_ns"][here]).all():
+            row["device_touch_ms"] = nan_reduce(np.median, num["device_touch_ns"][here]) / 1e6
         for c in ("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us"):
             if c in num and not np.isnan(num[c][here]).all():
                 row[c] = nan_reduce(np.median, num[c][here])
@@ -191,6 +194,8 @@ def stride_summary(table):
     return rows
 
 
+# --device hmm: the mmu notifier's invalidate starts and the driver's callbacks, counted from kprobe events
+DEVICE_COUNTERS = ("notifier_starts", "device_invalidates")
 POWER_COUNTERS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia", "h_remove", "h_bulk_remove",
                   "h_protect", "h_enter", "h_clear_mod", "h_clear_ref")
 
@@ -234,7 +239,7 @@ def per_call_counters(table, stride):
         if "full_flushes" in table:
             out["full_flush_share"] = float(_sum(np.asarray(table["full_flushes"])[passes]) / flushes) if flushes \
                 else math.nan
-    for col in POWER_COUNTERS:  # POWER's invalidation instructions and hypervisor calls (tlbie.py)
+    for col in POWER_COUNTERS + DEVICE_COUNTERS:  # POWER's instructions and hypervisor calls (tlbie.py), --device's
         if col in table and (got := per_call(col, traced)):
             out[f"{col}_per_call"] = got[1]
     return out

@@ -35,11 +35,13 @@ INTS = {
                "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
                "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS), "traced": (0, 1), "run": COUNT, "preempted": COUNT, "cpu_ns": COUNT,
                "steal_ticks": COUNT, "canary_compute_ns": COUNT, "canary_chase_ns": COUNT,
-               "loops": (1, MAX_INT64)},  # --workload
+               "loops": (1, MAX_INT64),  # --workload
+               "device_touch_ns": COUNT},  # --device hmm
     # --verify: one record per verify pass (csrc/atsd_main.c's verify_cell)
     "verify": {"round": COUNT, "warmup": (0, 1), "stride_bytes": BYTES, "threads": (1, MAX_CPUS), "calls": COUNT,
                "checks": COUNT, "faults": COUNT, "zeros": COUNT, "stale": COUNT, "held": COUNT, "ns": COUNT,
-               "run": COUNT, "cell": (0, 255)},
+               "run": COUNT, "cell": (0, 255), "device_checks": COUNT, "device_failed": COUNT, "device_zeros": COUNT,
+               "device_stale": COUNT},
     # atsd --breakdown (csrc/atsd_breakdown.c): one record a traced pass, its trace lines after it
     "breakdown": {"stride_bytes": BYTES, "region_bytes": BYTES, "calls": (1, MAX_INT64), "lost": COUNT, "cpu": CPU,
                   "tid": (1, MAX_INT64), "cell": (0, 255)},
@@ -51,6 +53,7 @@ LISTS = {"config": {"strides": BYTES, "bystander_cpus": CPU, "bystanders": (0, M
          # --threads: each thread's loop ns, CPU ns and involuntary switches, in thread order
          "sample": {"thread_ns": COUNT, "thread_cpu_ns": COUNT, "thread_preempted": COUNT}}
 PAGES = ("base", "thp", "hugetlb")
+DEVICES = ("none", "hmm")
 REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
                        "seed"),
             "sample": ("round", "rep", "stride_bytes", "warmup", "ns", "calls"),
@@ -59,7 +62,8 @@ REQUIRED = {"config": ("size", "strides", "rounds", "reps", "warmup", "warmup_ro
 VERSIONS = ("atsd-output 1", "atsd-output 2")
 # the flush counts of a traced pass, named as counters.py names them (tlb:tlb_flush on x86; POWER's
 # tlbie events and hypervisor calls)
-COUNTS = re.compile(r"(flushes|full_flushes|flushes_[a-z0-9_]+|tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)")
+COUNTS = re.compile(r"(flushes|full_flushes|flushes_[a-z0-9_]+|tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+|notifier_starts|"
+                    r"device_invalidates)")
 _WHOLE = re.compile(r"-?[0-9]+")
 _CPUS = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 
@@ -228,8 +232,12 @@ def to_result(text, name="<atsd output>"):
     workloads = config["workload"].split(",") if config.get("workload") else [None]
     if not all(w in ("tlb_flush1", "tlb_flush2", "tlb_flush3", None) for w in workloads):
         raise UsageError(messages.ATSD_WORKLOAD_NOT_LIST.format(name=name, value=cut(config.get("workload"))))
+    devices = config.get("device", "none").split(",")  # an atsd from before --device had none
+    if not all(d in DEVICES for d in devices):
+        raise UsageError(messages.ATSD_OUTPUT_CONFIG_DEVICE.format(name=name, value=cut(config.get("device")),
+                                                                   devices=", ".join(DEVICES)))
     lists = {"workload": workloads, "op": ops, "threads": threads, "bystanders": config["bystanders"],
-             "pages": pages}
+             "pages": pages, "device": devices}
     axes = {k: v for k, v in lists.items() if len(v) > 1}
     cfg = {"size": size, "strides": config["strides"],
            "rounds": config["rounds"], "reps": config["reps"], "warmup": config["warmup"],
@@ -240,9 +248,11 @@ def to_result(text, name="<atsd output>"):
            "latency": config.get("latency") == "1", "retouch": config.get("retouch") != "0",
            "trace": "auto" if "trace_scope" in config or "trace_error" in config else "off",
            "label": config.get("label"), "seed": config["seed"], "gpu": None, "source": "atsd"}
+    if devices != ["none"]:
+        cfg["device"] = devices[0]
     if workloads[0]:
         cfg.update(workload=workloads[0], aslr=config.get("aslr"))
-    for key in ("cpu_reason", "trace_scope", "trace_events", "trace_error"):  # how atsd chose and counted
+    for key in ("cpu_reason", "trace_scope", "trace_events", "trace_error", "device_count_error"):  # how atsd counted
         if key in config:
             cfg[key] = config[key]
     if "spread" in config:
@@ -262,6 +272,8 @@ def to_result(text, name="<atsd output>"):
                   "traced": bool(s.get("traced", 0))}
         if "ipis" in s:
             sample["ipis"] = s["ipis"]
+        if "device_touch_ns" in s:
+            sample["device_touch_ns"] = s["device_touch_ns"]
         if workloads[0]:  # will-it-scale's loop: the rate is loops, gbps the pages they zapped
             if s.get("loops") != s["calls"]:
                 raise UsageError(messages.ATSD_SAMPLE_NO_LOOPS.format(name=name))

@@ -6,7 +6,7 @@ would repeat, `labels` adds the index.
 """
 from ..units import format_size
 
-AXES = ("workload", "op", "threads", "bystanders", "pages", "gpu", "ceiling")  # cell numbering: the last varies fastest
+AXES = ("workload", "op", "threads", "bystanders", "pages", "gpu", "device", "ceiling")  # cell numbering: the last varies fastest
 
 # run --op: what each call of a pass does to its stride, as tables name it (the C core's atsd_op_call;
 # tests/measure/test_core.py holds the two alike).  A file from before --op timed mprotect.

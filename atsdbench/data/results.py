@@ -55,6 +55,12 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
      config `mem_node`.  An older reader would load it, but could not tell rounds on other physical
      pages apart (the placement level of docs/methodology.md#placement).  Files before it recorded no
      placement.
+  8  --device hmm: config `device` (none or hmm; an axis `device` where several), host `device` (kind,
+     node, driver, srcversion, kernel_release), sample `device_touch_ns` (the device's mirror of the
+     region before the pass, untimed by it), counts `notifier_starts` and `device_invalidates` (kprobe
+     events, traced passes), config `device_count_error`, verify `device_checks`, `device_failed`,
+     `device_zeros`, `device_stale`.  An older reader would report a stale device translation as 0
+     stale, so it is refused.  Files before it had no device.
 
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
@@ -77,7 +83,7 @@ from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
 from ..render import messages
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 FORMAT = "atsdbench-result"
 REQUIRED_COLUMNS = ("stride_bytes", "round", "rep", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call")
 
@@ -222,7 +228,7 @@ class Result:
 
 def stale_groups(records):
     """The verify records (a file's, or a run's so far) summed by (op, stride, invalidator and checker
-    CPUs), where any check read stale."""
+    CPUs), where any check read stale; --device hmm's reads by (op, stride), marked "device"."""
     groups = {}
     for v in records:
         key = (v.get("op") or "mprotect", v["stride_bytes"], tuple(v.get("invalidator_cpus") or ()),
@@ -231,6 +237,11 @@ def stale_groups(records):
                                     "checker_cpus": list(key[3]), "stale": 0, "checks": 0})
         g["stale"] += v["stale"]
         g["checks"] += v["checks"]
+        if v.get("device_checks") is not None:  # --device hmm: the device's reads, a group of their own
+            d = groups.setdefault(("device",) + key[:2], {"op": key[0], "stride_bytes": key[1], "device": "hmm",
+                                                          "stale": 0, "checks": 0})
+            d["stale"] += v.get("device_stale") or 0
+            d["checks"] += v["device_checks"]
     return [g for g in groups.values() if g["stale"]]
 
 
@@ -241,6 +252,10 @@ def verify_summary(records):
         return None
     out = {k: sum(v[k] for v in records) for k in ("calls", "checks", "held", "faults", "zeros", "stale", "ns")}
     out["passes"] = len(records)
+    device = [v for v in records if v.get("device_checks") is not None]
+    if device:  # --device hmm
+        out.update({k: sum(v.get(k) or 0 for v in device)
+                    for k in ("device_checks", "device_failed", "device_zeros", "device_stale")})
     return out
 
 

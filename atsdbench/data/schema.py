@@ -172,6 +172,7 @@ SAMPLE = Record({
     "us_per_call": Value(int, float, lo=0, hi=MAX_US),
     # {bucket: calls}; a pass writes only buckets some call fell in
     "lat_hist": Mapping(_int(1), key=BUCKET, null=True), "gpu_touch_ns": _int(null=True), "cell": _int(),
+    "device_touch_ns": _int(null=True),  # --device hmm: the device's mirror of the region before the pass
     "round_t": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
     "bystander_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
     "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
@@ -192,7 +193,8 @@ SAMPLE = Record({
 }, required=("round", "rep", "stride_bytes", "warmup", "ns", "seconds", "calls", "gbps", "us_per_call"),
     families=((re.compile(r"lat_.*_us$"), Value(int, float, lo=0, hi=MAX_US, null=True)), (re.compile("tlb_"), COUNTER),
               (re.compile(r"(ipis|flushes|full_flushes|flushes_.*)$"), COUNTER),
-              (re.compile(r"(tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)$"), COUNTER)),  # POWER (tlbie.py)
+              (re.compile(r"(tlbie|tlbie_[a-z]+|tlbia|h_[a-z_]+)$"), COUNTER),  # POWER (tlbie.py)
+              (re.compile(r"(notifier_starts|device_invalidates)$"), COUNTER)),  # --device hmm (kprobes)
     other=SCALAR)
 
 # run --breakdown (measure/breakdown.py, analysis/breakdown.py): one record a traced pass
@@ -248,6 +250,7 @@ CONFIG = Record({
                                    required=("stride_bytes",))),
     }, required=("target",), null=True),
     "breakdown": BREAKDOWN, "profile": PROFILE,
+    "device": TEXT, "device_count_error": TEXT,  # --device hmm (the host's `device` says which driver)
 }, required=("size", "strides", "rounds", "reps", "pages"))
 
 HOST = Record({
@@ -264,6 +267,8 @@ VERIFY = Record({
     "invalidator_cpus": List(_int()), "checker_cpus": List(_int()),
     "calls": _int(), "checks": _int(), "faults": _int(), "zeros": _int(), "stale": _int(), "held": _int(),
     "ns": _int(),
+    # --device hmm: the device's read after each call (csrc/atsd_verify.c)
+    "device_checks": _int(), "device_failed": _int(), "device_zeros": _int(), "device_stale": _int(),
 }, required=("round", "op", "stride_bytes", "calls", "checks", "faults", "zeros", "stale", "held"), other=SCALAR)
 
 TOP = Record({"complete": BOOL, "started": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),

@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 25
+ABI_VERSION = 26
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -397,9 +397,15 @@ class Verifier:
         arr = ffi.new("int32_t[]", self.cpus)
         _check(lib.atsd_verify_start(self._v, arr, len(self.cpus)), f"starting checkers on CPUs {self.cpus}")
 
+    def check_device(self, device):
+        """--device hmm: every call of the passes from here checked on the device too (None: off)."""
+        lib.atsd_verify_device(self._v[0], device._d[0] if device else ffi.NULL)
+        self._device = device
+
     def pass_(self, region, stride, op="mprotect", invalidators=(0,)):
         """One verify pass of `op` over the region, part i invalidated from CPU invalidators[i] and
-        checked from every other CPU: a dict of calls, checks, faults, zeros, stale, held, ns."""
+        checked from every other CPU: a dict of calls, checks, faults, zeros, stale, held, ns (and with
+        a device, device_checks, device_failed, device_zeros, device_stale)."""
         if self._v[0] == ffi.NULL:
             raise OSError(errno.EBADF, "verify pass: the checkers are stopped")
         code = lib.atsd_op_parse(op.encode())
@@ -408,6 +414,9 @@ class Verifier:
         o = self._out
         counts = {"calls": o.calls, "checks": o.checks, "faults": o.faults, "zeros": o.zeros, "stale": o.stale,
                   "held": o.held, "ns": o.ns}
+        if getattr(self, "_device", None):
+            counts.update(device_checks=o.device_checks, device_failed=o.device_failed, device_zeros=o.device_zeros,
+                          device_stale=o.device_stale)
         if rc == -errno.ETIMEDOUT:  # the call did not fail: a checker never reached it
             from ..render import messages
             from ..units import format_size
@@ -480,6 +489,85 @@ class TracepointCounter:
     def close(self):
         with held():
             lib.atsd_counter_close(self._c)
+
+
+def device_kprobes():
+    """[(column, symbol)] of the device path's kprobe counts (csrc/atsd_device.c)."""
+    column, symbol, out, i, n = ffi.new("char[]", 48), ffi.new("char[]", 96), [], 0, 1
+    while i < n:
+        n = lib.atsd_device_kprobe(i, column, 48, symbol, 96)
+        out.append((_text(column), _text(symbol)))
+        i += 1
+    return out
+
+
+class Kprobe:
+    """A kprobe event made for this process (atsdbench_PID/COLUMN), removed by close(); its id for a
+    TracepointCounter."""
+
+    def __init__(self, root, column, symbol):
+        self.root, event, tp = root, ffi.new("char[]", 80), ffi.new("uint64_t *")
+        rc = lib.atsd_kprobe_make(root.encode(), column.encode(), symbol.encode(), event, 80, tp)
+        if rc < 0:
+            raise OSError(-rc, f"no kprobe event on {symbol} in {root}/kprobe_events: {os.strerror(-rc)}")
+        self.event, self.id = _text(event), tp[0]
+
+    def close(self):
+        event, self.event = self.event, None
+        if event:
+            lib.atsd_kprobe_remove(self.root.encode(), event.encode())
+
+
+def device_name(kind):
+    """"hmm" for ATSD_DEVICE_HMM (csrc/atsd_device.c)."""
+    return _text(lib.atsd_device_name(kind))
+
+
+def device_path():
+    """The HMM test driver's node --device hmm opens (/dev/hmm_dmirror0; ATSD_HMM_DEVICE for tests)."""
+    return _text(lib.atsd_device_path())
+
+
+class Device:
+    """--device hmm (csrc/atsd_device.c): the kernel's HMM test driver, whose mmu notifier over this
+    process lives from here to close().  touch() mirrors a region into the device (untimed by the
+    pass); read_word() is the device's read of one word."""
+
+    def __init__(self, path=None):
+        self._d = ffi.new("struct atsd_device **")
+        self.path = path or device_path()
+        rc = lib.atsd_device_open(self._d, self.path.encode())
+        if rc < 0:
+            raise OSError(-rc, f"opening {self.path}: {os.strerror(-rc)}")
+
+    def touch(self, region):
+        """The device reads the whole region (HMM_DMIRROR_READ): its ns."""
+        if self._d[0] == ffi.NULL:
+            raise OSError(errno.EBADF, "device touch: the device is closed")
+        ns, faults = ffi.new("uint64_t *"), ffi.new("uint64_t *")
+        rc = lib.atsd_device_touch(self._d[0], region._r, ns, faults)
+        if rc < 0:
+            raise OSError(-rc, f"the device's touch (HMM_DMIRROR_READ) of the region: {os.strerror(-rc)}")
+        return ns[0]
+
+    def read_word(self, address):
+        """The 8 bytes at address as the device reads them, or OSError where it cannot translate them."""
+        word = ffi.new("uint64_t *")
+        rc = lib.atsd_device_read_word(self._d[0], ffi.cast("void *", address), word)
+        if rc < 0:
+            raise OSError(-rc, os.strerror(-rc))
+        return word[0]
+
+    def close(self):
+        with held():
+            lib.atsd_device_close(self._d)
+
+
+def device_stale_text(stale, checks, op, stride):
+    """The device's loud line (csrc/atsd_verify.c), as atsd prints it."""
+    out = ffi.new("char[]", 512)
+    lib.atsd_verify_device_stale_text(stale, checks, lib.atsd_op_parse(op.encode()), stride, out, 512)
+    return _text(out)
 
 
 class Canary:

@@ -44,7 +44,7 @@ class Counters:
     probe costs every flush a little, so none is attached while a timed pass runs.
     """
 
-    def __init__(self, cpus, trace="auto", size=None, page_size=None, cpu=0, bystander_cpus=()):
+    def __init__(self, cpus, trace="auto", size=None, page_size=None, cpu=0, bystander_cpus=(), device=False):
         self.cpus = list(cpus)
         self.has_ipis = parse_interrupts(read("/proc/interrupts")) is not None
         self.has_vmstat = bool(parse_vmstat_tlb(read("/proc/vmstat")))
@@ -57,6 +57,8 @@ class Counters:
         self._power = None       # POWER: whether hypervisor calls are counted too (hash)
         self._buffer = None      # POWER: the trace instance, from here to close()
         self._armed = False
+        self._kprobes = []       # --device hmm: (column, Kprobe), counted like the tracepoints
+        self.device_count_error = None
         if trace not in ("auto", "on"):
             return
         root = tracefs_root()
@@ -66,6 +68,8 @@ class Counters:
             self.trace_error = tracepoint_problem("powerpc:tlbie")
         else:
             self._probe_tracepoints()
+        if device:
+            self._probe_device(root)
         if self.trace_error and trace == "on":
             from ..errors import UsageError
 
@@ -110,15 +114,45 @@ class Counters:
             if self._tp:
                 self.trace_events = "tlb:tlb_flush"
 
+    def _probe_device(self, root):
+        """--device hmm: the device path's kprobe events, made here and removed by close()."""
+        from ..signals import held
+        from . import core
+
+        if root is None:
+            self.device_count_error = tracepoint_problem("kprobes")
+            return
+        for column, symbol in core.device_kprobes():
+            try:
+                with held():  # made and owned at once: a signal between the two would leave it behind
+                    self._kprobes.append((column, core.Kprobe(root, column, symbol)))
+            except OSError as e:
+                self.device_count_error = e.strerror
+                self._close_kprobes()
+                return
+        events = ",".join(f"kprobe:{symbol}" for _, symbol in core.device_kprobes())
+        self.trace_events = f"{self.trace_events},{events}" if self.trace_events else events
+
+    def _close_kprobes(self):
+        kprobes, self._kprobes = self._kprobes, []
+        for _, k in kprobes:
+            k.close()
+
     @property
     def can_trace(self):
-        return self._tp is not None or self._power is not None
+        return self._tp is not None or self._power is not None or bool(self._kprobes)
 
     def open_trace(self):
         from . import core
 
+        for column, k in self._kprobes:
+            counter = core.TracepointCounter(k.id, self.cpus)
+            self.tracepoints[column] = counter
+            self.trace_scope = "system" if counter.system_wide else "thread"
         if self._power is not None:
             self._armed = True  # the next read starts recording
+            return
+        if self._tp is None:
             return
         tp_id, filters = self._tp
         for column, flt in filters.items():
@@ -136,6 +170,7 @@ class Counters:
 
     def close(self):
         self.close_trace()
+        self._close_kprobes()
         if self._buffer is not None:
             self._buffer.close()
             self._buffer = None

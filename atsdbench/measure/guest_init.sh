@@ -1,6 +1,6 @@
 #!/bin/busybox sh
 # The one /init of every guest (atsdbench guest's and scripts/power-check's), busybox only.  Prints
-# the guest's facts, then for each run K of /etc/atsd/ (K.args: atsd's words, K.attrs: the same as
+# the guest's facts and loads etc/atsd/modules/*.ko in order, then for each run K of /etc/atsd/ (K.args: atsd's words, K.attrs: the same as
 # name=value for the markers, K.tracepoints: tracefs events recorded around that run) atsd's output and
 # table between markers, each trace gzip+base64; then the command of /etc/atsd/command (output
 # streamed, the files it leaves in /out gzip+base64), and powers off.  Its own steps use busybox
@@ -24,6 +24,16 @@ for d in /sys/kernel/debug/powerpc /sys/kernel/debug/x86 /sys/kernel/debug; do
 done
 [ -r /sys/kernel/debug/powerpc/tlb_local_single_page_flush_ceiling ] &&
 	echo "@@ local_ceiling $(cat /sys/kernel/debug/powerpc/tlb_local_single_page_flush_ceiling)"
+loaded=
+for m in /etc/atsd/modules/*.ko; do
+	[ -f "$m" ] || continue
+	if insmod "$m" 2>/tmp/insmod.err; then
+		loaded="$loaded,${m##*/}"
+	else
+		echo "@@ module-failed ${m##*/}: $(head -n 1 /tmp/insmod.err)"
+	fi
+done
+[ -n "$loaded" ] && echo "@@ modules ${loaded#,}"
 T=/sys/kernel/tracing
 k=1
 while [ -f /etc/atsd/$k.args ]; do

@@ -344,12 +344,31 @@ def check_archive(path):
         raise UsageError(messages.GUEST_INITRAMFS_INITRD.format(path=path, strerror=e.strerror)) from None
 
 
-def run_initramfs(base, runs, into, command=None, trace_buffer_kb=8192, archives=()):
+def check_module(path):
+    """--module FILE.ko: a readable ELF file (the guest's insmod says the rest: a wrong kernel, a
+    missing symbol), else one line."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as e:
+        raise UsageError(messages.GUEST_MODULE_UNREADABLE.format(path=path, strerror=e.strerror)) from None
+    if head != b"\x7fELF":
+        raise UsageError(messages.GUEST_MODULE_NOT_ELF.format(path=path))
+
+
+def run_initramfs(base, runs, into, command=None, trace_buffer_kb=8192, archives=(), modules=()):
     """The guest's initrd: the added archives first (a root with Python, tools), then the base (so its
     /init, busybox and atsd win), then a small archive with the runs (etc/atsd/K.args, K.attrs,
-    K.tracepoints) and the command.  The kernel unpacks them in turn."""
+    K.tracepoints), the command and the modules /init loads first (etc/atsd/modules/N-NAME.ko, in
+    order).  The kernel unpacks them in turn."""
     files = [("etc", 0o40755, None), ("etc/atsd", 0o40755, None),
              ("etc/atsd/trace_buffer_kb", 0o100644, f"{trace_buffer_kb}\n".encode())]
+    if modules:
+        files.append(("etc/atsd/modules", 0o40755, None))
+    for k, module in enumerate(modules, 1):
+        with open(module, "rb") as f:
+            name = re.sub(r"[^A-Za-z0-9_.-]", "_", os.path.basename(module))
+            files.append((f"etc/atsd/modules/{k:02d}-{name}", 0o100644, f.read()))
     for k, run in enumerate(runs, 1):
         files += [(f"etc/atsd/{k}.args", 0o100644, (" ".join(run["words"]) + "\n").encode()),
                   (f"etc/atsd/{k}.attrs", 0o100644, (run["attrs"] + "\n").encode())]

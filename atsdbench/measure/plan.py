@@ -53,6 +53,7 @@ class Plan:
     label: str = None
     seed: int = 0
     gpu: int = None
+    device: str = "none"
     ceiling: int = None
     until: float = None
     confidence: float = 95.0
@@ -83,6 +84,8 @@ class Plan:
 
     def config(self):
         out = dataclasses.asdict(self)
+        if self.device == "none" and "device" not in self.axes:  # files without a device say nothing of one
+            del out["device"]
         if not self.axes:
             del out["axes"]
         else:
@@ -92,7 +95,7 @@ class Plan:
     @property
     def cells(self):
         """Every configuration the run measures, in cell order: dicts of op, threads, bystanders, pages, gpu,
-        ceiling.  One cell when the plan has no axes."""
+        device, ceiling.  One cell when the plan has no axes."""
         lists = [self.axes.get(name, [getattr(self, name)]) for name in AXES]
         return [dict(zip(AXES, combo)) for combo in itertools.product(*lists)]
 
@@ -180,6 +183,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
              "op": [core.op_name(k) for k in p.ops[0:p.nops]], "threads": list(p.threads[0:p.nthreads]),
              "bystanders": list(p.bystanders[0:p.nbystanders]), "pages": [PAGES[k] for k in p.pages[0:p.npages]],
              "gpu": [None if g < 0 else g for g in p.gpu[0:p.ngpu]],
+             "device": [core.device_name(k) for k in p.devices[0:p.ndevices]],
              "ceiling": [None if c < 0 else c for c in p.ceiling[0:p.nceiling]]}
     axes = {name: values for name, values in lists.items() if len(values) > 1}
     return Plan(size=p.size, strides=list(p.strides[0:p.nstrides]), rounds=p.rounds, reps=p.reps,
@@ -189,7 +193,7 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
                 cpu_reason=core.ffi.string(p.cpu_reason).decode() or None,
                 bystander_cpus=list(p.bystander_cpus[0:p.nbystander_cpus]), latency=bool(p.latency),
                 retouch=bool(p.retouch), trace=TRACE[p.trace], label=label, seed=int(p.seed),
-                gpu=None if p.gpu[0] < 0 else p.gpu[0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
+                gpu=None if p.gpu[0] < 0 else p.gpu[0], device=lists["device"][0], ceiling=None if p.ceiling[0] < 0 else p.ceiling[0],
                 until=p.until or None, confidence=p.confidence, max_time=p.max_time or None,
                 max_rounds=p.max_rounds or None, spread=p.spread, runs=p.runs, placements=p.placements, mem_node=None if p.mem_node < 0 else p.mem_node, gap=p.gap, axes=axes,
                 region_align=p.align, verify=bool(p.verify), verify_cpus=list(p.verify_cpus[0:p.nverify_cpus]))

@@ -283,12 +283,13 @@ def _run(plan, progress):
                 raise
             error = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
     config = plan.config()
-    config.update({k: v for k, v in strategy.facts.items() if k != "gpu"})
+    config.update({k: v for k, v in strategy.facts.items() if k not in ("gpu", "device")})
     if policy:
         config["adaptive"] = policy.summary()
     config["round_lag1"] = timeseries.round_lag1(samples)
-    if "gpu" in strategy.facts:
-        host_facts["gpu"] = strategy.facts["gpu"]
+    for key in ("gpu", "device"):  # what the device is: the host's, as its CPU model is
+        if key in strategy.facts:
+            host_facts[key] = strategy.facts[key]
     if signals.take():  # after the last pass: the samples are all there, but the user asked to stop
         complete = False
     result = Result(host=host_facts, config=config, samples=samples, complete=complete,

@@ -36,10 +36,23 @@ def aslr_state():
     return core.aslr_state()
 
 
+def device_facts(path, sysfs="/sys/module/test_hmm"):
+    """What --device hmm ran against: the driver's node, its module and the module's srcversion (a
+    build's fingerprint: the mirror-only build and the kernel's own differ) where sysfs has them."""
+    facts = {"kind": "hmm", "node": path, "driver": "test_hmm"}
+    version = procfs.read(os.path.join(sysfs, "srcversion"))
+    if version:
+        facts["srcversion"] = version.strip()
+    facts["kernel_release"] = os.uname().release
+    return facts
+
+
 class Session:
     def __init__(self, plan):
         self.plan = plan
         self.gpus = {}
+        self.device = None       # --device hmm: open for one cell's passes only (its notifier costs every call)
+        self.device_facts = None
         self.bystanders = None
         self.counters = None
         self.ceiling = None
@@ -59,11 +72,16 @@ class Session:
             self._c_plan = plan.to_c()
             core.pin_self(plan.cpu)
             self.counters = Counters(procfs.online_cpus(), "off" if plan.warmup < 1 else plan.trace, size=plan.size,
-                                     page_size=core.page_size(), cpu=plan.cpu, bystander_cpus=plan.bystander_cpus)
+                                     page_size=core.page_size(), cpu=plan.cpu, bystander_cpus=plan.bystander_cpus,
+                                     device=any(c.get("device", "none") != "none" for c in cells))
             for ordinal in sorted({c["gpu"] for c in cells if c["gpu"] is not None}):
                 from . import gpu
 
                 self.gpus[ordinal] = gpu.open_toucher(ordinal)  # every GPU of the plan, before any pass
+            if any(c.get("device", "none") != "none" for c in cells):  # known before the first pass (facts())
+                self.device_facts = device_facts(core.device_path())
+            if core.lib.atsd_device_prime(self._c_plan) < 0:  # --device none,hmm: one mm for every cell
+                core.Device().close()  # says why it cannot be opened
             self.canary = core.Canary(core.CANARY_BYTES, plan.seed)
             mode = placement.pool_mode(plan.placements, plan.size, len({c["pages"] for c in cells}),
                                        procfs.parse_meminfo(procfs.read("/proc/meminfo")).get("MemAvailable"))
@@ -129,6 +147,27 @@ class Session:
         plan = self.plan
         gpu = self.gpus.get(cell["gpu"])
         nthreads = cell["threads"]
+        if cell.get("device", "none") != "none":
+            try:
+                yield from self._device_cell(round_index, warmup_round, index, cell, first_position)
+            finally:
+                self._close_device()
+            return
+        yield from self._op_cell(round_index, warmup_round, index, cell, first_position, gpu, nthreads)
+
+    def _device_cell(self, round_index, warmup_round, index, cell, first_position):
+        """A --device hmm cell: the device opened before its region is made (untimed), closed after its
+        last pass; its passes otherwise as any cell's."""
+        from . import core
+
+        self._close_device()
+        self.device = core.Device()
+        yield from self._op_cell(round_index, warmup_round, index, cell, first_position, None, cell["threads"])
+
+    def _op_cell(self, round_index, warmup_round, index, cell, first_position, gpu, nthreads):
+        from . import core
+
+        plan, device = self.plan, self.device
         # the tasks before the region: a forked one (--tasks processes) would share it copy-on-write
         tasks = core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", plan.size, plan.align,
                              cell["pages"]) if nthreads > 1 else contextlib.nullcontext()
@@ -153,6 +192,7 @@ class Session:
                     if threads:
                         threads.restore(plan.retouch, cell["op"])
                 gpu_ns = gpu.touch(region) if gpu else None
+                device_ns = device.touch(region) if device else None
                 if threads:
                     (ns, times, lat), traced, own, bystander, counted = self._around(
                         warm, lambda: threads.pass_(region, stride, plan.latency, cell["op"]))
@@ -167,6 +207,8 @@ class Session:
                           "us_per_call": ns / 1e3 / (calls // nthreads), "traced": bool(traced)}
                 if gpu_ns is not None:
                     sample["gpu_touch_ns"] = int(gpu_ns)
+                if device_ns is not None:
+                    sample["device_touch_ns"] = int(device_ns)
                 if thp_share is not None:
                     sample["thp_share"] = round(thp_share, 4)
                 sample.update(place)
@@ -202,6 +244,8 @@ class Session:
 
         plan, nthreads = self.plan, cell["threads"]
         with core.Verifier(plan.verify_cpus) as verifier:
+            if self.device:
+                verifier.check_device(self.device)
             for stride in plan.strides:
                 # every page's translation live again, whatever --no-retouch; only this process's region
                 # is checked (--tasks processes: the caller's, each part from its task's CPU)
@@ -269,6 +313,8 @@ class Session:
         """What this session learned that belongs in the result file."""
         out = {"trace_scope": self.counters.trace_scope, "trace_error": self.counters.trace_error,
                "placement_page_tables": placement.PAGE_TABLES}
+        if self.counters.device_count_error:
+            out["device_count_error"] = self.counters.device_count_error
         if self.pool:
             out["placement_pool"] = self.pool.mode
         if self.counters.trace_events:
@@ -278,6 +324,8 @@ class Session:
         if self.gpus:
             facts = [g.facts for _, g in sorted(self.gpus.items())]
             out["gpu"] = facts[0] if len(facts) == 1 else facts
+        if self.device_facts:
+            out["device"] = self.device_facts
         return out
 
     def close(self):
@@ -287,8 +335,8 @@ class Session:
 
         with held():
             errors = []
-            for step in (self._close_pool, self._close_counters, self._close_canary, self._close_ceiling, self._close_bystanders, self._close_gpus,
-                         self._restore_affinity):
+            for step in (self._close_pool, self._close_counters, self._close_canary, self._close_ceiling,
+                         self._close_bystanders, self._close_gpus, self._close_device, self._restore_affinity):
                 try:
                     step()
                 except Exception as e:
@@ -325,6 +373,11 @@ class Session:
         gpus, self.gpus = self.gpus, {}
         for g in gpus.values():
             g.close()
+
+    def _close_device(self):
+        device, self.device = self.device, None
+        if device:
+            device.close()
 
     def _restore_affinity(self):
         saved, self._saved_affinity = self._saved_affinity, None

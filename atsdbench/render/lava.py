@@ -45,10 +45,13 @@ def verify_lines(result):
     not only as a line on stderr), `pass 0 stale` otherwise; none for a file without verify passes."""
     sums = {}
     for v in getattr(result, "verify", None) or ():
-        key = (v.get("op") or "mprotect", v["stride_bytes"])
+        key = ("verify", v.get("op") or "mprotect", v["stride_bytes"])
         sums[key] = sums.get(key, 0) + v["stale"]
-    return [f"{_name('verify', op, format_size(stride))} {'fail' if stale else 'pass'} {stale} stale"
-            for (op, stride), stale in sums.items()]
+        if v.get("device_checks") is not None:  # --device hmm: the device's reads, cases of their own
+            key = ("verify-device",) + key[1:]
+            sums[key] = sums.get(key, 0) + (v.get("device_stale") or 0)
+    return [f"{_name(case, op, format_size(stride))} {'fail' if stale else 'pass'} {stale} stale"
+            for (case, op, stride), stale in sums.items()]
 
 
 def compare_lines(cmp):

@@ -22,7 +22,10 @@ COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/
                    ("tlbia_per_call", "tlbia/call", 1), ("h_remove_per_call", "H_REMOVE/call", 1),
                    ("h_bulk_remove_per_call", "H_BULK_REMOVE/call", 1), ("h_protect_per_call", "H_PROTECT/call", 1),
                    ("h_enter_per_call", "H_ENTER/call", 1), ("h_clear_mod_per_call", "H_CLEAR_MOD/call", 1),
-                   ("h_clear_ref_per_call", "H_CLEAR_REF/call", 1))
+                   ("h_clear_ref_per_call", "H_CLEAR_REF/call", 1),
+                   # --device hmm (kprobe events): the mmu notifier's starts and the driver's callbacks
+                   ("device_touch_ms", "device touch ms", 1), ("notifier_starts_per_call", "notifier/call", 1),
+                   ("device_invalidates_per_call", "dev inval/call", 1))
 # measured but shown only where some stride has one: POWER9 radix never issues tlbia, and most of
 # the hypervisor calls do not occur in mprotect
 QUIET = {"tlbia_per_call"} | {c[0] for c in COUNTER_COLUMNS if c[0].startswith("h_")}

@@ -211,6 +211,13 @@ def stale_translation(stale, checks, op, stride, invalidators, checkers):
             f"returned ({op}, {stride}, CPUs {cpus})")
 
 
+def stale_device_translation(stale, checks, op, stride):
+    """The device's loud line (--device hmm): atsd prints the same sentence (csrc/atsd_verify.c, held
+    equal by a parity test)."""
+    return (f"STALE DEVICE TRANSLATION: {stale} of {checks} device reads went through a translation after the "
+            f"invalidation returned ({op}, {stride}, test_hmm)")
+
+
 def stale_lines(groups, name=None):
     """The loud lines of a result's stale groups (data/results.stale_groups), each wrapped to WIDTH;
     name: the file it is in (show, compare)."""
@@ -218,8 +225,11 @@ def stale_lines(groups, name=None):
 
     out = []
     for g in groups:
-        line = stale_translation(g["stale"], g["checks"], g["op"], format_size(g["stride_bytes"]),
-                                 g["invalidator_cpus"], g["checker_cpus"])
+        if g.get("device"):
+            line = stale_device_translation(g["stale"], g["checks"], g["op"], format_size(g["stride_bytes"]))
+        else:
+            line = stale_translation(g["stale"], g["checks"], g["op"], format_size(g["stride_bytes"]),
+                                     g["invalidator_cpus"], g["checker_cpus"])
         out.append(hang(f"{name}: {line}" if name else line, 2))
     return out
 
@@ -234,6 +244,10 @@ def verified(summary, workload=False):
             f"{plural(checks, 'check')}; {held} of {checks} held the translation while the call ran")
     if checks - held:
         line += f" (the other {checks - held} proved nothing)"
+    if summary.get("device_checks") is not None:  # --device hmm: the device's read after each call
+        must = summary["device_failed"] + summary["device_zeros"]
+        line += (f"; device (test_hmm): {summary['device_stale']} stale in {plural(summary['device_checks'], 'read')}, "
+                 f"{must} refused or zero as they must be")
     return hang(see(line, VERIFY_HELD), 2)
 
 
