@@ -700,6 +700,8 @@ def cmd_guest(args):
 
     if not args.kernel:
         raise UsageError(messages.CMD_GUEST_NEEDS_KERNEL_IMAGE)
+    for module in args.module:
+        guest_initramfs.check_module(module)
     machines = []
     for image in args.kernel:  # every image and option checked before anything boots
         arch, _ = guest_image.detect_image(image)
@@ -735,8 +737,6 @@ def cmd_guest(args):
         raise UsageError(messages.CMD_TRACE_BUFFER_MUST_SIZE.format(trace_buffer=args.trace_buffer))
     for archive in args.initrd:
         guest_initramfs.check_archive(archive)
-    for module in args.module:
-        guest_initramfs.check_module(module)
     if args.accel not in ("tcg", "kvm"):
         raise UsageError(messages.CMD_ACCEL_MUST_TCG_KVM.format(accel=args.accel))
     if args.accel == "kvm":

@@ -317,6 +317,27 @@ def atsd(tmp_path_factory):
     return str(out)
 
 
+@pytest.fixture(scope="session")
+def fake_hmm(tmp_path_factory):
+    """fake_hmm(stale=False) -> env: a process environment in which --device hmm opens the test double of
+    the kernel's HMM test driver (tests/fake_hmm.c, LD_PRELOAD), coherent or (stale) never forgetting."""
+    if not shutil.which("cc"):
+        pytest.skip("cc not installed")
+    d = tmp_path_factory.mktemp("fake_hmm")
+    so, node = d / "fake_hmm.so", d / "hmm_dmirror0"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-o", str(so),
+                    os.path.join(os.path.dirname(__file__), "fake_hmm.c"), "-ldl"], check=True)
+    node.write_bytes(b"")  # the plan's check looks for a node it can open read-write
+
+    def env(stale=False):
+        e = dict(os.environ, LD_PRELOAD=str(so), ATSD_HMM_DEVICE=str(node))
+        e.pop("FAKE_HMM_STALE", None)
+        if stale:
+            e["FAKE_HMM_STALE"] = "1"
+        return e
+    return env
+
+
 def small_tmpfs(mnt, size):
     """A tmpfs of `size` (mount(8)'s size=, e.g. 64k) at the new folder mnt, for a `with` (needs root);
     the test is skipped where it cannot be mounted."""

@@ -63,7 +63,8 @@ def test_sdist_carries_what_the_build_tests_scripts_and_docs_read(sdist):
     missing = sorted(set(tracked) - NOT_SHIPPED - shipped)
     assert not missing, f"MANIFEST.in leaves out {missing}"
     assert not shipped & set(JUNK), sorted(shipped & set(JUNK))
-    assert {"tests/fake_libcuda.c", "tests/golden/compare_before_after.text", "scripts/cross-check",
+    assert {"tests/fake_libcuda.c", "tests/fake_hmm.c", "scripts/build-test-hmm", "scripts/device-check",
+            "tests/golden/compare_before_after.text", "scripts/cross-check",
             "docs/development.md", "csrc/atsd.h", "build_atsd.py"} <= shipped
 
 

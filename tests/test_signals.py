@@ -806,3 +806,63 @@ def test_placement_pool_close_interrupted_anywhere_unmaps_once(mode):
 
     steps = _every_opcode(make, lambda p: p.close(), check)
     assert steps > 3
+
+
+DEVICE = ["--size", "16M", "--strides", "64K,1M", "--rounds", "6", "--verify", "--device", "none,hmm",
+          "--op", "mprotect,munmap"]
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("busy", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["idle", "busy"])
+def test_signal_storm_into_device_runs(tmp_path, fake_hmm, busy):
+    """--device hmm (tests/fake_hmm.c): the storm lands in device touches (16M read back before every hmm
+    pass), timed passes and the device's verify reads; every file left loads with its verify records,
+    none stale, and the device is closed (no fd left to the next run: a fresh process each)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    rng = random.Random(46 + busy)
+    burners = _burner() if busy else []
+    hits, trials = 0, 4
+    try:
+        for i in range(trials):
+            out = tmp_path / f"device-{i}.json"
+            proc = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", *DEVICE, "-o", str(out)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NEUTRAL,
+                                    env=fake_hmm())
+            sent = _storm(proc, rng, window=2.0)
+            stdout, stderr = proc.communicate(timeout=300)
+            hits += _check_outcome("device", proc, str(out), stdout, stderr, sent)
+            if out.exists():
+                data = json.loads(out.read_text())
+                assert all(v.get("device_stale", 0) == 0 and v["stale"] == 0 for v in data["verify"])
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+    assert hits >= 1, f"no signal of {trials} storms landed during a run"
+
+
+@pytest.mark.live
+def test_signal_storm_into_atsd_device(atsd, tmp_path, fake_hmm):
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to check from")
+    rng = random.Random(461)
+    hits = 0
+    for i in range(4):
+        out = tmp_path / f"device-{i}.tsv"
+        proc = subprocess.Popen([atsd, *DEVICE, "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=fake_hmm())
+        sent = _storm(proc, rng, window=1.0)
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode in ((130, 0) if sent else (0,)), f"{proc.returncode} {stderr}"
+        if proc.returncode != 130:
+            continue
+        hits += 1
+        text = out.read_text()
+        assert "end\tcomplete=0" in text, stderr
+        p = subprocess.run([sys.executable, "-m", "atsdbench", "import", str(out), "-o", str(tmp_path / f"d-{i}.json")],
+                           capture_output=True, text=True, cwd=NEUTRAL, timeout=60)
+        assert p.returncode == 0, p.stderr
+        data = json.loads((tmp_path / f"d-{i}.json").read_text())
+        assert len(data["samples"]) == text.count("\nsample\t") and len(data["verify"]) == text.count("\nverify\t")
+    assert hits >= 1
