@@ -672,6 +672,12 @@ int atsd_device_kprobe(int32_t i, char *column, uint64_t column_len, char *symbo
 int atsd_kprobe_make(const char *root, const char *column, const char *symbol, char *event, uint64_t event_len,
 		     uint64_t *id);
 int atsd_kprobe_remove(const char *root, const char *event);
+/* run --breakdown's device stage (both front ends): a kprobe and a kretprobe on the driver's callback,
+ * atsdbench_PID/device_entry and atsdbench_PID/device_exit, made under ROOT and appended to p's events
+ * (family "device", "device" added to have): the stage is the measuring CPU's time between them.
+ * 0, or -errno as atsd_kprobe_make (p unchanged).  remove(): both taken out, whatever was made. */
+int atsd_breakdown_device(const char *root, struct atsd_breakdown_probe *p);
+void atsd_breakdown_device_remove(const char *root);
 /* ATSD-CDEF-END */
 
 #define ATSD_ABI_VERSION 26

@@ -31,6 +31,13 @@ void breakdown_probe(const struct atsd_plan *p, struct atsd_breakdown_probe *bd)
 	if ((err = atsd_instance_make(&t, root)))
 		die("--breakdown: %s", atsd_instance_problem(root, err, NULL, why, sizeof(why)));
 	atsd_instance_close(&t);
+	for (int32_t d = 0; d < p->ndevices; d++)
+		if (p->devices[d] == ATSD_DEVICE_HMM) {  /* the device stage: where kprobe events can be made */
+			if (atsd_breakdown_device(root, bd))
+				snprintf(bd->missing + strlen(bd->missing), sizeof(bd->missing) - strlen(bd->missing),
+					 "%skprobe:test_hmm:dmirror_interval_invalidate", bd->missing[0] ? "," : "");
+			break;
+		}
 	if (bd->missing[0])  /* optional events: those stages are not measured, the run goes on */
 		fprintf(stderr, "atsd: --breakdown: no %s events here: those stages not measured\n", bd->missing);
 }
@@ -85,9 +92,19 @@ static int traced_pass(FILE *out, const struct atsd_plan *p, struct atsd_instanc
 	int err, err2;
 	char a[32];
 
+	struct atsd_device *dev = NULL;
+
 	memset(&r, 0, sizeof(r));
 	if ((err = atsd_region_map(&r, size, p->align, c->pages))) {
 		fprintf(stderr, "atsd: --breakdown: mapping %" PRIu64 " bytes: %s\n", size, strerror(-err));
+		return err;
+	}
+	/* an hmm cell's pass: the device holds the region, as before a timed pass */
+	if (c->device == ATSD_DEVICE_HMM && ((err = atsd_device_open(&dev, NULL)) ||
+					     (err = atsd_device_touch(dev, &r, &ns, NULL)))) {
+		fprintf(stderr, "atsd: --breakdown: the device (%s): %s\n", atsd_device_path(), strerror(-err));
+		atsd_device_close(&dev);
+		atsd_region_unmap(&r);
 		return err;
 	}
 	if (!(err = atsd_instance_start(t)) && !(err = atsd_instance_mark_time(t, "t0"))) {
@@ -100,6 +117,7 @@ static int traced_pass(FILE *out, const struct atsd_plan *p, struct atsd_instanc
 	}
 	err2 = atsd_instance_stop(t, &lost);
 	err = err ? err : err2;
+	atsd_device_close(&dev);
 	atsd_region_unmap(&r);
 	if (!err && (len = atsd_instance_text(t, &text)) < 0)
 		err = (int)len;
@@ -162,4 +180,10 @@ int breakdown_run(FILE *out, const struct atsd_plan *p, struct atsd_breakdown_pr
 	atsd_bystanders_stop(&b, NULL);
 	atsd_instance_close(&t);  /* removed whatever happened, SIGINT/SIGTERM held */
 	return err;
+}
+
+void breakdown_remove(void)
+{
+	if (root[0])
+		atsd_breakdown_device_remove(root);
 }

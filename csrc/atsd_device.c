@@ -243,8 +243,17 @@ static void kprobes_remove_stale(const char *root)
 	closedir(dir);
 }
 
+static int kprobe_make(const char *root, char kind, const char *column, const char *symbol, char *event,
+		       uint64_t event_len, uint64_t *id);
+
 int atsd_kprobe_make(const char *root, const char *column, const char *symbol, char *event, uint64_t event_len,
 		     uint64_t *id)
+{
+	return kprobe_make(root, 'p', column, symbol, event, event_len, id);
+}
+
+static int kprobe_make(const char *root, char kind, const char *column, const char *symbol, char *event,
+		       uint64_t event_len, uint64_t *id)
 {
 	struct atsd_tracepoint t;
 	char line[512];
@@ -256,10 +265,10 @@ int atsd_kprobe_make(const char *root, const char *column, const char *symbol, c
 	snprintf(event, event_len, KPROBE_GROUP "%ld/%s", (long)getpid(), column);
 	snprintf(line, sizeof(line), "-:%s\n", event);
 	kprobe_write(root, line);  /* one of our pid left by an earlier process */
-	snprintf(line, sizeof(line), "p:%s %s\n", event, symbol);
+	snprintf(line, sizeof(line), "%c:%s %s\n", kind, event, symbol);
 	err = kprobe_write(root, line);
 	if (err == -EINVAL && plain) {  /* the driver built in: the symbol without its module */
-		snprintf(line, sizeof(line), "p:%s %s\n", event, plain + 1);
+		snprintf(line, sizeof(line), "%c:%s %s\n", kind, event, plain + 1);
 		err = kprobe_write(root, line);
 	}
 	if (err)
@@ -300,4 +309,43 @@ int atsd_device_prime(const struct atsd_plan *p)
 		return err;
 	atsd_device_close(&d);
 	return 1;
+}
+
+/* run --breakdown's device stage: the driver's callback from its entry to its return. */
+static const char *const stage_probes[2] = {"device_entry", "device_exit"};
+
+int atsd_breakdown_device(const char *root, struct atsd_breakdown_probe *p)
+{
+	char event[2][80], symbol[96];
+	uint64_t id;
+	int i, err = 0;
+
+	if (p->nevents + 2 > ATSD_MAX_TRACE_EVENTS)
+		return -ENOSPC;
+	snprintf(symbol, sizeof(symbol), "%s:%s", probes[1].module, probes[1].symbol);
+	for (i = 0; i < 2 && !err; i++)
+		err = kprobe_make(root, i ? 'r' : 'p', stage_probes[i], symbol, event[i], sizeof(event[i]), &id);
+	if (err) {
+		atsd_breakdown_device_remove(root);
+		return err;
+	}
+	for (i = 0; i < 2; i++) {
+		struct atsd_trace_event *e = &p->events[p->nevents++];
+		memset(e, 0, sizeof(*e));
+		snprintf(e->event, sizeof(e->event), "%.63s", event[i]);
+		snprintf(e->family, sizeof(e->family), "device");
+	}
+	snprintf(p->have + strlen(p->have), sizeof(p->have) - strlen(p->have), "%sdevice", p->have[0] ? "," : "");
+	return 0;
+}
+
+void atsd_breakdown_device_remove(const char *root)
+{
+	char event[80];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(event, sizeof(event), KPROBE_GROUP "%ld/%s", (long)getpid(), stage_probes[i]);
+		atsd_kprobe_remove(root, event);
+	}
 }

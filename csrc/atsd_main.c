@@ -773,6 +773,8 @@ int main(int argc, char **argv)
 	fputc('\n', o.mem);
 	print_summary(stdout, &p, &t, &k);
 	counting_device_remove(&k);
+	if (breakdown)
+		breakdown_remove();
 	/* the loud lines are printed after the save; the summary they come from is freed here */
 	if (!(stale_f = open_memstream(&stale_text, &stale_len)))
 		die("open_memstream: %s", strerror(errno));

@@ -85,6 +85,8 @@ void breakdown_probe(const struct atsd_plan *p, struct atsd_breakdown_probe *bd)
 void write_breakdown_config(FILE *out, const struct atsd_breakdown_probe *bd);
 /* The traced passes: `breakdown` records, each followed by its `trace` lines; 0 or -errno (said). */
 int breakdown_run(FILE *out, const struct atsd_plan *p, struct atsd_breakdown_probe *bd);
+/* The device stage's kprobe events gone (atsd_breakdown_device_remove), whatever the run did. */
+void breakdown_remove(void);
 
 /* ---- atsd_summary.c ---- */
 /* What the table after the run shows, per cell and stride: the measured passes' rates and times,

@@ -1,6 +1,7 @@
 """scripts/device-check's verdict on what its guests brought home: one line per check, exit 1 on any failure.
 
-WORK/mirror: atsd with the mirror-only test_hmm, --device none,hmm --verify per op and --threads 2.
+WORK/mirror: atsd with the mirror-only test_hmm, --device none,hmm --verify per op, --threads 2 and
+  --breakdown (the driver's callback a stage of its own in the hmm cells, none in the others).
   Every file complete; every device read after a call refused (mprotect, munmap) or zero (madvise), none
   stale, none on a CPU either; on traced passes one driver callback (device_invalidates) per call where
   the device holds the range and none where no device is open; the notifier chain (notifier_starts)
@@ -74,6 +75,24 @@ def check_reads(r, name, stale_wanted):
     return bad, checked
 
 
+def check_stage(r, name):
+    """--breakdown: the driver's callback as a stage in the hmm cells' passes, 0 in the none cells'."""
+    bad, found = [], 0
+    cells = r.config.get("cells") or [{}]
+    for p in r.config["breakdown"].get("passes", []):
+        device = cells[p.get("cell", 0)].get("device", r.config.get("device", "none"))
+        us = p.get("device_us")
+        if us is None:
+            bad.append(f"{name} breakdown {device} {p['stride_bytes']}: no device stage "
+                       f"({r.config['breakdown'].get('missing')})")
+        elif device == "hmm" and not 0 < us < p["syscall_us"]:
+            bad.append(f"{name} breakdown {p['stride_bytes']}: device stage {us:.3g} of {p['syscall_us']:.3g} µs")
+        elif device == "none" and us:
+            bad.append(f"{name} breakdown {p['stride_bytes']}: device stage {us:.3g} µs with no device open")
+        found += device == "hmm" and us is not None
+    return bad, found
+
+
 def main(work):
     lines, failed = [], 0
 
@@ -83,7 +102,7 @@ def main(work):
         lines.append(f"{what}: FAILED: {'; '.join(bad[:6])}" if bad else f"{what}: ok ({detail})")
 
     mirror = sorted(glob.glob(os.path.join(work, "mirror", "*.json")))
-    bad, checks = ([] if len(mirror) == 4 else [f"{len(mirror)} result files of 4"]), 0
+    bad, checks, stages = ([] if len(mirror) == 5 else [f"{len(mirror)} result files of 5"]), 0, 0
     for path in mirror:
         r = atsdbench.load(path)
         name = os.path.basename(path)
@@ -92,8 +111,14 @@ def main(work):
         more, n = check_reads(r, name, False)
         bad += more + check_counts(r, name)
         checks += n
+        if r.config.get("breakdown"):
+            more, stages = check_stage(r, name)
+            bad += more
+    if not stages:
+        bad.append("no breakdown pass with the device stage")
     verdict("atsd --device hmm (mirror-only test_hmm)", bad, f"{checks} device reads after the calls, 0 stale; "
-            "one driver callback per call where the device holds the range, none without it")
+            "one driver callback per call where the device holds the range, none without it; "
+            f"the device stage in {stages} breakdown passes")
 
     rc = open(os.path.join(work, "stale.rc")).read().strip()
     stale = sorted(glob.glob(os.path.join(work, "stale", "*.json")))
@@ -116,9 +141,12 @@ def main(work):
             r = atsdbench.load(path)
             more, checks = check_reads(r, "python run.json", False)
             bad += more + check_counts(r, "python run.json")
+            more, stages = check_stage(r, "python run.json")
+            bad += more + ([] if stages == 6 else [f"the device stage in {stages} breakdown passes of 6"])
             if r.host.get("device", {}).get("driver") != "test_hmm":
                 bad.append(f"host device {r.host.get('device')}")
-        verdict("atsdbench run --device none,hmm in the guest", bad, f"{checks} device reads, 0 stale")
+        verdict("atsdbench run --device none,hmm in the guest", bad, f"{checks} device reads, 0 stale; the device "
+                "stage in every hmm cell's breakdown")
     print("\n".join(lines))
     return 1 if failed else 0
 

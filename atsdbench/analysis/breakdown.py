@@ -19,6 +19,9 @@ of precedence where two would claim the same tick:
   sent) to the local flush's start: building the request and sending the IPIs;
 - remote_wait: from the end of the local flush to the last remote CPU's end of its flush: the
   caller waiting for the others (smp_call_function_many_cond);
+- device (--device hmm, where its kprobe pair was recorded): the measuring CPU in the HMM test
+  driver's invalidate callback (dmirror_interval_invalidate's entry to its return), which the mm's
+  notifier chain calls before the page-table change; it claims its ticks first;
 - page_table: the rest of the syscall (the page-table walk and its locks, entry and exit).
 So the stages sum to the syscall time exactly, and none is negative.
 
@@ -34,9 +37,9 @@ this project's VM (tests/fixtures/breakdown/) and on POWER guests (tests/fixture
 import re
 from collections import defaultdict
 
-STAGES = ("page_table", "local_flush", "tlbie", "ipi_send", "remote_wait")
+STAGES = ("page_table", "local_flush", "tlbie", "ipi_send", "remote_wait", "device")
 # precedence where intervals overlap (page_table is what no other stage claims)
-_PRECEDENCE = ("local_flush", "tlbie", "ipi_send", "remote_wait")
+_PRECEDENCE = ("device", "local_flush", "tlbie", "ipi_send", "remote_wait")
 MARK = "atsdbench"
 
 _LINE = re.compile(r"^\s*(?P<task>.*?)-(?P<pid>\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(?P<cpu>\d+)\]\s+(?:[^\s:]+\s+)?"
@@ -112,6 +115,8 @@ def parse(lines):
             x = _HCALL.match(body)
             if x:
                 e = Event(ts, cpu, pid, "hcall_" + x[1], int(x[2]))
+        elif body.startswith(("device_entry:", "device_exit:")):  # --device hmm's kprobe pair
+            e = Event(ts, cpu, pid, "dev_entry" if body.startswith("device_entry:") else "dev_exit")
         elif body.startswith("tracing_mark_write:"):
             x = _MARKER.match(body)
             if x:
@@ -199,6 +204,7 @@ def calls(events, cpu, pid, syscall):
     for c in {e.cpu for e in events if e.kind == "csd_entry"}:
         flush_on[c] = _pairs(events, c, "csd_entry", "csd_exit", lambda e: e.kind[:4] != "csd_" or _is_tlb(e.a))
     hcalls = _pairs(events, cpu, "hcall_entry", "hcall_exit")
+    devices = _pairs(events, cpu, "dev_entry", "dev_exit")
     mine = [e for e in events if e.cpu == cpu and e.kind in ("flush", "ipi", "tlbie", "hcall_entry")]
     out, j = [], 0
     for s, t, length in windows:
@@ -216,7 +222,8 @@ def calls(events, cpu, pid, syscall):
         sends = [e.ts for e in inside if (e.kind == "flush" and e.b) or e.kind == "ipi"]
         stage = {"local_flush": local,
                  "tlbie": _union([[min(tlbies), max(tlbies)]]) if len(tlbies) > 1 else [],
-                 "ipi_send": [], "remote_wait": []}
+                 "ipi_send": [], "remote_wait": [],
+                 "device": _union([[max(a, s), min(b, t)] for a, b in devices if b > s and a < t])}
         if sends:
             first = min(sends)
             after = [a for a, _ in local if a >= first]
@@ -256,7 +263,10 @@ def summarize(call_list, tick_ns, have=()):
     us = tick_ns / 1e3
     out = {"calls": n, "syscall_us": sum(c["ticks"]["syscall"] for c in call_list) * us / n}
     for name in STAGES:
-        out[f"{name}_us"] = sum(c["ticks"][name] for c in call_list) * us / n
+        if name != "device" or "device" in have:  # the device stage only where its kprobes were recorded
+            out[f"{name}_us"] = sum(c["ticks"][name] for c in call_list) * us / n
+    if "device" not in have:  # not a stage then: its ticks are the page tables' as they would be untraced
+        out["page_table_us"] += sum(c["ticks"]["device"] for c in call_list) * us / n
     remote = defaultdict(float)
     for c in call_list:
         for cpu, ticks in c["remote"].items():
@@ -303,6 +313,8 @@ def events_seen(events):
         have.add("tlbie")
     if "hcall_entry" in kinds:
         have.add("hcall")
+    if "dev_entry" in kinds:
+        have.add("device")
     return have
 
 
@@ -332,7 +344,7 @@ def untraced_us(records):
 
 def check_sum(summary, tolerance=1e-6):
     """True when the stages of a summary add up to its syscall time (and none is negative)."""
-    parts = [summary[f"{s}_us"] for s in STAGES]
+    parts = [summary[f"{s}_us"] for s in STAGES if f"{s}_us" in summary]
     return all(p >= -tolerance for p in parts) and abs(sum(parts) - summary["syscall_us"]) <= tolerance * max(
         1.0, summary["syscall_us"])
 

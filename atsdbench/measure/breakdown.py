@@ -105,8 +105,18 @@ def run(plan, probe, measured=None, keep=None, into=None):
     mine = core.breakdown_thread_filter(tid)
     events = {e: ((mine, family) if family == "syscall" else (flt, family))
               for e, (flt, family) in probe.events.items()}
+    have, device_probes = set(probe.have), False
     buffer = None
     try:
+        if any(c.get("device", "none") != "none" for _, c in cells):  # the device stage, where kprobes can be made
+            try:
+                with signals.held():  # made and owned at once
+                    events.update(core.breakdown_device(probe.root))
+                    device_probes = True
+                have.add("device")
+                out["events"] = sorted(e.replace("/", ":") for e in events)
+            except OSError:
+                out["missing"].append("kprobe:test_hmm:dmirror_interval_invalidate")
         with Session(quiet) as session:
             buffer = tracebuf.TraceBuffer(probe.root, events, sizes, probe.clock)
             for index, cell in cells:
@@ -116,7 +126,10 @@ def run(plan, probe, measured=None, keep=None, into=None):
                         return out
                     size = region_bytes(plan, stride)
                     # on the run's --mem-node: untraced_us, which it is set against, was timed there
-                    with core.Region(size, plan.align, cell["pages"], plan.mem_node) as region:
+                    with core.Region(size, plan.align, cell["pages"], plan.mem_node) as region, \
+                            _device(cell) as device:
+                        if device:  # an hmm cell's pass: the device holds the region, as before a timed pass
+                            device.touch(region)
                         buffer.start()
                         buffer.mark_time("t0")
                         region.timed_pass(stride, False, cell["op"])
@@ -127,7 +140,7 @@ def run(plan, probe, measured=None, keep=None, into=None):
                     one = {"stride_bytes": stride, "region_bytes": size, "lost": lost}
                     if plan.axes:
                         one["cell"] = index
-                    summary = None if lost else arithmetic.breakdown(lines, plan.cpu, tid, cell["op"], probe.have)
+                    summary = None if lost else arithmetic.breakdown(lines, plan.cpu, tid, cell["op"], have)
                     if summary is not None:
                         one.update(summary)
                         if measured:
@@ -138,7 +151,21 @@ def run(plan, probe, measured=None, keep=None, into=None):
         with signals.held():
             if buffer is not None:
                 buffer.close()
+            if device_probes:
+                core.breakdown_device_remove(probe.root)
     return out
+
+
+def _device(cell):
+    """--device hmm's cells: the device, open for one breakdown pass; others: nothing."""
+    import contextlib
+
+    from . import core
+
+    if cell.get("device", "none") == "none":
+        return contextlib.nullcontext()
+    device = core.Device()
+    return contextlib.closing(device)
 
 
 def untraced_us(result):

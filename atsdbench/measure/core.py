@@ -691,6 +691,21 @@ def breakdown_probe(root, ops):
             "clock": _text(p.clock) or None, "power": bool(p.power)}
 
 
+def breakdown_device(root):
+    """run --breakdown's device stage: the kprobe pair on the driver's callback made under ROOT
+    (csrc/atsd_device.c), as {event: (None, "device")}; OSError where it cannot be made."""
+    p = ffi.new("struct atsd_breakdown_probe *")
+    rc = lib.atsd_breakdown_device(root.encode(), p)
+    if rc < 0:
+        raise OSError(-rc, f"no kprobe events on test_hmm:dmirror_interval_invalidate in {root}: {os.strerror(-rc)}")
+    return {_text(e.event): (None, _text(e.family)) for e in p.events[0:p.nevents]}
+
+
+def breakdown_device_remove(root):
+    with held():
+        lib.atsd_breakdown_device_remove(root.encode())
+
+
 def breakdown_thread_filter(tid):
     """The syscall events' filter to the measuring thread (atsd_breakdown_thread's)."""
     p = ffi.new("struct atsd_breakdown_probe *")

@@ -5,7 +5,7 @@ from ..units import format_size
 from . import layout, numbers, text
 
 NAMES = {"page_table": "page tables", "local_flush": "local flush", "tlbie": "tlbie span", "ipi_send": "IPI send",
-         "remote_wait": "remote wait"}
+         "remote_wait": "remote wait", "device": "device inval"}
 
 
 def _us(v, total):

@@ -227,3 +227,44 @@ def test_a_cli_guest_refuses_a_bad_module_before_booting(tmp_path):
     image.write_bytes(b"\x7fELF" + b"\0" * 60)
     p = run_cli("guest", "--kernel", image, "--module", tmp_path / "missing.ko", "-o", tmp_path / "o")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+def test_the_device_stage_is_cut_from_the_kprobe_pair():
+    from atsdbench.analysis import breakdown
+
+    lines = ["atsd-9 [001] ..... 100: tracing_mark_write: atsdbench t0 1000",
+             "atsd-9 [001] ..... 110: sys_mprotect(start: 7f0000000000, len: 10000, prot: 0)",
+             "atsd-9 [001] ..... 112: device_entry: (dmirror_interval_invalidate+0x0/0x100 [test_hmm])",
+             "atsd-9 [001] ..... 117: device_exit: (__mmu_notifier_invalidate_range_start+0x137/0x190 <- "
+             "dmirror_interval_invalidate)",
+             "atsd-9 [001] ..... 118: tlb_flush: pages:16 reason:local mm shootdown (3)",
+             "atsd-9 [001] ..... 120: sys_mprotect -> 0x0",
+             "atsd-9 [001] ..... 200: tracing_mark_write: atsdbench t1 2000"]
+    s = breakdown.breakdown(lines, 1, 9, "mprotect", {"tlb", "device"})
+    assert s["calls"] == 1 and s["device_us"] == pytest.approx(5 * 10 / 1e3) and breakdown.check_sum(s)
+    assert s["page_table_us"] == pytest.approx(5 * 10 / 1e3)
+    without = breakdown.breakdown(lines, 1, 9, "mprotect", {"tlb"})
+    assert "device_us" not in without and breakdown.check_sum(without)  # a trace without the pair: no stage
+
+
+def test_a_guests_atsd_breakdown_with_the_device_imports(fixtures, tmp_path):
+    """A real trace: atsd --device none,hmm --breakdown in Debian 6.1's guest (qemu TCG) with test_hmm
+    (scripts/device-check's mirror boot)."""
+    import gzip
+
+    from atsdbench.analysis import breakdown
+
+    tsv = tmp_path / "bd.tsv"
+    tsv.write_bytes(gzip.decompress((fixtures / "device" / "atsd-breakdown-6.1-tcg.tsv.gz").read_bytes()))
+    p = run_cli("import", tsv, "-o", tmp_path / "bd.json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads((tmp_path / "bd.json").read_text())
+    cells = data["config"]["cells"]
+    passes = data["config"]["breakdown"]["passes"]
+    assert len(passes) == 4 and all(breakdown.check_sum(q) for q in passes)
+    for q in passes:
+        if cells[q["cell"]]["device"] == "hmm":
+            assert 0 < q["device_us"] < q["syscall_us"], q
+        else:
+            assert q["device_us"] == 0, q
+    assert "device inval" in run_cli("show", tmp_path / "bd.json").stdout
