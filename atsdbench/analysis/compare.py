@@ -25,14 +25,14 @@ COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gb
 # comparing kernels is the point.
 MEASURED = [("config", "size"), ("config", "pages"), ("config", "bystanders"), ("config", "threads"),
             ("config", "tasks"), ("config", "workload"), ("config", "op"), ("config", "retouch"),
-            ("config", "gpu"), ("config", "placements"), ("host", "page_size"), ("host", "arch")]
+            ("config", "gpu"), ("config", "device"), ("config", "placements"), ("host", "page_size"), ("host", "arch")]
 # What an absent key means (files older than the key): run --placements came with schema 7, 1 before it.
 # The placements are measured, not only the spread: the first-allocated region ran 35% slower than the
 # three held after it at 2M, and one-region files ran at its level (docs/methodology.md#placement).
-ABSENT = {"placements": 1, "threads": 1, "tasks": "threads", "op": "mprotect"}
+ABSENT = {"placements": 1, "threads": 1, "tasks": "threads", "op": "mprotect", "device": "none"}
 # Settings that make two files measure different work (not one kernel against another): lava's speedup
 # cases are then `skip`, never a `pass` of a "speedup" that is the setting's.
-WORK = ("bystanders", "threads", "tasks", "workload", "op")
+WORK = ("bystanders", "threads", "tasks", "workload", "op", "device")
 
 
 # Why a comparison gives no verdict, as a code render words (render/text.withheld).  The rule and its

@@ -40,12 +40,12 @@ RESULT_SUFFIX = ".run.json"  # the calibration's own result file, beside its pro
 # (cpu_reason, bystander_cpus, region_align).
 PLAN_KEYS = ("size", "strides", "rounds", "reps", "warmup", "warmup_rounds", "pages", "bystanders", "cpu",
              "latency", "retouch", "trace", "gpu", "ceiling", "spread", "processes", "axes", "cells",
-             "op", "threads", "tasks", "workload", "placements", "mem_node")
+             "op", "threads", "tasks", "workload", "placements", "mem_node", "device")
 # What a config from before run --op/--threads/--workload/--placements/--mem-node measured: a profile of
 # one holds for a file of the other.  --placements is a plan key: K regions measure another level and
 # spread (docs/methodology.md#what-placements-inside-a-file-do-to-the-verdict).
 PLAN_DEFAULTS = {"op": "mprotect", "threads": 1, "tasks": "threads", "workload": None, "placements": 1,
-                 "mem_node": None}
+                 "mem_node": None, "device": "none"}
 HOST_KEYS = ("hostname", "cpu_model", "arch")
 KERNEL_KEYS = ("kernel_release", "kernel_version")
 

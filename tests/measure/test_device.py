@@ -268,3 +268,16 @@ def test_a_guests_atsd_breakdown_with_the_device_imports(fixtures, tmp_path):
         else:
             assert q["device_us"] == 0, q
     assert "device inval" in run_cli("show", tmp_path / "bd.json").stdout
+
+
+@pytest.mark.live
+def test_compare_says_when_one_file_had_the_device(fake_hmm, tmp_path):
+    a, b = tmp_path / "none.json", tmp_path / "hmm.json"
+    for out, device in ((a, "none"), (b, "hmm")):
+        p = run_cli("run", *SMALL, "--device", device, "-o", out, env=fake_hmm())
+        assert p.returncode == 0, p.stderr
+    assert "device" not in json.loads(a.read_text())["config"]
+    p = run_cli("compare", a, b)
+    assert p.returncode == 0, p.stderr
+    err = unwrap(p.stderr)
+    assert "the files differ in device: none in none, hmm in hmm" in err and "measure different work" in err, err
