@@ -35,9 +35,8 @@ def scaling(result, confidence=95):
     from .analysis import scaling as sweep
     from .data import results
     from .errors import UsageError
-    from .render import messages
 
     r = results.load(result)
     if not sweep.has_sweep(r):
-        raise UsageError(messages.API_NO_THREADS_AXIS.format(name=r.path or messages.API_UNNAMED))
+        raise UsageError(f"{r.path or 'the result'}: no threads axis of 2 or more thread counts")
     return pd.DataFrame([dataclasses.asdict(row) for row in sweep.analyse(r, confidence).rows])

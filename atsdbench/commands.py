@@ -5,7 +5,6 @@ import sys
 
 from . import signals
 from .errors import UsageError
-from .render import messages
 from .render import text as texts
 
 
@@ -22,7 +21,7 @@ def shows_progress(when="auto", stream=None, environ=None):
     if when in ("always", "never"):
         return when == "always"
     if when not in (None, "auto"):
-        raise UsageError(messages.CMD_PROGRESS_MUST.format(value=when))
+        raise UsageError(f"--progress must be never, auto or always (got {when!r})")
     stream = stream or sys.stderr
     environ = os.environ if environ is None else environ
     try:
@@ -105,7 +104,7 @@ def refuse_extra_passes(plan, args):
     mprotect's, shown under the workload's name.  Refused (run, campaign init's check of run options)."""
     extra = [o for o in ("breakdown", "profile") if getattr(args, o, None)]
     if extra and any(c.get("workload") for c in plan.cells):
-        raise UsageError(messages.CMD_EXTRA_PASSES_NO_WORKLOAD.format(option="--" + extra[0]))
+        raise UsageError(f"{'--' + extra[0]} adds passes of an --op; --workload's loop has none: give one of them")
 
 
 @_releasing
@@ -193,7 +192,7 @@ def _measure_and_save(plan, output, total, probe=None, sampler=None, progress_wh
     save_error = None
     if not result.records:
         if getattr(result, "failure", None) is None:  # a read-back's one line says it all (exit 3)
-            print(f"atsdbench: {messages.CMD_NOTHING_WRITTEN}", file=sys.stderr)
+            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
     else:
         try:
             results.save_or_rescue(result, output, later=True)
@@ -293,14 +292,16 @@ def cmd_calibrate(args):
 
             raise UsageError(text.breakdown_not_calibrate())
         if options.get("until") is not None:
-            raise UsageError(messages.CMD_CALIBRATE_MEASURES_FIXED_DESIGN)
+            raise UsageError("calibrate measures a fixed design: --until would stop on the noise it estimates")
         options.setdefault("runs", CALIBRATE_RUNS)
         options.setdefault("gap", CALIBRATE_GAP)
         plan = plans.make_plan(**options)
         if plan.runs < 2:
-            raise UsageError(messages.CMD_CALIBRATE_RUNS_SUB_RUN.format(runs=plan.runs, calibrate_runs=CALIBRATE_RUNS))
+            raise UsageError(f"calibrate --runs {plan.runs}: one sub-run has no between-run variance (give 2+; "
+                             f"default {CALIBRATE_RUNS})")
         if plan.rounds < 2:  # noise.profile_entries needs a sub-run's spread of round means: say so now
-            raise UsageError(messages.CMD_CALIBRATE_ROUNDS_ROUND_SUB.format(rounds=plan.rounds))
+            raise UsageError(f"calibrate --rounds {plan.rounds}: one round a sub-run has no within-run variance "
+                             "(give 2+)")
         _warn(calibrate_gap_warnings(plan.gap))
         when = progress_option(args)
         facts = host.probe()
@@ -330,7 +331,7 @@ def _calibrate_from(args):
 
     given = sorted(k for k in plan_options(args) if k != "output")
     if given:
-        raise UsageError(messages.CMD_CALIBRATE_FROM_TAKES_PLAN.format(value=given[0]))
+        raise UsageError(f"calibrate --from takes the plan from its file: no run options (got --{given[0]})")
     result = results.load(args.source)
     path = args.output or profile.default_path(result.host, profile.plan_of(result.config), result.started)
     if args.output is None:
@@ -385,12 +386,13 @@ def campaign_sides(items, labels):
     if not dirs:
         return items, labels, None
     if len(items) > 1 or not store.is_campaign(dirs[0]):
-        raise UsageError(messages.CMD_DIRECTORY_NOT_CAMPAIGN.format(path=dirs[0]))
+        raise UsageError(f"{dirs[0]} is a directory: give result files, or one campaign directory alone")
     c, sides = store.sides(dirs[0])
     _warn(c.warnings)
     empty = [name for name, paths in sides if not paths]
     if empty:
-        raise UsageError(messages.CMD_CAMPAIGN_NO_FINISHED_BOOT.format(directory=dirs[0], names=", ".join(empty)))
+        raise UsageError(f"campaign {dirs[0]}: {', '.join(empty)} has no finished boot yet "
+                         f"(campaign status {dirs[0]})")
     return [paths for _, paths in sides], labels or [name for name, _ in sides], c
 
 
@@ -399,10 +401,10 @@ def cmd_compare(args):
     from .render import compare as compare_formats
 
     if args.format not in compare_formats.RENDERERS and args.format != "lava":
-        raise UsageError(messages.CMD_FORMAT_MUST_OR_LAVA.format(renderers=', '.join(compare_formats.RENDERERS),
-                                                         format=args.format))
+        raise UsageError(f"--format must be one of {', '.join(compare_formats.RENDERERS)} or lava (got "
+                         f"{args.format!r})")
     if args.format == "lava" and getattr(args, "counts", False):
-        raise UsageError(messages.CMD_LAVA_NO_COUNTS)
+        raise UsageError("--format lava prints the rates alone: leave --counts out")
     labels = args.labels.split(",") if args.labels else None
     args.files, labels, campaign = campaign_sides(args.files, labels)
     cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
@@ -419,7 +421,7 @@ def cmd_compare(args):
 
     if getattr(args, "counts", False):
         if not cmp.counts:
-            raise UsageError(messages.CMD_FILES_HAVE_NO_INVALIDATION)
+            raise UsageError("the files have no invalidation counts: measured without tracing")
         print(count_formats.RENDERERS[args.format](cmp))
         return 0
     if args.format == "lava":
@@ -453,13 +455,13 @@ def cmd_show(args):
         from .render import lava
 
         if getattr(args, "scaling", False):
-            raise UsageError(messages.CMD_SCALING_NOT_LAVA)
+            raise UsageError("show --scaling has no lava format (lava gives one case per stride): text, markdown "
+                             "or csv")
         _print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/atsdbench.yaml reads
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
-        raise UsageError(messages.CMD_FORMAT_MUST_2.format(formats=', '.join(show.FORMATS),
-                                                           format=args.format))
+        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} or lava (got {args.format!r})")
     table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False),
                                   gbps=getattr(args, "gbps", False))
     _warn(warnings)
@@ -540,7 +542,7 @@ def cmd_import(args):
     if getattr(args, "lava_log", False):
         return _import_lava_log(args)
     if args.page_size or args.ceiling is not None or args.size:
-        raise UsageError(messages.CMD_PAGE_SIZE_CEILING_SIZE)
+        raise UsageError("--page-size, --ceiling and --size go with --table")
     result = importer.load(args.file)
     output = args.output if args.output is not None else results.default_path(result.host)
     results.claim(output, len(result.records))
@@ -560,14 +562,14 @@ def _import_lava_log(args):
     from .data import lava_log, results
 
     if args.page_size or args.ceiling is not None or args.size:
-        raise UsageError(messages.CMD_PAGE_SIZE_CEILING_SIZE)
+        raise UsageError("--page-size, --ceiling and --size go with --table")
     found, warnings = lava_log.read(args.file)
     _warn(warnings)
     folder = args.output or "."
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as e:
-        raise UsageError(messages.LAVA_LOG_CANNOT.format(path=folder, why=e.strerror)) from None
+        raise UsageError(f"{folder}: {e.strerror}") from None
     for name, result in found:
         stem = os.path.join(folder, name[:-5] if name.endswith(".json") else name)
         path, k = stem + ".json", 1
@@ -584,15 +586,15 @@ def _import_table(args):
     from .units import parse_size
 
     if not args.page_size:
-        raise UsageError(messages.CMD_IMPORT_TABLE_NEEDS_PAGE)
+        raise UsageError("import --table needs --page-size (the table's machine's: 64K POWER9, 4K x86)")
     # The bounds `run --ceiling` takes: a kernel flushes at least one page singly.
     if args.ceiling is not None and args.ceiling < 1:
-        raise UsageError(messages.CMD_CEILING_MUST_LEAST.format(value=str(args.ceiling)[:40]))
+        raise UsageError(f"--ceiling must be at least 1 (got {(str(args.ceiling)[:40])})")
     if args.ceiling is not None and args.ceiling > 1 << 30:
-        raise UsageError(messages.CMD_CEILING_PAGE_COUNT_MOST.format(value=str(args.ceiling)[:40]))
+        raise UsageError(f"--ceiling is a page count: at most 2^30 (got {(str(args.ceiling)[:40])})")
     page = parse_size(args.page_size, "--page-size")
     if page & (page - 1):  # else every stride would be blamed for not being a multiple of it
-        raise UsageError(messages.CMD_PAGE_SIZE_NOT_POWER.format(page_size=args.page_size))
+        raise UsageError(f"--page-size {args.page_size} is not a power of two (a page is 4K, 16K, 64K, ...)")
     size = parse_size(args.size or "1G", "--size")
     found, warnings = table.load(args.file, page, size, args.ceiling)
     paths = table.output_paths(args.output, len(found), args.file)
@@ -610,8 +612,7 @@ def cmd_model(args):
     from .render import model as model_formats
 
     if args.format not in model_formats.RENDERERS:
-        raise UsageError(messages.CMD_FORMAT_MUST.format(renderers=', '.join(model_formats.RENDERERS),
-                                                         format=args.format))
+        raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
     _, _, confidence, unit = comparison.resolve_options(confidence=args.confidence, unit=args.unit)
     args.files, given, campaign = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
     groups, level = comparison.load_sides(args.files)
@@ -628,7 +629,7 @@ def cmd_campaign(args):
 
     action = args.campaign_command
     if action is None:
-        raise UsageError(messages.CMD_CAMPAIGN_NEEDS_ACTION)
+        raise UsageError("campaign needs an action: init, step, status or install (atsdbench campaign -h)")
     if action == "init":
         from .measure import core, guest, plan as plans
 
@@ -665,7 +666,8 @@ def cmd_campaign(args):
     from .campaign import methods, step
 
     if c.plan["method"] == "qemu":
-        raise UsageError(messages.CMD_CAMPAIGN_MADE_BY_GUEST.format(directory=args.directory))
+        raise UsageError(f"campaign {args.directory} was made by guest --boots (host-driven qemu boots): no step "
+                         "to run")
     method = methods.method(c.plan["method"], args.directory)
     disable = (args.disable, subprocess.run) if args.disable else None
     runner = step.run_atsd if c.plan.get("runner") == "atsd" else step.run_subprocess
@@ -682,10 +684,10 @@ def guest_timeout(given, waits):
     if given is None:
         return GUEST_TIMEOUT + math.ceil(waits)
     if given < 1:
-        raise UsageError(messages.CMD_TIMEOUT_MUST_LEAST.format(given=given))
+        raise UsageError(f"--timeout must be at least 1 s (got {given})")
     if given <= waits:
-        raise UsageError(messages.CMD_TIMEOUT_NOT_LONGER_THAN.format(given=given, waits=waits,
-                                                                     guest_timeout=GUEST_TIMEOUT))
+        raise UsageError(f"--timeout {given} is not longer than the runs' --gap and --spread sleeps alone "
+                         f"({waits:g} s)")
     return given
 
 
@@ -699,7 +701,7 @@ def cmd_guest(args):
     from .measure import core, guest, guest_image, guest_initramfs, guest_qemu
 
     if not args.kernel:
-        raise UsageError(messages.CMD_GUEST_NEEDS_KERNEL_IMAGE)
+        raise UsageError("guest needs --kernel IMAGE (one per kernel to boot)")
     for module in args.module:
         guest_initramfs.check_module(module)
     machines = []
@@ -708,9 +710,9 @@ def cmd_guest(args):
         machines.append(guest_image.choose_machine(arch, args.machine, image))
     groups = guest.split_runs(args.run_options)
     if len(groups) > 1 and not all(groups):
-        raise UsageError(messages.CMD_GUEST_EACH_STARTS_RUN)
+        raise UsageError("guest: an empty run between two `--` (each starts a run)")
     if args.guest_command is not None and not args.guest_command.strip():
-        raise UsageError(messages.CMD_COMMAND_NEEDS_SHELL_COMMAND)
+        raise UsageError("--command needs a shell command line to run in the guest")
     if args.guest_command is not None and groups == [[]]:
         groups = []  # the command instead of atsd
     runs, waits = [], 0.0
@@ -727,24 +729,25 @@ def cmd_guest(args):
         waits += guest.sleeps(plan.runs, plan.gap, plan.rounds, plan.spread)
     args.timeout = guest_timeout(args.timeout, waits)
     if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
-        raise UsageError(messages.CMD_MEM_MUST_SIZE_SUCH.format(mem=args.mem, smp=args.smp))
+        raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got {args.mem!r}, {args.smp})")
     if args.smp < 2 and any(run["verify"] for run in runs):  # the guest's atsd would refuse it after the boot
         from .render import text
 
         raise UsageError(text.guest_verify_smp(args.smp))
     trace_kb = core.parse_size(args.trace_buffer, "--trace-buffer") // 1024
     if trace_kb < 4:
-        raise UsageError(messages.CMD_TRACE_BUFFER_MUST_SIZE.format(trace_buffer=args.trace_buffer))
+        raise UsageError("--trace-buffer must be a size of at least 4K per CPU, such as 8M (got "
+                         f"{args.trace_buffer!r})")
     for archive in args.initrd:
         guest_initramfs.check_archive(archive)
     if args.accel not in ("tcg", "kvm"):
-        raise UsageError(messages.CMD_ACCEL_MUST_TCG_KVM.format(accel=args.accel))
+        raise UsageError(f"--accel must be tcg or kvm (got {args.accel!r})")
     if args.accel == "kvm":
         for image, machine in zip(args.kernel, machines):
             arch = guest.MACHINES[machine]["arch"]
             if arch != guest.host_arch():
-                raise UsageError(messages.CMD_ACCEL_KVM_RUNS_GUESTS.format(host_arch=guest.host_arch(), image=image,
-                                                                           arch=arch))
+                raise UsageError(f"--accel kvm runs guests of this machine's own arch ({guest.host_arch()}): "
+                                 f"{image} is {arch}")
     traced = sum(1 for run in runs if run["tracepoints"])
     need = guest.expected_bytes(len(runs), traced, trace_kb, args.smp) + sum(run["breakdown"] for run in runs)
     guest.check_output_dir(args.output, len(args.kernel) * need)
@@ -754,12 +757,12 @@ def cmd_guest(args):
     if args.accel == "kvm":
         problem = guest_qemu.kvm_problem()
         if problem:
-            raise UsageError(messages.CMD_ACCEL_KVM.format(problem=problem))
+            raise UsageError(f"--accel kvm: {problem}")
     bases = {a: guest_initramfs.initramfs(a) for a in {guest.MACHINES[m]["arch"] for m in machines}}
     try:
         os.makedirs(args.output, exist_ok=True)
     except OSError as e:
-        raise UsageError(messages.CMD_O_CANNOT_MAKE_DIRECTORY.format(output=args.output, strerror=e.strerror)) from None
+        raise UsageError(f"-o {args.output}: cannot make the directory: {e.strerror}") from None
     if args.boots is not None:
         return _guest_campaign(args, machines, runs, bases, trace_kb)
     failed, taken, stale = 0, set(), []
@@ -803,7 +806,7 @@ def _guest_boot(args, image, machine, bases, runs, trace_kb):
                 text = ""
     except OSError as e:  # a full or unwritable temporary directory: this kernel only, the next boots
         where = f" ({e.filename})" if e.filename else ""
-        print("atsdbench: " + messages.CMD_GUEST_NO_BOOT.format(label=label, why=e.strerror or e, where=where),
+        print("atsdbench: " + f"guest {label}: could not boot: {e.strerror or e}{where}",
               file=sys.stderr)
         return None
     return text, (rc, seconds, qemu_said)
@@ -822,14 +825,14 @@ def _guest_campaign(args, machines, runs, bases, trace_kb):
     from .measure import guest_qemu
 
     if len(args.kernel) < 2:
-        raise UsageError(messages.CMD_GUEST_BOOTS_KERNELS)
+        raise UsageError("guest --boots alternates two or more kernels: give --kernel A --kernel B")
     if len(runs) != 1 or args.guest_command is not None or runs[0]["tracepoints"]:
-        raise UsageError(messages.CMD_GUEST_BOOTS_ONE_RUN)
+        raise UsageError("guest --boots: one result file per boot, one run (no --command, --tracepoints, second --)")
     if args.boots < 1 or args.boots > 1000:
-        raise UsageError(messages.CAMPAIGN_BOOTS_RANGE.format(boots=args.boots))
+        raise UsageError(f"--boots must be 1 to 1000 (got {args.boots})")
     directory = args.output
     if store.is_campaign(directory) or os.listdir(directory):
-        raise UsageError(messages.CMD_GUEST_BOOTS_NOT_EMPTY.format(directory=directory))
+        raise UsageError(f"guest --boots: -o {directory} is not empty (a campaign gets a directory of its own)")
     kernels, machine_of = [], {}
     for image, machine in zip(args.kernel, machines):
         release, version = plans.image_identity(image)
@@ -865,7 +868,7 @@ def _guest_campaign(args, machines, runs, bases, trace_kb):
             if why is not None:
                 store.append_event(directory, {"event": "missed", "expected": name, "booted": None, "boot_id": "-",
                                                "why": why, "time": time.time()})
-                print("atsdbench: " + messages.CMD_GUEST_MISSED_BOOT.format(name=name, why=why.splitlines()[0]),
+                print("atsdbench: " + f"guest {name}: {why.splitlines()[0]} (a missed boot)",
                       file=sys.stderr)
                 failed += 1
                 continue
@@ -934,7 +937,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
     accel = guest_qemu.accel_name(args.accel)
 
     def fail(why, console):
-        shown = messages.CMD_GUEST_CONSOLE.format(console=console) if console else messages.CMD_GUEST_NO_CONSOLE
+        shown = f"the whole console: {console}" if console else "no console kept"
         print(f"atsdbench: guest {label}: {why}\n({shown})", file=sys.stderr)
 
     try:
@@ -997,10 +1000,9 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
             trace_written = why is None
             absent = [e for e in run["tracepoints"] if e not in trace["events"]]
             if absent:
-                _warn([messages.CMD_GUEST_NO_SUCH_TRACEPOINT.format(label=label, which=which,
-                                                                    absent=', '.join(absent))])
+                _warn([f"guest {label}: {which}{', '.join(absent)}: no such tracepoint (not traced)"])
             if trace["lost"]:
-                _warn([messages.CMD_GUEST_TRACE_LOST_EVENTS.format(label=label, which=which, lost=trace['lost'])])
+                _warn([f"guest {label}: {which}trace lost {trace['lost']} events (grow --trace-buffer)"])
         done = f"run {k} of {len(runs)}" if len(runs) > 1 else f"{seconds:.0f} s"
         if saved:
             print(texts.guest_wrote(f"{name}.json", release, machine, accel, done,
@@ -1036,7 +1038,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
                 print(f"atsdbench: guest {label}: {why}{held}", file=sys.stderr)
             failed += len(problems)
             if left:
-                _warn([messages.CMD_GUEST_NOT_BROUGHT_HOME.format(label=label, left=', '.join(left))])
+                _warn([f"guest {label}: not brought home from /out: {', '.join(left)}"])
             files_line = f"{brought} file{'s' * (brought != 1)} it left in /out under {stem}/" if brought else ""
             if out_why is None:
                 print(texts.guest_wrote_output(stem, code, files_line if brought else None))
@@ -1048,7 +1050,7 @@ def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
     kernel_log = [line.strip() for b in guest_console.parse_console(text)[1] if b["name"] == "kernel-log"
                   for line in b["lines"] if line.strip()]
     if kernel_log:
-        _warn([messages.CMD_GUEST_KERNEL_LOGGED_CONSOLE.format(label=label, value=kernel_log[0])])
+        _warn([f"guest {label}: the kernel logged {kernel_log[0]!r} (the console has it all)"])
     if (len(runs) > 1 or args.guest_command is not None) and console == stem + ".console":
         print(f"wrote {console} ({release}, {machine}, {accel}, {seconds:.0f} s)")
     return failed

@@ -2,8 +2,6 @@
 missing (or stale) compiled core."""
 import os
 
-from .render import messages
-
 
 class UsageError(ValueError):
     """Bad input from the user (options, files, plans the host cannot run)."""
@@ -44,15 +42,16 @@ def rebuild_hint(package_dir, installed_from=None):
     if checkout:
         # After a plain `pip install .` run from the checkout, the source tree shadows the installed
         # package: either way out works.
-        return messages.CORE_IN_CHECKOUT.format(checkout=checkout)
+        return (f"a source tree: build it with `pip install -e {checkout}`, or run from another directory to use "
+                "the installed atsdbench")
     url = (installed_from or {}).get("url", "")
+    source = "atsdbench"
     if url.startswith("file://"):
         from urllib.parse import unquote, urlparse
 
-        where = unquote(urlparse(url).path)
         editable = "-e " if (installed_from.get("dir_info") or {}).get("editable") else ""
-        return messages.CORE_REINSTALL.format(what=f"{editable}{where}")
-    return messages.CORE_REINSTALL.format(what="atsdbench")
+        source = editable + unquote(urlparse(url).path)
+    return f"reinstall with `pip install --force-reinstall --no-deps {source}`"
 
 
 class CoreMissing(ImportError):
@@ -62,11 +61,10 @@ class CoreMissing(ImportError):
     @classmethod
     def explain(cls, package_dir, error=None):
         """error: the ImportError, where the module was there but would not load."""
-        why = messages.CORE_MISSING if error is None else messages.CORE_NOT_LOADING.format(error=error)
-        return cls(messages.CORE_PROBLEM.format(why=why, where=package_dir,
-                                                hint=rebuild_hint(package_dir, _installed_from())))
+        why = "missing in" if error is None else f"does not load ({error}) in"
+        return cls(f"compiled core {why} {package_dir}, {rebuild_hint(package_dir, _installed_from())}")
 
     @classmethod
     def stale(cls, package_dir, found, expected):
-        return cls(messages.CORE_STALE.format(where=package_dir, found=found, expected=expected,
-                                              hint=rebuild_hint(package_dir, _installed_from())))
+        return cls(f"compiled core in {package_dir} is stale (ABI {found}, this atsdbench expects {expected}), "
+                   f"{rebuild_hint(package_dir, _installed_from())}")

@@ -3,7 +3,6 @@ little text formats (CPU lists, a bracketed choice), which result files carry an
 import re
 
 from .errors import UsageError
-from .render import messages
 
 _SUFFIX = {"": 0, "K": 10, "M": 20, "G": 30, "T": 40}
 # csrc/atsd_plan.c's atsd_parse_size, which the measuring side calls through the core; this twin is for
@@ -27,26 +26,27 @@ def parse_size(text, what="size"):
     text = str(text)
     m = _SIZE.fullmatch(text)
     if not m:
-        raise UsageError(messages.UNITS_NOT_SIZE_WHOLE_NUMBER.format(what=what, cut=_cut(text)))
+        raise UsageError(f"{what} '{_cut(text)}' is not a size (a whole number, optional K, M, G or T: binary, 1G "
+                         "= 2^30)")
     digits, unit, tail = m.group(1), (m.group(2) or "").upper(), (m.group(3) or "").upper()
     shift = _SUFFIX[unit]
     if unit and tail == "B":
         number = digits[:20]
-        raise UsageError(messages.UNITS_SIZES_ARE_BINARY_WRITE.format(what=what, cut=_cut(text), number=number,
-                                                                      unit=unit, shift=shift, value=shift * 3 // 10))
+        raise UsageError(f"{what} '{_cut(text)}': sizes are binary: write {number}{unit} or {number}{unit}iB "
+                         f"(2^{shift}), not {unit}B (10^{shift * 3 // 10} to many)")
     digits = digits.lstrip("0") or "0"  # int() refuses more than 4300 digits; a size has at most 20
     if len(digits) > 20 or int(digits) << shift > _MAX_SIZE:
-        raise UsageError(messages.UNITS_TOO_LARGE_SIZE_MUST.format(what=what, cut=_cut(text)))
+        raise UsageError(f"{what} '{_cut(text)}' is too large (a size must fit in 64 bits)")
     value = int(digits) << shift
     if value == 0:
-        raise UsageError(messages.UNITS_MUST_NOT_ZERO.format(what=what))
+        raise UsageError(f"{what} must not be zero")
     return value
 
 
 def parse_sizes(text, what="stride"):
     parts = [p for p in str(text).split(",") if p.strip()]
     if not parts:
-        raise UsageError(messages.UNITS_NO_GIVEN.format(what=what))
+        raise UsageError(f"no {what} given")
     return [parse_size(p, what) for p in parts]
 
 

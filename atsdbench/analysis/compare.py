@@ -16,7 +16,6 @@ from ..data.cells import labels as cell_labels, op_of, where
 from ..data.schema import cut
 from ..errors import UsageError
 from ..units import format_size
-from ..render import messages
 
 COLUMNS = ["cell", "stride", "stride_bytes", "base_label", "new_label", "base_gbps", "new_gbps", "speedup_pct",
            "ci_low_pct", "ci_high_pct", "p_value", "p_adjusted", "adjust", "significant", "test", "confidence",
@@ -97,23 +96,23 @@ UNITS = ("auto", "round", "pass", "run")
 
 def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
     if metric not in (None, "mean", "median"):
-        raise UsageError(messages.CMP_METRIC_MUST_MEAN_MEDIAN.format(metric=metric))
+        raise UsageError(f"--metric must be mean or median (got {metric!r})")
     if test not in (None,) + stats.TESTS:
-        raise UsageError(messages.CMP_TEST_MUST_WELCH_STUDENT.format(test=test))
+        raise UsageError(f"--test must be welch, student or mannwhitney (got {test!r})")
     if test is None:
         test = "mannwhitney" if metric == "median" else "welch"
     if metric is None:
         metric = "median" if test == "mannwhitney" else "mean"
     if (metric == "median") != (test == "mannwhitney"):
-        raise UsageError(messages.CMP_TEST_DOES_NOT_TEST.format(test=test, metric=metric))
+        raise UsageError(f"--test {test} does not test the {metric} (t-tests: mean; mannwhitney: median)")
     try:
         confidence = float(confidence)
     except (TypeError, ValueError):
-        raise UsageError(messages.CMP_CONFIDENCE_NOT_NUMBER.format(confidence=confidence)) from None
+        raise UsageError(f"--confidence {confidence!r} is not a number") from None
     if confidence not in stats.CONFIDENCES:
-        raise UsageError(messages.CMP_CONFIDENCE_MUST.format(confidence=confidence))
+        raise UsageError(f"--confidence must be one of 80, 90, 95, 98, 99, 99.5 (got {confidence:g})")
     if unit not in UNITS:
-        raise UsageError(messages.CMP_UNIT_MUST_AUTO_ROUND.format(unit=unit))
+        raise UsageError(f"--unit must be auto, round, pass or run (got {unit!r})")
     return metric, test, confidence, unit
 
 
@@ -143,11 +142,11 @@ def _load_files(item):
     if isinstance(item, str) and "," in item:
         names = item.split(",")
         if not any(names):
-            raise UsageError(messages.CMP_NAMES_NO_FILE_JSON.format(item=item))
+            raise UsageError(f"{item!r} names no file (a.json,b.json = replicate runs of one side)")
         if not all(names):
             # Skipping it would make a side of fewer runs than typed, without a word.
-            raise UsageError(messages.CMP_HAS_EMPTY_FILE_NAME.format(item=cut(item), value=names.index('') + 1,
-                                                                     n_names=len(names)))
+            raise UsageError(f"{cut(item)} has an empty file name (name {names.index('') + 1} of {len(names)}: a "
+                             "stray comma?)")
         item = names
     items = item if isinstance(item, (list, tuple)) else [item]
     return [x if isinstance(x, results.Result) else results.load(x) for x in items]
@@ -327,7 +326,7 @@ def choose_labels(groups, labels=None, whole=None):
     each cut to LABEL_WIDTH (shown_label).  `whole`, a dict, gets {label as cut: label as given}."""
     if labels is not None:
         if len(labels) != len(groups):
-            raise UsageError(messages.CMP_LABELS_GIVES_LABELS_FILES.format(n_labels=len(labels), n_groups=len(groups)))
+            raise UsageError(f"--labels gives {len(labels)} labels for {len(groups)} files")
         full = list(labels)
     else:
         full = [g[0].label if isinstance(g, list) else g.label for g in groups]
@@ -348,7 +347,7 @@ def _distinct(labels):
     seen = set()
     for label in labels:
         if label in seen:
-            raise UsageError(messages.CMP_LABELS_REPEAT.format(label=cut(label)))
+            raise UsageError(f"--labels: {cut(label)} names two sides; give each its own")
         seen.add(label)
     return labels
 
@@ -358,19 +357,19 @@ def choose_unit(groups, unit, test, asked_test, warnings):
     (model's before/after decides its unit with it too)."""
     replicated = [len(g) > 1 for g in groups]
     if unit == "run" and not any(replicated):
-        raise UsageError(messages.CMP_UNIT_RUN_NEEDS_REPLICATE)
+        raise UsageError("--unit run needs replicate runs (a.json,b.json,...) on at least one side")
     effective = ("run" if any(replicated) else "round") if unit == "auto" else unit
     mixed = effective == "run" and not all(replicated)
     if mixed and asked_test == "welch":
-        raise UsageError(messages.CMP_TEST_WELCH_NEEDS_REPLICATE)
+        raise UsageError("--test welch needs replicate runs on every side (one side only: --test student)")
     if mixed and test == "welch":
         test = "student"
     if mixed:
-        warnings.append(messages.CMP_ONE_SIDE_REPLICATED_STUDENT if test == "student" else
-                        messages.CMP_ONE_SIDE_REPLICATED)
+        said = "replicate runs on one side only: a single run is one observation"
+        warnings.append(f"{said} (Student's t)" if test == "student" else said)
     if effective in ("round", "pass") and any(replicated):
         plural = "passes" if effective == "pass" else "rounds"
-        warnings.append(messages.CMP_UNIT_POOLS_REPLICATE_RUNS.format(effective=effective, plural=plural))
+        warnings.append(f"--unit {effective} pools the {plural} of replicate runs: the CI leaves out their drift")
     return effective, test, mixed
 
 
@@ -416,19 +415,20 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     family at the confidence level (Holm's step-down), and the raw p is kept beside the adjusted one."""
     if by is not None:
         if profiles:
-            raise UsageError(messages.CMP_PROFILE_FILES_COMPARED_EACH)
+            raise UsageError("--profile is for files compared; --by pairs the cells of one run by round")
         return compare_by(files, by, metric, test, confidence, unit, labels, adjust)
     asked_test = test
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
     if adjust not in stats.ADJUSTMENTS:
-        raise UsageError(messages.CMP_ADJUST_MUST_HOLM_NONE.format(adjust=adjust))
+        raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
     if len(files) < 2:
-        raise UsageError(messages.CMP_COMPARE_NEEDS_BASELINE_FILE)
+        raise UsageError("compare needs a baseline file and at least one new file (or one file with --by AXIS)")
     groups, level = load_sides(files)
     for g in groups:
         for r in g:
             if not r.has_timed_pass():
-                raise UsageError(messages.CMP_FILE_HAS_NO_TIMED_PASS.format(path=r.path or messages.UNNAMED))
+                raise UsageError(f"{r.path or 'the file'} has no measured pass (its run ended before the first "
+                                 "timed one)")
     given_labels, whole = labels, {}
     labels = choose_labels(groups, labels, whole)
     warnings = input_warnings(groups, level)
@@ -446,16 +446,16 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
     for s, name in zip(key_sets, labels):
         for cell, stride in sorted(set.union(*key_sets) - s, key=lambda k: (order.get(k[0], len(order)), k[1])):
             what = f"stride {format_size(stride)}" + (f" of {cell}" if cell else "")
-            warnings.append(messages.CMP_MISSING_FROM_NOT_COMPARED.format(what=what, name=name))
+            warnings.append(f"{what} is missing from {name}: not compared")
     if not common:
-        raise UsageError(messages.CMP_NO_STRIDE_IN_COMMON if all(c == "" for ks in key_sets for c, _ in ks)
-                         else messages.CMP_NO_CELL_STRIDE_IN_COMMON)
+        raise UsageError("the files have no stride in common" if all(c == "" for ks in key_sets for c, _ in ks)
+                         else "the files have no (cell, stride) in common")
     effective, test, mixed = choose_unit(groups, unit, test, asked_test, warnings)
     if effective == "round" and any(stats.effective_unit(r.table, "round") == "pass" for g in groups for r in g):
         effective = "pass"
-        warnings.append(messages.CMP_FILE_HAS_SINGLE_ROUND)
+        warnings.append("a file has a single round: the CI over passes ignores between-round variance")
     elif unit == "pass":
-        warnings.append(messages.CMP_UNIT_PASS_EVERY_PASS)
+        warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
     rate = rate_of_sides(groups)
     obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]], rate[0])
            for i, g in enumerate(groups) for cell, s in common}
@@ -483,11 +483,10 @@ def compare(files, metric=None, test=None, confidence=95, unit="auto", labels=No
         for r in rows:
             r.update(significant=False, mde_pct=math.nan, verdict_withheld=True)
     for (label, why), places in notes.items():
-        warnings.append(messages.CMP_NO_CI.format(value='strides' if len(places) > 1 else 'stride',
-                                                  places=', '.join(places), label=label, why=why))
+        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     ops = list(dict.fromkeys(op_of(g[0].config) for g in groups))
     if len(ops) > 1:
-        warnings.append(messages.CMP_SIDES_TIME_DIFFERENT_CALLS.format(ops=', '.join(ops)))
+        warnings.append(f"the sides time different calls ({', '.join(ops)}): the speedup is not the kernel's")
     cmp = Comparison(rows, labels, metric, test, confidence, effective, warnings, obs, adjust, mixed,
                      boots=[boots(g) for g in groups], batched=batched, withheld=withheld, level=level, ops=ops)
     cmp.whole_labels = whole
@@ -564,12 +563,12 @@ def _profiles(groups, unit, effective, metric, asked_test, explicit, search, lab
               f"{asked_test or 'mannwhitney'}"
     if why:
         if explicit:
-            raise UsageError(messages.CMP_PROFILE.format(why=why))
+            raise UsageError(f"--profile {why}")
         return {}
     found = profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, search, warnings=warnings)
     if found and 0 not in found:
-        warnings.append(messages.CMP_NO_NOISE_PROFILE_BASELINE.format(value=labels[0],
-                                                                      calibrate=_calibrate(groups[0][0])))
+        warnings.append(f"no noise profile for the baseline {labels[0]}: none used, no verdict "
+                        f"({_calibrate(groups[0][0])})")
         return {}
     return found
 
@@ -591,15 +590,12 @@ def _profiled_rows(groups, cells, common, labels, profiled, confidence, adjust, 
                 unlike.setdefault(i, []).append(f"{where(s, cell)} {ratio:.2g}x")
                 sides[(i, cell, s)].unlike = True
     for i, places in unlike.items():
-        warnings.append(messages.CMP_ROUNDS_SPREAD_UNLIKE_PROFILE.format(value=labels[i], name=profiled[i].name,
-                                                                         places=', '.join(places),
-                                                                         check_level=noise.CHECK_LEVEL))
+        warnings.append(f"{labels[i]}: its rounds spread unlike its profile {profiled[i].name} at {', '.join(places)} "
+                        f"(p < {noise.CHECK_LEVEL:g})")
     for i in range(1, len(groups)):
         if i not in profiled:
-            warnings.append(messages.CMP_NO_NOISE_PROFILE_THIS.format(value=labels[i],
-                                                                      get=groups[i][0].host.get('kernel_release'),
-                                                                      get2=groups[i][0].host.get('hostname'),
-                                                                      calibrate=_calibrate(groups[i][0])))
+            warnings.append(f"no noise profile for {labels[i]} ({groups[i][0].host.get('kernel_release')} on "
+                            f"{groups[i][0].host.get('hostname')}): no verdict ({_calibrate(groups[i][0])})")
     rows = []
     for cell, s in common:
         for i in range(1, len(groups)):
@@ -696,16 +692,16 @@ def _value_label(axis, values, position):
 
 def _by_check(files, axis, test, unit, adjust):
     if len(files) != 1:
-        raise UsageError(messages.CMP_COMPARES_CELLS_FILE_EACH.format(n_files=len(files)))
+        raise UsageError(f"--by compares the cells of one file: give one file (got {len(files)})")
     item = files[0]
     if (isinstance(item, str) and "," in item) or (isinstance(item, (list, tuple)) and len(item) != 1):
-        raise UsageError(messages.CMP_TAKES_RESULT_FILE_NOT)
+        raise UsageError("--by takes one result file, not replicate runs (a.json,b.json)")
     if test is not None:
-        raise UsageError(messages.CMP_TEST_FILES_COMPARED_EACH.format(test=test))
+        raise UsageError(f"--test {test} is for files compared with each other (--by: paired t, wilcoxon)")
     if unit not in ("auto", "round"):
-        raise UsageError(messages.CMP_PAIRS_ROUNDS_UNIT_DOES.format(unit=unit))
+        raise UsageError(f"--by pairs rounds: --unit {unit} does not apply (leave it out)")
     if adjust not in stats.ADJUSTMENTS:
-        raise UsageError(messages.CMP_ADJUST_MUST_HOLM_NONE.format(adjust=adjust))
+        raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
     return item[0] if isinstance(item, (list, tuple)) else item
 
 
@@ -713,11 +709,11 @@ def _by_axes(result, axis):
     name = result.path or "the file"
     axes = result.config.get("axes") or {}
     if not axes or "cell" not in result.table:
-        raise UsageError(messages.CMP_HAS_NO_AXES_MEASURED.format(name=name))
+        raise UsageError(f"{name} has no axes to compare --by (run e.g. --bystanders 0,1 first)")
     if axis not in axes:
         if axis not in cells.AXES:
-            raise UsageError(messages.CMP_NOT_AXIS_AXES.format(axis=axis, axes=', '.join(cells.AXES)))
-        raise UsageError(messages.CMP_HAS_NO_AXIS_AXES.format(name=name, axis=axis, axes=', '.join(axes)))
+            raise UsageError(f"--by {axis!r} is not an axis (axes: {', '.join(cells.AXES)})")
+        raise UsageError(f"{name} has no axis {axis} (its axes: {', '.join(axes)})")
     return axes
 
 
@@ -742,8 +738,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
     value_labels = [_value_label(axis, values, j) for j in range(len(values))]
     if labels is not None:
         if len(labels) != len(values):
-            raise UsageError(messages.CMP_LABELS_GIVES_LABELS_VALUES.format(n_labels=len(labels),
-                                                                            n_values=len(values), axis=axis))
+            raise UsageError(f"--labels gives {len(labels)} labels for the {len(values)} values of {axis}")
         value_labels = _distinct(list(labels))
     others = [a for a in axes if a != axis]
     groups = {}  # other axes' positions -> {position on `axis`: cell index}
@@ -762,7 +757,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
         group = " ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key))
         of_group = f" of {group}" if group else ""
         if 0 not in members or members[0] not in measured_cells:
-            warnings.append(messages.CMP_CELL_HAS_NO_MEASURED.format(value=value_labels[0], of_group=of_group))
+            warnings.append(f"the {value_labels[0]} cell{of_group} has no measured pass: nothing to compare with")
             continue
         for stride in strides:
             base = round_values(table, members[0], stride, metric, rate[0])
@@ -773,8 +768,7 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                 else:  # a row all the same, so every table keeps one column group per value
                     new = {}
                     if stride == strides[0]:
-                        warnings.append(messages.CMP_CELL_HAS_NO_MEASURED_2.format(
-                                value=value_labels[j], of_group=of_group))
+                        warnings.append(f"the {value_labels[j]} cell{of_group} has no measured pass: not compared")
                 common = sorted(set(base) & set(new))
                 lost = len(set(base) ^ set(new)) if new else 0
                 if lost:
@@ -798,17 +792,15 @@ def compare_by(files, axis, metric=None, test=None, confidence=95, unit="auto", 
                              "_se": d.get("se", math.nan),
                              "_df": d.get("df", math.nan)})
     if not rows:
-        raise UsageError(messages.CMP_NO_CELL_BEYOND_FIRST.format(value=result.path or messages.UNNAMED, axis=axis))
+        raise UsageError(f"{result.path or 'the file'}: no cell of {axis} but the first has a measured pass")
     from . import counts as count_changes
     count_changes.mark_emulated_file(rows, result, warnings)  # rates shown, no verdict
     _verdicts(rows, adjust, confidence, rank=metric == "median")
     for (label, lost), places in unpaired.items():
-        warnings.append(messages.CMP_ROUND_MEASURED_CELL_ONLY.format(value='strides' if len(places) > 1 else 'stride',
-                                                                     places=', '.join(places), label=label, lost=lost,
-                                                                     value2='s' if lost > 1 else ''))
+        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: {lost} "
+                        f"round{'s' if lost > 1 else ''} measured one cell only: not paired")
     for (label, why), places in notes.items():
-        warnings.append(messages.CMP_NO_CI.format(value='strides' if len(places) > 1 else 'stride',
-                                                  places=', '.join(places), label=label, why=why))
+        warnings.append(f"{'strides' if len(places) > 1 else 'stride'} {', '.join(places)}, {label}: no CI ({why})")
     members = {" ".join(_value_label(a, list(axes[a]), p) for a, p in zip(others, key)): m for key, m in groups.items()}
     ops = (list(axes[axis]) if axis in ("op", "workload") else list(axes["workload"]) if "workload" in axes else
            [op_of(result.config)])
@@ -830,8 +822,8 @@ def rate_of_sides(groups):
 
     found = {rate_of(r.config) for g in groups for r in g}
     if len(found) > 1:
-        raise UsageError(messages.CMP_FILES_MEASURE_DIFFERENT_RATES.format(
-            units=", ".join(sorted(u for _, u, _ in found))))
+        raise UsageError(f"the files measure different rates ({', '.join(sorted((u for _, u, _ in found)))}): one "
+                         "cannot be compared with another")
     return found.pop()
 
 

@@ -28,7 +28,6 @@ from ..errors import UsageError
 from ..units import format_size
 from .compare import WITHHELD, boots, choose_unit, input_warnings, resolve_options, withholds
 from .stats import chunk_rows, mean_by_rows
-from ..render import messages
 
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
 RESAMPLES = 2000
@@ -167,7 +166,7 @@ def classify(pages, y, full_per_call, ceiling):
                 whole[i] = full >= FULL_SHARE
                 sources[i], notes[i] = "counters", f"counters ({full:.2f} full/call)"
                 continue
-            warns.append(messages.MODEL_FULL_FLUSHES_PER_CALL.format(pages_text=_pages_text(pages[i]), full=full))
+            warns.append(f"{_pages_text(pages[i])}: {full:.2f} full flushes per call: its regime is undecided")
         if isinstance(ceiling, int) and not isinstance(ceiling, bool):
             whole[i] = pages[i] > ceiling
             sources[i], notes[i] = "ceiling", f"ceiling ({ceiling} pages)"
@@ -220,8 +219,8 @@ def page_bytes(result, settings=None):
     key = "hugepage_size" if pages == "hugetlb" else "page_size"
     value = result.host.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise UsageError(messages.MODEL_HAS_NO_HOST_RECORD.format(value=result.path or messages.UNNAMED,
-                                                                  replace=key.replace('_', ' ')))
+        raise UsageError(f"{result.path or 'the file'} has no {key.replace('_', ' ')} in its host record: no page "
+                         "counts")
     return value
 
 
@@ -290,8 +289,8 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
     if with_axes and len(with_axes) < len(group):
         plain = next(r for r in group if "cell" not in r.table)
         # Its one configuration would stand beside the cells as one more, neither pooled nor compared.
-        raise UsageError(messages.MODEL_REPLICATE_RUNS_MEASURE_SAME.format(name=name, value=with_axes[0].path or '?',
-                                                                           value2=plain.path or '?'))
+        raise UsageError(f"{name}: {with_axes[0].path or '?'} has cells and {plain.path or '?'} none: not "
+                         "replicates")
     by_cell = {}
     for result in group:
         for index, cell_name, settings, frame in cells(result):
@@ -301,7 +300,7 @@ def side_models(group, label, confidence=95.0, side=0, resamples=RESAMPLES, seed
         units_per_page = {page_bytes(r, s) for r, s, _ in members}
         if len(units_per_page) > 1:
             listing = ', '.join(format_size(u) for u in sorted(units_per_page))
-            raise UsageError(messages.MODEL_REPLICATE_FILES_COUNT_PAGES.format(name=name, listing=listing))
+            raise UsageError(f"{name}: the replicate files count pages in different sizes ({listing})")
         rng = np.random.default_rng([seed, side, position])
         m = _fit(name, label, cell_name, members, units_per_page.pop(), confidence, rng, resamples,
                  side_unit(group, unit))
@@ -314,8 +313,7 @@ def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples
     frames = [t for _, _, t in members]
     warns = []
     if not any((~np.asarray(f["warmup"], dtype=bool)).any() for f in frames):
-        raise UsageError(messages.MODEL_HAS_NO_MEASURED_PASS.format(name=name,
-                                                                    value=' cell ' + cell_name if cell_name else ''))
+        raise UsageError(f"{name}{' cell ' + cell_name if cell_name else ''} has no measured pass")
     strides, matrix = unit_matrix(frames, unit)
     if unit == "round" and _units(strides, matrix) < 2:
         unit = "pass"
@@ -360,17 +358,19 @@ def _fit_warnings(name, cell_name, strides, pages, whole, y, sources):
     out = []
     if len(set(pages[~whole])) < 2:
         have = ", ".join(line) or "none"
-        out.append(messages.MODEL_NO_LINE.format(where=where, have=have))
+        out.append(f"{where}: no per-page line: needs per-page strides at 2+ page counts ({have})")
     if not whole.any():
-        out.append((messages.MODEL_NO_WHOLE_FLUSH if set(sources) != {"data"} else
-                    messages.MODEL_NO_WHOLE_FLUSH_SEEN).format(where=where))
+        out.append(f"{where}: no whole-flush stride (no crossover): measure strides above the ceiling"
+                   if set(sources) != {"data"} else
+                   f"{where}: no whole flush seen: on x86 4K only --trace or the ceiling finds one")
     if whole.sum() >= 2:
         # A whole flush costs the same at any range; a rise with pages is the page-table work that
         # mprotect does either way, and then full_flush_us (a mean) describes none of these strides.
         order = np.argsort(pages[whole])
         level = y[whole][order]
         if level[-1] - level[0] > GROWTH * np.mean(level):
-            out.append(messages.MODEL_WHOLE_FLUSH_RISES.format(where=where, low=_us(level[0]), high=_us(level[-1])))
+            out.append(f"{where}: whole-flush cost rises with pages ({_us(level[0])} -> {_us(level[-1])} us): see "
+                       "residuals")
     return out
 
 
@@ -483,25 +483,22 @@ def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, uni
         if (None in base) != any(m.cell is None for m in models):
             with_axes, plain = (models[0].file, sides[0][0].file) if None in base else (sides[0][0].file,
                                                                                       models[0].file)
-            warns.append(messages.MODEL_HAS_AXES_CELLS_HAS.format(with_axes=with_axes, plain=plain))
+            warns.append(f"{with_axes} has axes (cells) and {plain} has none: no cell compared")
             continue
         for m in models:
             if m.cell not in base:
-                warns.append(messages.MODEL_CELL_NOT_NOT_COMPARED.format(file=m.file, cell=m.cell,
-                                                                         file2=sides[0][0].file))
+                warns.append(f"{m.file}: cell {m.cell} is not in {sides[0][0].file}: not compared")
             elif m.page_bytes != base[m.cell].page_bytes:
                 # Per-page cost and crossover are counted in pages: across page sizes their change is
                 # a change of unit (x16 from 4K to 64K), not of the kernel.  Replicates refuse it too.
                 where = f" (cell {m.cell})" if m.cell else ""
-                raise UsageError(messages.MODEL_COUNTS_PAGES_PAGES_PER.format(
-                    file=base[m.cell].file, page_bytes=format_size(base[m.cell].page_bytes), file2=m.file,
-                    page_bytes2=format_size(m.page_bytes), where=where))
+                raise UsageError(f"{base[m.cell].file} counts {format_size(base[m.cell].page_bytes)} pages and "
+                                 f"{m.file} {format_size(m.page_bytes)} pages{where}: model each alone")
             else:
                 rows += change(base[m.cell], m, confidence, withheld is not None)
         for cell in set(base) - {m.cell for m in models}:
-            warns.append(messages.MODEL_HAS_NO_CELL_NOT.format(file=models[0].file, cell=cell))
+            warns.append(f"{models[0].file}: has no cell {cell}: not compared")
     if not any(math.isfinite(m.params[p]) for models in sides for m in models for p in PARAMS):
-        raise UsageError(messages.MODEL_NOTHING_TO_FIT.format(why="; ".join(w for w in warns
-                                                                            if messages.MODEL_NO_LINE_MARK in w)))
+        raise UsageError(f"nothing to fit: {'; '.join((w for w in warns if 'no per-page line' in w))}")
     return Analysis(sides, rows, confidence, list(dict.fromkeys(warns)), effective, mixed, withheld,
                     [boots(g) for g in groups])

@@ -23,7 +23,6 @@ import math
 import numpy as np
 
 from . import stats
-from ..render import messages
 
 CHECK_LEVEL = 0.01  # two-sided F test: a side's round spread against its profile's within-run variance
 
@@ -70,7 +69,8 @@ def profile_entries(result):
 
     parts = result.sub_runs()
     if len(parts) < 2:
-        raise UsageError(messages.NOISE_HAS_SUB_RUN_BETWEEN.format(value=result.path or messages.UNNAMED))
+        raise UsageError(f"{result.path or 'the file'} has one sub-run: its between-run variance cannot be "
+                         "estimated")
     labels = cells.labels(result)
     out = []
     for index, label in labels.items():
@@ -79,7 +79,7 @@ def profile_entries(result):
             if e is not None:
                 out.append({"cell": label, "stride_bytes": int(stride), **e})
     if not out:
-        raise UsageError(messages.NOISE_NO_STRIDE_HAS_SUB.format(value=result.path or messages.UNNAMED))
+        raise UsageError(f"{result.path or 'the file'}: no stride has the sub-runs and rounds a profile needs")
     rounds = [int(p.measured["round"].nunique()) for p in parts]
     return out, rounds
 

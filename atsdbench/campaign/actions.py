@@ -6,7 +6,7 @@ import time
 
 from ..data import campaign as store, files
 from ..errors import UsageError
-from ..render import messages, text
+from ..render import text
 from .._cli import warn
 from . import methods, plan as plans
 
@@ -17,34 +17,34 @@ def check_run_options(words, plan_check):
     --runner atsd; it returns the words to store): a campaign must not find a bad option on its first boot."""
     for w in words:
         if w in ("-o", "--output") or w.startswith("--output=") or (w.startswith("-o") and not w.startswith("--")):
-            raise UsageError(messages.CAMPAIGN_NO_OUTPUT_OPTION)
+            raise UsageError("campaign names its result files (DIR/NAME/BOOT_ID.json): no -o in the run options")
     return plan_check()
 
 
 def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec", run_options=(), plan_check=None,
          grub=None, runner="run"):
     if store.is_campaign(directory):
-        raise UsageError(messages.CAMPAIGN_ALREADY.format(directory=directory))
+        raise UsageError(f"{directory} is a campaign already: campaign status {directory} (or give a new DIR)")
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
-        raise UsageError(messages.CAMPAIGN_INIT_NOT_EMPTY.format(directory=directory))
+        raise UsageError(f"campaign init {directory}: not an empty directory (a campaign gets one of its own)")
     if len(kernel_specs) < 2:
-        raise UsageError(messages.CAMPAIGN_INIT_NEEDS_KERNELS)
+        raise UsageError("campaign init needs two or more --kernel NAME=IMAGE (the kernels to compare)")
     if boots < 1 or boots > 1000:
-        raise UsageError(messages.CAMPAIGN_BOOTS_RANGE.format(boots=boots))
+        raise UsageError(f"--boots must be 1 to 1000 (got {boots})")
     if schedule not in store.SCHEDULES:
-        raise UsageError(messages.CAMPAIGN_SCHEDULE_MUST.format(schedule=schedule))
+        raise UsageError(f"--schedule must be alternate or abba (got {schedule!r})")
     if method not in ("kexec", "grub", "manual"):
-        raise UsageError(messages.CAMPAIGN_METHOD_MUST.format(method=method))
+        raise UsageError(f"--method must be kexec, grub or manual (got {method!r})")
     kernels = [plans.parse_kernel(s) for s in kernel_specs]
     names = [k["name"] for k in kernels]
     if len(set(names)) != len(names):
-        raise UsageError(messages.CAMPAIGN_KERNEL_NAMES_DIFFER.format(names=", ".join(names)))
+        raise UsageError(f"--kernel names must differ (got {', '.join(names)})")
     kernels = [plans.resolve_image(k) for k in kernels]
     plans.check_distinct(kernels)
     if method == "grub":
         methods.Grub(**(grub or {})).check(kernels)
     if runner not in store.RUNNERS:
-        raise UsageError(messages.CAMPAIGN_RUNNER_MUST.format(runner=runner))
+        raise UsageError(f"--runner must be run or atsd (got {runner!r})")
     words = check_run_options(list(run_options), plan_check or (lambda: list(run_options)))
     data = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
             "boots": boots, "schedule": schedule, "method": method, "runner": runner, "run_options": words}
@@ -53,7 +53,7 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
-        raise UsageError(messages.CAMPAIGN_INIT_CANNOT_MAKE.format(directory=directory, why=e.strerror)) from None
+        raise UsageError(f"campaign init {directory}: cannot make it: {e.strerror}") from None
     import json
 
     body = json.dumps(data, indent=1) + "\n"
@@ -65,7 +65,7 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
                 os.rmdir(directory)
             except OSError:
                 pass
-        raise UsageError(messages.CAMPAIGN_INIT_CANNOT_MAKE.format(directory=directory, why=e.strerror)) from None
+        raise UsageError(f"campaign init {directory}: cannot make it: {e.strerror}") from None
     print(text.campaign_planned(directory, data, plans.planned_order(data)))
     print(text.campaign_next_steps(directory, method))
     return 0

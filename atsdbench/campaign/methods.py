@@ -9,7 +9,7 @@ import shlex
 import subprocess
 
 from ..errors import UsageError
-from ..render import messages, text
+from ..render import text
 
 CAP_SYS_BOOT = 22
 
@@ -97,7 +97,7 @@ class Grub:
             with open(self.cfg, encoding="utf-8", errors="replace") as f:
                 return f.read()
         except OSError as e:
-            raise UsageError(messages.GRUB_CANNOT_READ.format(path=self.cfg, why=e.strerror)) from None
+            raise UsageError(f"--method grub: cannot read {self.cfg}: {e.strerror}") from None
 
     def check(self, kernels):
         """Before anything is planned: GRUB_DEFAULT=saved (else grub-reboot's choice is never read) and an
@@ -113,7 +113,8 @@ class Grub:
         cfg = self._cfg()
         for k in kernels:
             if grub_entry(cfg, k["image"]) is None:
-                raise UsageError(messages.GRUB_NO_ENTRY.format(path=self.cfg, image=os.path.basename(k["image"])))
+                raise UsageError(f"--method grub: no entry in {self.cfg} boots {os.path.basename(k['image'])}: run "
+                                 "update-grub")
 
     def describe(self, kernel):
         entry = grub_entry(self._cfg(), kernel["image"])
@@ -122,13 +123,12 @@ class Grub:
     def arrange(self, kernel):
         entry = grub_entry(self._cfg(), kernel["image"])
         if entry is None:
-            raise UsageError(messages.GRUB_NO_ENTRY_ANY_MORE.format(path=self.cfg,
-                                                                    image=os.path.basename(kernel["image"])))
+            raise UsageError(f"--method grub: no entry in {self.cfg} boots {os.path.basename(kernel['image'])} now "
+                             "(an update-grub?)")
         p = self.run(["grub-reboot", entry], capture_output=True, text=True)
         if p.returncode:
             why = (p.stderr or p.stdout or "").strip().splitlines()
-            raise UsageError(messages.GRUB_REBOOT_FAILED.format(entry=entry, rc=p.returncode,
-                                                              why=why[-1] if why else messages.GRUB_NO_MESSAGE))
+            raise UsageError(f"grub-reboot {entry!r} failed (exit {p.returncode}): {why[-1] if why else 'no message'}")
         return f"grub-reboot {shlex.quote(entry)}"
 
     def reboot(self):
@@ -136,7 +136,7 @@ class Grub:
         if p.returncode:
             p = self.run(["reboot"], capture_output=True, text=True)
         if p.returncode:
-            raise UsageError(messages.CAMPAIGN_CANNOT_REBOOT)
+            raise UsageError("could not reboot (systemctl reboot, reboot): reboot by hand; the next kernel is set")
 
 
 # ---- kexec ----
@@ -242,7 +242,7 @@ class Kexec:
         try:
             self.core.kexec_reboot()
         except OSError as e:
-            raise UsageError(messages.KEXEC_REBOOT_FAILED.format(why=e.strerror)) from None
+            raise UsageError(f"kexec: the reboot into the loaded kernel failed: {e.strerror}") from None
 
 
 def method(name, directory, **kw):
@@ -252,4 +252,4 @@ def method(name, directory, **kw):
         return Grub(**kw)
     if name == "kexec":
         return Kexec(**kw)
-    raise UsageError(messages.CAMPAIGN_METHOD_MUST.format(method=name))
+    raise UsageError(f"--method must be kexec, grub or manual (got {name!r})")

@@ -7,7 +7,6 @@ import struct
 
 from ..data import campaign as store
 from ..errors import UsageError
-from ..render import messages
 
 
 def parse_kernel(spec):
@@ -15,9 +14,9 @@ def parse_kernel(spec):
     spec (kernel arguments may hold commas)."""
     name, eq, rest = spec.partition("=")
     if not eq or not rest:
-        raise UsageError(messages.KERNEL_SPEC_FORM.format(spec=spec))
+        raise UsageError(f"--kernel {spec!r}: give NAME=IMAGE[,initrd=FILE][,append=ARGS]")
     if not store.NAME.fullmatch(name):
-        raise UsageError(messages.KERNEL_SPEC_NAME.format(spec=spec, name=name))
+        raise UsageError(f"--kernel {spec!r}: the name {name!r} must be letters, digits and ._+- (at most 64)")
     out = {"name": name, "image": None, "initrd": None, "append": None, "release": None}
     head, sep, append = rest.partition(",append=")
     if sep:
@@ -27,10 +26,10 @@ def parse_kernel(spec):
     for p in parts[1:]:
         key, eq, value = p.partition("=")
         if key not in ("initrd", "release") or not eq or not value:
-            raise UsageError(messages.KERNEL_SPEC_PART.format(spec=spec, part=p))
+            raise UsageError(f"--kernel {spec!r}: {p!r} is not initrd=FILE, append=ARGS or release=R")
         out[key] = value
     if not out["image"]:
-        raise UsageError(messages.KERNEL_SPEC_NO_IMAGE.format(spec=spec))
+        raise UsageError(f"--kernel {spec!r}: no image")
     return out
 
 
@@ -101,9 +100,9 @@ def check_distinct(kernels):
         for b in kernels[i + 1:]:
             if a["release"] == b["release"] and (a.get("version") is None or b.get("version") is None
                                                  or a["version"] == b["version"]):
-                raise UsageError(messages.KERNEL_NOT_TOLD_APART.format(
-                    a=a["name"], b=b["name"], release=a["release"],
-                    version="" if a.get("version") is None or b.get("version") is None else f" {a['version']}"))
+                version = "" if a.get("version") is None or b.get("version") is None else f" {a['version']}"
+                raise UsageError(f"--kernel {a['name']} and {b['name']} both run as {a['release']}{version}: "
+                                 "a boot could not be told apart")
 
 
 def next_kernel(c):
@@ -149,21 +148,21 @@ def resolve_image(kernel):
             continue
         path = os.path.abspath(out[field])
         if not os.path.isfile(path):
-            raise UsageError(messages.KERNEL_NOT_A_FILE.format(kernel=kernel["name"], field=field, path=out[field]))
+            raise UsageError(f"--kernel {kernel['name']}: {field} {out[field]} is not a regular file")
         out[field] = path
     short = bzimage_short(out["image"])
     if short:
-        raise UsageError(messages.KERNEL_IMAGE_CUT_SHORT.format(kernel=kernel["name"], path=out["image"],
-                                                                have=short[0], want=short[1]))
+        raise UsageError(f"--kernel {kernel['name']}: {out['image']} is cut short ({short[0]} of {short[1]} bytes)")
     release, version = image_identity(out["image"])
     if out.get("release") is None:
         if release is None:
-            raise UsageError(messages.KERNEL_NO_RELEASE.format(kernel=kernel["name"], path=out["image"]))
+            raise UsageError(f"--kernel {kernel['name']}: {out['image']} says no release: add ,release=R (its "
+                             "uname -r)")
         out["release"], out["version"] = release, version
     elif release is not None and release != out["release"]:
         # the banner is what the booted kernel's uname -r reports: a step would never recognise it
-        raise UsageError(messages.KERNEL_RELEASE_NOT_IMAGES.format(kernel=kernel["name"], given=out["release"],
-                                                                   release=release))
+        raise UsageError(f"--kernel {kernel['name']}: release={out['release']}, but the image says {release} (its "
+                         "uname -r)")
     else:
         out["version"] = version if release == out["release"] else None
     return out

@@ -16,7 +16,7 @@ import time
 from .. import signals
 from ..data import campaign as store, files
 from ..errors import UsageError
-from ..render import messages, text
+from ..render import text
 from .._cli import warn
 from . import plan as plans
 
@@ -30,7 +30,7 @@ def read_identity(proc="/proc"):
             with open(os.path.join(proc, rel), encoding="utf-8", errors="replace") as f:
                 return f.read().strip()
         except OSError as e:
-            raise UsageError(messages.STEP_CANNOT_READ.format(path=os.path.join(proc, rel), why=e.strerror)) from None
+            raise UsageError(f"campaign step: cannot read {os.path.join(proc, rel)}: {e.strerror}") from None
     return read("sys/kernel/random/boot_id"), read("sys/kernel/osrelease"), read("sys/kernel/version")
 
 
@@ -48,15 +48,15 @@ class Lock:
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as e:
-            raise UsageError(messages.STEP_CANNOT_LOCK.format(directory=os.path.dirname(self.path),
-                                                             why=e.strerror)) from None
+            raise UsageError(f"campaign {os.path.dirname(self.path)}: cannot lock it: {e.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             holder = os.read(fd, 32).decode("ascii", "replace").strip()
             os.close(fd)
-            raise UsageError(messages.STEP_ANOTHER_RUNNING.format(
-                directory=os.path.dirname(self.path), pid=f" (pid {holder})" if holder.isdigit() else "")) from None
+            pid = f" (pid {holder})" if holder.isdigit() else ""
+            raise UsageError(f"campaign {os.path.dirname(self.path)}: another step is running{pid}: "
+                             "not running a second") from None
         try:
             os.ftruncate(fd, 0)
             os.write(fd, f"{os.getpid()}\n".encode())
@@ -134,7 +134,7 @@ def run_atsd(words, output, atsd=None):
 
     atsd = atsd or shutil.which("atsd")
     if atsd is None:
-        raise UsageError(messages.STEP_NO_ATSD)
+        raise UsageError("campaign step: the plan runs atsd (--runner atsd): no atsd on PATH (make -C csrc)")
     raw = output[:-5] + ".atsd.txt"
     rc = supervise([atsd, *words, "-o", raw])
     if rc not in (0, 3):  # 3: finished, with a stale translation (said on stderr): imported as any finished run
@@ -210,9 +210,9 @@ class Step:
             return self._arrange(c, dry_run)
         used = c.boots_done().get(boot_id)
         if used is not None:
-            raise UsageError(messages.STEP_BOOT_USED.format(
-                directory=self.directory, boot=boot_id[:8],
-                event=used["event"] + (" " + used["kernel"] if used.get("kernel") else "")))
+            event = used["event"] + (" " + used["kernel"] if used.get("kernel") else "")
+            raise UsageError(f"campaign {self.directory}: boot {boot_id[:8]} already used ({event}): "
+                             "reboot for the next")
         name = plans.identify(c.plan["kernels"], release, version)
         expected = c.expected()
         if name is None:
@@ -273,8 +273,8 @@ class Step:
         nxt = plans.next_kernel(c)
         if nxt is None:
             stuck = ", ".join(c.stuck())
-            raise UsageError(messages.STEP_STUCK.format(directory=self.directory, stuck=stuck,
-                                                        misses=store.MAX_MISSES))
+            raise UsageError(f"campaign {self.directory}: {stuck} missed {store.MAX_MISSES} slots in a row (no "
+                             "boot?): boot it by hand")
         kernel = c.kernels[nxt]
         if dry_run:
             self.out(text.step_would_arrange(nxt, self.method.describe(kernel)))

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 from ..errors import UsageError
-from ..render import messages
 
 UNIT_DIR = "/etc/systemd/system"
 
@@ -22,7 +21,7 @@ def _word(word, command=False, quote=True):
     ExecStart, so both are doubled; its quoting has no shell-style concatenation, so a word that would
     need one (a quote or a backslash in it) or a control character is refused."""
     if any(c in word for c in "'\"\\") or any(ord(c) < 32 or ord(c) == 127 for c in word):
-        raise UsageError(messages.UNIT_UNSAFE_PATH.format(path=word))
+        raise UsageError(f"campaign install: a unit cannot hold {word!r} (quote, backslash, control)")
     word = (shlex.quote(word) if quote else word).replace("%", "%%")
     return word.replace("$", "$$") if command else word
 
@@ -52,14 +51,14 @@ def install(directory, unit_dir=UNIT_DIR, run=subprocess.run, settle=60, python=
     try:
         files.write_atomically(path, lambda f: f.write(body))
     except OSError as e:
-        raise UsageError(messages.UNIT_CANNOT_WRITE.format(path=path, why=e.strerror)) from None
+        raise UsageError(f"campaign install: cannot write {path}: {e.strerror} (as root?)") from None
     for cmd in (["systemctl", "daemon-reload"], ["systemctl", "enable", name]):
         try:
             p = run(cmd, capture_output=True, text=True)
         except FileNotFoundError:
-            raise UsageError(messages.UNIT_NO_SYSTEMCTL) from None
+            raise UsageError("campaign install: no systemctl here: run campaign step DIR at each boot (cron "
+                             "@reboot)") from None
         if p.returncode:
             why = (p.stderr or "").strip().splitlines()
-            raise UsageError(messages.UNIT_COMMAND_FAILED.format(command=" ".join(cmd),
-                                                               why=why[-1] if why else p.returncode))
+            raise UsageError(f"campaign install: {' '.join(cmd)} failed: {why[-1] if why else p.returncode}")
     return path, name

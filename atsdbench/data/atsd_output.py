@@ -20,7 +20,6 @@ from .cells import OPS
 from ..units import parse_bracketed
 from .results import Result, disturbance, thread_disturbance
 from .schema import MAX_BYTES, MAX_INT64, cut
-from ..render import messages
 
 # CONFIG_NR_CPUS is at most 8192 on every architecture Linux supports: a CPU list naming more is
 # not a machine's (and 0-99999999999 must not become a list of 10^11 numbers).
@@ -71,11 +70,11 @@ _CPUS = re.compile(r"([0-9]+)(?:-([0-9]+))?")
 def _whole(key, value, bounds, where):
     # int() would take '+5', ' 5', '5_000' and other scripts' digits; atsd writes none of them.
     if not _WHOLE.fullmatch(value):
-        raise UsageError(messages.ATSD_OUTPUT_NOT_WHOLE_NUMBER.format(where=where, key=key, value=cut(value)))
+        raise UsageError(f"{where}: {key}={cut(value)} is not a whole number")
     lo, hi = bounds
     n = int(value) if len(value) <= len(str(hi)) + 1 else None  # 400 digits: out of range, not converted
     if n is None or not lo <= n <= hi:
-        raise UsageError(messages.ATSD_OUTPUT_OUT_RANGE.format(where=where, key=key, value=cut(value), lo=lo, hi=hi))
+        raise UsageError(f"{where}: {key}={cut(value)} is out of range ({lo} to {hi})")
     return n
 
 
@@ -85,14 +84,14 @@ def _number(key, value, where):
     except ValueError:
         v = math.nan
     if not math.isfinite(v) or v < 0:
-        raise UsageError(messages.ATSD_OUTPUT_NOT_NUMBER_SECONDS.format(where=where, key=key, value=cut(value)))
+        raise UsageError(f"{where}: {key}={cut(value)} is not a number of seconds")
     return v
 
 
 def _list(key, value, bounds, where):
     parts = value.split(",")
     if value and not all(_WHOLE.fullmatch(p) for p in parts):
-        raise UsageError(messages.ATSD_OUTPUT_NOT_COMMA_SEPARATED_LIST.format(where=where, key=key, value=cut(value)))
+        raise UsageError(f"{where}: {key}={cut(value)} is not a comma-separated list of whole numbers")
     return [_whole(key, p, bounds, where) for p in parts if p]
 
 
@@ -104,12 +103,10 @@ def cpu_list(text, where, key="online_cpus"):
             continue
         m = _CPUS.fullmatch(part)
         if not m or len(m[1]) > len(str(MAX_CPUS)) or len(m[2] or "") > len(str(MAX_CPUS)):
-            raise UsageError(messages.ATSD_OUTPUT_NOT_LIST_CPUS_BELOW.format(where=where, key=key, text=cut(text),
-                                                                             max_cpus=MAX_CPUS))
+            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS}")
         lo, hi = int(m[1]), int(m[2] or m[1])
         if hi < lo or hi >= MAX_CPUS:
-            raise UsageError(messages.ATSD_OUTPUT_NOT_LIST_CPUS_BELOW.format(where=where, key=key, text=cut(text),
-                                                                             max_cpus=MAX_CPUS))
+            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS}")
         cpus.update(range(lo, hi + 1))
     return sorted(cpus)
 
@@ -120,7 +117,7 @@ def _fields(kind, parts, where):
     for part in parts:
         key, sep, value = part.partition("=")
         if not sep:
-            raise UsageError(messages.ATSD_OUTPUT_NOT_KEY_VALUE.format(where=where, part=cut(part)))
+            raise UsageError(f"{where}: {cut(part)} is not key=value")
         if key in ints:
             value = _whole(key, value, ints[key], where)
         elif key in lists:
@@ -132,7 +129,7 @@ def _fields(kind, parts, where):
         out[key] = value
     missing = [k for k in REQUIRED.get(kind, ()) if k not in out]
     if missing:
-        raise UsageError(messages.ATSD_OUTPUT_WITHOUT.format(where=where, kind=kind, missing=', '.join(missing)))
+        raise UsageError(f"{where}: {kind} without {', '.join(missing)}")
     return out
 
 
@@ -142,7 +139,7 @@ def parse(text, name="<atsd output>"):
     lines = text.splitlines()
     version = lines[0].strip() if lines else None
     if version not in VERSIONS:
-        raise UsageError(messages.ATSD_OUTPUT_NOT_ATSD_OUTPUT_FIRST.format(name=name))
+        raise UsageError(f"{name} is not atsd output (its first line must be 'atsd-output 1' or 2)")
     host, config, samples, verify, traced, end = None, None, [], [], [], {}
     for number, line in enumerate(lines[1:], 2):
         if not line.strip():
@@ -150,12 +147,12 @@ def parse(text, name="<atsd output>"):
         kind, *parts = line.split("\t")
         where = f"{name} line {number}"
         if kind not in ("host", "config", "sample", "verify", "end", "breakdown", "trace"):
-            raise UsageError(messages.ATSD_OUTPUT_UNKNOWN_RECORD.format(where=where, kind=cut(kind)))
+            raise UsageError(f"{where}: unknown record {cut(kind)}")
         if kind in ("breakdown", "trace") and version != VERSIONS[1]:
-            raise UsageError(messages.ATSD_OUTPUT_RECORD_NEEDS_2.format(where=where, kind=kind))
+            raise UsageError(f"{where}: a {kind} record needs 'atsd-output 2' (atsd --breakdown) as the first line")
         if kind == "trace":  # the rest of the line as tracefs printed it (analysis/breakdown.py reads it)
             if not traced:
-                raise UsageError(messages.ATSD_OUTPUT_TRACE_BEFORE_BREAKDOWN.format(where=where))
+                raise UsageError(f"{where}: a trace line before any breakdown record")
             traced[-1][1].append(line.partition("\t")[2])
             continue
         f = _fields(kind, parts, where)
@@ -169,13 +166,12 @@ def parse(text, name="<atsd output>"):
             verify.append(f)
         elif kind == "breakdown":
             if f["op"] not in OPS:
-                raise UsageError(messages.ATSD_OUTPUT_BREAKDOWN_OP.format(where=where, value=cut(f["op"]),
-                                                                          ops=", ".join(OPS)))
+                raise UsageError(f"{where}: breakdown op={cut(f['op'])} is not one of {', '.join(OPS)}")
             traced.append((f, []))
         else:
             end = f
     if host is None or config is None:
-        raise UsageError(messages.ATSD_OUTPUT_HAS_NO_HOST_CONFIG.format(name=name))
+        raise UsageError(f"{name} has no host or config line")
     return host, config, samples, end.get("complete") == "1", verify, traced, end
 
 
@@ -195,7 +191,7 @@ def breakdown_section(config, traced, end, samples, cells, name):
     for record, lines in traced:
         cell = record.get("cell")
         if cells and (cell is None or cell >= len(cells)):
-            raise UsageError(messages.ATSD_OUTPUT_BREAKDOWN_CELL.format(where=name))
+            raise UsageError(f"{name}: a breakdown record of a run with axes has no cell, or one out of range")
         one = {"stride_bytes": record["stride_bytes"], "region_bytes": record["region_bytes"], "lost": record["lost"]}
         if cells:
             one["cell"] = cell
@@ -222,20 +218,18 @@ def to_result(text, name="<atsd output>"):
     size = config["size"]
     pages = config["pages"].split(",")
     if not config["bystanders"] or not all(p in PAGES for p in pages):
-        raise UsageError(messages.ATSD_OUTPUT_CONFIG_PAGES_BYSTANDERS_NOT.format(name=name, pages=cut(config['pages'])))
+        raise UsageError(f"{name}: config pages={cut(config['pages'])} or bystanders is not a valid list")
     ops = config.get("op", "mprotect").split(",")  # an atsd from before --op timed mprotect
     if not all(o in OPS for o in ops):
-        raise UsageError(messages.ATSD_OUTPUT_CONFIG_OP_NOT_LIST.format(name=name, get=cut(config.get('op')),
-                                                                        ops=', '.join(OPS)))
+        raise UsageError(f"{name}: config op={cut(config.get('op'))} is not a list of {', '.join(OPS)}")
     # in the C core's cell numbering: op slowest, then bystanders, pages
     threads = config.get("threads", [1])  # an atsd from before --threads ran one
     workloads = config["workload"].split(",") if config.get("workload") else [None]
     if not all(w in ("tlb_flush1", "tlb_flush2", "tlb_flush3", None) for w in workloads):
-        raise UsageError(messages.ATSD_WORKLOAD_NOT_LIST.format(name=name, value=cut(config.get("workload"))))
+        raise UsageError(f"{name}: config workload={cut(config.get('workload'))} is not a list of tlb_flush1/2/3")
     devices = config.get("device", "none").split(",")  # an atsd from before --device had none
     if not all(d in DEVICES for d in devices):
-        raise UsageError(messages.ATSD_OUTPUT_CONFIG_DEVICE.format(name=name, value=cut(config.get("device")),
-                                                                   devices=", ".join(DEVICES)))
+        raise UsageError(f"{name}: config device={cut(config.get('device'))!r} is not a list of {', '.join(DEVICES)}")
     lists = {"workload": workloads, "op": ops, "threads": threads, "bystanders": config["bystanders"],
              "pages": pages, "device": devices}
     axes = {k: v for k, v in lists.items() if len(v) > 1}
@@ -276,7 +270,7 @@ def to_result(text, name="<atsd output>"):
             sample["device_touch_ns"] = s["device_touch_ns"]
         if workloads[0]:  # will-it-scale's loop: the rate is loops, gbps the pages they zapped
             if s.get("loops") != s["calls"]:
-                raise UsageError(messages.ATSD_SAMPLE_NO_LOOPS.format(name=name))
+                raise UsageError(f"{name}: a workload's sample has no loops=, or not its calls")
             sample.update(loops=s["loops"], loops_per_s=s["loops"] * 1e9 / ns if ns else None,
                           gbps=s["loops"] * s["stride_bytes"] / ns if ns else float("nan"))
         if "thread_ns" in s:  # --threads: every thread by the rule run applies
@@ -284,7 +278,7 @@ def to_result(text, name="<atsd output>"):
             if not n == len(s.get("thread_cpu_ns", ())) == len(s.get("thread_preempted", ())) \
                     or n < (1 if workloads[0] else 2) \
                     or s["calls"] % n:
-                raise UsageError(messages.ATSD_OUTPUT_SAMPLE_THREAD_NS_THREAD.format(name=name))
+                raise UsageError(f"{name}: a sample's thread columns disagree on the thread count")
             sample["threads"] = n
             sample["us_per_call"] = ns / 1e3 / (s["calls"] // n)
             sample.update(thread_disturbance(list(zip(s["thread_ns"], s["thread_cpu_ns"], s["thread_preempted"])),
@@ -296,13 +290,12 @@ def to_result(text, name="<atsd output>"):
                 sample[key] = s[key]
         if "run" in s:  # --runs: the sub-run (its own process), as run --runs records it
             if s["run"] >= cfg["runs"]:
-                raise UsageError(messages.ATSD_OUTPUT_SAMPLE_RUN_NOT_CONFIG.format(
-                        name=name, run=s['run'], runs=cfg['runs']))
+                raise UsageError(f"{name}: a sample's run={s['run']} is not one of config runs={cfg['runs']}")
             sample["run"] = s["run"]
         sample.update({k: v for k, v in s.items() if COUNTS.fullmatch(k)})
         if axes:
             if "cell" not in s or s["cell"] >= len(cfg["cells"]):
-                raise UsageError(messages.ATSD_OUTPUT_SAMPLE_RUN_AXES_HAS.format(name=name))
+                raise UsageError(f"{name}: a sample of a run with axes has no cell, or one out of range")
             sample["cell"] = s["cell"]
             sample.update(cfg["cells"][s["cell"]])
         for q in ("p50", "p90", "p99", "max"):
@@ -314,11 +307,11 @@ def to_result(text, name="<atsd output>"):
     verify = []
     for v in raw_verify:
         if v["op"] not in OPS:
-            raise UsageError(messages.ATSD_VERIFY_OP.format(name=name, value=cut(v["op"]), ops=", ".join(OPS)))
+            raise UsageError(f"{name}: a verify record's op={cut(v['op'])} is not one of {', '.join(OPS)}")
         record = dict(v, warmup=bool(v.get("warmup", 0)))
         if axes:
             if "cell" not in v or v["cell"] >= len(cfg["cells"]):
-                raise UsageError(messages.ATSD_VERIFY_CELL.format(name=name))
+                raise UsageError(f"{name}: a verify record of a run with axes has no cell, or one out of range")
             record.update(cfg["cells"][v["cell"]])
         verify.append(record)
     if config.get("breakdown") == "1":

@@ -15,7 +15,6 @@ import os
 import re
 
 from ..errors import UsageError
-from ..render import messages
 from . import files
 from .schema import cut
 
@@ -44,7 +43,7 @@ def plan_path(directory):
 def check_plan(data, path):
     """The plan's fields, each checked: one UsageError line naming the field."""
     def bad(what):
-        raise UsageError(messages.CAMPAIGN_PLAN_BAD.format(path=path, what=what))
+        raise UsageError(f"{path}: {what} (not an atsdbench campaign plan, or damaged)")
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         bad("no campaign format")
@@ -80,7 +79,7 @@ def check_plan(data, path):
 def load_plan(directory):
     path = plan_path(directory)
     if not os.path.isfile(path):
-        raise UsageError(messages.CAMPAIGN_NOT_DIRECTORY.format(directory=directory, plan=PLAN))
+        raise UsageError(f"{directory} is not a campaign directory (no {PLAN}: atsdbench campaign init makes one)")
     return check_plan(files.read_json(path, "a campaign plan"), path)
 
 
@@ -126,14 +125,14 @@ def load_events(directory, kernels=None):
         try:
             e = files.read_json(path, "a campaign event")
         except UsageError as err:
-            warnings.append(messages.CAMPAIGN_EVENT_SKIPPED.format(path=path, why=err))
+            warnings.append(f"{path}: skipped ({err})")
             continue
         if not isinstance(e, dict) or e.get("event") not in EVENTS:
-            warnings.append(messages.CAMPAIGN_NOT_EVENT.format(path=path))
+            warnings.append(f"{path}: skipped (not a campaign event)")
             continue
         why = event_problem(e, kernels) if kernels is not None else None
         if why:
-            warnings.append(messages.CAMPAIGN_EVENT_SKIPPED.format(path=path, why=why))
+            warnings.append(f"{path}: skipped ({why})")
             continue
         e["seq"] = int(n[:6])
         events.append(e)
@@ -281,15 +280,15 @@ def load(directory):
     for e in events:  # an event file copied (by hand, a backup put back): read once
         key = _content(e)
         if key in first:
-            warnings.append(messages.CAMPAIGN_EVENT_COPY.format(path=_event_path(directory, e),
-                                                                 first=_event_path(directory, first[key])))
+            warnings.append(f"{_event_path(directory, e)} is a copy of {_event_path(directory, first[key])}: read "
+                            "once")
             continue
         first[key] = e
         kept.append(e)
     c = Campaign(directory, plan, kept, warnings)
     for e in c.duplicates():
-        c.warnings.append(messages.CAMPAIGN_DUPLICATE_DONE.format(
-            path=_event_path(directory, e), boot=e["boot_id"][:8]))
+        c.warnings.append(f"{_event_path(directory, e)}: a second done event of boot {(e['boot_id'][:8])}: counted "
+                          "once")
     return c
 
 
@@ -311,9 +310,9 @@ def sides(directory):
                 if e["event"] == "unfinished" and e["kernel"] == name}
         for n in strays:
             if n not in kept:
-                c.warnings.append(messages.CAMPAIGN_NOT_IN_JOURNAL.format(path=os.path.join(folder, n)))
+                c.warnings.append(f"{os.path.join(folder, n)} is not in the campaign's journal: left out")
             elif complete_result(os.path.join(folder, n)):  # finished, but its run said it failed
-                c.warnings.append(messages.CAMPAIGN_COMPLETE_UNUSED.format(path=os.path.join(folder, n)))
+                c.warnings.append(f"{os.path.join(folder, n)} is complete, but its run failed: not compared")
         out.append((name, paths))
     return c, out
 

@@ -29,7 +29,6 @@ import sys
 import tempfile
 
 from ..errors import UsageError
-from ..render import messages
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
@@ -51,21 +50,21 @@ def _denied(folder):
 def check_writable(path):
     """Raise UsageError unless `path` can be created, or is a regular file that can be replaced."""
     if path == "":
-        raise UsageError(messages.FILES_OUTPUT_FILE_NAME_EMPTY)
+        raise UsageError("the output file name is empty")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         st = None
     except OSError as e:
-        raise UsageError(messages.FILES_CANNOT_WRITE_OUTPUT_2.format(path=path, strerror=e.strerror)) from None
+        raise UsageError(f"cannot write output {path}: {e.strerror}") from None
     if st is not None and not stat.S_ISREG(st.st_mode):
         kind = next(name for test, name in _KINDS if test(st.st_mode))
-        raise UsageError(messages.FILES_OUTPUT_NOT_REGULAR_FILE.format(path=path, kind=kind))
+        raise UsageError(f"output {path} is {kind}, not a regular file: refusing to replace it")
     folder = _folder(path)
     if not os.path.isdir(folder):
-        raise UsageError(messages.FILES_CANNOT_WRITE_OUTPUT_NO.format(path=path, folder=folder))
+        raise UsageError(f"cannot write output {path}: no directory {folder}")
     if not os.access(folder, os.W_OK | os.X_OK) or (st is not None and not os.access(path, os.W_OK)):
-        raise UsageError(messages.FILES_CANNOT_WRITE_OUTPUT.format(path=path, denied=_denied(folder)))
+        raise UsageError(f"cannot write output {path}: {_denied(folder)}")
 
 
 def check_space(path, size):
@@ -78,7 +77,7 @@ def check_space(path, size):
         return
     free = st.f_bavail * st.f_frsize
     if st.f_blocks and free < size:
-        raise UsageError(messages.FILES_CANNOT_WRITE_OUTPUT_FREE.format(path=path, mib=_mib(free), mib2=_mib(size)))
+        raise UsageError(f"cannot write output {path}: {_mib(free)} free, about {_mib(size)} needed")
 
 
 def _mib(n):
@@ -109,8 +108,7 @@ def claim(path, size=0):
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
         except OSError as e:
-            raise UsageError(messages.FILES_CANNOT_WRITE_OUTPUT_LOCK.format(path=path, strerror=e.strerror,
-                                                                            lock=lock)) from None
+            raise UsageError(f"cannot write output {path}: {e.strerror} (its lock file {lock})") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as e:
@@ -118,10 +116,9 @@ def claim(path, size=0):
             holder = os.read(fd, 32).decode("ascii", "replace").strip() if busy else ""
             os.close(fd)
             if busy:
-                raise UsageError(messages.FILES_OUTPUT_BEING_WRITTEN_ANOTHER.format(
-                        path=path, value=f' (pid {holder})' if holder.isdigit() else '')) from None
-            raise UsageError(messages.FILES_CANNOT_WRITE_OUTPUT_LOCKING.format(path=path, strerror=e.strerror,
-                                                                               lock=lock)) from None
+                pid = f" (pid {holder})" if holder.isdigit() else ""
+                raise UsageError(f"output {path} is being written by another atsdbench{pid}") from None
+            raise UsageError(f"cannot write output {path}: {e.strerror} (locking {lock})") from None
         try:
             same = os.fstat(fd).st_ino == os.stat(lock).st_ino
         except FileNotFoundError:
@@ -254,10 +251,11 @@ def recover_leftovers(folder):
         except OSError:
             continue
         found.append((path, target, complete))
-        what = messages.FILES_LEFT_WHOLE if complete else messages.FILES_LEFT_PART.format(size=st.st_size)
+        what = "a complete file (" if complete else f"an incomplete file ({st.st_size} bytes; "
+        what += "its writer was killed)"
         from .._cli import warn
 
-        warn(messages.FILES_LEFT_BEHIND.format(path=path, what=what, name=os.path.basename(target)))
+        warn(f"{path} was left behind: {what}; kept as {os.path.basename(target)}")
     return found
 
 
@@ -360,11 +358,11 @@ class reading:
 
     def __exit__(self, kind, value, tb):
         if kind is FileNotFoundError:
-            raise UsageError(messages.FILES_NO_SUCH_FILE.format(path=self.path)) from None
+            raise UsageError(f"{self.path}: no such file") from None
         if kind is IsADirectoryError:
-            raise UsageError(messages.FILES_DIRECTORY.format(path=self.path)) from None
+            raise UsageError(f"{self.path} is a directory") from None
         if kind is not None and issubclass(kind, OSError):
-            raise UsageError(messages.FILES_MESSAGE.format(path=self.path, strerror=value.strerror)) from None
+            raise UsageError(f"{self.path}: {value.strerror}") from None
         return False
 
 
@@ -375,7 +373,7 @@ MAX_INPUT = 1 << 30
 
 
 def _too_big(path, limit):
-    return UsageError(messages.FILES_OVER_MIB_LARGER_THAN.format(path=path, value=limit >> 20))
+    return UsageError(f"{path} is over {limit >> 20} MiB: larger than any file atsdbench reads")
 
 
 def _open_regular(path, limit):
@@ -387,8 +385,8 @@ def _open_regular(path, limit):
         if not stat.S_ISREG(st.st_mode):
             kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a file")
             if stat.S_ISDIR(st.st_mode):
-                raise UsageError(messages.FILES_DIRECTORY.format(path=path))
-            raise UsageError(messages.FILES_NOT_REGULAR_FILE_ATSDBENCH.format(path=path, kind=kind))
+                raise UsageError(f"{path} is a directory")
+            raise UsageError(f"{path} is {kind}, not a regular file: atsdbench reads only files")
         if st.st_size > limit:
             raise _too_big(path, limit)
         os.set_blocking(fd, True)
@@ -461,13 +459,13 @@ def read_json(path, what, limit=MAX_INPUT):
     except UsageError:  # reading's own line (a UsageError is a ValueError: not "not JSON")
         raise
     except RecursionError:
-        raise UsageError(messages.FILES_NOT_JSON_NESTED_TOO.format(path=path, what=what)) from None
+        raise UsageError(f"{path} is not {what} (JSON nested too deeply)") from None
     except MemoryError:
-        raise UsageError(messages.FILES_NOT_ENOUGH_MEMORY_READ.format(path=path, value=size >> 20)) from None
+        raise UsageError(f"{path}: not enough memory to read it ({size >> 20} MiB)") from None
     except (ValueError, UnicodeDecodeError) as e:
         from .schema import shorten
 
-        raise UsageError(messages.FILES_NOT_JSON.format(path=path, shorten=shorten(str(e)))) from None
+        raise UsageError(f"{path} is not JSON ({shorten(str(e))})") from None
 
 
 # Streaming: a result file's samples array is read one record at a time (json's C scanner on a

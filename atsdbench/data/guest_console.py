@@ -10,7 +10,6 @@ import gzip
 import re
 
 from ..errors import UsageError
-from ..render import messages
 
 
 def parse_console(text):
@@ -59,6 +58,10 @@ def _end(text):
     return "; console tail:\n  " + "\n  ".join(tail(text) or ["(nothing)"])
 
 
+def _hung(timeout, rest):
+    return UsageError(f"the guest hung: killed after {timeout:g} s{rest}")
+
+
 def reached_init(text, qemu_rc=0, timeout=None, qemu_messages=""):
     """The guest's values ("@@ key value") once its /init ran, or UsageError: it hung before, or the kernel
     never got there (qemu's own last message with it, and the kernel's line where it could not unpack
@@ -67,11 +70,12 @@ def reached_init(text, qemu_rc=0, timeout=None, qemu_messages=""):
     if "guest" in values:
         return values
     said = kernel_said(text)
-    said = messages.GUEST_KERNEL_SAID.format(said=said) if said else ""
+    said = f"; the kernel said {said!r}" if said else ""
     if qemu_rc is None:
-        raise UsageError(messages.GUEST_HUNG.format(timeout=timeout, what="") + said + _end(text))
+        raise _hung(timeout, said + _end(text))
     qemu = (tail(qemu_messages, 1) or [""])[0]
-    raise UsageError(messages.GUEST_NO_INIT.format(rc=qemu_rc, qemu=': ' + qemu if qemu else '') + said + _end(text))
+    qemu = f": {qemu}" if qemu else ""
+    raise UsageError(f"the kernel did not reach /init (qemu exit {qemu_rc}{qemu})" + said + _end(text))
 
 
 # The kernel's own words for an initramfs it could not unpack (init/initramfs.c prints them at
@@ -114,12 +118,12 @@ def run_output(text, run=1, qemu_rc=0, timeout=None):
     found = [b for b in blocks if b["name"] == "atsd"]
     if not found or found[0]["end"] is None:
         if qemu_rc is None:
-            raise UsageError(messages.GUEST_HUNG.format(timeout=timeout, what="") + _end(text))
-        raise UsageError(messages.GUEST_ATSD_CUT_OFF + _end(segment or text))
+            raise _hung(timeout, _end(text))
+        raise UsageError("the guest stopped before atsd's output was complete" + _end(segment or text))
     b = found[0]
     if b["end"].get("rc") not in ("0", "3"):  # 3: atsd --verify found a stale translation, after its output
         why = errors[0] if errors else f"exit {b['end'].get('rc')}"
-        raise UsageError(messages.GUEST_ATSD_FAILED.format(why=why) + _end(segment))
+        raise UsageError(f"atsd in the guest failed: {why}" + _end(segment))
     table = next((bl["lines"] for bl in blocks if bl["name"] == "table"), [])
     trace = None
     if "tracepoints" in b["attrs"]:
@@ -150,9 +154,8 @@ def command_output(text, qemu_rc=0, timeout=None):
     found = [b for b in blocks if b["name"] == "command"]
     if not found:
         if qemu_rc is None:
-            raise UsageError(messages.GUEST_HUNG.format(timeout=timeout, what=messages.GUEST_BEFORE_COMMAND)
-                             + _end(text))
-        raise UsageError(messages.GUEST_COMMAND_CUT_OFF + _end(text))
+            raise _hung(timeout, " before the command finished" + _end(text))
+        raise UsageError("the guest stopped before the command finished" + _end(text))
     files = {}
     left = [raw.split("@@ skipped-file ", 1)[1].strip() for raw in text.replace("\r", "").split("\n")
             if "@@ skipped-file " in raw]  # names the markers cannot carry

@@ -18,7 +18,6 @@ import re
 import zlib
 
 from ..errors import UsageError
-from ..render import messages
 
 # at the start of a line: the shell's `set -x` trace of the echo ("+ echo ATSDBENCH-...") is no marker
 BEGIN = re.compile(r"ATSDBENCH-RESULT-BEGIN ([A-Za-z0-9._+-]{1,200}) ([0-9]{1,12})$")
@@ -44,15 +43,23 @@ def _messages(text):
         yield line
 
 
+def damaged(name, why):
+    return f"result {name} in the log is damaged ({why}): left out"
+
+
 def extract(text):
     """([(name, bytes of the result file)], [why each damaged one was left out])."""
     found, problems, current = [], [], None
+
+    def cut_off(name):
+        problems.append(f"result {name}: its end marker is missing (the job was cut off): left out")
+
     for line in _messages(text):
         line = line.strip()
         begin, end = BEGIN.match(line), END.match(line)
         if begin:
             if current is not None:
-                problems.append(messages.LAVA_LOG_NO_END.format(name=current[0]))
+                cut_off(current[0])
             current = (begin.group(1), int(begin.group(2)), [])
         elif end and current is not None:
             name, size, parts = current
@@ -61,16 +68,16 @@ def extract(text):
                 inflate = zlib.decompressobj(31)
                 raw = inflate.decompress(base64.b64decode("".join(parts), validate=True), size + 1)
             except (binascii.Error, OSError, EOFError, ValueError, zlib.error):
-                problems.append(messages.LAVA_LOG_DAMAGED.format(name=name, why="not base64 of a gzip stream"))
+                problems.append(damaged(name, "not base64 of a gzip stream"))
                 continue
             if end.group(1) != name or len(raw) != size or hashlib.sha256(raw).hexdigest() != end.group(2):
-                problems.append(messages.LAVA_LOG_DAMAGED.format(name=name, why="its size or digest differs"))
+                problems.append(damaged(name, "its size or digest differs"))
                 continue
             found.append((name, raw))
         elif current is not None and BASE64.fullmatch(line):
             current[2].append(line)
     if current is not None:
-        problems.append(messages.LAVA_LOG_NO_END.format(name=current[0]))
+        cut_off(current[0])
     return found, problems
 
 
@@ -82,19 +89,19 @@ def read(path):
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
     except OSError as e:
-        raise UsageError(messages.LAVA_LOG_CANNOT.format(path=path, why=e.strerror)) from None
+        raise UsageError(f"{path}: {e.strerror}") from None
     found, warnings = extract(text)
     out = []
     for name, raw in found:
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError):
-            warnings.append(messages.LAVA_LOG_DAMAGED.format(name=name, why="not JSON"))
+            warnings.append(damaged(name, "not JSON"))
             continue
         try:
             out.append((name, results.from_dict(data, f"{path}: {name}")))
         except UsageError as e:
             warnings.append(str(e))
     if not out:
-        raise UsageError(messages.LAVA_LOG_NONE.format(path=path, n=len(found)))
+        raise UsageError(f"{path}: no whole atsdbench result between markers ({len(found)} found whole)")
     return out, warnings

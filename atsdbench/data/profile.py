@@ -30,7 +30,6 @@ import time
 from . import files, schema
 from ..errors import UsageError
 from ..units import format_size
-from ..render import messages
 
 FORMAT = "atsdbench-noise-profile"
 PROFILE_VERSION = 1
@@ -189,25 +188,21 @@ def _plan_text(key, value):
 
 def from_dict(data, path="<profile>"):
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UsageError(messages.PROFILE_NOT_ATSDBENCH_NOISE_PROFILE.format(path=path))
+        raise UsageError(f"{path} is not an atsdbench noise profile (atsdbench calibrate makes one)")
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise UsageError(messages.PROFILE_HAS_NO_SCHEMA_VERSION.format(path=path))
+        raise UsageError(f"{path} has no schema_version (a whole number from 1)")
     if version > PROFILE_VERSION:
-        raise UsageError(messages.PROFILE_HAS_SCHEMA_VERSION_THIS.format(path=path, cut=schema.cut(version),
-                                                                         profile_version=PROFILE_VERSION))
+        raise UsageError(f"{path}: schema_version {schema.cut(version)} is newer than {PROFILE_VERSION} (upgrade)")
     where, problem = schema._where("", TOP.problem(data))
     if problem is not None:
-        raise UsageError(messages.FIELD_PROBLEM.format(path=path,
-                                                       value=schema.shorten(where.lstrip('.')) or messages.UNNAMED,
-                                                       problem=problem))
+        raise UsageError(f"{path}: {schema.shorten(where.lstrip('.')) or 'the file'} {problem}")
     strides = set(data["plan"]["strides"])
     for i, e in enumerate(data["entries"]):
         if e["stride_bytes"] not in strides:
-            raise UsageError(messages.PROFILE_ENTRIES_STRIDE_BYTES_NOT.format(path=path, i=i,
-                                                                              stride_bytes=e['stride_bytes']))
+            raise UsageError(f"{path}: entries[{i}].stride_bytes is {e['stride_bytes']}, not one of plan.strides")
         if e["within_df"] < 1 or e["means_df"] < 1:
-            raise UsageError(messages.PROFILE_ENTRIES_HAS_NO_DEGREES.format(path=path, i=i))
+            raise UsageError(f"{path}: entries[{i}] has no degrees of freedom")
     return Profile(data, path)
 
 
@@ -293,11 +288,11 @@ def assign(sides, explicit, search=True, folder=None, warnings=None):
         matched = [i for i, w in why.items() if w is None]
         if not matched:  # say how it differs from the side it comes closest to
             level, text = max(why.values(), key=lambda w: w[0])
-            raise UsageError(messages.PROFILE_PROFILE_DESCRIBES_NO_SIDE.format(value=p.path or p.name, text=text))
+            raise UsageError(f"--profile {p.path or p.name} {text}: it describes no side")
         for i in matched:
             if i in out:
-                raise UsageError(messages.PROFILE_PROFILE_BOTH_DESCRIBE_GIVE.format(
-                        path=out[i].path, path2=p.path, value=sides[i].path or messages.UNNAMED))
+                raise UsageError(f"--profile {out[i].path} and {p.path} both describe {sides[i].path or 'the file'}: "
+                                 "give one per kernel")
             out[i] = p
     missing = [i for i in sides if i not in out]
     if search and missing:

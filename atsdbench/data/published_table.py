@@ -20,7 +20,6 @@ from ..errors import UsageError
 from .results import Result
 from .schema import MAX_INT64, cut
 from ..units import format_size, parse_size
-from ..render import messages
 
 _SIZE = re.compile(r"^\d+(?:[KMGT](?:i?B)?)?$", re.IGNORECASE)
 # What a row's rate may look like to be found at all: a sign, an exponent, nan and inf included, and
@@ -72,14 +71,14 @@ def find_table(ws, name="<table>"):
             if len(rows) >= 2:
                 best.append((len(rows), columns, i, rows))
     if not best:
-        raise UsageError(messages.PUBLISHED_TABLE_HAS_NO_TABLE_EXPECTED.format(name=name))
+        raise UsageError(f"{name} has no table: 2+ rows of 'STRIDE GB/S [GB/S]'")
     top = max(b[0] for b in best)
     winners = [b for b in best if b[0] == top]
     # A run found from a later start inside a longer run is shorter, so winners at different places
     # that do not overlap are separate tables.
     starts = sorted({b[2] for b in winners})
     if len(starts) > 1:
-        raise UsageError(messages.PUBLISHED_TABLE_HAS_TABLES_ROWS_KEEP.format(name=name, n_starts=len(starts), top=top))
+        raise UsageError(f"{name} has {len(starts)} tables of {top} rows; keep the one to import")
     _, columns, start, rows = max(winners, key=lambda b: b[1])
     return start, columns, rows
 
@@ -110,8 +109,7 @@ def speedup_mismatch(before, after, pct):
 
 
 def _not_ascii(name, what, word):
-    return UsageError(messages.PUBLISHED_TABLE_NOT_PLAIN_ASCII_TYPE.format(name=name, what=what, word=cut(word),
-                                                                           loose=cut(_loose(word))))
+    return UsageError(f"{name}: {what} {cut(word)} is not plain ASCII (type it as {cut(_loose(word))})")
 
 
 def _rate(text, stride, name):
@@ -120,14 +118,14 @@ def _rate(text, stride, name):
     if not text.isascii():
         raise _not_ascii(name, f"at {format_size(stride)} the rate", text)
     if text.lower().lstrip("+-") in ("nan", "inf", "infinity"):
-        raise UsageError(messages.PUBLISHED_TABLE_HAS_RATE_NOT_FINITE.format(where=where, text=cut(text)))
+        raise UsageError(f"{where} has a rate of {cut(text)}: not a finite number of GB/s")
     value = float(text)
     if value == float("inf"):  # 1e400: beyond a double, so beyond any pass
-        raise UsageError(messages.PUBLISHED_TABLE_HAS_RATE_GB_MORE.format(where=where, text=cut(text)))
+        raise UsageError(f"{where} has a rate of {cut(text)} GB/s, more than a pass can measure")
     if value < 0:
-        raise UsageError(messages.PUBLISHED_TABLE_HAS_NEGATIVE_RATE.format(where=where, text=cut(text)))
+        raise UsageError(f"{where} has a negative rate ({cut(text)})")
     if value == 0:
-        raise UsageError(messages.PUBLISHED_TABLE_HAS_RATE_ZERO.format(where=where))
+        raise UsageError(f"{where} has a rate of zero")
     return value
 
 
@@ -142,13 +140,12 @@ def parse(text, name="<table>"):
             raise _not_ascii(name, "stride", stride_text)
         stride = parse_size(stride_text, f"{name}: stride")
         if stride in seen:
-            raise UsageError(messages.PUBLISHED_TABLE_STRIDE_APPEARS_TWICE_TABLE.format(
-                    name=name, stride=format_size(stride)))
+            raise UsageError(f"{name}: stride {format_size(stride)} appears twice in the table")
         seen.add(stride)
         values = [_rate(r, stride, name) for r in rates]
         if columns == 2 and pcts and speedup_mismatch(rates[0], rates[1], pcts[0]):
-            warnings.append(messages.PUBLISHED_TABLE_SPEEDUP_COLUMN_DOES_NOT.format(
-                    name=name, stride=format_size(stride), value=pcts[0], value2=rates[0], value3=rates[1]))
+            warnings.append(f"{name}: at {format_size(stride)} the speedup column ({pcts[0]}) is not {rates[0]} -> "
+                            f"{rates[1]}")
         out.append((stride, values))
     return labels, out, warnings
 
@@ -157,19 +154,19 @@ def to_results(labels, rows, page_size, size, ceiling=None, name="<table>"):
     """One Result per rate column: one round, one pass per stride."""
     for stride, _ in rows:
         if stride % page_size:
-            raise UsageError(messages.PUBLISHED_TABLE_STRIDE_NOT_MULTIPLE_PAGE.format(
-                    name=name, stride=format_size(stride), page_size=format_size(page_size)))
+            raise UsageError(f"{name}: stride {format_size(stride)} is not a multiple of the page size "
+                             f"{format_size(page_size)}")
         if size % stride:
-            raise UsageError(messages.PUBLISHED_TABLE_SIZE_NOT_MULTIPLE_TABLE.format(
-                    size=format_size(size), stride=format_size(stride)))
+            raise UsageError(f"--size {format_size(size)} is not a multiple of the table's stride "
+                             f"{format_size(stride)}")
     # A pass is a whole number of ns, 1 to MAX_INT64, over `size` bytes: a rate outside that range is
     # not one a pass could have measured (and would store as 0 ns, or overflow the ns column).
     for stride, rates in rows:
         for gbps in rates:
             if not 1 <= round(size / gbps) <= MAX_INT64:
-                raise UsageError(messages.PUBLISHED_TABLE_STRIDE_HAS_RATE_GB.format(
-                        name=name, stride=format_size(stride), gbps=gbps, value='more' if size / gbps < 1 else 'less',
-                        size=format_size(size), value2=size / MAX_INT64, size2=size))
+                than = "more" if size / gbps < 1 else "less"
+                raise UsageError(f"{name}: stride {format_size(stride)} at {gbps:g} GB/s: {than} "
+                                 f"than --size {format_size(size)} allows ({size / MAX_INT64:.3g} to {size:.3g})")
     host = {"hostname": "unknown", "arch": "unknown", "kernel_release": "unknown", "kernel_version": "unknown",
             "cpu_model": "unknown", "mmu": "unknown", "online_cpus": [], "affinity": "unknown",
             "page_size": page_size, "hugepage_size": None, "thp_enabled": "unknown", "thp_defrag": "unknown",
@@ -199,7 +196,7 @@ def output_paths(output, count, name):
     name with '-after' before the extension."""
     if output is None:
         if name == "-":
-            raise UsageError(messages.PUBLISHED_TABLE_IMPORT_TABLE_GIVE_O)
+            raise UsageError("import --table -: give -o, there is no file name to derive one from")
         output = os.path.splitext(os.path.basename(name))[0] + ".json"
     root, ext = os.path.splitext(output)
     return [output, f"{root}-after{ext or '.json'}"][:count]

@@ -81,7 +81,6 @@ import time
 from . import files as outfile
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
-from ..render import messages
 
 SCHEMA_VERSION = 8
 FORMAT = "atsdbench-result"
@@ -391,8 +390,9 @@ class Unsaved(UsageError):
     """save_or_rescue(..., later=True) found no folder to write to: `text` is the result file, for the
     caller to print on stdout after its table (print_unsaved)."""
 
-    def __init__(self, message, text):
-        super().__init__(message)
+    def __init__(self, reason, text):
+        super().__init__(f"{reason}: the result was written to stdout above")
+        self.reason = reason
         self.text = text
 
 
@@ -413,10 +413,9 @@ def save_or_rescue(result, path, later=False):
     rescue = outfile.write_rescue(text)
     if rescue:
         result.path = rescue
-        raise UsageError(messages.RESULTS_RESULT_WAS_SAVED_INSTEAD.format(why=why, rescue=rescue))
+        raise UsageError(f"{why}; the result was saved to {rescue} instead")
     folders = " or ".join(outfile.rescue_folders()) or "any folder"
-    error = Unsaved(f"{why}; no rescue file could be written in {folders}: the result was written to stdout above",
-                    text)
+    error = Unsaved(f"{why}; no rescue file could be written in {folders}", text)
     if later:
         raise error
     print_unsaved(error)
@@ -429,7 +428,7 @@ def print_unsaved(error):
         sys.stdout.write(error.text)
         sys.stdout.flush()
     except (OSError, ValueError, AttributeError):
-        raise UsageError(str(error).replace(messages.RESULTS_ON_STDOUT, messages.RESULTS_LOST)) from None
+        raise UsageError(f"{error.reason}: no stdout either: the result is lost") from None
     raise error
 
 
@@ -438,14 +437,13 @@ def _check_head(data, path):
     from . import schema
 
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UsageError(messages.RESULTS_NOT_ATSDBENCH_RESULT_FILE.format(path=path))
+        raise UsageError(f"{path} is not an atsdbench result file")
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise UsageError(messages.RESULTS_NO_VERSION.format(path=path) if version is None else
-                         messages.RESULTS_NOT_A_VERSION.format(path=path, cut=schema.cut(version)))
+        raise UsageError(f"{path} has no schema_version (a whole number from 1)" if version is None else
+                         f"{path}: schema_version {schema.cut(version)} is not a version (a whole number from 1)")
     if version > SCHEMA_VERSION:
-        raise UsageError(messages.RESULTS_HAS_SCHEMA_VERSION_THIS.format(path=path, cut=schema.cut(version),
-                                                                         schema_version=SCHEMA_VERSION))
+        raise UsageError(f"{path}: schema_version {schema.cut(version)} is newer than {SCHEMA_VERSION} (upgrade)")
 
 
 def from_dict(data, path="<data>"):
@@ -489,6 +487,6 @@ def load(path):
     schema.check(data, path, streamed=(bad[0] if bad else None, columns))
     trim_heap()  # what the batches and the check freed, given back before the next file is read
     if "samples" not in data or columns is None:  # not reached: the check names it
-        raise UsageError(messages.RESULTS_NO_SAMPLES.format(path=path))
+        raise UsageError(f"{path} has no samples")
     return Result(data["host"], data["config"], columns, data["complete"], data.get("started"),
                   data.get("finished"), path, data.get("verify") or ())

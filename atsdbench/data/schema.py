@@ -13,7 +13,6 @@ import math
 import re
 
 from ..errors import UsageError
-from ..render import messages
 
 # Byte counts (size, strides, page sizes): at most 2^62, beyond any address space (x86-64 5-level
 # paging maps 2^57) and small enough that size x passes stays inside the int64 a DataFrame holds.
@@ -456,6 +455,4 @@ def check(data, path, streamed=None):
         if found:
             where, problem = found
     if problem is not None:
-        raise UsageError(messages.FIELD_PROBLEM.format(path=path,
-                                                       value=shorten(where.lstrip('.')) or messages.UNNAMED,
-                                                       problem=problem))
+        raise UsageError(f"{path}: {shorten(where.lstrip('.')) or 'the file'} {problem}")

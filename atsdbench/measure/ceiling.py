@@ -8,7 +8,6 @@ import errno
 
 from . import procfs
 from ..errors import UsageError
-from ..render import messages
 
 PATHS = ("/sys/kernel/debug/x86/tlb_single_page_flush_ceiling",
          "/sys/kernel/debug/powerpc/tlb_single_page_flush_ceiling")
@@ -67,7 +66,7 @@ class Ceiling:
 
     def __enter__(self):
         if self.path is None:
-            raise UsageError(messages.CEILING_CEILING.format(problem=self.problem))
+            raise UsageError(f"--ceiling: {self.problem}")
         self.original = procfs.read(self.path).strip()
         self._write(self.original)  # fail now, before anything is measured, if it is not writable
         return self
@@ -81,10 +80,8 @@ class Ceiling:
                 f.write(text + "\n")
         except OSError as e:
             if e.errno == errno.EPERM:
-                raise UsageError(messages.CEILING_CEILING_CANNOT_WRITE.format(
-                    refusal=_refusal(self.path, e, self.lockdown))) from None
-            raise UsageError(messages.CEILING_CEILING_CANNOT_WRITE_ROOT.format(path=self.path,
-                                                                               strerror=e.strerror)) from None
+                raise UsageError(f"--ceiling: cannot write {_refusal(self.path, e, self.lockdown)}") from None
+            raise UsageError(f"--ceiling: cannot write {self.path}: {e.strerror} (root needed)") from None
 
     def __exit__(self, *exc):
         if self.original is not None:

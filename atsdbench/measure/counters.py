@@ -19,7 +19,6 @@ import re
 from .core import (find_tracepoint, hcall_filter, reason_column, tlb_flush_columns, tracefs_root,  # noqa: F401
                    tracepoint_problem)
 from .procfs import parse_interrupts, parse_vmstat_tlb, read
-from ..render import messages
 
 POWER_EVENTS = ("powerpc/tlbie", "powerpc/tlbia")
 
@@ -73,7 +72,7 @@ class Counters:
         if self.trace_error and trace == "on":
             from ..errors import UsageError
 
-            raise UsageError(messages.COUNTERS_TRACE.format(trace_error=self.trace_error))
+            raise UsageError(f"--trace: {self.trace_error}")
 
     def _probe_power(self, root, size, page_size, cpu, bystander_cpus):
         from . import tracebuf

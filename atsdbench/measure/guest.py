@@ -12,7 +12,6 @@ import os
 import re
 
 from ..errors import UsageError
-from ..render import messages
 
 # name: arch, qemu binary, Debian package with it, machine options, console, extra kernel arguments
 MACHINES = {
@@ -64,7 +63,7 @@ def tracepoints(value):
     names = value.split(",")
     for name in names:
         if not TRACEPOINT.fullmatch(name):
-            raise UsageError(messages.GUEST_TRACEPOINTS_EACH_TRACEPOINT_SUBSYSTEM.format(value=value, name=name))
+            raise UsageError(f"--tracepoints {value!r}: {name!r} is not SUBSYSTEM/EVENT (as tracefs names it)")
     return list(dict.fromkeys(n.replace(":", "/") for n in names))
 
 
@@ -80,7 +79,7 @@ def check_run(argv, options):
             if "=" not in word:
                 i += 1
             if not value:
-                raise UsageError(messages.GUEST_TRACEPOINTS_NEEDS_VALUE_EVENT)
+                raise UsageError("--tracepoints needs a value (EVENT,...: tracefs names such as powerpc/tlbie)")
             events = (events or []) + [e for e in tracepoints(value) if e not in (events or [])]
         else:
             rest.append(word)
@@ -105,17 +104,17 @@ def check_run_options(argv, options):
             eq = "=" if value else ""
             shown = word[:2]
         else:
-            raise UsageError(messages.GUEST_RUN_OPTION_NOT_OPTION.format(word=word))
+            raise UsageError(f"run option {word!r} is not an option (atsd takes no file names)")
         if o is None:
-            raise UsageError(messages.GUEST_ATSD_HAS_NO_OPTION.format(shown=shown))
+            raise UsageError(f"atsd has no option {shown} (atsd -h lists them)")
         if o["name"] == "output":
-            raise UsageError(messages.GUEST_GUEST_OWN_NAMES_RESULT.format(shown=shown))
+            raise UsageError(f"{shown} is guest's own: it names the result files (-o DIR before --)")
         if not o["atsd"]:
-            hint = messages.GUEST_TRACE_HINT if o["field"] == "trace" else ""
-            raise UsageError(messages.GUEST_ATSDBENCH_RUN_ONLY_STANDALONE.format(shown=shown, hint=hint))
+            hint = "; use --tracepoints EVENT,..." if o["field"] == "trace" else ""
+            raise UsageError(f"{shown} is `atsdbench run`'s only: atsd has no {shown}{hint}")
         if o["metavar"] is None:
             if eq:
-                raise UsageError(messages.GUEST_TAKES_NO_VALUE.format(shown=shown, value=value))
+                raise UsageError(f"{shown} takes no value (got {value!r})")
             out.append((o, None))
             continue
         if not eq:
@@ -123,7 +122,7 @@ def check_run_options(argv, options):
                 out.append((o, None))
                 continue
             if i >= len(argv):
-                raise UsageError(messages.GUEST_NEEDS_VALUE.format(shown=shown, metavar=o['metavar']))
+                raise UsageError(f"{shown} needs a value ({o['metavar']})")
             value = argv[i]
             i += 1
         out.append((o, value))
@@ -135,7 +134,7 @@ def atsd_words(checked):
     words = []
     for o, value in checked:
         if value is not None and any(c.isspace() for c in value):
-            raise UsageError(messages.GUEST_VALUES_SPACES_DO_NOT.format(name=o['name'], value=value))
+            raise UsageError(f"--{o['name']} {value!r}: values with spaces do not reach the guest's atsd")
         words.append(f"--{o['name']}" if value is None else f"--{o['name']}={value}")
     return words
 
@@ -223,7 +222,7 @@ def check_output_dir(path, need):
     import stat
 
     if not path:
-        raise UsageError(messages.GUEST_O_NEEDS_DIRECTORY_EMPTY)
+        raise UsageError("-o needs a directory (got an empty name)")
     probe = os.path.abspath(path)
     while True:
         try:
@@ -231,25 +230,24 @@ def check_output_dir(path, need):
             break
         except FileNotFoundError:
             if os.path.lexists(probe):
-                raise UsageError(messages.GUEST_O_SYMBOLIC_LINK_NOTHING.format(path=path, probe=probe)) from None
+                raise UsageError(f"-o {path}: {probe} is a symbolic link to nothing") from None
             probe = os.path.dirname(probe)
         except OSError as e:  # a file where a directory should be, a loop of links, no permission
-            raise UsageError(messages.GUEST_O.format(path=path, strerror=e.strerror)) from None
+            raise UsageError(f"-o {path}: {e.strerror}") from None
     made = probe != os.path.abspath(path)  # DIR is to be made in probe
     if not stat.S_ISDIR(st.st_mode):
         kind = next((name for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISFIFO, "a FIFO"),
                                              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                                             (stat.S_ISSOCK, "a socket")) if test(st.st_mode)), messages.NOT_DIRECTORY)
-        raise UsageError(messages.GUEST_O_NOT_DIRECTORY.format(path=path, probe=": " + probe if made else "",
-                                                               kind=kind))
+                                             (stat.S_ISSOCK, "a socket")) if test(st.st_mode)), "not a directory")
+        raise UsageError(f"-o {path}{(': ' + probe if made else '')} is {kind}, not a directory")
     try:
         fs = os.statvfs(probe)
     except OSError as e:
-        raise UsageError(messages.GUEST_O.format(path=path, strerror=e.strerror)) from None
+        raise UsageError(f"-o {path}: {e.strerror}") from None
     if not os.access(probe, os.W_OK | os.X_OK):
         denied = os.strerror(errno.EROFS if fs.f_flag & os.ST_RDONLY else errno.EACCES)
-        raise UsageError((messages.GUEST_O_CANNOT_MAKE if made else messages.GUEST_O_CANNOT_WRITE).format(
-            path=path, probe=probe, denied=denied))
+        raise UsageError(f"-o {path}: cannot make it in {probe}: {denied}" if made else
+                         f"-o {path}: cannot write in it: {denied}")
     free = fs.f_bavail * fs.f_frsize
     if free < need:
-        raise UsageError(messages.GUEST_O_MIB_FREE_FILE.format(path=path, value=free / 2**20, value2=need / 2**20))
+        raise UsageError(f"-o {path}: {free / 2 ** 20:.1f} MiB free, guests need about {need / 2 ** 20:.0f} MiB")

@@ -7,7 +7,6 @@ import struct
 
 from ..errors import UsageError
 from .guest import DEFAULT_MACHINE, MACHINES
-from ..render import messages
 
 ELF_MACHINES = {21: "ppc64", 62: "x86_64", 183: "aarch64"}  # e_machine
 
@@ -20,25 +19,25 @@ def detect_image(path):
         with open(path, "rb") as f:
             head = f.read(4096)
     except OSError as e:
-        raise UsageError(messages.GUEST_IMAGE_KERNEL.format(path=path, strerror=e.strerror)) from None
+        raise UsageError(f"--kernel {path}: {e.strerror}") from None
     if head[:4] == b"\x7fELF":
         if len(head) < 20:
-            raise UsageError(messages.GUEST_IMAGE_KERNEL_NOT_KERNEL_IMAGE_2.format(path=path))
+            raise UsageError(f"--kernel {path} is not a kernel image (a truncated ELF file)")
         little = head[5] == 1
         machine = struct.unpack_from("<H" if little else ">H", head, 18)[0]
         kind = ELF_MACHINES.get(machine)
         if not _has_linux_banner(path):
-            raise UsageError(messages.GUEST_IMAGE_KERNEL_ELF_FILE_BUT.format(path=path))
+            raise UsageError(f"--kernel {path} is an ELF file but not a Linux kernel (no 'Linux version')")
         if kind == "ppc64" and little:
             _elf_whole(path)
             return "ppc64le", "vmlinux"
         if kind == "ppc64":
-            raise UsageError(messages.GUEST_IMAGE_KERNEL_BIG_ENDIAN_PPC64.format(path=path))
+            raise UsageError(f"--kernel {path} is a big-endian ppc64 kernel; guest boots ppc64le")
         if kind == "x86_64":
-            raise UsageError(messages.GUEST_IMAGE_KERNEL_X86_VMLINUX_ELF.format(path=path))
+            raise UsageError(f"--kernel {path} is an x86_64 vmlinux (ELF): give the bzImage")
         if kind == "aarch64":
-            raise UsageError(messages.GUEST_IMAGE_KERNEL_ARM64_VMLINUX_ELF.format(path=path))
-        raise UsageError(messages.GUEST_IMAGE_KERNEL_ELF_KERNEL_MACHINE.format(path=path, machine=machine))
+            raise UsageError(f"--kernel {path} is an arm64 vmlinux (ELF): give the Image")
+        raise UsageError(f"--kernel {path} is an ELF kernel for machine {machine}, which guest does not boot")
     if head[0x202:0x206] == b"HdrS":
         _bzimage_whole(path, head)
         return "x86_64", "bzImage"
@@ -54,7 +53,7 @@ def detect_image(path):
             inner = b""
         if inner[0x38:0x3C] == b"ARM\x64":
             return "aarch64", "Image.gz"
-    raise UsageError(messages.GUEST_IMAGE_KERNEL_NOT_KERNEL_IMAGE.format(path=path))
+    raise UsageError(f"--kernel {path} is not a kernel image (no vmlinux, bzImage or arm64 Image)")
 
 
 def _bzimage_whole(path, head):
@@ -67,7 +66,7 @@ def _bzimage_whole(path, head):
     syssize = struct.unpack_from("<I", head, 0x1F4)[0]
     need, size = (setup_sects + 1) * 512 + syssize * 16, os.stat(path).st_size
     if size < need:
-        raise UsageError(messages.GUEST_IMAGE_KERNEL_CUT_OFF_BOOT.format(path=path, need=need, size=size))
+        raise UsageError(f"--kernel {path} is cut off: header says {need} bytes, file has {size}")
 
 
 def _elf_whole(path):
@@ -82,7 +81,7 @@ def _elf_whole(path):
         phentsize, phnum = struct.unpack_from(e + "HH", head, 54)
         end = phoff + phentsize * phnum
         if phnum and (phentsize < 56 or end > size):
-            raise UsageError(messages.GUEST_IMAGE_KERNEL_CUT_OFF_ELF.format(path=path, end=end, size=size))
+            raise UsageError(f"--kernel {path} is cut off: its ELF program headers end at {end}")
         f.seek(phoff)
         table = f.read(phentsize * phnum)
     for k in range(phnum):
@@ -90,8 +89,8 @@ def _elf_whole(path):
         offset, = struct.unpack_from(e + "Q", table, k * phentsize + 8)
         filesz, = struct.unpack_from(e + "Q", table, k * phentsize + 32)
         if kind and filesz and offset + filesz > size:
-            raise UsageError(messages.GUEST_IMAGE_KERNEL_CUT_OFF_ELF_2.format(path=path, k=k, value=offset + filesz,
-                                                                              size=size))
+            raise UsageError(f"--kernel {path} is cut off: ELF segment {k} ends at byte {offset + filesz}, file "
+                             f"has {size}")
 
 
 def _has_linux_banner(path):
@@ -121,11 +120,10 @@ def choose_machine(arch, machine, path):
     if machine is None:
         return DEFAULT_MACHINE[arch]
     if machine not in MACHINES:
-        raise UsageError(messages.GUEST_IMAGE_MACHINE_MUST.format(machines=', '.join(MACHINES), machine=machine))
+        raise UsageError(f"--machine must be one of {', '.join(MACHINES)} (got {machine!r})")
     if MACHINES[machine]["arch"] != arch:
-        raise UsageError(messages.GUEST_IMAGE_KERNEL_KERNEL_MACHINE_BOOTS.format(
-                path=path, value='an' if arch[0] in 'ax' else 'a', arch=arch, machine=machine,
-                arch2=MACHINES[machine]['arch']))
+        raise UsageError(f"--kernel {path} is {'an' if arch[0] in 'ax' else 'a'} {arch} kernel; --machine "
+                         f"{machine} boots {MACHINES[machine]['arch']}")
     return machine
 
 

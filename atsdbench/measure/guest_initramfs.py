@@ -13,7 +13,6 @@ import tempfile
 from ..errors import UsageError
 from .guest import MACHINES, Missing, host_arch
 from .guest_image import elf_arch
-from ..render import messages
 
 DEBIAN_ARCH = {"ppc64le": "ppc64el", "x86_64": "amd64", "aarch64": "arm64"}
 # arch: cross compiler, its Debian packages
@@ -94,8 +93,7 @@ def static_atsd(arch):
             if p.returncode:
                 lines = p.stderr.strip().splitlines() or ["?"]
                 last = next((line for line in lines if "error" in line), lines[-1])
-                raise UsageError(messages.GUEST_INITRAMFS_BUILDING_STATIC_ATSD_FAILED.format(
-                        arch=arch, cc=cc, last=last))
+                raise UsageError(f"building the static {arch} atsd with {cc} failed: {last}")
             _install(out, path)
     _install(path, os.path.join(d, "atsd"))
     return path
@@ -341,7 +339,7 @@ def check_archive(path):
             if not _archives(_Stream(iter(lambda: f.read(1 << 20), b"")), refuse):
                 refuse("is empty (or zeros only): no cpio archive")
     except OSError as e:
-        raise UsageError(messages.GUEST_INITRAMFS_INITRD.format(path=path, strerror=e.strerror)) from None
+        raise UsageError(f"--initrd {path}: {e.strerror}") from None
 
 
 def check_module(path):
@@ -351,9 +349,9 @@ def check_module(path):
         with open(path, "rb") as f:
             head = f.read(4)
     except OSError as e:
-        raise UsageError(messages.GUEST_MODULE_UNREADABLE.format(path=path, strerror=e.strerror)) from None
+        raise UsageError(f"--module {path}: {e.strerror}") from None
     if head != b"\x7fELF":
-        raise UsageError(messages.GUEST_MODULE_NOT_ELF.format(path=path))
+        raise UsageError(f"--module {path} is not a kernel module (no ELF header)")
 
 
 def run_initramfs(base, runs, into, command=None, trace_buffer_kb=8192, archives=(), modules=()):

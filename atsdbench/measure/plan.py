@@ -15,7 +15,6 @@ import itertools
 
 from ..data.cells import AXES
 from ..errors import UsageError
-from ..render import messages
 
 MIN_ALIGN = 2 << 20
 PAGES = ("base", "thp", "hugetlb")
@@ -163,12 +162,13 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
     for field, value in _option_text(options).items():
         if field in ("bystander-cpus", "thread-cpus", "verify-cpus"):
             give = "verify=True" if field == "verify-cpus" else f"{field.split('-')[0]}s=N"
-            raise UsageError(messages.PLAN_CHOSEN_BY_CHECK.format(field=field.replace('-', '_'), give=give))
+            raise UsageError(f"{field.replace('-', '_')} is chosen by the plan check; give {give}")
         core.plan_set(p, field, value)
     core.plan_check(p, host_facts(meminfo, affinity, page_size, quiet, cores))
     if options.get("runs") is not None and p.runs < 2 and p.until > 0:
         # --runs 1 is the default, so the C check cannot tell it was typed; typed, it asks for sub-runs
-        raise UsageError(messages.PLAN_UNTIL_RUNS_RULE_ADDS.format(runs=p.runs))
+        raise UsageError(f"--until with --runs {p.runs}: a CI over sub-runs needs two: give --runs 2+ (or leave it "
+                         "out)")
     if p.mem_node >= 0:
         from .host import memory_nodes
         from ..units import format_cpulist

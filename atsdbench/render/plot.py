@@ -8,7 +8,6 @@ from ..analysis import compare as comparison, stats
 from ..errors import UsageError
 from ..units import format_size
 from .numbers import general, level
-from . import messages
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -17,7 +16,7 @@ def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise UsageError(messages.PLOT_PLOT_NEEDS_MATPLOTLIB_WHICH) from None
+        raise UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'") from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -34,7 +33,7 @@ def check_matplotlib():
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise UsageError(messages.PLOT_PLOT_NEEDS_MATPLOTLIB_WHICH)
+        raise UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
 
 
 def printable(label):
@@ -51,7 +50,7 @@ def printable(label):
 def output_format(path):
     ext = os.path.splitext(path)[1].lower().lstrip(".")
     if ext not in FORMATS:
-        raise UsageError(messages.PLOT_PLOT_OUTPUT_EXTENSION_MUST.format(path=path))
+        raise UsageError(f"plot output {path}: the extension must be .png, .svg or .pdf")
     return ext
 
 
@@ -353,7 +352,7 @@ def _check_drawable(sides):
     function of its own: make_figure's locals must not keep a file once it lets them go.)"""
     for f in (f for side in sides for f in side):
         if not known(_measured_column(f, "gbps")).any():
-            raise UsageError(messages.PLOT_NO_MEASURED_PASS_HAS.format(path=f.path))
+            raise UsageError(f"{f.path}: no measured pass has a rate (gbps): nothing to plot")
 
 
 def make_figure(files, metric="median", confidence=95.0, labels=None, model=False, warnings=None):

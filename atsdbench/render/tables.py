@@ -9,7 +9,6 @@ Max, Median, Mean, Stddev and CV% of its unit to 3 decimals, the unit in the tit
 
 from ..units import format_size
 from . import numbers, text
-from . import messages
 from .layout import fitted
 
 UNITS_NOTE = text.UNITS
@@ -218,7 +217,7 @@ def stride_table(result, unit="pass", fmt="text", view="run", gbps=False):
                        spec.get("bystanders", bystanders), effective))
     warnings = []
     if any(b[6] != unit for b in blocks):
-        warnings.append(messages.TABLES_STRIDE_HAS_SINGLE_ROUND)
+        warnings.append("a stride has a single round: its spread ignores between-round variance")
     rows = [r for b in blocks for r in b[3]]
     shown = blocks[0][3][0]["unit"] if blocks[0][3] else unit
 
@@ -287,7 +286,8 @@ def show_table(result, unit="round", fmt="text", scaling=False, gbps=False):
         if not sweep.has_sweep(result):
             from ..errors import UsageError
 
-            raise UsageError(messages.TABLES_NO_THREADS_AXIS.format(name=result.path or messages.UNNAMED))
+            raise UsageError(f"{result.path or 'the file'}: no threads axis of 2 or more thread counts (--threads "
+                             "1,2,4 measures one)")
         return scaling_table(result, fmt), []
     if not result.has_timed_pass() and fmt != "csv":
         return no_measured_pass(result), []
