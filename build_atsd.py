@@ -15,13 +15,22 @@ def cdef_from_header(text):
     return text[start:stop]
 
 
+# The pass loop's hooks as Python callbacks (atsdbench/measure/core/loop.py): cffi's own syntax, so they
+# are declared here, not in the header that the C compilers read too.
+PYTHON_HOOKS = """
+extern "Python" int32_t atsd_py_before(void *, struct atsd_pass_record *);
+extern "Python" int32_t atsd_py_after(void *, struct atsd_pass_record *);
+"""
+
 ffibuilder = FFI()
-ffibuilder.cdef(cdef_from_header((CSRC / "atsd.h").read_text()))
+ffibuilder.cdef(cdef_from_header((CSRC / "atsd.h").read_text()) + PYTHON_HOOKS)
 ffibuilder.set_source(
     "atsdbench._atsd",
     '#include "atsd.h"',
-    sources=["csrc/atsd.c", "csrc/atsd_ops.c", "csrc/atsd_plan.c", "csrc/atsd_host.c", "csrc/atsd_trace.c",
-             "csrc/atsd_instance.c", "csrc/atsd_verify.c", "csrc/atsd_device.c", "csrc/atsd_profile.c", "csrc/atsd_kexec.c"],
+    sources=[f"csrc/{name}.c" for name in (
+        "atsd", "atsd_region", "atsd_bystanders", "atsd_perf", "atsd_self", "atsd_canary", "atsd_column",
+        "atsd_loop", "atsd_ops", "atsd_threads", "atsd_workload", "atsd_plan", "atsd_check", "atsd_schedule",
+        "atsd_host", "atsd_trace", "atsd_instance", "atsd_verify", "atsd_device", "atsd_profile", "atsd_kexec")],
     include_dirs=["csrc"],
     extra_compile_args=["-O2", "-Wall", "-Wextra"],
     libraries=["pthread"],

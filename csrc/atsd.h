@@ -58,14 +58,6 @@ int atsd_region_restore(struct atsd_region *r, int32_t retouch);
 
 int atsd_region_unmap(struct atsd_region *r);
 
-/* One timed pass: mprotect(addr + off, stride, PROT_NONE) for every off in
- * 0..size step stride.  *ns gets the whole pass in nanoseconds.  When lat is
- * not NULL it must hold size/stride entries and gets each call's latency in
- * ns.  *done gets the number of calls that succeeded (all of them unless an
- * error is returned). */
-int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
-	      uint64_t *lat, uint64_t *done);
-
 /* The latency percentiles of one pass's calls (atsd's lat_*_ns, atsdbench's lat_*_us), by nearest
  * rank: percentile q is the smallest latency with at least q% of the calls at or below it (the
  * ceil(q x n / 100)-th smallest, in integers), so each is a latency some call had, and q = 100 is the
@@ -76,8 +68,8 @@ int atsd_latency_percentiles(uint64_t *lat, uint64_t n, const int32_t *percent, 
 /* The operations a pass can time (run --op), each stride by stride over the populated region:
  * mprotect(PROT_NONE); madvise(MADV_DONTNEED) (the pages freed, the mapping kept); munmap (the
  * mapping gone: the pass then reserves the range PROT_NONE, untimed, so nothing else is mapped
- * there).  atsd_op_pass() is atsd_pass() for any op; atsd_op_restore() is the untimed preparation
- * between passes (munmap: the region mapped again over its own range, with its advice), then
+ * there).  atsd_op_pass(): the pass, *ns its time, lat (NULL, or size / stride entries) each call's,
+ * *done the calls that succeeded; atsd_op_restore(): the untimed preparation between passes (munmap: the region mapped again over its own range, with its advice), then
  * atsd_region_restore(r, retouch).  Names: "mprotect", and the call as tables print it,
  * "mprotect(PROT_NONE)"; NULL for an op out of range.  atsd_op_parse(): the op, or -EINVAL. */
 enum atsd_op {
@@ -98,8 +90,7 @@ int atsd_op_parse(const char *name);
  * thread i the i-th of N equal parts of the region, stride by stride; every thread waits on one
  * barrier before its loop, so none starts before all have come.  Each thread's times are its own:
  * t0/t1 its loop's clock reads, cpu_ns and preempted (involuntary switches) read just outside its
- * loop, arrived its coming to the barrier.  The pass's ns is the slowest thread's t1 - t0
- * (atsd_threads_slowest).  stop() clears the owner's slot first, like the other releases.
+ * loop, arrived its coming to the barrier.  The pass's ns is the slowest thread's t1 - t0.  stop() clears the owner's slot first, like the other releases.
  * processes (--tasks processes): the helpers are forked processes, one mm each, every one mapping a
  * region of its own of size / n (align, pages as atsd_region_map takes them) at its start, so start
  * them before the caller maps its region (a fork would share that region copy-on-write); the
@@ -119,7 +110,6 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 		       uint64_t align, int32_t pages);
 int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
 		      struct atsd_thread_times *times, uint64_t *ns);
-uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n);
 /* Untimed, between passes, after the caller restored its own region: processes restore theirs (in
  * parallel, every one before it returns); threads share the caller's region, so nothing to do. */
 int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch);
@@ -678,24 +668,86 @@ int atsd_kprobe_remove(const char *root, const char *event);
  * 0, or -errno as atsd_kprobe_make (p unchanged).  remove(): both taken out, whatever was made. */
 int atsd_breakdown_device(const char *root, struct atsd_breakdown_probe *p);
 void atsd_breakdown_device_remove(const char *root);
+/* ---- one cell's passes (csrc/atsd_loop.c): the one pass loop of atsd and atsdbench run ----
+ *
+ * atsd_cell_passes() runs the passes of cell l->cell of round l->round, in atsd_round_order's order
+ * (round x cells + cell).  Per pass: the untimed restore of the region (and --tasks processes'), not
+ * before the first; the device's touch (l->device: --device hmm); hooks->before; the measuring
+ * thread's state (atsd_self_state); the measured pass (atsd_op_pass, atsd_threads_pass with
+ * l->threads, a --workload cell's atsd_workload_pass); its state again; the latency percentiles
+ * (--latency); hooks->after.  Each pass fills out[i] (cap must hold (warmup + reps) x nstrides).  A
+ * hook returns 0 to go on, else the loop stops (l->stopped): before, that pass is not run; after, it
+ * is the last.  A failed step stops it too (l->err, l->stage); a failed pass's record (rec->err set)
+ * is shown to hooks->after, so it can release what before took, and left at out[count], not counted.
+ * Returns the records finished, or -errno before any pass (a bad loop, no memory).
+ * atsd_cell_verify(): --verify's passes of the cell, after its timed ones: one a stride of the plan
+ * (its order), each region restored with every page retouched, checked (atsd_verify_pass, on the
+ * verifier v, which the caller started), one record (kind verify), hooks->after (before: never). */
+enum atsd_loop_stage {
+	ATSD_STAGE_NONE = 0,
+	ATSD_STAGE_RESTORE = 1,         /* atsd_op_restore of the region */
+	ATSD_STAGE_TASKS_RESTORE = 2,   /* atsd_threads_restore of the tasks' own regions */
+	ATSD_STAGE_TOUCH = 3,           /* the device's touch */
+	ATSD_STAGE_PASS = 4             /* the measured (or verify) pass */
+};
+enum atsd_record_kind { ATSD_RECORD_SAMPLE = 0, ATSD_RECORD_VERIFY = 1 };
+/* One pass as the loop ran it: what both front ends make their sample (or verify) record of. */
+struct atsd_pass_record {
+	int32_t kind;           /* enum atsd_record_kind */
+	int32_t round;
+	int32_t rep;            /* its repetition, warm-up repetitions first (a sample's) */
+	int32_t order;          /* its position in the round: l->first + its index in the cell */
+	int32_t warmup;         /* 1: a warm-up repetition, or any pass of a warm-up round */
+	int32_t traced;         /* set by hooks->before: its flushes were counted */
+	int32_t cell;
+	int32_t op;             /* enum atsd_op (a --workload cell's verify passes: madvise) */
+	int32_t threads;        /* the cell's tasks */
+	int32_t workload;       /* enum atsd_workload, -1: a pass of op */
+	uint64_t stride_bytes;
+	uint64_t ns;            /* the pass (with tasks, the slowest task's loop) */
+	uint64_t calls;         /* size / stride; a workload's: its loops */
+	uint64_t loops;         /* --workload: every task's loops, else 0 */
+	int64_t device_touch_ns;  /* --device hmm: the touch before it, else -1 */
+	struct atsd_self_state self;  /* the measuring thread over the pass (atsd_self_delta) */
+	int32_t latency;        /* 1: lat_ns holds p50, p90, p99 and max of its calls (--latency) */
+	int32_t err;            /* a failed step's -errno (stage says which), else 0 */
+	uint64_t lat_ns[4];
+	int32_t stage;          /* enum atsd_loop_stage */
+	int32_t ntimes;         /* entries of times */
+	uint64_t done;          /* a failed pass: the calls (loops) that succeeded */
+	struct atsd_verify_result verify;  /* kind verify: its checks */
+	struct atsd_thread_times *times;   /* with tasks: each task's; during the hooks only, else NULL */
+	uint64_t *call_ns;      /* --latency: every call's latency (calls of them); during the hooks only */
+};
+struct atsd_pass_hooks {
+	void *ctx;
+	int32_t (*before)(void *ctx, struct atsd_pass_record *rec);  /* NULL: none */
+	int32_t (*after)(void *ctx, struct atsd_pass_record *rec);
+};
+struct atsd_loop {
+	const struct atsd_plan *plan;
+	int32_t cell;
+	int32_t round;
+	int32_t warmup_round;   /* 1: every pass of it is a warm-up */
+	int32_t first;          /* the order of its first pass in the round */
+	struct atsd_region *region;     /* the cell's region (a workload's verify region); NULL for a workload */
+	struct atsd_threads *threads;   /* --threads > 1 and --workload: the tasks; NULL else */
+	struct atsd_device *device;     /* --device hmm, else NULL */
+	int32_t err;            /* out: the failure that stopped it, -errno, else 0 */
+	int32_t stage;          /* out: where (enum atsd_loop_stage) */
+	int32_t stopped;        /* out: 1 where a hook stopped it */
+	int32_t failed;         /* out: the index in out of the failed pass's record, -1 none */
+};
+int32_t atsd_cell_passes(struct atsd_loop *l, const struct atsd_pass_hooks *hooks, struct atsd_pass_record *out,
+			 int32_t cap);
+int32_t atsd_cell_verify(struct atsd_loop *l, struct atsd_verifier *v, int32_t op, const int32_t *invalidators,
+			 int32_t ninvalidators, const struct atsd_pass_hooks *hooks, struct atsd_pass_record *out,
+			 int32_t cap);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 26
+#define ATSD_ABI_VERSION 27
 
-/* Inside the core only (atsd.c, atsd_ops.c). */
-#include <time.h>
-#ifdef CLOCK_MONOTONIC_RAW
-#define ATSD_CLOCK CLOCK_MONOTONIC_RAW
-#else
-#define ATSD_CLOCK CLOCK_MONOTONIC
-#endif
-/* The region mapped again over its own range, with its advice, unpopulated (munmap's restore). */
-int atsd_region_remap(struct atsd_region *r);
-/* Native cleanup runs with SIGINT and SIGTERM held: a handler (Python's, or atsd's) then runs after the
- * object is gone and its owner's slot is NULL, never half-way through freeing it.  Every C file's
- * release takes these two (atsd.c). */
-#include <signal.h>
-void atsd_hold_signals(sigset_t *old);
-void atsd_release_signals(const sigset_t *old);
+/* What the core's files share with each other and with atsd, never with Python. */
+#include "atsd_core.h"
 
 #endif

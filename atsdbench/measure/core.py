@@ -8,7 +8,7 @@ from ..signals import held
 # The ABI (csrc/atsd.h's ATSD_ABI_VERSION) this Python side is written against.  It cannot be read
 # from the compiled module, which may be older than the sources it is imported with (a checkout
 # pulled since its `pip install -e`); tests/measure/test_core.py holds it equal to the header.
-ABI_VERSION = 26
+ABI_VERSION = 27
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -457,14 +457,6 @@ def stale_text(stale, checks, op, stride, invalidators, checkers):
     inv, chk = ffi.new("int32_t[]", list(invalidators)), ffi.new("int32_t[]", list(checkers))
     return _text(lib.atsd_verify_stale_text(stale, checks, lib.atsd_op_parse(op.encode()), stride, inv, len(inv),
                                             chk, len(chk), out, 1024))
-
-
-def slowest(durations):
-    """The pass's ns from each thread's (t0, t1), by the C rule (atsd_threads_slowest)."""
-    times = ffi.new("struct atsd_thread_times[]", max(1, len(durations)))
-    for t, (t0, t1) in zip(times, durations):
-        t.t0, t.t1 = t0, t1
-    return lib.atsd_threads_slowest(times, len(durations))
 
 
 class TracepointCounter:
