@@ -290,17 +290,6 @@ def test_latency_percentiles_are_numpys_inverted_cdf_at_breadth(lat, q):
     _nearest_rank(lat, q)
 
 
-def test_session_stores_the_core_percentiles():
-    import numpy as np
-
-    from atsdbench.measure.session import latency_summary
-
-    lat = np.array([1000, 2000, 3000, 4000, 100000], dtype=np.uint64)
-    s = latency_summary(lat)
-    # nearest rank: p90 and p99 of 5 calls are the slowest one (np.percentile would give 61.6 and 96.2)
-    assert (s["lat_p50_us"], s["lat_p90_us"], s["lat_p99_us"], s["lat_max_us"]) == (3.0, 100.0, 100.0, 100.0)
-
-
 def test_sub_run_start_is_a_gap_after_the_one_before_started():
     assert core.sub_run_start(None, 20.0, 7.0) == 7.0       # the first: at once
     assert core.sub_run_start(0.0, 20.0, 7.0) == 20.0       # a start at 0 is a start
