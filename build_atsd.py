@@ -1,6 +1,7 @@
 """cffi build script (API mode).  Lives outside the package so it is never imported at run time.
 
-The cdef is cut from the marked block of csrc/atsd.h: the header is the one declaration of the C API.
+The cdef is cut from the marked blocks of csrc/atsd.h and csrc/atsd_trace.h: the headers are the one
+declaration of the C API.
 """
 import pathlib
 
@@ -8,11 +9,17 @@ from cffi import FFI
 
 CSRC = pathlib.Path(__file__).resolve().parent / "csrc"
 BEGIN, END = "/* ATSD-CDEF-BEGIN */", "/* ATSD-CDEF-END */"
+HEADERS = ("atsd.h", "atsd_trace.h")
 
 
 def cdef_from_header(text):
     start, stop = text.index(BEGIN) + len(BEGIN), text.index(END)
     return text[start:stop]
+
+
+def cdef(csrc=CSRC):
+    """Every header's block, in HEADERS' order."""
+    return "".join(cdef_from_header((csrc / name).read_text()) for name in HEADERS)
 
 
 # The pass loop's hooks as Python callbacks (atsdbench/measure/core/loop.py): cffi's own syntax, so they
@@ -23,7 +30,7 @@ extern "Python" int32_t atsd_py_after(void *, struct atsd_pass_record *);
 """
 
 ffibuilder = FFI()
-ffibuilder.cdef(cdef_from_header((CSRC / "atsd.h").read_text()) + PYTHON_HOOKS)
+ffibuilder.cdef(cdef() + PYTHON_HOOKS)
 ffibuilder.set_source(
     "atsdbench._atsd",
     '#include "atsd.h"',

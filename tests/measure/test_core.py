@@ -18,14 +18,16 @@ def test_abi_version_matches_header():
     assert core.abi_version() == core.ABI_VERSION
 
 
-def test_cdef_is_cut_from_the_header():
+def test_cdef_is_cut_from_the_headers():
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("build_atsd", ROOT / "build_atsd.py")
     build = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build)
-    cdef = build.cdef_from_header((ROOT / "csrc" / "atsd.h").read_text())
-    assert "struct atsd_pass_record {" in cdef and "#include" not in cdef and "ATSD-CDEF" not in cdef
+    cdef = build.cdef(ROOT / "csrc")
+    assert "struct atsd_pass_record {" in cdef and "struct atsd_breakdown_probe {" in cdef
+    assert "#include" not in cdef and "ATSD-CDEF" not in cdef
+    assert '#include "atsd_trace.h"' in (ROOT / "csrc" / "atsd.h").read_text()  # C sees what cffi sees
 
 
 def test_page_size_is_the_systems():
@@ -150,7 +152,7 @@ def test_threads_start_on_a_barrier_and_each_does_its_own_part(op):
 
 @pytest.mark.live
 def test_a_stride_whose_thread_parts_wrap_64_bits_is_refused():
-    """size % (threads x stride) with 2 x 2^63: the product wrapped to 0 and the core died of SIGFPE."""
+    """size % (threads x stride) with 2 x 2^63: the product would wrap to 0, a division by zero."""
     import os
 
     cpus = sorted(os.sched_getaffinity(0))

@@ -86,7 +86,7 @@ class _Plan:
     ("import os, sys; sys.stdin.read(); os._exit(3)", "the round worker exited 3 without finishing and printed nothing"),
 ])
 def test_a_worker_that_dies_says_how(monkeypatch, child, said):
-    """Issue 34, 12: a killed --processes/--runs child said "round worker failed: ['no output']"."""
+    """A killed --processes/--runs child is said by its signal or its last words, never as no output."""
     import subprocess
     import sys
 
