@@ -2,11 +2,12 @@
  * atsd - the standalone atsdbench runner for minimal systems (no Python).
  *
  * A thin front end: its options come from the option table (atsd_options.h), the plan is parsed,
- * checked and ordered by the same C code as `atsdbench run` (atsd_plan.c), measured through the
- * same core (atsd.c) and counted from the same tracepoints under the same names (atsd_trace.c).
- * This file is the options, the round loop and --runs' sub-runs (a fork each); counting, the output
- * file and the table after the run are atsd_count.c, atsd_output.c and atsd_summary.c, --breakdown's
- * traced passes atsd_breakdown.c.
+ * checked and ordered by the same C code as `atsdbench run` (atsd_plan.c, atsd_check.c,
+ * atsd_schedule.c), each cell's passes run by the same loop (atsd_loop.c, through atsd_pass.c) and
+ * counted from the same tracepoints under the same names (atsd_trace.c).  This file is the options,
+ * the rounds and --runs' sub-runs (a fork each); counting, the output file and the table after the
+ * run are atsd_count.c, atsd_output.c and atsd_summary.c, --breakdown's traced passes
+ * atsd_breakdown.c.
  */
 #define _GNU_SOURCE
 #include "atsd_main.h"
