@@ -1,6 +1,7 @@
 """cffi build script (API mode).  Lives outside the package so it is never imported at run time.
 
-The cdef is cut from the marked block of csrc/atsd.h: the header is the one declaration of the C API.
+The cdef is cut from the marked blocks of csrc/atsd.h and csrc/atsd_trace.h: the headers are the one
+declaration of the C API.
 """
 import pathlib
 
@@ -8,6 +9,7 @@ from cffi import FFI
 
 CSRC = pathlib.Path(__file__).resolve().parent / "csrc"
 BEGIN, END = "/* ATSD-CDEF-BEGIN */", "/* ATSD-CDEF-END */"
+HEADERS = ("atsd.h", "atsd_trace.h")
 
 
 def cdef_from_header(text):
@@ -15,13 +17,27 @@ def cdef_from_header(text):
     return text[start:stop]
 
 
+def cdef(csrc=CSRC):
+    """Every header's block, in HEADERS' order."""
+    return "".join(cdef_from_header((csrc / name).read_text()) for name in HEADERS)
+
+
+# The pass loop's hooks as Python callbacks (atsdbench/measure/core/loop.py): cffi's own syntax, so they
+# are declared here, not in the header that the C compilers read too.
+PYTHON_HOOKS = """
+extern "Python" int32_t atsd_py_before(void *, struct atsd_pass_record *);
+extern "Python" int32_t atsd_py_after(void *, struct atsd_pass_record *);
+"""
+
 ffibuilder = FFI()
-ffibuilder.cdef(cdef_from_header((CSRC / "atsd.h").read_text()))
+ffibuilder.cdef(cdef() + PYTHON_HOOKS)
 ffibuilder.set_source(
     "atsdbench._atsd",
     '#include "atsd.h"',
-    sources=["csrc/atsd.c", "csrc/atsd_ops.c", "csrc/atsd_plan.c", "csrc/atsd_host.c", "csrc/atsd_trace.c",
-             "csrc/atsd_instance.c", "csrc/atsd_verify.c", "csrc/atsd_device.c", "csrc/atsd_profile.c", "csrc/atsd_kexec.c"],
+    sources=[f"csrc/{name}.c" for name in (
+        "atsd", "atsd_region", "atsd_bystanders", "atsd_perf", "atsd_self", "atsd_canary", "atsd_column",
+        "atsd_loop", "atsd_ops", "atsd_threads", "atsd_workload", "atsd_plan", "atsd_check", "atsd_schedule",
+        "atsd_host", "atsd_trace", "atsd_instance", "atsd_verify", "atsd_device", "atsd_profile", "atsd_kexec")],
     include_dirs=["csrc"],
     extra_compile_args=["-O2", "-Wall", "-Wextra"],
     libraries=["pthread"],

@@ -1,8 +1,9 @@
 /*
- * atsd.h - the C timing core of atsdbench: the one declaration of its API.
+ * atsd.h - the C timing core of atsdbench: the one declaration of its API, with atsd_trace.h (its
+ * tracefs part), which it includes.
  *
  * The cffi build script (build_atsd.py) cuts its cdef from the block between
- * the ATSD-CDEF-BEGIN and ATSD-CDEF-END markers below, so this header and the
+ * the ATSD-CDEF-BEGIN and ATSD-CDEF-END markers of each, so these headers and the
  * Python binding cannot drift.  Keep that block plain C that cffi's parser
  * accepts: no macros, no includes, fixed-width integer types only.
  *
@@ -58,14 +59,6 @@ int atsd_region_restore(struct atsd_region *r, int32_t retouch);
 
 int atsd_region_unmap(struct atsd_region *r);
 
-/* One timed pass: mprotect(addr + off, stride, PROT_NONE) for every off in
- * 0..size step stride.  *ns gets the whole pass in nanoseconds.  When lat is
- * not NULL it must hold size/stride entries and gets each call's latency in
- * ns.  *done gets the number of calls that succeeded (all of them unless an
- * error is returned). */
-int atsd_pass(struct atsd_region *r, uint64_t stride, uint64_t *ns,
-	      uint64_t *lat, uint64_t *done);
-
 /* The latency percentiles of one pass's calls (atsd's lat_*_ns, atsdbench's lat_*_us), by nearest
  * rank: percentile q is the smallest latency with at least q% of the calls at or below it (the
  * ceil(q x n / 100)-th smallest, in integers), so each is a latency some call had, and q = 100 is the
@@ -76,8 +69,8 @@ int atsd_latency_percentiles(uint64_t *lat, uint64_t n, const int32_t *percent, 
 /* The operations a pass can time (run --op), each stride by stride over the populated region:
  * mprotect(PROT_NONE); madvise(MADV_DONTNEED) (the pages freed, the mapping kept); munmap (the
  * mapping gone: the pass then reserves the range PROT_NONE, untimed, so nothing else is mapped
- * there).  atsd_op_pass() is atsd_pass() for any op; atsd_op_restore() is the untimed preparation
- * between passes (munmap: the region mapped again over its own range, with its advice), then
+ * there).  atsd_op_pass(): the pass, *ns its time, lat (NULL, or size / stride entries) each call's,
+ * *done the calls that succeeded; atsd_op_restore(): the untimed preparation between passes (munmap: the region mapped again over its own range, with its advice), then
  * atsd_region_restore(r, retouch).  Names: "mprotect", and the call as tables print it,
  * "mprotect(PROT_NONE)"; NULL for an op out of range.  atsd_op_parse(): the op, or -EINVAL. */
 enum atsd_op {
@@ -98,8 +91,7 @@ int atsd_op_parse(const char *name);
  * thread i the i-th of N equal parts of the region, stride by stride; every thread waits on one
  * barrier before its loop, so none starts before all have come.  Each thread's times are its own:
  * t0/t1 its loop's clock reads, cpu_ns and preempted (involuntary switches) read just outside its
- * loop, arrived its coming to the barrier.  The pass's ns is the slowest thread's t1 - t0
- * (atsd_threads_slowest).  stop() clears the owner's slot first, like the other releases.
+ * loop, arrived its coming to the barrier.  The pass's ns is the slowest thread's t1 - t0.  stop() clears the owner's slot first, like the other releases.
  * processes (--tasks processes): the helpers are forked processes, one mm each, every one mapping a
  * region of its own of size / n (align, pages as atsd_region_map takes them) at its start, so start
  * them before the caller maps its region (a fork would share that region copy-on-write); the
@@ -119,7 +111,6 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 		       uint64_t align, int32_t pages);
 int atsd_threads_pass(struct atsd_threads *t, struct atsd_region *r, int32_t op, uint64_t stride, uint64_t *lat,
 		      struct atsd_thread_times *times, uint64_t *ns);
-uint64_t atsd_threads_slowest(const struct atsd_thread_times *times, int32_t n);
 /* Untimed, between passes, after the caller restored its own region: processes restore theirs (in
  * parallel, every one before it returns); threads share the caller's region, so nothing to do. */
 int atsd_threads_restore(struct atsd_threads *t, int32_t op, int32_t retouch);
@@ -208,7 +199,7 @@ int atsd_counter_close(struct atsd_counter **c);
  * `chase` hops; free() clears the owner's slot first, like the other releases. */
 struct atsd_canary;
 /* Its size as both front ends run it before every round: 20M LCG steps (~20 ms here) and a 250K-hop
- * chase over 16 MB (~40 ms), as measured for issue 25 (the chase shortened from 2M hops). */
+ * chase over 16 MB (~40 ms): long enough to see the host's drift, short beside a round. */
 enum atsd_canary_plan {
 	ATSD_CANARY_BYTES = 16777216,
 	ATSD_CANARY_COMPUTE = 20000000,
@@ -411,130 +402,6 @@ struct atsd_option {
 int atsd_option_count(void);
 int atsd_option_get(int32_t i, struct atsd_option *out);
 
-/* ---- tracefs (csrc/atsd_trace.c): finding and naming the flush tracepoints ----
- *
- * The one copy of these rules for both front ends (atsd's counting, atsdbench's counters.py), so a
- * column or a sentence cannot differ between them.  Every function takes the tree it looks in, so
- * tests run them on a fixture tracefs. */
-enum atsd_trace_limits {
-	ATSD_MAX_REASONS = 32,
-	ATSD_REASON_NAME = 64,
-	ATSD_COLUMN_NAME = 48,
-	ATSD_FILTER_MAX = 256
-};
-
-struct atsd_reason {
-	int64_t code;
-	char name[64];          /* ATSD_REASON_NAME */
-};
-
-/* A tracepoint as its format file describes it. */
-struct atsd_tracepoint {
-	uint64_t id;            /* the "ID:" line; 0 when absent */
-	int32_t nreasons;
-	int32_t reserved;
-	struct atsd_reason reasons[32];  /* the { code, "name" } pairs of its print fmt, first seen first */
-};
-
-/* A perf counter on a tracepoint: the result-file column and its kernel filter ("" for none). */
-struct atsd_count_column {
-	char name[48];          /* ATSD_COLUMN_NAME */
-	char filter[256];       /* ATSD_FILTER_MAX */
-};
-
-/* The first of /sys/kernel/tracing and /sys/kernel/debug/tracing (under sysroot; NULL or "" is /)
- * whose events/ directory can be listed, into out; -ENOENT when neither can. */
-int atsd_tracefs_root(const char *sysroot, char *out, uint64_t len);
-/* A format file's text -> *t (its id 0 when the text has no ID line). */
-int atsd_tracepoint_parse(const char *text, struct atsd_tracepoint *t);
-/* ROOT/events/EVENT/format, EVENT as "tlb/tlb_flush"; -errno (and t->id 0) where it cannot be read. */
-int atsd_tracepoint_find(const char *root, const char *event, struct atsd_tracepoint *t);
-/* "remote IPI send" -> "flushes_remote_ipi_send"; returns out. */
-const char *atsd_reason_column(const char *reason, char *out, uint64_t len);
-/* What is counted from tlb:tlb_flush: flushes (every reason but the sender's note), full_flushes
- * (of those, pages == TLB_FLUSH_ALL), then flushes_<reason> per reason.  Returns the count (at most
- * cap; ATSD_MAX_REASONS + 2 holds them all). */
-int atsd_tlb_flush_columns(const struct atsd_tracepoint *t, struct atsd_count_column *out, int32_t cap);
-/* POWER's flush counts (tlb:tlb_flush never fires there): every column a kernel filter on one event
- * can count, as atsd counts them with perf counters; atsdbench counts the same columns (and the
- * errata workarounds, which need the order of events) from a trace buffer (measure/tlbie.py), taking
- * the names, the hypervisor calls' opcodes and the filters it is tested against from here. */
-struct atsd_power_column {
-	char name[48];          /* ATSD_COLUMN_NAME: the result-file column */
-	char event[48];         /* the tracepoint, as "powerpc/tlbie" */
-	char filter[256];       /* ATSD_FILTER_MAX: its kernel filter, "" for none */
-	int32_t hash;           /* 1: a pseries hypervisor call, counted on a hash MMU only */
-	int32_t opcode;         /* that call's PAPR number, -1 for the others */
-};
-/* The columns in order; returns the count (at most cap; 16 holds them all). */
-int atsd_power_columns(struct atsd_power_column *out, int32_t cap);
-/* 1 when /proc/mounts text (NULL: this system's) lists a tracefs, else 0. */
-int atsd_tracefs_mounted(const char *mounts);
-/* Why EVENT ("tlb:tlb_flush") cannot be read, in one sentence with the way out.  euid -1: this
- * process's; mounted -1: atsd_tracefs_mounted(NULL).  Returns out. */
-const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mounted, char *out, uint64_t len);
-/* ---- a private tracefs instance (csrc/atsd_instance.c): run --breakdown's traced passes (atsd and
- * atsdbench alike) and atsdbench's POWER flush counts (measure/tracebuf.py) ----
- *
- * make(): stale instances of dead processes removed, then ROOT/instances/atsdbench-PID made (tracefs
- * fills it).  setup(): recording off, no overwrite, every CPU's buffer small, cpus[i]'s kb[i], the
- * trace clock (NULL or "": tracefs's), each event's filter.  start(): buffers emptied, the events
- * enabled, recording on.  mark(): one trace_marker line; mark_time(): "atsdbench NAME NS" with
- * CLOCK_MONOTONIC ns (two of them give the trace clock's tick).  stop(): recording and events off,
- * *lost the events every CPU's buffer lost.  text(): every CPU's buffer that has entries, CPU by CPU,
- * comment lines left out, into a malloc'd *out (atsd_free); its length or -errno.  close(): events
- * off, the instance removed, the slot cleared first, SIGINT/SIGTERM held; a second close is a no-op. */
-enum { ATSD_MAX_TRACE_EVENTS = 24, ATSD_BREAKDOWN_CALLS = 2048, ATSD_INSTANCE_SMALL_KB = 256 };
-struct atsd_trace_event {
-	char event[64];         /* "tlb/tlb_flush" */
-	char filter[256];       /* ATSD_FILTER_MAX: "" for none */
-	char family[8];         /* run --breakdown's: syscall, tlb, csd, ipi, tlbie, hcall */
-};
-struct atsd_instance;
-int atsd_instance_make(struct atsd_instance **slot, const char *root);
-const char *atsd_instance_path(const struct atsd_instance *t);
-int atsd_instance_setup(struct atsd_instance *t, const struct atsd_trace_event *events, int32_t nevents,
-			const int32_t *cpus, const uint64_t *kb, int32_t ncpus, const char *clock);
-int atsd_instance_start(struct atsd_instance *t);
-int atsd_instance_mark(struct atsd_instance *t, const char *text);
-int atsd_instance_mark_time(struct atsd_instance *t, const char *name);
-int atsd_instance_stop(struct atsd_instance *t, uint64_t *lost);
-int64_t atsd_instance_text(struct atsd_instance *t, char **out);
-int atsd_instance_close(struct atsd_instance **slot);
-void atsd_free(void *p);
-void atsd_instance_remove_stale(const char *root);
-/* Events a buffer lost, from its per_cpu/cpuN/stats text ("overrun" plus "dropped events"). */
-uint64_t atsd_trace_lost(const char *stats);
-/* Why no instance can be made in ROOT (err: the -errno of make), in one sentence with the way out
- * (lockdown: securityfs' mode, NULL to read it here).  Returns out. */
-const char *atsd_instance_problem(const char *root, int32_t err, const char *lockdown, char *out, uint64_t len);
-/* run --breakdown: what it records under ROOT for these ops: each op's syscall enter/exit, and where
- * this kernel has them tlb:tlb_flush, csd:csd_function_entry/exit, ipi:ipi_send_cpu/_cpumask, on POWER
- * powerpc:tlbie and powerpc:hcall_entry/exit (the hash page table's calls only; tlb:tlb_flush never
- * fires there); the trace clock (a raw counter where offered).  -ENOENT with `absent` naming a
- * syscall event this kernel lacks (the breakdown cannot run). */
-struct atsd_breakdown_probe {
-	int32_t nevents;
-	int32_t power;          /* 1: tracefs has powerpc events */
-	struct atsd_trace_event events[24];  /* ATSD_MAX_TRACE_EVENTS */
-	char have[64];          /* the families recorded, "tlb,csd,ipi" */
-	char missing[512];      /* optional events this kernel lacks, "csd:csd_function_entry,..." */
-	char absent[64];        /* the syscall event that is not there */
-	char clock[16];         /* "" where none of x86-tsc, ppc-tb, mono is offered */
-};
-int atsd_breakdown_probe(const char *root, const int32_t *ops, int32_t nops, struct atsd_breakdown_probe *p);
-/* The filter of powerpc:hcall_entry/exit: only the hypervisor calls that change the hash page table
- * (atsd_power_columns' hash ones; an idle CPU's H_CEDE would fill a buffer).  Returns out. */
-const char *atsd_hcall_filter(char *out, uint64_t len);
-/* The syscall events filtered to the measuring thread. */
-int atsd_breakdown_thread(struct atsd_breakdown_probe *p, int32_t tid);
-/* A breakdown pass's region: the run's layout (align), at most ATSD_BREAKDOWN_CALLS calls of stride,
- * at most size. */
-uint64_t atsd_breakdown_region(uint64_t size, uint64_t align, uint64_t stride);
-/* The buffers for passes of at most `calls` calls: the measuring CPU's, half that on each bystander's
- * CPU (their remote flushes); into cpus/kb (1 + nbystanders long), returns how many. */
-int32_t atsd_breakdown_sizes(uint64_t calls, int32_t cpu, const int32_t *bystander_cpus, int32_t nbystanders,
-			     int32_t *cpus, uint64_t *kb);
 /* ---- run --verify (csrc/atsd_verify.c): no CPU may use a translation after the call returned ----
  *
  * start(): one checker thread per CPU in cpus (every allowed CPU; n >= 2), pinned there, threads of
@@ -676,26 +543,91 @@ int atsd_kprobe_remove(const char *root, const char *event);
  * atsdbench_PID/device_entry and atsdbench_PID/device_exit, made under ROOT and appended to p's events
  * (family "device", "device" added to have): the stage is the measuring CPU's time between them.
  * 0, or -errno as atsd_kprobe_make (p unchanged).  remove(): both taken out, whatever was made. */
+struct atsd_breakdown_probe;  /* atsd_trace.h */
 int atsd_breakdown_device(const char *root, struct atsd_breakdown_probe *p);
 void atsd_breakdown_device_remove(const char *root);
+/* ---- one cell's passes (csrc/atsd_loop.c): the one pass loop of atsd and atsdbench run ----
+ *
+ * atsd_cell_passes() runs the passes of cell l->cell of round l->round, in atsd_round_order's order
+ * (round x cells + cell).  Per pass: the untimed restore of the region (and --tasks processes'), not
+ * before the first; the device's touch (l->device: --device hmm); hooks->before; the measuring
+ * thread's state (atsd_self_state); the measured pass (atsd_op_pass, atsd_threads_pass with
+ * l->threads, a --workload cell's atsd_workload_pass); its state again; the latency percentiles
+ * (--latency); hooks->after.  Each pass fills out[i] (cap must hold (warmup + reps) x nstrides).  A
+ * hook returns 0 to go on, else the loop stops (l->stopped): before, that pass is not run; after, it
+ * is the last.  A failed step stops it too (l->err, l->stage); a failed pass's record (rec->err set)
+ * is shown to hooks->after, so it can release what before took, and left at out[count], not counted.
+ * Returns the records finished, or -errno before any pass (a bad loop, no memory).
+ * atsd_cell_verify(): --verify's passes of the cell, after its timed ones: one a stride of the plan
+ * (its order), each region restored with every page retouched, checked (atsd_verify_pass, on the
+ * verifier v, which the caller started), one record (kind verify), hooks->after (before: never). */
+enum atsd_loop_stage {
+	ATSD_STAGE_NONE = 0,
+	ATSD_STAGE_RESTORE = 1,         /* atsd_op_restore of the region */
+	ATSD_STAGE_TASKS_RESTORE = 2,   /* atsd_threads_restore of the tasks' own regions */
+	ATSD_STAGE_TOUCH = 3,           /* the device's touch */
+	ATSD_STAGE_PASS = 4             /* the measured (or verify) pass */
+};
+enum atsd_record_kind { ATSD_RECORD_SAMPLE = 0, ATSD_RECORD_VERIFY = 1 };
+/* One pass as the loop ran it: what both front ends make their sample (or verify) record of. */
+struct atsd_pass_record {
+	int32_t kind;           /* enum atsd_record_kind */
+	int32_t round;
+	int32_t rep;            /* its repetition, warm-up repetitions first (a sample's) */
+	int32_t order;          /* its position in the round: l->first + its index in the cell */
+	int32_t warmup;         /* 1: a warm-up repetition, or any pass of a warm-up round */
+	int32_t traced;         /* set by hooks->before: its flushes were counted */
+	int32_t cell;
+	int32_t op;             /* enum atsd_op (a --workload cell's verify passes: madvise) */
+	int32_t threads;        /* the cell's tasks */
+	int32_t workload;       /* enum atsd_workload, -1: a pass of op */
+	uint64_t stride_bytes;
+	uint64_t ns;            /* the pass (with tasks, the slowest task's loop) */
+	uint64_t calls;         /* size / stride; a workload's: its loops */
+	uint64_t loops;         /* --workload: every task's loops, else 0 */
+	int64_t device_touch_ns;  /* --device hmm: the touch before it, else -1 */
+	struct atsd_self_state self;  /* the measuring thread over the pass (atsd_self_delta) */
+	int32_t latency;        /* 1: lat_ns holds p50, p90, p99 and max of its calls (--latency) */
+	int32_t err;            /* a failed step's -errno (stage says which), else 0 */
+	uint64_t lat_ns[4];
+	int32_t stage;          /* enum atsd_loop_stage */
+	int32_t ntimes;         /* entries of times */
+	uint64_t done;          /* a failed pass: the calls (loops) that succeeded */
+	struct atsd_verify_result verify;  /* kind verify: its checks */
+	struct atsd_thread_times *times;   /* with tasks: each task's; during the hooks only, else NULL */
+	uint64_t *call_ns;      /* --latency: every call's latency (calls of them); during the hooks only */
+};
+struct atsd_pass_hooks {
+	void *ctx;
+	int32_t (*before)(void *ctx, struct atsd_pass_record *rec);  /* NULL: none */
+	int32_t (*after)(void *ctx, struct atsd_pass_record *rec);
+};
+struct atsd_loop {
+	const struct atsd_plan *plan;
+	int32_t cell;
+	int32_t round;
+	int32_t warmup_round;   /* 1: every pass of it is a warm-up */
+	int32_t first;          /* the order of its first pass in the round */
+	struct atsd_region *region;     /* the cell's region (a workload's verify region); NULL for a workload */
+	struct atsd_threads *threads;   /* --threads > 1 and --workload: the tasks; NULL else */
+	struct atsd_device *device;     /* --device hmm, else NULL */
+	int32_t err;            /* out: the failure that stopped it, -errno, else 0 */
+	int32_t stage;          /* out: where (enum atsd_loop_stage) */
+	int32_t stopped;        /* out: 1 where a hook stopped it */
+	int32_t failed;         /* out: the index in out of the failed pass's record, -1 none */
+};
+int32_t atsd_cell_passes(struct atsd_loop *l, const struct atsd_pass_hooks *hooks, struct atsd_pass_record *out,
+			 int32_t cap);
+int32_t atsd_cell_verify(struct atsd_loop *l, struct atsd_verifier *v, int32_t op, const int32_t *invalidators,
+			 int32_t ninvalidators, const struct atsd_pass_hooks *hooks, struct atsd_pass_record *out,
+			 int32_t cap);
 /* ATSD-CDEF-END */
 
-#define ATSD_ABI_VERSION 26
+#define ATSD_ABI_VERSION 27
 
-/* Inside the core only (atsd.c, atsd_ops.c). */
-#include <time.h>
-#ifdef CLOCK_MONOTONIC_RAW
-#define ATSD_CLOCK CLOCK_MONOTONIC_RAW
-#else
-#define ATSD_CLOCK CLOCK_MONOTONIC
-#endif
-/* The region mapped again over its own range, with its advice, unpopulated (munmap's restore). */
-int atsd_region_remap(struct atsd_region *r);
-/* Native cleanup runs with SIGINT and SIGTERM held: a handler (Python's, or atsd's) then runs after the
- * object is gone and its owner's slot is NULL, never half-way through freeing it.  Every C file's
- * release takes these two (atsd.c). */
-#include <signal.h>
-void atsd_hold_signals(sigset_t *old);
-void atsd_release_signals(const sigset_t *old);
+/* The tracefs part of the API: the rules of the flush tracepoints, the trace instance, --breakdown's. */
+#include "atsd_trace.h"
+/* What the core's files share with each other and with atsd, never with Python. */
+#include "atsd_core.h"
 
 #endif

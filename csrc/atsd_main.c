@@ -2,11 +2,12 @@
  * atsd - the standalone atsdbench runner for minimal systems (no Python).
  *
  * A thin front end: its options come from the option table (atsd_options.h), the plan is parsed,
- * checked and ordered by the same C code as `atsdbench run` (atsd_plan.c), measured through the
- * same core (atsd.c) and counted from the same tracepoints under the same names (atsd_trace.c).
- * This file is the options, the round loop and --runs' sub-runs (a fork each); counting, the output
- * file and the table after the run are atsd_count.c, atsd_output.c and atsd_summary.c, --breakdown's
- * traced passes atsd_breakdown.c.
+ * checked and ordered by the same C code as `atsdbench run` (atsd_plan.c, atsd_check.c,
+ * atsd_schedule.c), each cell's passes run by the same loop (atsd_loop.c, through atsd_pass.c) and
+ * counted from the same tracepoints under the same names (atsd_trace.c).  This file is the options,
+ * the rounds and --runs' sub-runs (a fork each); counting, the output file and the table after the
+ * run are atsd_count.c, atsd_output.c and atsd_summary.c, --breakdown's traced passes
+ * atsd_breakdown.c.
  */
 #define _GNU_SOURCE
 #include "atsd_main.h"
@@ -131,79 +132,6 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
 	return output;  /* NULL: no file, the table only */
 }
 
-/* --verify: after the cell's timed passes (their region, no timed pass beside a checker), one verify
- * pass per stride, checked from every other allowed CPU (csrc/atsd_verify.c), each a `verify` line;
- * the checks and stale reads are summed per cell and stride for the loud line at the end. */
-static int verify_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
-		       int32_t cell, const struct atsd_cell *c, struct atsd_region *r, struct summary *t,
-		       struct atsd_device *dev)
-{
-	struct atsd_verifier *v = NULL;
-	struct atsd_verify_result res;
-	const int32_t *inv = c->threads > 1 ? p->thread_cpus : &p->cpu;
-	int32_t ninv = c->threads > 1 ? c->threads : 1, chk[ATSD_MAX_CPUS], nchk;
-	int err, s, i;
-
-	if ((err = atsd_verify_start(&v, p->verify_cpus, p->nverify_cpus))) {
-		fprintf(stderr, "atsd: starting checkers on %d CPUs: %s\n", p->nverify_cpus, strerror(-err));
-		return err;
-	}
-#ifdef ATSD_TEST_DOUBLES
-	/* A test build only (tests/test_workload.py): every check stale, as tests/measure/test_verify.py's
-	 * control does through the core. */
-	if (getenv("ATSD_TEST_VERIFY_SKIP_CALL"))
-		atsd_verify_control(v, 1);
-#endif
-	atsd_verify_device(v, dev);
-	for (s = 0; s < p->nstrides && !interrupted; s++) {
-		struct stride_stats *st = summary_at(t, p, cell, p->strides[s]);
-		char a[32];
-		if ((err = atsd_op_restore(r, c->op, 1))) {
-			fprintf(stderr, "atsd: restoring the region for a verify pass of stride %s: %s\n",
-				atsd_format_size(p->strides[s], a, sizeof(a)), strerror(-err));
-			break;
-		}
-		err = atsd_verify_pass(v, r, c->op, p->strides[s], inv, ninv, &res);
-		if (err == -ETIMEDOUT) {  /* the call did not fail: a checker never reached it */
-			fprintf(stderr, "atsd: verify pass: a checker did not reach call %" PRIu64 " of stride %s in time "
-				"(its CPU taken or stopped?)\n", res.calls, atsd_format_size(p->strides[s], a, sizeof(a)));
-			break;
-		} else if (err) {
-			fprintf(stderr, "atsd: verify pass: %s failed at call %" PRIu64 " of stride %s: %s\n",
-				atsd_op_call(c->op), res.calls, atsd_format_size(p->strides[s], a, sizeof(a)), strerror(-err));
-			break;
-		}
-		fprintf(out, "verify\tround=%d\twarmup=%d\top=%s\tstride_bytes=%" PRIu64 "\tthreads=%d\tinvalidator_cpus=",
-			round, warmup_round, atsd_op_name(c->op), p->strides[s], c->threads);
-		for (i = 0; i < ninv; i++)
-			fprintf(out, "%s%d", i ? "," : "", inv[i]);
-		fprintf(out, "\tchecker_cpus=");
-		nchk = atsd_verify_checkers(p->verify_cpus, p->nverify_cpus, inv, ninv, chk);
-		for (i = 0; i < nchk; i++)
-			fprintf(out, "%s%d", i ? "," : "", chk[i]);
-		fprintf(out, "\tcalls=%" PRIu64 "\tchecks=%" PRIu64 "\tfaults=%" PRIu64 "\tzeros=%" PRIu64 "\tstale=%"
-			PRIu64 "\theld=%" PRIu64 "\tns=%" PRIu64, res.calls, res.checks, res.faults, res.zeros, res.stale,
-			res.held, res.ns);
-		if (dev)
-			fprintf(out, "\tdevice_checks=%" PRIu64 "\tdevice_failed=%" PRIu64 "\tdevice_zeros=%" PRIu64
-				"\tdevice_stale=%" PRIu64, res.device_checks, res.device_failed, res.device_zeros,
-				res.device_stale);
-		if (p->runs > 1)
-			fprintf(out, "\trun=%d", run);
-		if (atsd_plan_cells(p) > 1)
-			fprintf(out, "\tcell=%d", cell);
-		fputc('\n', out);
-		fflush(out);
-		st->verify_checks += res.checks;
-		st->verify_stale += res.stale;
-		st->device_checks += res.device_checks;
-		st->device_stale += res.device_stale;
-		st->verify_op = c->op;
-	}
-	atsd_verify_stop(&v);
-	return err;
-}
-
 /* The loud line of every cell and stride whose verify passes read a stale translation (on stderr,
  * after the output is saved); 1 where there was one. */
 static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
@@ -235,281 +163,7 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 	return any;
 }
 
-/* A sample line's fields of what was read just outside the pass (IPIs where counted, the thread's
- * own disturbance, the round's canary) and, on a traced pass (k), its flush counts, summed for
- * the stride's per-call table over `calls`: the same for a workload's pass and an op's. */
-static void write_pass_state(FILE *out, int64_t ipis, int has_ipis, const struct atsd_self_state *d,
-			     const uint64_t canary[2], struct counting *k, struct stride_stats *st, uint64_t calls)
-{
-	if (has_ipis)
-		fprintf(out, "\tipis=%" PRId64, ipis);
-	fprintf(out, "\tpreempted=%" PRId64 "\tcpu_ns=%" PRId64, d->preempted, d->cpu_ns);
-	if (d->steal_ticks >= 0)
-		fprintf(out, "\tsteal_ticks=%" PRId64, d->steal_ticks);
-	fprintf(out, "\tcanary_compute_ns=%" PRIu64 "\tcanary_chase_ns=%" PRIu64, canary[0], canary[1]);
-	if (k) {
-		counting_read(k, out, st->sums);
-		counting_close(k);
-		st->traced_calls += calls;
-	}
-}
-
-/* readback: loops of the pass whose read-back failed (-EBADMSG): main's exit 3 names them */
-static uint64_t readback_loops;
-static int32_t readback_workload;
-static int readback_said;
-
-/* The words of atsdbench's render/text.py readback_failed. */
-static void say_readback(const struct atsd_plan *p)
-{
-	(void)p;
-	fprintf(stderr, "atsd: %s: read-back check failed after %" PRIu64 " loops (a page read wrong after DONTNEED)\n",
-		atsd_workload_name(readback_workload), readback_loops);
-}
-
-/* A --workload cell's round: will-it-scale's loop in c->threads tasks (atsd_workload_pass), size
- * bytes of pages each a pass, the tasks fresh every round; sample lines as run_cell writes them,
- * with loops (every task's) and workload. */
-static int workload_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
-			 int32_t cell, const struct atsd_cell *c, int first, const uint64_t canary[2],
-			 struct counting *k, struct summary *t, const uint64_t *order, int n)
-{
-	struct atsd_threads *th = NULL;
-	static struct atsd_thread_times times[ATSD_MAX_CPUS];
-	int err, i, j;
-
-	if ((err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, 0, p->align, ATSD_PAGES_BASE))) {
-		fprintf(stderr, "atsd: starting %d %s: %s\n", c->threads, p->tasks ? "processes" : "threads",
-			atsd_strerror(err));
-		return err;
-	}
-	for (i = 0; i < n && !interrupted; i++) {
-		uint64_t ns = 0, loops = 0;
-		int rep = i / p->nstrides, warm = warmup_round || rep < p->warmup;
-		int traced = rep < p->warmup && k->n > 0;
-		struct stride_stats *st = summary_at(t, p, cell, order[i]);
-		int64_t ipi0, ipi1;
-		struct atsd_self_state s0, s1, d;
-
-		if (traced && counting_open(k))
-			traced = 0;
-		if (traced)
-			counting_read(k, NULL, NULL);
-		ipi0 = tlb_ipis();
-		atsd_self_state(p->cpu, 0, &s0);
-		err = atsd_workload_pass(th, c->workload, p->size, times, &ns);
-		atsd_self_state(p->cpu, 1, &s1);
-		atsd_self_delta(&s0, &s1, &d);
-		ipi1 = tlb_ipis();
-		for (j = 0; j < c->threads; j++)
-			loops += times[j].done;
-		if (err) {
-			counting_close(k);
-			if (err == -EBADMSG) {
-				readback_loops = loops;  /* said once, after the save */
-				readback_workload = c->workload;
-			}
-			else
-			{
-				char why[512];
-
-				fprintf(stderr, "atsd: %s\n", atsd_workload_failure(why, sizeof(why), c->workload, c->threads,
-										  loops, err));
-			}
-			break;
-		}
-		fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
-			"\tcalls=%" PRIu64 "\tloops=%" PRIu64 "\ttraced=%d", round, rep, first + i, order[i], warm, ns, loops,
-			loops, traced);
-		if (p->runs > 1)
-			fprintf(out, "\trun=%d", run);
-		if (atsd_plan_cells(p) > 1)
-			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
-		if (atsd_plan_cells(p) > 1 && p->nworkloads > 1)
-			fprintf(out, "\tworkload=%s", atsd_workload_name(c->workload));
-		if (atsd_plan_cells(p) > 1 && p->nthreads > 1)
-			fprintf(out, "\tthreads=%d", c->threads);
-		write_thread_times(out, times, c->threads);
-		write_pass_state(out, ipi1 - ipi0, ipi0 >= 0 && ipi1 >= 0, &d, canary, traced ? k : NULL, st, loops);
-		fputc('\n', out);
-		fflush(out);
-		if (!warm && st->n < t->cap && ns && loops) {
-			/* the pages zapped, as run's gbps of a workload: loops x page size / ns */
-			st->gbps[st->n] = (double)loops * (double)order[i] / (double)ns;
-			st->us[st->n++] = (double)ns / 1e3 / ((double)loops / (double)c->threads);
-		}
-		if (!traced && ipi0 >= 0 && ipi1 >= 0) {
-			st->ipis += ipi1 - ipi0;
-			st->ipi_calls += loops;
-		}
-	}
-	atsd_threads_stop(&th);
-	return err;
-}
-
-/* A cell's verify passes (of op v->op) with its bystanders stopped, as run's (measure/session.py):
- * spinning on the checkers' CPUs they would take turns with them (slower passes, fewer checks held);
- * they are back before the next timed pass. */
-static int verify_alone(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
-			int32_t cell, const struct atsd_cell *c, const struct atsd_cell *v, struct atsd_region *r,
-			struct summary *t, struct atsd_bystanders **b, struct atsd_device *dev)
-{
-	int err, again;
-
-	if (!c->bystanders)
-		return verify_cell(out, p, run, round, warmup_round, cell, v, r, t, dev);
-	atsd_bystanders_stop(b, NULL);
-	err = verify_cell(out, p, run, round, warmup_round, cell, v, r, t, dev);
-	if ((again = atsd_bystanders_start(b, p->bystander_cpus, c->bystanders))) {
-		fprintf(stderr, "atsd: starting %d bystanders: %s\n", c->bystanders, strerror(-again));
-		if (!err)
-			err = again;
-	}
-	return err;
-}
-
-/* One cell of one round of sub-run `run`: a fresh region with the cell's pages, its passes in the
- * order of atsd_round_order(round * ncells + cell).  first: the round position of its first pass.
- * Its warm-up passes are counted (k) when counters can be opened; no timed pass is traced.  Each
- * sample line is flushed as its pass ends, so a sub-run's parent has it before the next pass. */
-static int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round,
-		    int32_t cell, const struct atsd_cell *c, int first, const uint64_t canary[2],
-		    struct counting *k, struct summary *t, struct atsd_bystanders **b)
-{
-	struct atsd_region r;
-	struct atsd_threads *th = NULL;
-	struct atsd_device *dev = NULL;
-	static struct atsd_thread_times times[ATSD_MAX_CPUS];
-	uint64_t *order, *lat = NULL;
-	int err, dirty = 0, n, i;
-
-	n = (p->warmup + p->reps) * p->nstrides;
-	order = malloc(sizeof(*order) * (size_t)n);
-	if (!order)
-		return -ENOMEM;
-	atsd_round_order(p, round * atsd_plan_cells(p) + cell, order, (uint64_t)n);
-	memset(&r, 0, sizeof(r));
-	if (c->workload >= 0) {
-		err = workload_cell(out, p, run, round, warmup_round, cell, c, first, canary, k, t, order, n);
-		free(order);
-		if (!err && !interrupted && p->verify) {
-			struct atsd_cell v = *c;
-			v.op = ATSD_OP_MADVISE;  /* the loop's call */
-			if ((err = atsd_region_map(&r, atsd_verify_workload_size(c->threads), p->align, ATSD_PAGES_BASE)))
-				fprintf(stderr, "atsd: mapping the verify region: %s\n", strerror(-err));
-			else
-				err = verify_alone(out, p, run, round, warmup_round, cell, c, &v, &r, t, b, NULL);
-			atsd_region_unmap(&r);
-		}
-		return err;
-	}
-	/* before the region: a forked task (--tasks processes) would share it copy-on-write */
-	if (c->threads > 1 && (err = atsd_threads_start(&th, p->thread_cpus, c->threads, p->tasks, p->size, p->align,
-						       c->pages))) {
-		fprintf(stderr, "atsd: starting %d %s: %s\n", c->threads, p->tasks ? "processes" : "threads",
-			atsd_strerror(err));
-		free(order);
-		return err;
-	}
-	err = atsd_region_map(&r, p->size, p->align, c->pages);
-	if (err) {
-		atsd_threads_stop(&th);
-		free(order);
-		return err;
-	}
-	/* the device's notifier only for this cell's passes: a --device none cell runs without one */
-	if (c->device == ATSD_DEVICE_HMM && (err = atsd_device_open(&dev, NULL))) {
-		fprintf(stderr, "atsd: opening %s: %s\n", atsd_device_path(), strerror(-err));
-		goto out;
-	}
-	if (p->latency) {
-		lat = malloc(sizeof(*lat) * (size_t)(p->size / p->strides[0]));
-		if (!lat) {
-			err = -ENOMEM;
-			goto out;
-		}
-	}
-
-	for (i = 0; i < n && !interrupted; i++) {
-		uint64_t ns, done, calls = p->size / order[i], touch_ns = 0;
-		int rep = i / p->nstrides, warm = warmup_round || rep < p->warmup;
-		int traced = rep < p->warmup && k->n > 0;
-		struct stride_stats *st = summary_at(t, p, cell, order[i]);
-		int64_t ipi0, ipi1;
-		struct atsd_self_state s0, s1, d;
-
-		if (dirty && ((err = atsd_op_restore(&r, c->op, p->retouch)) ||
-			      (th && (err = atsd_threads_restore(th, c->op, p->retouch)))))
-			goto out;
-		if (dev && (err = atsd_device_touch(dev, &r, &touch_ns, NULL))) {
-			fprintf(stderr, "atsd: the device's touch (HMM_DMIRROR_READ) of the region: %s\n", strerror(-err));
-			goto out;
-		}
-		if (traced && counting_open(k))
-			traced = 0;  /* a pass without counts, not a failed run */
-		if (traced)
-			counting_read(k, NULL, NULL);
-		ipi0 = tlb_ipis();
-		atsd_self_state(p->cpu, 0, &s0);  /* what disturbed the pass: read just outside it */
-		if (th) {
-			int j;
-			err = atsd_threads_pass(th, &r, c->op, order[i], lat, times, &ns);
-			for (done = 0, j = 0; j < c->threads; j++)
-				done += times[j].done;
-		} else {
-			err = atsd_op_pass(&r, c->op, order[i], &ns, lat, &done);
-		}
-		atsd_self_state(p->cpu, 1, &s1);
-		atsd_self_delta(&s0, &s1, &d);
-		ipi1 = tlb_ipis();
-		dirty = 1;
-		if (err) {
-			char a[32];
-			counting_close(k);
-			fprintf(stderr, "atsd: %s failed at call %" PRIu64 " of stride %s: %s\n", atsd_op_call(c->op),
-				done + 1, atsd_format_size(order[i], a, sizeof(a)), strerror(-err));
-			goto out;
-		}
-		fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
-			"\tcalls=%" PRIu64 "\ttraced=%d", round, rep, first + i, order[i], warm, ns, calls, traced);
-		if (p->runs > 1)
-			fprintf(out, "\trun=%d", run);
-		if (atsd_plan_cells(p) > 1)
-			fprintf(out, "\tcell=%d\tbystanders=%d\tpages=%s", cell, c->bystanders, page_names[c->pages]);
-		if (atsd_plan_cells(p) > 1 && p->nops > 1)
-			fprintf(out, "\top=%s", atsd_op_name(c->op));
-		if (atsd_plan_cells(p) > 1 && p->nthreads > 1)
-			fprintf(out, "\tthreads=%d", c->threads);
-		if (atsd_plan_cells(p) > 1 && p->ndevices > 1)
-			fprintf(out, "\tdevice=%s", atsd_device_name(c->device));
-		if (dev)
-			fprintf(out, "\tdevice_touch_ns=%" PRIu64, touch_ns);
-		if (th)
-			write_thread_times(out, times, c->threads);
-		write_pass_state(out, ipi1 - ipi0, ipi0 >= 0 && ipi1 >= 0, &d, canary, traced ? k : NULL, st, calls);
-		if (lat)
-			write_latency(out, lat, calls);
-		fputc('\n', out);
-		fflush(out);
-		if (!warm && st->n < t->cap && ns) {
-			st->gbps[st->n] = (double)p->size / (double)ns;
-			st->us[st->n++] = (double)ns / 1e3 / (double)(calls / (uint64_t)c->threads);  /* a thread's calls */
-		}
-		if (!traced && ipi0 >= 0 && ipi1 >= 0) {
-			st->ipis += ipi1 - ipi0;
-			st->ipi_calls += calls;
-		}
-	}
-	if (!err && !interrupted && p->verify)
-		err = verify_alone(out, p, run, round, warmup_round, cell, c, c, &r, t, b, dev);
-out:
-	atsd_device_close(&dev);
-	atsd_threads_stop(&th);
-	free(lat);
-	free(order);
-	atsd_region_unmap(&r);
-	return err;
-}
+static int readback_said;  /* a sub-run said its read-back: the parent says nothing more */
 
 static double now_s(void)
 {
@@ -642,7 +296,7 @@ static int run_forked(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 		if (fclose(to) && !err)
 			err = -errno;  /* the parent is gone: nothing it would keep */
 		if (err == -EBADMSG)
-			say_readback(p);  /* the parent, seeing exit 3, says nothing more */
+			say_readback();  /* the parent, seeing exit 3, says nothing more */
 		/* a read-back before an interruption, as main orders them: a signal during the failing pass
 		 * must not turn its exit 3 into 130 */
 		_exit(err == -EBADMSG ? 3 : interrupted ? 130 : err ? 2 : 0);
@@ -791,7 +445,7 @@ int main(int argc, char **argv)
 	}
 	if (err == -EBADMSG) {  /* a workload's read-back: one line, never a rate */
 		if (!readback_said)
-			say_readback(&p);
+			say_readback();
 		code = code ? code : 3;
 	} else if (code) {
 		/* the output could not be written: nothing more to say of it */

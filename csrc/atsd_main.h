@@ -1,8 +1,9 @@
 /*
  * atsd_main.h - what the parts of the standalone atsd share; not part of the core's API (atsd.h).
  *
- * atsd_main.c: options, the round loop and the sub-runs' processes (--runs).  atsd_count.c: IPI and
- * flush counts around a pass.  atsd_output.c: the file for `atsdbench import`.  atsd_summary.c: the
+ * atsd_main.c: options, the rounds and the sub-runs' processes (--runs).  atsd_pass.c: a cell's passes
+ * through the core's loop, and the line each pass writes.  atsd_count.c: IPI and flush counts around a
+ * pass.  atsd_output.c: the file for `atsdbench import`.  atsd_summary.c: the
  * table printed after the run.  atsd_breakdown.c: --breakdown's traced passes.
  */
 #ifndef ATSD_MAIN_H
@@ -75,9 +76,18 @@ void write_host(FILE *out);
 /* bd: --breakdown's events and clock (NULL without it) */
 void write_config(FILE *out, const struct atsd_plan *p, const struct counting *k,
 		  const struct atsd_breakdown_probe *bd);
-void write_latency(FILE *out, uint64_t *lat, uint64_t calls);
-/* --threads: each thread's loop time, CPU time and involuntary switches, comma lists in thread order. */
-void write_thread_times(FILE *out, const struct atsd_thread_times *times, int n);
+
+/* ---- atsd_pass.c ---- */
+/* One cell of one round of sub-run `run` through the core's loop: a fresh region with the cell's
+ * pages (a workload: its tasks), its passes in the order of atsd_round_order(round x ncells + cell),
+ * then with --verify its verify passes (the bystanders in b stopped for them).  first: the round
+ * position of its first pass.  Each pass's line is written and flushed as the pass ends.  0 or -errno,
+ * said on stderr (a failed read-back only after the save: say_readback). */
+struct summary;
+int run_cell(FILE *out, const struct atsd_plan *p, int32_t run, int32_t round, int warmup_round, int32_t cell,
+	     const struct atsd_cell *c, int first, const uint64_t canary[2], struct counting *k, struct summary *t,
+	     struct atsd_bystanders **b);
+void say_readback(void);
 
 /* ---- atsd_breakdown.c ---- */
 /* What --breakdown records here; one line and exit 2 where it cannot run at all. */

@@ -254,28 +254,3 @@ int output_close(struct output *o)
 }
 
 /* Sorts lat: the latency percentiles of one pass's calls (the core's rule, atsdbench's too). */
-void write_latency(FILE *out, uint64_t *lat, uint64_t calls)
-{
-	static const int32_t percent[] = {50, 90, 99, 100};
-	uint64_t v[4];
-
-	if (atsd_latency_percentiles(lat, calls, percent, 4, v))
-		return;  /* no call: no latency */
-	fprintf(out, "\tlat_p50_ns=%" PRIu64 "\tlat_p90_ns=%" PRIu64 "\tlat_p99_ns=%" PRIu64 "\tlat_max_ns=%" PRIu64,
-		v[0], v[1], v[2], v[3]);
-}
-
-void write_thread_times(FILE *out, const struct atsd_thread_times *times, int n)
-{
-	int i;
-
-	fputs("\tthread_ns=", out);
-	for (i = 0; i < n; i++)
-		fprintf(out, "%s%" PRIu64, i ? "," : "", times[i].t1 - times[i].t0);
-	fputs("\tthread_cpu_ns=", out);
-	for (i = 0; i < n; i++)
-		fprintf(out, "%s%" PRIu64, i ? "," : "", times[i].cpu_ns);
-	fputs("\tthread_preempted=", out);
-	for (i = 0; i < n; i++)
-		fprintf(out, "%s%" PRId64, i ? "," : "", times[i].preempted);
-}

@@ -93,20 +93,26 @@ def test_mprotect_failure_is_an_oserror_with_errno_text():
 
 
 def test_failure_mid_run_keeps_finished_samples(monkeypatch, tmp_path, cli):
-    from atsdbench.measure import core, plan, runner
+    """A hole punched in the region before the fourth pass: its mprotect fails with ENOMEM, as
+    max_map_count exhaustion makes it fail, and the three finished passes are kept."""
+    import ctypes
 
-    calls = {"n": 0}
-    real = core.Region.timed_pass
+    from atsdbench.measure import plan, runner, session
 
-    def failing(self, stride, latency=False, op="mprotect"):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise OSError(12, "mprotect(PROT_NONE) failed at call 1 of stride 65536: Cannot allocate memory")
-        return real(self, stride, latency, op)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    calls, real = [], session._Around.before
 
-    monkeypatch.setattr(core.Region, "timed_pass", failing)
+    def before(self, rec):  # run's hook just before each timed pass
+        calls.append(1)
+        if len(calls) == 4:
+            assert libc.munmap(self.region.address + (2 << 20), 1 << 20) == 0
+        return real(self, rec)
+
+    monkeypatch.setattr(session._Around, "before", before)
     r = runner.run(plan.make_plan(size="16M", strides="64K,1M", rounds=2, reps=1))
     assert not r.complete and len(r.samples) == 3 and "Cannot allocate memory" in r.error
+    assert "mprotect(PROT_NONE) failed at call " in r.error
 
 
 def test_bystander_makes_shootdown_ipis():

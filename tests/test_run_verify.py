@@ -79,15 +79,18 @@ def test_a_stale_read_outweighs_a_later_failure(cli, tmp_path, control, monkeypa
     """A run that read a stale translation and then failed part-way: the failure's line, the finished
     passes saved, the loud line, and exit 3, not 2: the finding is the status (atsd's too)."""
     _two_cpus()
-    real, calls = core.Verifier.pass_, []
+    real = core.cell_verify
 
-    def pass_(self, *a, **kw):
-        calls.append(1)
-        if len(calls) > 1:
+    def cell_verify(*args):  # its hook fails once the first verify pass is recorded
+        *given, after = args
+
+        def failing(rec):
+            after(rec)
             raise OSError(errno.EIO, "injected after the first verify pass")
-        return real(self, *a, **kw)
 
-    monkeypatch.setattr(core.Verifier, "pass_", pass_)
+        return real(*given, failing)
+
+    monkeypatch.setattr(core, "cell_verify", cell_verify)
     out = tmp_path / "s.json"
     p = cli("run", *SMALL, "--verify", "-o", out)
     assert p.returncode == 3, p.stderr
@@ -101,8 +104,10 @@ def test_no_timed_pass_runs_beside_a_checker(cli, tmp_path, monkeypatch):
     """The order of a run's events: checkers started after a cell's timed passes and stopped before the
     next timed pass (two rounds, two cells)."""
     _two_cpus()
+    from atsdbench.measure import session
+
     events, live = [], []
-    start, stop, timed = core.Verifier.__init__, core.Verifier.stop, core.Region.timed_pass
+    start, stop, timed = core.Verifier.__init__, core.Verifier.stop, session._Around.before
 
     def init(self, cpus):
         start(self, cpus)
@@ -115,13 +120,13 @@ def test_no_timed_pass_runs_beside_a_checker(cli, tmp_path, monkeypatch):
             events.append("stop")
         stop(self)
 
-    def timed_pass(self, *a, **kw):
+    def timed_pass(self, *a, **kw):  # run's hook just before each timed pass
         events.append("timed-with-checkers" if live else "timed")
         return timed(self, *a, **kw)
 
     monkeypatch.setattr(core.Verifier, "__init__", init)
     monkeypatch.setattr(core.Verifier, "stop", halt)
-    monkeypatch.setattr(core.Region, "timed_pass", timed_pass)
+    monkeypatch.setattr(session._Around, "before", timed_pass)
     p = cli("run", "--size", "4M", "--strides", "64K,1M", "--rounds", "2", "--reps", "1", "--op",
             "mprotect,madvise", "--verify", "-o", tmp_path / "o.json")
     assert p.returncode == 0, p.stderr
@@ -228,15 +233,17 @@ def test_no_bystander_spins_beside_a_checker(cli, tmp_path, monkeypatch):
         clash.append(bool(bystanders))
         start_v(self, cpus)
 
-    def timed(self, *a, **kw):
+    def timed(self, *a, **kw):  # run's hook just before each timed pass
         kept.append(bool(bystanders))
         return timed_pass(self, *a, **kw)
 
-    timed_pass = core.Region.timed_pass
+    from atsdbench.measure import session
+
+    timed_pass = session._Around.before
     monkeypatch.setattr(core.Bystanders, "__init__", b_init)
     monkeypatch.setattr(core.Bystanders, "stop", b_stop)
     monkeypatch.setattr(core.Verifier, "__init__", v_init)
-    monkeypatch.setattr(core.Region, "timed_pass", timed)
+    monkeypatch.setattr(session._Around, "before", timed)
     p = cli("run", *SMALL, "--rounds", "2", "--bystanders", "1", "--verify", "-o", tmp_path / "b.json")
     assert p.returncode == 0, p.stderr
     assert clash == [False] * 2 and kept and all(kept)  # every timed pass had its bystander, no checker did

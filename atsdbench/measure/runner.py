@@ -33,8 +33,8 @@ class InProcess:
     def __exit__(self, *exc):
         self.session.close()
 
-    def round(self, round_index, warmup_round):
-        return self.session.round(round_index, warmup_round)
+    def round(self, round_index, warmup_round, emit):
+        self.session.round(round_index, warmup_round, emit)
 
 
 def worker_failure(returncode, stderr):
@@ -133,8 +133,9 @@ class FreshProcess:
     def __exit__(self, *exc):
         pass
 
-    def round(self, round_index, warmup_round):
-        return _worker(self.plan, [(round_index, warmup_round)], time.monotonic() - self.t0, self.facts)
+    def round(self, round_index, warmup_round, emit):
+        for sample in _worker(self.plan, [(round_index, warmup_round)], time.monotonic() - self.t0, self.facts):
+            emit(sample)
 
 
 class SubRuns:
@@ -153,9 +154,9 @@ class SubRuns:
     def __exit__(self, *exc):
         pass
 
-    def passes(self, t0, progress=None, policy=None, records=None):
-        """The passes of every sub-run; `records` is the caller's list of them, which the policy reads
-        (the caller appends every pass before asking for the next)."""
+    def passes(self, t0, emit, progress=None, policy=None, records=None):
+        """emit(sample) for the passes of every sub-run; `records` is the caller's list of them, which the
+        policy reads (emit appends every pass to it)."""
         r, last = 0, None
         more = (lambda: policy.after_run(records, time.monotonic() - t0) is None) if policy else (lambda: False)
         while r < self.plan.runs or more():
@@ -170,7 +171,7 @@ class SubRuns:
             started = last - t0
             for sample in _worker(self.plan, round_kinds(self.plan, r), started, self.facts):
                 sample["run"] = r
-                yield sample
+                emit(sample)
             if policy is not None:
                 policy.run_done(started, time.monotonic() - t0)
                 if progress:
@@ -215,19 +216,22 @@ def _rounds(plan, policy, records, started):
         yield index, False
 
 
-def _round_passes(plan, strategy, policy, records, t0, progress):
-    """The passes of a run made of rounds (in this process, or a fresh one per round): paced by
-    --spread, and for --until one more round while the policy asks (it reads `records`, which the
-    caller appends every pass to before asking for the next)."""
+def _round_passes(plan, strategy, policy, records, t0, progress, emit):
+    """emit(sample) for the passes of a run made of rounds (in this process, or a fresh one per round):
+    paced by --spread, and for --until one more round while the policy asks (it reads `records`, which
+    emit appends every pass to)."""
     pacer, measured = Pacer(plan.spread, plan.rounds), 0
     for round_index, warmup_round in _rounds(plan, policy, records, t0):
         if not warmup_round:
             pacer.wait(measured, progress)
             measured += 1
         round_t = time.monotonic() - t0
-        for sample in strategy.round(round_index, warmup_round):
+
+        def stamped(sample, round_t=round_t):
             sample["round_t"] = round_t
-            yield sample
+            emit(sample)
+
+        strategy.round(round_index, warmup_round, stamped)
         if policy and progress and not warmup_round:
             policy.observe(records, time.monotonic() - t0)
             progress({"adaptive": policy.progress_text()})
@@ -255,23 +259,23 @@ def _run(plan, progress):
     strategy = (SubRuns if plan.runs > 1 else FreshProcess if plan.processes or has_workload(plan) else
                 InProcess)(plan)
     t0 = time.monotonic()
+
+    def keep(sample):  # each pass as it ends; a held signal stops the run after it (Session, the worker)
+        if sample.get("kind") == "verify":  # run --verify: a record of its own, never a timed pass
+            del sample["kind"]
+            verify.append(sample)
+            return
+        samples.append(sample)
+        if progress:
+            progress(sample)
+
     with strategy:
         try:
             signals.check()
-            passes = (strategy.passes(t0, progress, policy, samples) if isinstance(strategy, SubRuns) else
-                      _round_passes(plan, strategy, policy, samples, t0, progress))
-            for sample in passes:
-                if sample.get("kind") == "verify":  # run --verify: a record of its own, never a timed pass
-                    del sample["kind"]
-                    verify.append(sample)
-                    if isinstance(strategy, InProcess):
-                        signals.check()
-                    continue
-                samples.append(sample)
-                if progress:
-                    progress(sample)
-                if isinstance(strategy, InProcess):  # a worker stops itself (see _worker)
-                    signals.check()
+            if isinstance(strategy, SubRuns):
+                strategy.passes(t0, keep, progress, policy, samples)
+            else:
+                _round_passes(plan, strategy, policy, samples, t0, progress, keep)
             complete = True
         except KeyboardInterrupt:
             if policy:

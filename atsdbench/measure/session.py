@@ -1,26 +1,26 @@
 """The resources of a run in one process: pinning, bystanders, counters, the optional GPU toucher.
 
 `with Session(plan) as s:` sets them up (restoring the CPU affinity on any error) and tears them
-down; `s.round(i, warmup_round)` yields one sample per pass.  It does not keep them: the runner does.
+down; `s.round(i, warmup_round, emit)` runs a round's passes through the core's loop (csrc/atsd_loop.c)
+and hands each pass's sample to emit as it ends.  It does not keep them: the runner does.
 """
 import os
 import time
 
 import contextlib
 
+from .. import signals
 from ..data.results import bystander_fields, disturbance, thread_disturbance
 from . import placement, procfs
-from .plan import round_order
 
 
-def latency_summary(lat_ns):
+def latency_summary(percentiles_ns, lat_ns):
+    """A pass's latency fields: its p50, p90, p99 and max (ns, by nearest rank: the loop's, which
+    atsd's lat_*_ns are too) in us, and a quarter-octave histogram of its calls' latencies (ns), compact
+    enough to keep per pass and fine enough to plot."""
     import numpy as np
 
-    from . import core
-
-    # Nearest rank, the rule atsd's lat_*_ns follow too (csrc/atsd.c), so lat_p99_us means one thing.
-    p50, p90, p99, top = (v / 1e3 for v in core.latency_percentiles(lat_ns, (50, 90, 99, 100)))
-    # Quarter-octave histogram of ns: compact enough to keep per pass, fine enough to plot.
+    p50, p90, p99, top = (v / 1e3 for v in percentiles_ns)
     bins = np.floor(np.log2(np.maximum(lat_ns, 1).astype(np.float64)) * 4).astype(int)
     keys, counts = np.unique(bins, return_counts=True)
     return {"lat_p50_us": float(p50), "lat_p90_us": float(p90), "lat_p99_us": float(p99),
@@ -45,6 +45,107 @@ def device_facts(path, sysfs="/sys/module/test_hmm"):
         facts["srcversion"] = version.strip()
     facts["kernel_release"] = os.uname().release
     return facts
+
+
+class _Around:
+    """run's hooks on the core's loop: around each pass what only run reads, outside the thread's own
+    state that the loop reads: the GPU's touch (untimed), the flush counters (traced on a warm-up
+    repetition where they can be), the bystanders' spins over a window of this clock's reads.  A held
+    signal stops the loop after a pass (the cell's after hook), never before one: a run stopped early
+    has its pass under way, as it always had."""
+
+    def __init__(self, session, gpu=None, region=None):
+        self.session, self.gpu, self.region = session, gpu, region
+        self.traced = False
+
+    def before(self, rec):
+        s = self.session
+        self.gpu_ns = self.gpu.touch(self.region) if self.gpu else None
+        self.traced = rec.rep < s.plan.warmup and s.counters.can_trace
+        rec.traced = self.traced
+        if self.traced:
+            s.counters.open_trace()
+        try:
+            self.counts = s.counters.read(self.traced)
+            self.t0 = time.monotonic_ns()
+            self.spins = s.bystanders.read_spins()
+        except BaseException:
+            self._close()
+            raise
+        return False
+
+    def after(self, rec):
+        """What was read around the pass: (GPU touch ns, bystander fields, counter fields), or None for
+        a pass that failed."""
+        s = self.session
+        try:
+            if rec.err:
+                return None
+            spins = s.bystanders.read_spins()
+            window = time.monotonic_ns() - self.t0
+            counts = s.counters.read(self.traced)
+        finally:
+            self._close()
+        bystander = bystander_fields(self.spins, spins, window, rec.ns) if self.spins else {}
+        return self.gpu_ns, bystander, s.counters.delta(self.counts, counts)
+
+    def _close(self):
+        if self.traced:
+            self.traced = False
+            self.session.counters.close_trace()
+
+
+def _own(rec):
+    """The measuring thread's (preempted, CPU ns, steal ticks or None) over the pass, as the loop read it."""
+    d = rec.self
+    return d.preempted, d.cpu_ns, (d.steal_ticks if d.steal_ticks >= 0 else None)
+
+
+def _threads(rec):
+    return [(t.t1 - t.t0, t.cpu_ns, t.preempted) for t in rec.times[0:rec.ntimes]]
+
+
+def _op_sample(plan, rec, got, fields):
+    """A timed pass's sample from its loop record, what run's hooks read around it and its round's fields."""
+    gpu_ns, bystander, counted = got
+    ns, calls, nthreads = rec.ns, rec.calls, rec.threads
+    sample = {"round": rec.round, "rep": rec.rep, "order": rec.order, "stride_bytes": rec.stride_bytes,
+              "warmup": bool(rec.warmup), "ns": int(ns), "seconds": ns / 1e9, "calls": calls,
+              "gbps": plan.size / ns if ns else float("nan"), "us_per_call": ns / 1e3 / (calls // nthreads),
+              "traced": bool(rec.traced)}
+    if gpu_ns is not None:
+        sample["gpu_touch_ns"] = int(gpu_ns)
+    if rec.device_touch_ns >= 0:
+        sample["device_touch_ns"] = int(rec.device_touch_ns)
+    sample.update(fields)
+    sample.update(bystander)
+    if nthreads > 1:  # each thread by the rule over its own loop; steal of the first's CPU
+        sample["threads"] = nthreads
+        sample.update(thread_disturbance(_threads(rec), _own(rec)[2], ns))
+    else:
+        sample.update(disturbance(*_own(rec), ns))
+    sample.update(counted)
+    if rec.latency:  # every call's latency, there while the loop's hook runs
+        import numpy as np
+
+        from . import core
+
+        lat = np.frombuffer(core.ffi.buffer(rec.call_ns, 8 * calls), dtype=np.uint64)
+        sample.update(latency_summary(list(rec.lat_ns), lat))
+    return sample
+
+
+def _workload_sample(rec, got, page):
+    _, bystander, counted = got
+    ns, loops, nthreads = rec.ns, rec.loops, rec.threads
+    sample = {"round": rec.round, "rep": rec.rep, "order": rec.order, "stride_bytes": rec.stride_bytes,
+              "warmup": bool(rec.warmup), "ns": int(ns), "seconds": ns / 1e9, "calls": loops, "loops": loops,
+              "loops_per_s": loops * 1e9 / ns if ns else None, "gbps": loops * page / ns if ns else float("nan"),
+              "us_per_call": ns / 1e3 / (loops / nthreads), "traced": bool(rec.traced), "threads": nthreads}
+    sample.update(bystander)
+    sample.update(thread_disturbance(_threads(rec), _own(rec)[2], ns))
+    sample.update(counted)
+    return sample
 
 
 class Session:
@@ -116,9 +217,10 @@ class Session:
         if self.ceiling is not None and len(self.plan.cells) > 1:
             self.ceiling.set(cell["ceiling"] if cell["ceiling"] is not None else self.ceiling.original)
 
-    def round(self, round_index, warmup_round):
-        """One round: every cell in the round's shuffled order, each with a fresh region; yields one
-        sample per pass."""
+    def round(self, round_index, warmup_round, emit):
+        """One round: every cell in the round's shuffled order, each with a fresh region; emit(record)
+        for each pass as it ends (and each verify record).  A signal held meanwhile stops it between
+        passes: the finished ones emitted, then KeyboardInterrupt (signals.check)."""
         from . import core
         from .plan import cell_order
 
@@ -129,45 +231,38 @@ class Session:
             cell = cells[index]
             if len(cells) > 1:
                 self._enter_cell(cell)
-            for sample in self._cell_round(round_index, warmup_round, index, cell,
-                                           position * plan.passes_per_round):
+
+            def cell_emit(sample, index=index, cell=cell):
                 if plan.axes:
                     sample["cell"] = index
                     sample.update({name: cell[name] for name in plan.axes})
                 if sample.get("kind") != "verify":
                     sample["canary_compute_ns"], sample["canary_chase_ns"] = int(compute_ns), int(chase_ns)
-                yield sample
+                emit(sample)
 
-    def _cell_round(self, round_index, warmup_round, index, cell, first_position):
+            self._cell_round(round_index, warmup_round, index, cell, position * plan.passes_per_round, cell_emit)
+            signals.check()
+
+    def _cell_round(self, round_index, warmup_round, index, cell, first_position, emit):
         if cell.get("workload"):
-            yield from self._workload_round(round_index, warmup_round, index, cell, first_position)
-            return
-        from . import core
+            self._workload_round(round_index, warmup_round, index, cell, first_position, emit)
+        elif cell.get("device", "none") != "none":
+            from . import core
 
-        plan = self.plan
-        gpu = self.gpus.get(cell["gpu"])
-        nthreads = cell["threads"]
-        if cell.get("device", "none") != "none":
+            # opened before its region is made (untimed), closed after its last pass
+            self._close_device()
             try:
-                yield from self._device_cell(round_index, warmup_round, index, cell, first_position)
+                self.device = core.Device()
+                self._op_cell(round_index, warmup_round, index, cell, first_position, None, emit)
             finally:
                 self._close_device()
-            return
-        yield from self._op_cell(round_index, warmup_round, index, cell, first_position, gpu, nthreads)
+        else:
+            self._op_cell(round_index, warmup_round, index, cell, first_position, self.gpus.get(cell["gpu"]), emit)
 
-    def _device_cell(self, round_index, warmup_round, index, cell, first_position):
-        """A --device hmm cell: the device opened before its region is made (untimed), closed after its
-        last pass; its passes otherwise as any cell's."""
+    def _op_cell(self, round_index, warmup_round, index, cell, first_position, gpu, emit):
         from . import core
 
-        self._close_device()
-        self.device = core.Device()
-        yield from self._op_cell(round_index, warmup_round, index, cell, first_position, None, cell["threads"])
-
-    def _op_cell(self, round_index, warmup_round, index, cell, first_position, gpu, nthreads):
-        from . import core
-
-        plan, device = self.plan, self.device
+        plan, nthreads = self.plan, cell["threads"]
         # the tasks before the region: a forked one (--tasks processes) would share it copy-on-write
         tasks = core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", plan.size, plan.align,
                              cell["pages"]) if nthreads > 1 else contextlib.nullcontext()
@@ -176,115 +271,68 @@ class Session:
                                 core.Region(plan.size, plan.align, cell["pages"], plan.mem_node)) as region:
             if pooled:  # a pooled region comes back as the last round left it: PROT_NONE, maybe stale
                 region.restore(plan.retouch, cell["op"])
-            thp_share = None
+            fields = {}  # what every pass of this cell's round carries, read once before them
             if cell["pages"] == "thp":  # MADV_HUGEPAGE is advice: say how much of it was taken
-                thp_share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
-                                                    region.address + plan.size)
+                share = procfs.smaps_huge_share(procfs.read("/proc/self/smaps"), region.address,
+                                                region.address + plan.size)
+                if share is not None:
+                    fields["thp_share"] = round(share, 4)
             # where the region sits in physical memory, once per round (docs/methodology.md#placement)
-            place = {k: v for k, v in placement.read(region.address, plan.size, core.page_size()).items()
-                     if v is not None}
+            fields.update({k: v for k, v in placement.read(region.address, plan.size, core.page_size()).items()
+                           if v is not None})
             if pooled and pooled[1] is not None:
-                place["placement_slot"] = pooled[1]
-            dirty = False
-            for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
-                if dirty:
-                    region.restore(plan.retouch, cell["op"])
-                    if threads:
-                        threads.restore(plan.retouch, cell["op"])
-                gpu_ns = gpu.touch(region) if gpu else None
-                device_ns = device.touch(region) if device else None
-                if threads:
-                    (ns, times, lat), traced, own, bystander, counted = self._around(
-                        warm, lambda: threads.pass_(region, stride, plan.latency, cell["op"]))
-                else:
-                    (ns, lat), traced, own, bystander, counted = self._around(
-                        warm, lambda: region.timed_pass(stride, plan.latency, cell["op"]))
-                dirty = True
-                calls = plan.size // stride
-                sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
-                          "warmup": bool(warm or warmup_round), "ns": int(ns), "seconds": ns / 1e9,
-                          "calls": calls, "gbps": plan.size / ns if ns else float("nan"),
-                          "us_per_call": ns / 1e3 / (calls // nthreads), "traced": bool(traced)}
-                if gpu_ns is not None:
-                    sample["gpu_touch_ns"] = int(gpu_ns)
-                if device_ns is not None:
-                    sample["device_touch_ns"] = int(device_ns)
-                if thp_share is not None:
-                    sample["thp_share"] = round(thp_share, 4)
-                sample.update(place)
-                sample.update(bystander)
-                if threads:  # each thread by the rule over its own loop; steal of the first's CPU
-                    sample["threads"] = nthreads
-                    sample.update(thread_disturbance(times, own[2], ns))
-                else:
-                    sample.update(disturbance(*own, ns))
-                sample.update(counted)
-                if lat is not None:
-                    sample.update(latency_summary(lat))
-                yield sample
-            if plan.verify:
-                yield from self._verify_passes(round_index, warmup_round, cell, region)
+                fields["placement_slot"] = pooled[1]
+            hooks = _Around(self, gpu, region)
 
-    def _verify_passes(self, round_index, warmup_round, cell, region):
+            def after(rec):
+                got = hooks.after(rec)
+                if got is not None:
+                    emit(_op_sample(plan, rec, got, fields))
+                return signals.pending()
+
+            passes = core.cell_passes(self._c_plan, index, round_index, warmup_round, first_position, region, threads,
+                                      self.device, hooks.before, after)
+            if plan.verify and not passes.stopped:
+                self._verify_passes(round_index, warmup_round, index, cell, region, emit)
+
+    def _verify_passes(self, round_index, warmup_round, index, cell, region, emit):
         """run --verify: after the cell's timed passes, one verify pass per stride (untimed, its own
         records, kind "verify"), the checkers started here and stopped before anything is timed again.
         With --threads N each task's part is invalidated from its own CPU in turn and checked from every
         other CPU (docs/verify.md)."""
+        from . import core
+
         plan, nthreads = self.plan, cell["threads"]
         invalidators = plan.thread_cpus[:nthreads] if nthreads > 1 else [plan.cpu]
+        checkers = core.verify_checkers(plan.verify_cpus, invalidators)
+        device = self.device
+
+        def after(rec):
+            record = {"kind": "verify", "round": round_index, "warmup": bool(warmup_round), "op": cell["op"],
+                      "stride_bytes": rec.stride_bytes, "threads": nthreads, "invalidator_cpus": list(invalidators),
+                      "checker_cpus": list(checkers)}
+            v = rec.verify
+            record.update(calls=v.calls, checks=v.checks, faults=v.faults, zeros=v.zeros, stale=v.stale, held=v.held,
+                          ns=v.ns)
+            if device:
+                record.update(device_checks=v.device_checks, device_failed=v.device_failed,
+                              device_zeros=v.device_zeros, device_stale=v.device_stale)
+            emit(record)
+            return signals.pending()
+
         # the bystanders stop for the verify passes: spinning on the checkers' CPUs they would take turns
         # with them (slower passes, fewer checks held), and they come back before the next timed pass.  Not
-        # in a finally: a generator closed after Session.close would start them again, unowned.
+        # in a finally: a run that stops here needs them no more.
         self._use_bystanders(0)
-        yield from self._checked(round_index, warmup_round, cell, region, invalidators)
-        self._use_bystanders(cell["bystanders"])
-
-    def _checked(self, round_index, warmup_round, cell, region, invalidators):
-        from . import core
-
-        plan, nthreads = self.plan, cell["threads"]
         with core.Verifier(plan.verify_cpus) as verifier:
-            if self.device:
-                verifier.check_device(self.device)
-            for stride in plan.strides:
-                # every page's translation live again, whatever --no-retouch; only this process's region
-                # is checked (--tasks processes: the caller's, each part from its task's CPU)
-                region.restore(True, cell["op"])
-                counts = verifier.pass_(region, stride, cell["op"], invalidators)
-                record = {"kind": "verify", "round": round_index, "warmup": bool(warmup_round), "op": cell["op"],
-                          "stride_bytes": stride, "threads": nthreads, "invalidator_cpus": list(invalidators),
-                          "checker_cpus": core.verify_checkers(plan.verify_cpus, invalidators)}
-                record.update({k: int(v) for k, v in counts.items()})
-                yield record
+            if device:
+                verifier.check_device(device)
+            passes = core.cell_verify(self._c_plan, index, round_index, warmup_round, region, verifier, cell["op"],
+                                      invalidators, after)
+        if not passes.stopped:
+            self._use_bystanders(cell["bystanders"])
 
-    def _around(self, warm, run_pass):
-        """One pass (run_pass() returns its ns first) with what is read just outside it, never inside:
-        the flush counters (traced on a warm-up pass where they can be), the measuring thread's own
-        state, the bystanders' CPU time.  Returns (what run_pass returned, traced, the thread's
-        (preempted, CPU ns, steal ticks), the bystander fields, the counter fields)."""
-        from . import core
-
-        plan, counters = self.plan, self.counters
-        traced = warm and counters.can_trace
-        if traced:
-            counters.open_trace()
-        try:
-            before = counters.read(traced)
-            self0 = core.self_state(plan.cpu)
-            t0 = time.monotonic_ns()
-            spins0 = self.bystanders.read_spins()
-            got = run_pass()
-            spins1 = self.bystanders.read_spins()
-            window = time.monotonic_ns() - t0
-            self1 = core.self_state(plan.cpu, after=True)
-            after = counters.read(traced)
-        finally:
-            if traced:
-                counters.close_trace()
-        bystander = bystander_fields(spins0, spins1, window, got[0]) if spins0 else {}
-        return got, traced, core.self_delta(self0, self1), bystander, counters.delta(before, after)
-
-    def _workload_round(self, round_index, warmup_round, index, cell, first_position):
+    def _workload_round(self, round_index, warmup_round, index, cell, first_position, emit):
         """run --workload: will-it-scale's loop in every task (C: atsd_workload_pass), `size` bytes of
         pages each a pass; the tasks (and, tlb_flush1/3, their files) fresh every round."""
         from . import core
@@ -292,22 +340,19 @@ class Session:
         plan = self.plan
         nthreads, page = cell["threads"], core.page_size()
         with core.Threads(plan.thread_cpus[:nthreads], plan.tasks == "processes", 0, plan.align, "base") as tasks:
-            for i, (rep, warm, stride) in enumerate(round_order(plan, round_index, self._c_plan, index)):
-                (ns, times, loops), traced, own, bystander, counted = self._around(
-                    warm, lambda: tasks.workload_pass(cell["workload"], plan.size))
-                sample = {"round": round_index, "rep": rep, "order": first_position + i, "stride_bytes": stride,
-                          "warmup": bool(warm or warmup_round), "ns": int(ns), "seconds": ns / 1e9,
-                          "calls": loops, "loops": loops, "loops_per_s": loops * 1e9 / ns if ns else None,
-                          "gbps": loops * page / ns if ns else float("nan"),
-                          "us_per_call": ns / 1e3 / (loops / nthreads), "traced": bool(traced),
-                          "threads": nthreads}
-                sample.update(bystander)
-                sample.update(thread_disturbance(times, own[2], ns))
-                sample.update(counted)
-                yield sample
-        if plan.verify:  # on by default for a workload: the loop's call checked, on a region of its own
+            hooks = _Around(self)
+
+            def after(rec):
+                got = hooks.after(rec)
+                if got is not None:
+                    emit(_workload_sample(rec, got, page))
+                return signals.pending()
+
+            passes = core.cell_passes(self._c_plan, index, round_index, warmup_round, first_position, None, tasks,
+                                      None, hooks.before, after)
+        if plan.verify and not passes.stopped:  # on by default: the loop's call checked, on a region of its own
             with core.Region(core.verify_workload_size(nthreads), plan.align, "base") as region:
-                yield from self._verify_passes(round_index, warmup_round, dict(cell, op="madvise"), region)
+                self._verify_passes(round_index, warmup_round, index, dict(cell, op="madvise"), region, emit)
 
     def facts(self):
         """What this session learned that belongs in the result file."""

@@ -25,10 +25,12 @@ def main():
                 end["facts"] = session.facts()
                 for index, warm in request["rounds"]:
                     round_t = time.monotonic() - started
-                    for sample in session.round(index, warm):
+
+                    def send(sample, round_t=round_t):  # as the pass ends: a parent stopped keeps it
                         sample["round_t"] = round_t
                         print(json.dumps({"sample": sample}), flush=True)
-                        signals.check()
+
+                    session.round(index, warm, send)
         except KeyboardInterrupt:
             end["interrupted"] = True
         except OSError as e:

@@ -382,7 +382,6 @@ CORE_STALE = "compiled core in {where} is stale (ABI {found}, this atsdbench exp
 CORE_IN_CHECKOUT = ("a source tree: build it with `pip install -e {checkout}`, or run from another directory to use "
                     "the installed atsdbench")
 CORE_REINSTALL = "reinstall with `pip install --force-reinstall --no-deps {what}`"
-VERIFY_CHECKER_LATE = 'verify pass: a checker did not reach call {call} of stride {stride} in time (CPU taken?)'
 GUEST_MODULE_UNREADABLE = '--module {path}: {strerror}'
 GUEST_MODULE_NOT_ELF = '--module {path} is not a kernel module (no ELF header)'
 ATSD_OUTPUT_CONFIG_DEVICE = '{name}: config device={value!r} is not a list of {devices}'

@@ -1,4 +1,4 @@
-"""atsdbench.measure.session's per-pass and per-round records that issue 25 asks for: how disturbed each
+"""atsdbench.measure.session's per-pass and per-round records: how disturbed each
 pass was (measured, not guessed), and the host-drift canary of each round."""
 import json
 
