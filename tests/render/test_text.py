@@ -155,7 +155,7 @@ def test_notes_are_short_few_and_anchored(name):
 
 
 def test_every_anchor_exists():
-    from tests.test_docs import _anchors
+    from tests.meta.test_docs import _anchors
 
     for target in text.ANCHORS:
         file, _, anchor = target.partition("#")

@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
+SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
 
 
 @pytest.fixture(scope="module")

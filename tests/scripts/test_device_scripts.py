@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "scripts" / "build-test-hmm"
 
 # the five functions the changes touch, as lib/test_hmm.c has them (6.1 and 6.12 alike)
