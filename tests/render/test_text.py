@@ -151,11 +151,11 @@ def test_notes_are_short_few_and_anchored(name):
 
 
 def test_every_anchor_exists():
-    from tests.meta.test_docs import _anchors
+    from doc_anchors import anchors
 
     for target in text.ANCHORS:
         file, _, anchor = target.partition("#")
-        assert anchor in _anchors(ROOT / file), target
+        assert anchor in anchors(ROOT / file), target
 
 
 def test_no_figure_of_our_machines_is_printed():
