@@ -5,9 +5,9 @@ Rounds (the default): how often the interval an adaptive run stops on (target 1%
 from 5) covers the true mean, against 5 fixed batch means and a fixed plan of as many rounds, for
 independent and AR(1) round means.
 
-Sub-runs (`--runs`): `run --until P% --runs M` (5 rounds a sub-run, --gap 20s, --max-time 10m) on
-scripts/bench_verdict.py's simulated noise of this VM (pass 3.4%, round 2.8%, drift 4.6% with an 8 s
-time constant, per-process sP, strides correlated 0.7), through the real adaptive.RunPolicy: the
+Sub-runs (`--runs`): `run --until P% --runs M` (5 rounds a sub-run, --gap 20s, --max-time 10m) on the
+noise simulator's model of this VM (tests/support/noise_sim.py: pass 3.4%, round 2.8%, drift 4.6% with
+an 8 s time constant, per-process sP, strides correlated 0.7), through the real adaptive.RunPolicy: the
 sub-runs and wall time it took, how often the interval it stopped on covers each stride's true mean
 (against a fixed plan of as many sub-runs), and what the real compare says of two such sides: A/A
 (`--unit run`, any of 4 strides after Holm), coverage of the true ratio, power at a true +10%, and the
@@ -29,8 +29,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "measure"))
 
-from test_adaptive import (adaptive, adaptive_side, ar1_rows, bench_verdict, fixed_batches,  # noqa: E402
-                           sequential, side_coverage, true_mean)
+from _support import noise_sim  # noqa: E402  (the simulator, tests/support/noise_sim.py; test_adaptive imports it)
+from test_adaptive import (adaptive, adaptive_side, ar1_rows, fixed_batches, sequential,  # noqa: E402
+                           side_coverage, true_mean)
 
 
 def coverage_table(reps=4000, seed=12):
@@ -113,7 +114,7 @@ def compare_pairs(bench, pairs, side, rng, changes=None, slow=None):
 
 
 def runs_table(reps=400, seed=25):
-    bench = bench_verdict()
+    bench = noise_sim
     slow = slow_drift()
     lines = ["| `--runs` | `--until` | sP | median sub-runs | median wall s | stopped by time | a side's CI covers | "
              "fixed plan of as many sub-runs | compare: A/A | fixed plans | compare covers | fixed plans | "

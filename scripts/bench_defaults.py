@@ -282,10 +282,11 @@ def explained(files):
 
 
 # ---- simulation with the slow drift measured here ----
-# bench_verdict.simulate_side's noise (pass, round, an 8 s drift, a per-process effect sP; strides correlated
-# 0.7) plus the slow host drift the series above measured: a random walk on the log scale whose variance grows
-# SLOW_C per second (0.04 %^2/s: the 1M variogram, 4.9% SD of a difference at 10 min, 8.5% at 30 min; 64K's is
-# about half), shared by the strides.  A session is one process of 5 rounds; sessions SESSION_S apart.
+# the noise simulator's noise (tests/support/noise_sim.py: pass, round, an 8 s drift, a per-process effect sP;
+# strides correlated 0.7) plus the slow host drift the series above measured: a random walk on the log scale
+# whose variance grows SLOW_C per second (0.04 %^2/s: the 1M variogram, 4.9% SD of a difference at 10 min, 8.5%
+# at 30 min; 64K's is about half), shared by the strides.  A session is one process of 5 rounds; sessions
+# SESSION_S apart.
 
 SLOW_C = 0.04e-4  # (log units)^2 per second
 SESSION_S = 60.0
@@ -303,14 +304,14 @@ def _session_designs():
 def _simulate_design(task):
     import warnings
 
-    import bench_verdict as bv
+    from _support import noise_sim as sim
 
     seed, key, sp, reps = task
     label, k, alternating, runs, gap = _session_designs()[key]
     rng = np.random.default_rng(np.random.SeedSequence([seed, list(_session_designs()).index(key), int(sp * 10)]))
     aa = covered = with_ci = power = rows_change = 0
     mdes = []
-    span = bv.schedule(runs, 5, gap)[1] + SESSION_S  # one session's start to the next one's
+    span = sim.schedule(runs, 5, gap)[1] + SESSION_S  # one session's start to the next one's
     for kind, change in (("aa", 0.0), ("change", 0.10)):
         for _ in range(reps):
             n = 2 * k
@@ -320,8 +321,8 @@ def _simulate_design(task):
             sides = [[], []]
             for i, side in enumerate(order):
                 c = math.expm1(slow[i] + (math.log1p(change) if side else 0.0))
-                sides[side].append(bv.simulate_side(rng, runs, 5, gap, sp / 100, 0.0, c, "AB"[side],
-                                                    f"boot-{i}"))
+                sides[side].append(sim.simulate_side(rng, runs, 5, gap, sp / 100, 0.0, c, "AB"[side],
+                                                     f"boot-{i}"))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 cmp = comparison.compare([sides[0] if k > 1 else sides[0][0], sides[1] if k > 1 else sides[1][0]],
@@ -343,9 +344,9 @@ def _simulate_design(task):
 
 def simulate(reps, seed, sps=(0, 3), jobs=1):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import bench_verdict as bv
+    from _support import noise_sim as sim
 
-    rows = bv.map_cells(_simulate_design, [(seed, key, sp, reps) for key in _session_designs() for sp in sps], jobs)
+    rows = sim.map_cells(_simulate_design, [(seed, key, sp, reps) for key in _session_designs() for sp in sps], jobs)
     return ["design", "sP %", "A/A %", "coverage %", "power at +10% %", "MDE %"], rows
 
 

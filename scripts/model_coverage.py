@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """How often `model`'s before/after intervals hold the true change (issue 25.6), by seeded simulation.
 
-The sides come from scripts/bench_verdict.py's simulator: the noise measured on this VM (pass 3.4%,
-round 2.8%, drift 4.6% with an 8 s time constant, a per-process effect sP, strides correlated 0.7),
-real result files of 64K/1M/2M/4M with sub-runs.  Each file gets a flush ceiling of 600 4K pages, so
-64K, 1M and 2M (16, 256, 512 pages) are the per-page line and 4M (1024 pages) the whole flush: all four
-parameters are defined.  The REAL atsdbench.analysis.model.analyse fits both sides and their change.
+The sides come from the noise simulator (tests/support/noise_sim.py): the noise measured on this VM
+(pass 3.4%, round 2.8%, drift 4.6% with an 8 s time constant, a per-process effect sP, strides
+correlated 0.7), real result files of 64K/1M/2M/4M with sub-runs.  Each file gets a flush ceiling of 600
+4K pages, so 64K, 1M and 2M (16, 256, 512 pages) are the per-page line and 4M (1024 pages) the whole
+flush: all four parameters are defined.  The REAL atsdbench.analysis.model.analyse fits both sides and
+their change.
 
 Truths: an A/A pair changes nothing (0%); a +10% pair has every rate 1.1x, so every per-call time is
 1/1.1 of the base's: fixed, per-page and whole-flush cost change by -9.09%, the crossover by 0.
@@ -32,7 +33,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
 
-import bench_verdict as bench  # noqa: E402  (the simulator: one copy of the noise model)
+from _support import noise_sim as sim  # noqa: E402  (the simulator: one copy of the noise model)
 
 CEILING = 600  # pages: 4K x 600 = 2.3M, between 2M and 4M
 PARAMS = ("fixed_us", "per_page_us", "full_flush_us", "crossover_pages")
@@ -53,7 +54,7 @@ COLUMNS = ["design", "sP %", "unit", "N a side", "fixed %", "per-page %", "whole
 
 def side(rng, layout, sp, change, label):
     runs, rounds, gap = layout
-    r = bench.simulate_side(rng, runs, rounds, gap, sp, 0.0, change, label, f"boot-{label}")
+    r = sim.simulate_side(rng, runs, rounds, gap, sp, 0.0, change, label, f"boot-{label}")
     r.config["ceiling"] = CEILING
     r.path = f"{label}.json"
     return r.sub_runs()
@@ -71,7 +72,7 @@ def cell(task):
     ident = [seed, *map(ord, key.split("/")[0]), int(round(sp_pct * 10))]
     rng = np.random.default_rng(np.random.SeedSequence(ident))
     hits, rows, no_ci, sizes, units = dict.fromkeys(PARAMS, 0), dict.fromkeys(PARAMS, 0), 0, set(), set()
-    for kind, change in (("aa", 0.0), ("change", bench.TRUE_CHANGE)):
+    for kind, change in (("aa", 0.0), ("change", sim.TRUE_CHANGE)):
         for k in range(pairs):
             a = side(rng, base_layout, sp_pct / 100, 0.0, "A")
             b = side(rng, new_layout, sp_pct / 100, change, "B")
@@ -95,7 +96,7 @@ def cell(task):
 
 
 def simulate(designs, sps, pairs, seed, resamples=1000, jobs=1):
-    return bench.map_cells(cell, [(seed, d, sp, pairs, resamples) for d in designs for sp in sps], jobs)
+    return sim.map_cells(cell, [(seed, d, sp, pairs, resamples) for d in designs for sp in sps], jobs)
 
 
 def table(rows):

@@ -23,6 +23,12 @@ _test_the_installed_package()
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
+# The tests' helpers that are no tests (sources, bad_plans, noise_sim, the fakes) live in tests/support/ and
+# are imported by their plain names from any folder: `import sources`, `import noise_sim`.
+SUPPORT = pathlib.Path(__file__).parent / "support"
+if str(SUPPORT) not in sys.path:
+    sys.path.insert(0, str(SUPPORT))
+
 # The `live` marker (pyproject.toml): a test that measures or builds on this machine.  Files and tests
 # say so themselves; a test that asks for one of these fixtures is live through it.
 LIVE_FIXTURES = {"small_run", "atsd"}
@@ -177,6 +183,8 @@ SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
 def _load_script(name):
     import importlib.util
 
+    if str(SCRIPTS) not in sys.path:  # the script's own folder on sys.path, as running it puts it
+        sys.path.insert(0, str(SCRIPTS))
     spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -320,13 +328,13 @@ def atsd(tmp_path_factory):
 @pytest.fixture(scope="session")
 def fake_hmm(tmp_path_factory):
     """fake_hmm(stale=False) -> env: a process environment in which --device hmm opens the test double of
-    the kernel's HMM test driver (tests/fake_hmm.c, LD_PRELOAD), coherent or (stale) never forgetting."""
+    the kernel's HMM test driver (tests/support/fake_hmm.c, LD_PRELOAD), coherent or (stale) never forgetting."""
     if not shutil.which("cc"):
         pytest.skip("cc not installed")
     d = tmp_path_factory.mktemp("fake_hmm")
     so, node = d / "fake_hmm.so", d / "hmm_dmirror0"
     subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-o", str(so),
-                    os.path.join(os.path.dirname(__file__), "fake_hmm.c"), "-ldl"], check=True)
+                    str(SUPPORT / "fake_hmm.c"), "-ldl"], check=True)
     node.write_bytes(b"")  # the plan's check looks for a node it can open read-write
 
     def env(stale=False):

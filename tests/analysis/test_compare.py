@@ -437,9 +437,12 @@ def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
 # ---- sides of one process with a noise profile (issue 25.2): analysis/noise.py, data/profile.py ----
 
 @pytest.fixture(scope="module")
-def sim(script):
-    """scripts/bench_verdict.py: sides and calibrations simulated with the measured noise, real schema."""
-    return script("bench_verdict")
+def sim():
+    """The noise simulator (tests/support/noise_sim.py): sides and calibrations simulated with the measured
+    noise, real schema."""
+    import noise_sim
+
+    return noise_sim
 
 
 _CALIBRATIONS = {}

@@ -1,4 +1,4 @@
-"""lava/atsdbench.yaml's steps run as LAVA's run.sh runs them (tests/lab/definition.py), on this machine,
+"""lava/atsdbench.yaml's steps run as LAVA's run.sh runs them (tests/support/definition.py), on this machine,
 with a lava-test-case that records its calls: the install modes, a size that fits, every expected case
 reported when the run fails, the result file kept in the log and read back by import --lava-log, a
 BASELINE kept from an earlier job, and bad input as one failing case with a reason."""

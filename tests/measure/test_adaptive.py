@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import noise_sim
 import numpy as np
 import pytest
 from scipy import signal
@@ -460,21 +461,10 @@ def test_short_adaptive_runs_lose_little_coverage():
     assert 0.9 <= cover <= 0.95 and 12 <= rounds <= 22
 
 
-# --- coverage on the sub-run unit: bench_verdict's simulated noise through the real RunPolicy ------
-
-def bench_verdict():
-    """scripts/bench_verdict.py (its simulator of this VM's noise), loaded as a module."""
-    import importlib.util
-
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "bench_verdict.py")
-    spec = importlib.util.spec_from_file_location("bench_verdict", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
+# --- coverage on the sub-run unit: the noise simulator through the real RunPolicy ----------------
 
 def adaptive_side(bench, rng, runs, rounds, gap, sp, until, max_time=600.0, change=0.0, label="A", boot=0.0):
-    """One side of `run --until P% --runs M` on bench_verdict's simulated noise (pass, round, drift
+    """One side of `run --until P% --runs M` on the simulated noise (noise_sim: pass, round, drift
     with its 8 s time constant, per-process sP, strides correlated 0.7): drawn for every sub-run that
     could end within max_time, then fed to the real RunPolicy sub-run by sub-run at the times the
     runner's schedule gives them.  Returns (the Result as the run would have saved it, the policy)."""
@@ -527,8 +517,7 @@ def test_stopping_on_sub_runs_keeps_coverage():
     # --until 5% --runs 3, 5 rounds a sub-run 20 s apart, sP 3%: about 8 sub-runs (a sub-run mean's CV
     # is ~5% here).  Stopped on, the t interval over sub-run means still covers ~93-95%; a rule that
     # stopped on an interval blind to run-to-run variance would cover far less.
-    bench = bench_verdict()
-    cover, median_runs, timed, _ = side_coverage(bench, 150, 3, 5, 20.0, 0.03, 5.0, seed=31, max_time=300.0)
+    cover, median_runs, timed, _ = side_coverage(noise_sim, 150, 3, 5, 20.0, 0.03, 5.0, seed=31, max_time=300.0)
     assert 0.88 <= cover <= 0.99 and 5 <= median_runs <= 12 and timed < 0.1
 
 

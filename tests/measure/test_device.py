@@ -1,5 +1,5 @@
 """--device hmm (csrc/atsd_device.c, measure/session.py, atsd): the plan's refusals, the touch, the axis,
-the device's verify and its loud line, in both front ends, against tests/fake_hmm.c (a test double of
+the device's verify and its loud line, in both front ends, against tests/support/fake_hmm.c (a test double of
 the kernel's test_hmm: coherent, or stale); the real driver runs in guests (scripts/device-check,
 tests/measure/test_device_guest.py)."""
 import json

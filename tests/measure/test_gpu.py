@@ -17,8 +17,8 @@ def fake_cuda(tmp_path_factory):
     if not shutil.which("cc"):
         pytest.skip("no C compiler")
     out = tmp_path_factory.mktemp("cuda") / "libcuda.so.1"
-    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-o", str(out), os.path.join(HERE, "fake_libcuda.c")],
-                   check=True)
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-Wall", "-o", str(out),
+                    os.path.join(HERE, "support", "fake_libcuda.c")], check=True)
     return str(out)
 
 

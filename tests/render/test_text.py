@@ -26,19 +26,15 @@ _CACHE = {}
 
 
 def _profile_text():
-    """calibrate's report of a simulated 4-sub-run profile (scripts/bench_verdict.py, seeded)."""
-    import importlib.util
-
+    """calibrate's report of a simulated 4-sub-run profile (the noise simulator, seeded)."""
+    import noise_sim
     import numpy as np
 
     from atsdbench.analysis import noise
     from atsdbench.data import profile
     from atsdbench.render import profile as profile_report
 
-    spec = importlib.util.spec_from_file_location("bench_verdict", ROOT / "scripts" / "bench_verdict.py")
-    sim = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sim)
-    r = sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A")
+    r = noise_sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A")
     entries, rounds = noise.profile_entries(r)
     data = profile.build(r.host, r.config, entries, True, rounds, None, "cal.json", span_s=60.0)
     data["date"] = "2026-01-01 00:00:00 UTC"  # the golden holds lengths: no clock in them
@@ -155,11 +151,11 @@ def test_notes_are_short_few_and_anchored(name):
 
 
 def test_every_anchor_exists():
-    from tests.test_docs import _anchors
+    from doc_anchors import anchors
 
     for target in text.ANCHORS:
         file, _, anchor = target.partition("#")
-        assert anchor in _anchors(ROOT / file), target
+        assert anchor in anchors(ROOT / file), target
 
 
 def test_no_figure_of_our_machines_is_printed():

@@ -1,8 +1,9 @@
-"""The pieces of the end-to-end campaign test (test_kexec_guest.py): two Debian amd64 kernels (apt-get
-download, cached as guest caches its pieces), an initramfs that runs `atsdbench campaign step` at every
-boot (this host's Python 3 and atsdbench with its compiled core, the static atsd and busybox guest uses,
-each kernel's virtio and 9p modules), and a 9p share that holds the campaign directory and survives
-every kexec.  One qemu: the first kernel boots, and every later boot is the step's own kexec."""
+"""The pieces of the end-to-end campaign test (tests/campaign/test_kexec_guest.py): two Debian amd64
+kernels (apt-get download, cached as guest caches its pieces), an initramfs that runs `atsdbench
+campaign step` at every boot (this host's Python 3 and atsdbench with its compiled core, the static
+atsd and busybox guest uses, each kernel's virtio and 9p modules), and a 9p share that holds the
+campaign directory and survives every kexec.  One qemu: the first kernel boots, and every later boot
+is the step's own kexec."""
 import glob
 import lzma
 import os

@@ -5,7 +5,7 @@ import ast
 import functools
 import pathlib
 
-PKG = pathlib.Path(__file__).resolve().parent.parent / "atsdbench"
+PKG = pathlib.Path(__file__).resolve().parents[2] / "atsdbench"
 
 
 @functools.cache

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
+SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / "scripts"
 
 
 def test_synthetic_files_have_the_schema_and_the_passes_asked_for(script, tmp_path):

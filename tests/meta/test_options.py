@@ -8,7 +8,7 @@ import pytest
 from atsdbench import cli
 from atsdbench.measure import core
 
-DOCS = pathlib.Path(__file__).parent.parent / "docs"
+DOCS = pathlib.Path(__file__).resolve().parents[2] / "docs"
 
 
 def _section(page, title):

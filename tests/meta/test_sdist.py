@@ -10,7 +10,7 @@ import tarfile
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # What a build or a test run leaves in a working tree, and the sdist must not carry.
 JUNK = ["atsdbench/_atsd.abi3.so", "atsdbench/_atsd.c", "atsdbench/__pycache__/cli.cpython-311.pyc",
@@ -63,8 +63,8 @@ def test_sdist_carries_what_the_build_tests_scripts_and_docs_read(sdist):
     missing = sorted(set(tracked) - NOT_SHIPPED - shipped)
     assert not missing, f"MANIFEST.in leaves out {missing}"
     assert not shipped & set(JUNK), sorted(shipped & set(JUNK))
-    assert {"tests/fake_libcuda.c", "tests/fake_hmm.c", "scripts/build-test-hmm", "scripts/device-check",
-            "tests/golden/compare_before_after.text", "scripts/cross-check",
+    assert {"tests/support/fake_libcuda.c", "tests/support/fake_hmm.c", "scripts/build-test-hmm",
+            "scripts/device-check", "tests/golden/compare_before_after.text", "scripts/cross-check",
             "docs/development.md", "csrc/atsd.h", "build_atsd.py"} <= shipped
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from atsdbench.measure import procfs
 
-ROOT = pathlib.Path(__file__).parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def _source_copy(tmp_path):

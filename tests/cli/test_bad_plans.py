@@ -1,4 +1,4 @@
-"""Both front ends refuse the same plans with the same sentence (tests/bad_plans.py)."""
+"""Both front ends refuse the same plans with the same sentence (tests/support/bad_plans.py)."""
 import os
 import subprocess
 
@@ -36,7 +36,7 @@ def test_at_least_the_cases_the_issue_named():
     assert len(BAD_PLANS) >= 28
     rows = {tuple(args): message for args, message in BAD_PLANS}
     missing = [case for case, (args, _) in NAMED.items() if tuple(args) not in rows]
-    assert not missing, f"tests/bad_plans.py has no row for: {', '.join(missing)}"
+    assert not missing, f"tests/support/bad_plans.py has no row for: {', '.join(missing)}"
 
 
 @pytest.mark.parametrize("case", NAMED)
@@ -48,7 +48,7 @@ def test_the_named_cases_are_refused_by_run(case, tmp_path, capsys, monkeypatch)
     monkeypatch.setattr(runner, "run", lambda *a, **k: pytest.fail(f"{case}: the plan was accepted and run"))
     args, sentence = NAMED[case]
     message = dict((tuple(a), m) for a, m in BAD_PLANS).get(tuple(args))
-    assert message is not None, f"{case}: no row {args} in tests/bad_plans.py"
+    assert message is not None, f"{case}: no row {args} in tests/support/bad_plans.py"
     out = ["-o", str(tmp_path / "x.out")] if "-o" not in args else []
     rc = cli.main(["run", "--size", "16M", *out, *args])
     lines = capsys.readouterr().err.strip().splitlines()

@@ -7,22 +7,18 @@ import subprocess
 import sys
 import time
 
+import noise_sim
 import pytest
 
 from atsdbench.data import profile, results
 
 
-@pytest.fixture(scope="module")
-def sim(script):
-    return script("bench_verdict")
-
-
 @pytest.fixture
-def calibration_file(sim, tmp_path):
+def calibration_file(tmp_path):
     import numpy as np
 
     path = str(tmp_path / "cal.json")
-    results.save(sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A"), path)
+    results.save(noise_sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A"), path)
     return path
 
 
@@ -75,13 +71,13 @@ def test_a_profile_from_a_runs_file(cli, tmp_path, calibration_file):
     assert {e["within_df"] for e in made.entries.values()} == {8} and made.host["machine_id"] is None
 
 
-def test_from_takes_no_run_options_and_needs_sub_runs(cli, tmp_path, calibration_file, sim):
+def test_from_takes_no_run_options_and_needs_sub_runs(cli, tmp_path, calibration_file):
     import numpy as np
 
     assert "no run options (got --size)" in _one_line(cli("calibrate", "--from", calibration_file, "--size", "1G",
                                                            "-o", tmp_path / "p.json"))
     single = str(tmp_path / "single.json")
-    results.save(sim.simulate_side(np.random.default_rng(5), 1, 5, 0.0, 0.0, 0.0), single)
+    results.save(noise_sim.simulate_side(np.random.default_rng(5), 1, 5, 0.0, 0.0, 0.0), single)
     assert "has one sub-run: its between-run variance cannot be estimated" in _one_line(
         cli("calibrate", "--from", single, "-o", tmp_path / "p.json"))
     assert "no such file" in _one_line(cli("calibrate", "--from", tmp_path / "nothing.json"))

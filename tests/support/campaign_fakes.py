@@ -5,7 +5,7 @@ import os
 import pathlib
 import struct
 
-FIXTURES = pathlib.Path(__file__).resolve().parent.parent / "fixtures"
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def bzimage(path, banner):

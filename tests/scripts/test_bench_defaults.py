@@ -1,29 +1,24 @@
 """scripts/bench_defaults.py (not live: nothing is measured): designs cut out of --runs files, the pairs,
 the sessions, the canary covariate and the seeded simulation, on simulated files with the real schema."""
 import math
-import pathlib
-import sys
 
+import noise_sim
 import numpy as np
 import pytest
-
-SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
 
 
 @pytest.fixture(scope="module")
 def bench(script):
-    sys.path.insert(0, str(SCRIPTS))  # --simulate imports bench_verdict as the script does
     return script("bench_defaults")
 
 
 @pytest.fixture(scope="module")
-def series(script):
+def series():
     """Six files of 8 sub-runs x 5 rounds, 150 s apart, with canaries: a miniature of the real series."""
-    bv = script("bench_verdict")
     rng = np.random.default_rng(7)
     out = []
     for k in range(6):
-        r = bv.simulate_side(rng, 8, 5, 20.0, 0.02, 0.0, label="A", boot_id="b")
+        r = noise_sim.simulate_side(rng, 8, 5, 20.0, 0.02, 0.0, label="A", boot_id="b")
         for s in r.records:
             s["canary_compute_ns"] = 22_000_000 + int(rng.integers(0, 100_000))
             s["canary_chase_ns"] = 40_000_000 + int(rng.integers(0, 400_000))

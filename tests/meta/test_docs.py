@@ -3,46 +3,14 @@ import pathlib
 import re
 
 import pytest
+from doc_anchors import anchors as _anchors, prose as _prose, slug as _slug
 
-ROOT = pathlib.Path(__file__).parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = sorted((ROOT / "docs").glob("*.md"))
 FILES = [README, *PAGES]
 
 LINK = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-
-
-def _prose(text, spans=False):
-    """The text outside fenced code blocks, line by line, and outside inline code spans unless SPANS."""
-    out, fence = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fence = not fence
-            out.append("")
-            continue
-        out.append("" if fence else line if spans else re.sub(r"(`+).*?\1", "", line))
-    return out
-
-
-def _slug(heading):
-    """GitHub's anchor for a heading: markup dropped, lower case, punctuation but - and _ removed, spaces to -."""
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
-    text = text.replace("`", "").strip().lower()
-    text = re.sub(r"[^\w\- ]", "", text)
-    return text.replace(" ", "-")
-
-
-def _anchors(path):
-    seen, out = {}, set()
-    for line in _prose(path.read_text(), spans=True):
-        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
-        if not m:
-            continue
-        base = _slug(m.group(1))
-        n = seen.get(base, 0)
-        seen[base] = n + 1
-        out.add(base if n == 0 else f"{base}-{n}")
-    return out
 
 
 def _links(path):

@@ -5,7 +5,7 @@ as `- |` blocks): the tests/lab/test_dispatcher.py run checks it against LAVA's 
 import pathlib
 import re
 
-DEFINITION = pathlib.Path(__file__).resolve().parent.parent.parent / "lava" / "atsdbench.yaml"
+DEFINITION = pathlib.Path(__file__).resolve().parents[2] / "lava" / "atsdbench.yaml"
 
 
 def params(text=None):

@@ -80,7 +80,7 @@ def test_quick_side_by_side_against_will_it_scale(tmp_path):
         pytest.skip("ATSDBENCH_WIS_DIR names no will-it-scale checkout")
     copy = tmp_path / "wis"
     shutil.copytree(wis, copy)
-    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "bench_wis.py")
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "bench_wis.py")
     p = subprocess.run([sys.executable, script, "--wis", str(copy), "--quick", "--tasks", "1"],
                        capture_output=True, text=True, timeout=600)
     if p.returncode == 2 and "building will-it-scale failed" in p.stderr:

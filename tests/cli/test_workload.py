@@ -223,7 +223,7 @@ def test_atsd_says_a_failed_read_back_in_the_same_words_and_exits_3(tmp_path):
     if not shutil.which("make") or not shutil.which("cc"):
         pytest.skip("make or cc not installed")
     exe = tmp_path / "atsd-test"
-    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "csrc"), f"OUT={exe}",
+    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "..", "csrc"), f"OUT={exe}",
                     "CFLAGS=-O2 -DATSD_TEST_DOUBLES"], check=True)
     out = tmp_path / "w.tsv"
     p = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "1", "--reps", "5",
@@ -255,7 +255,7 @@ def test_atsd_says_a_stale_read_when_a_read_back_ends_the_run(tmp_path):
     if len(os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: nothing to check from")
     exe = tmp_path / "atsd-test"
-    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "csrc"), f"OUT={exe}",
+    subprocess.run(["make", "-s", "-C", os.path.join(os.path.dirname(__file__), "..", "..", "csrc"), f"OUT={exe}",
                     "CFLAGS=-O2 -DATSD_TEST_DOUBLES"], check=True)
     out = tmp_path / "w.tsv"
     p = subprocess.run([str(exe), "--workload", "tlb_flush2", "--size", "1M", "--rounds", "2", "--reps", "1",

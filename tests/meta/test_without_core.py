@@ -12,7 +12,7 @@ import pytest
 
 from atsdbench import cli, errors
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 
 # The installed package copied without its compiled core, first on sys.path.  An editable install's

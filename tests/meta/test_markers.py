@@ -10,14 +10,14 @@ import pytest
 
 import conftest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SLOW = "tests/test_sdist.py::test_the_quick_set_passes_from_the_sdist"
-QUICK = "tests/test_sdist.py::test_sdist_carries_what_the_build_tests_scripts_and_docs_read"
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SLOW = "tests/meta/test_sdist.py::test_the_quick_set_passes_from_the_sdist"
+QUICK = "tests/meta/test_sdist.py::test_sdist_carries_what_the_build_tests_scripts_and_docs_read"
 
 
 def test_pytest_leaves_slow_tests_out_and_says_so():
     p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                        "tests/test_sdist.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+                        "tests/meta/test_sdist.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     lines = p.stdout.splitlines()
     assert p.returncode == 0 and QUICK in lines and SLOW not in lines, p.stdout + p.stderr
     assert "1 slow test left out (studies, storms, the sdist's run): --slow runs them, as CI does" in lines
@@ -96,7 +96,7 @@ def test_the_quick_set_s_workers_say_what_they_left_out():
     if len(conftest.os.sched_getaffinity(0)) < 2:
         pytest.skip("one CPU: the quick set runs in one process")
     p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "not live",
-                        "tests/test_sdist.py", "-k", "no_test_has_this_name"],
+                        "tests/meta/test_sdist.py", "-k", "no_test_has_this_name"],
                        cwd=ROOT, capture_output=True, text=True, timeout=300)
     workers = re.search(r"created: (\d+)/\1 workers", p.stdout)
     assert p.returncode == 5 and workers and int(workers[1]) >= 2, p.stdout + p.stderr

@@ -23,7 +23,7 @@ from atsdbench import cli, ministat
 from atsdbench.data import results
 from conftest import unwrap
 
-FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures")
+FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 MINISTAT = shutil.which("ministat")
 
 

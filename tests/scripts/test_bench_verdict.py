@@ -1,4 +1,6 @@
-"""scripts/bench_verdict.py's simulation (not live: nothing is measured): its table and its seed."""
+"""scripts/bench_verdict.py's simulation (not live: nothing is measured): its table and its seed, and
+the noise simulator it runs (tests/support/noise_sim.py)."""
+import noise_sim
 import pytest
 
 
@@ -7,22 +9,22 @@ def bench(script):
     return script("bench_verdict")
 
 
-def test_the_schedule_gives_each_design_its_wall_time(bench):
-    assert bench.schedule(1, 5, 0)[1] == 9.0  # 5 rounds + a warm-up round, 1.5 s each
-    assert bench.schedule(5, 5, 20)[1] == 89.0
-    assert bench.schedule(8, 3, 20)[1] == 146.0
-    assert bench.schedule(5, 5, 0) == ([0.0, 9.0, 18.0, 27.0, 36.0], 45.0)  # back to back
+def test_the_schedule_gives_each_design_its_wall_time():
+    assert noise_sim.schedule(1, 5, 0)[1] == 9.0  # 5 rounds + a warm-up round, 1.5 s each
+    assert noise_sim.schedule(5, 5, 20)[1] == 89.0
+    assert noise_sim.schedule(8, 3, 20)[1] == 146.0
+    assert noise_sim.schedule(5, 5, 0) == ([0.0, 9.0, 18.0, 27.0, 36.0], 45.0)  # back to back
 
 
-def test_a_simulated_side_has_the_real_schema_and_compare_takes_it(bench):
+def test_a_simulated_side_has_the_real_schema_and_compare_takes_it():
     import numpy as np
 
     from atsdbench.analysis.compare import compare
     from atsdbench.data import results
 
     rng = np.random.default_rng(1)
-    a = bench.simulate_side(rng, 3, 2, 20.0, 0.03, 0.0, label="A", boot_id="x")
-    b = bench.simulate_side(rng, 3, 2, 20.0, 0.03, 0.0, change=0.1, label="B", boot_id="y")
+    a = noise_sim.simulate_side(rng, 3, 2, 20.0, 0.03, 0.0, label="A", boot_id="x")
+    b = noise_sim.simulate_side(rng, 3, 2, 20.0, 0.03, 0.0, change=0.1, label="B", boot_id="y")
     again = results.from_dict(a.to_dict())  # the schema check of a file on disk
     assert [p.sub_run for p in again.sub_runs()] == [0, 1, 2]
     s = a.records[0]
@@ -32,7 +34,7 @@ def test_a_simulated_side_has_the_real_schema_and_compare_takes_it(bench):
     assert sorted({r["round"] for r in a.records if r["run"] == 1}) == [3, 4, 5]  # numbered across sub-runs
     cmp = compare([a, b])
     assert cmp.unit == "run" and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(3, 3)}
-    assert "run" not in bench.simulate_side(rng, 1, 5, 0.0, 0.0, 0.0).records[0]
+    assert "run" not in noise_sim.simulate_side(rng, 1, 5, 0.0, 0.0, 0.0).records[0]
 
 
 @pytest.mark.slow
@@ -67,13 +69,13 @@ def test_a_profiled_single_run_keeps_its_coverage_seeded(bench):
     assert within["coverage %"] < row["coverage %"]
 
 
-def test_the_placement_level_rotates_over_k_regions_a_sub_run(bench, monkeypatch):
+def test_the_placement_level_rotates_over_k_regions_a_sub_run(monkeypatch):
     """Issue 35's level: round i of a sub-run on region i mod k; with k = 1 the region is one more
     per-process effect (every round of a sub-run alike, sub-runs apart)."""
     import numpy as np
 
     for name in ("PASS_SD", "ROUND_SD", "DRIFT_SD"):  # the placement level alone
-        monkeypatch.setattr(bench, name, 0.0)
+        monkeypatch.setattr(noise_sim, name, 0.0)
 
     def round_levels(side):
         got = {}
@@ -83,11 +85,11 @@ def test_the_placement_level_rotates_over_k_regions_a_sub_run(bench, monkeypatch
         return got
 
     rng = np.random.default_rng(7)
-    levels = round_levels(bench.simulate_side(rng, 1, 8, 0.0, 0.0, 0.0, placement=0.1, k=4))
+    levels = round_levels(noise_sim.simulate_side(rng, 1, 8, 0.0, 0.0, 0.0, placement=0.1, k=4))
     values = [levels[r] for r in sorted(levels)]
     assert len(values) == 8 and values[:4] == values[4:] and len(set(values[:4])) == 4
-    levels = round_levels(bench.simulate_side(rng, 2, 3, 20.0, 0.0, 0.0, placement=0.1, k=1))
+    levels = round_levels(noise_sim.simulate_side(rng, 2, 3, 20.0, 0.0, 0.0, placement=0.1, k=1))
     by_run = [{v for (run, _), v in levels.items() if run == r} for r in (0, 1)]
     assert [len(v) for v in by_run] == [1, 1] and by_run[0] != by_run[1]
-    flat = round_levels(bench.simulate_side(rng, 1, 4, 0.0, 0.0, 0.0))
+    flat = round_levels(noise_sim.simulate_side(rng, 1, 4, 0.0, 0.0, 0.0))
     assert len(set(flat.values())) == 1  # no placement level: nothing moves

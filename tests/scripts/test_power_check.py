@@ -12,7 +12,7 @@ import pytest
 
 import atsdbench
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "power_verdict.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "power_verdict.py"
 
 
 def verdict_process(tmp_path, console_text, *args):

@@ -1,6 +1,6 @@
 """scripts/build-test-hmm (the mirror-only changes it makes to the kernel's lib/test_hmm.c) on a source
-shaped as the kernel's, and scripts/device-check whole (slow: downloads Debian's packages, boots three
-guests under qemu)."""
+shaped as the kernel's, scripts/device_verdict.py on guests that brought nothing home, and
+scripts/device-check whole (slow: downloads Debian's packages, boots three guests under qemu)."""
 import json
 import os
 import shutil
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "scripts" / "build-test-hmm"
 
 # the five functions the changes touch, as lib/test_hmm.c has them (6.1 and 6.12 alike)
@@ -115,3 +115,15 @@ def test_device_check_boots_the_driver_and_its_control(tmp_path):
     stale = sorted((keep / "stale").glob("*.json"))
     assert len(stale) == 3 and all(v["device_stale"] == v["device_checks"] > 0
                                    for f in stale for v in json.loads(f.read_text())["verify"])
+
+
+def test_device_verdict_fails_each_check_on_guests_that_brought_nothing(script, tmp_path, capsys):
+    """device_verdict.py (device-check's verdict, run whole by the test above) in this process: no result
+    files from the mirror guest, none from the control though it exited 3: one FAILED line each, exit 1."""
+    for d in ("mirror", "stale"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "stale.rc").write_text("3\n")
+    assert script("device_verdict").main(str(tmp_path)) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "atsd --device hmm (mirror-only test_hmm): FAILED: 0 result files of 5; no breakdown pass with the device "
+        "stage", "the control (test_hmm-stale.ko): FAILED: 0 result files of 3"]
