@@ -361,7 +361,7 @@ int main(int argc, char **argv)
 	static struct atsd_breakdown_probe bd;
 
 #ifdef ATSD_TEST_DOUBLES
-	/* A test build only (tests/test_workload.py: make CFLAGS=-DATSD_TEST_DOUBLES): no atsd a user
+	/* A test build only (tests/cli/test_workload.py: make CFLAGS=-DATSD_TEST_DOUBLES): no atsd a user
 	 * builds has this, so no command line reaches the double. */
 	if (getenv("ATSD_TEST_SKIP_MADVISE"))
 		atsd_test_skip_madvise(atoi(getenv("ATSD_TEST_SKIP_MADVISE")));

@@ -4,7 +4,7 @@
  * Both front ends are generated from this table: the standalone atsd builds its getopt_long
  * table and --help from it, and `atsdbench run` builds its argparse parser from it through
  * atsd_option_get() (cffi).  Defaults live here only: atsd_plan_init() applies them.  docs/run-options.md's
- * option table is checked against it by tests/test_options.py.
+ * option table is checked against it by tests/meta/test_options.py.
  *
  * X(name, short, fronts, field, metavar, const_value, default, help)
  *   fronts: RUN (atsdbench run), ATSD (the standalone program), BOTH

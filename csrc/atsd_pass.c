@@ -256,7 +256,7 @@ static int verify_cell(struct atsd_loop *l, struct cell_hooks *x, int32_t op, st
 		fprintf(stderr, "atsd: starting checkers on %d CPUs: %s\n", p->nverify_cpus, strerror(-err));
 	} else {
 #ifdef ATSD_TEST_DOUBLES
-		/* A test build only (tests/test_workload.py): every check stale, as tests/measure/test_verify.py's
+		/* A test build only (tests/cli/test_workload.py): every check stale, as tests/measure/test_verify.py's
 		 * control does through the core. */
 		if (getenv("ATSD_TEST_VERIFY_SKIP_CALL"))
 			atsd_verify_control(v, 1);

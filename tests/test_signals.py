@@ -815,7 +815,7 @@ DEVICE = ["--size", "16M", "--strides", "64K,1M", "--rounds", "6", "--verify", "
 @pytest.mark.live
 @pytest.mark.parametrize("busy", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["idle", "busy"])
 def test_signal_storm_into_device_runs(tmp_path, fake_hmm, busy):
-    """--device hmm (tests/fake_hmm.c): the storm lands in device touches (16M read back before every hmm
+    """--device hmm (tests/support/fake_hmm.c): the storm lands in device touches (16M read back before every hmm
     pass), timed passes and the device's verify reads; every file left loads with its verify records,
     none stale, and the device is closed (no fd left to the next run: a fresh process each)."""
     if len(os.sched_getaffinity(0)) < 2:

@@ -551,7 +551,7 @@ def percentile_bootstrap(v, statistic, confidence, n_resamples, seed):
 # --metric median: Hodges-Lehmann estimate of the differences of log round medians (the median of their
 # Walsh averages) with the CI that inverts the Wilcoxon signed-rank test, and its p: exact without ties.
 # A percentile bootstrap of the median difference was tried first and measured short of its level at
-# the usual 6-15 rounds (92-94% for 95%, percentile and BCa; tests/test_axes.py keeps it), and it could
+# the usual 6-15 rounds (92-94% for 95%, percentile and BCa; tests/cli/test_axes.py keeps it), and it could
 # disagree with the signed-rank p; the inverted test covers at least its level by construction.
 
 PAIRED_TESTS = {"mean": "paired-t", "median": "wilcoxon"}  # compare --by

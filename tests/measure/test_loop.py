@@ -1,6 +1,6 @@
 """The one pass loop (csrc/atsd_loop.c through measure/core/loop.py): its records from a small real
 region, the order of its hooks, a hook that stops it, a failure part-way, and what run makes of a
-record.  atsd runs the same loop (csrc/atsd_pass.c); tests/test_atsd.py holds its lines end to end."""
+record.  atsd runs the same loop (csrc/atsd_pass.c); tests/cli/test_atsd.py holds its lines end to end."""
 import ctypes
 import errno
 import os

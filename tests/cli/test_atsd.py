@@ -13,7 +13,7 @@ from atsdbench.data import atsd_output as importer
 from atsdbench.measure import plan as plans
 from atsdbench.errors import UsageError
 
-CSRC = os.path.join(os.path.dirname(__file__), "..", "csrc")
+CSRC = os.path.join(os.path.dirname(__file__), "..", "..", "csrc")
 
 
 
