@@ -1,11 +1,9 @@
 """One function per subcommand; each reads as its pipeline: options -> plan -> run -> export."""
 import functools
-import math
 import sys
 
 from . import signals
 from .errors import UsageError
-from .render import text as texts
 
 
 # Consoles a board's or a VM's serial line logs: a carriage return there is no redraw but one endless
@@ -155,7 +153,7 @@ def cmd_run(args):
                 raise
             print(f"atsdbench: {e}", file=sys.stderr)
         finally:  # loud, after the save and the table, whatever else went wrong
-            stale = _print_stale(result.stale(), sys.stderr)
+            stale = print_stale(result.stale(), sys.stderr)
             interrupted = signals.take() or interrupted
     if stale:
         from .render import text
@@ -164,7 +162,7 @@ def cmd_run(args):
     return 0 if result.complete and not interrupted else 130
 
 
-def _print_stale(groups, stream, name=None):
+def print_stale(groups, stream, name=None):
     """run --verify's loud lines (render/text.stale_lines) on `stream`; True where there were any."""
     from .render import text
 
@@ -417,7 +415,7 @@ def cmd_compare(args):
     # above every table: on stdout with it, but off the machine formats' stdout (csv, json)
     stale_stream = sys.stderr if args.format in MACHINE_FORMATS else sys.stdout
     for path, group in cmp.stale:
-        _print_stale([group], stale_stream, path)
+        print_stale([group], stale_stream, path)
 
     if getattr(args, "counts", False):
         if not cmp.counts:
@@ -457,7 +455,7 @@ def cmd_show(args):
         if getattr(args, "scaling", False):
             raise UsageError("show --scaling has no lava format (lava gives one case per stride): text, markdown "
                              "or csv")
-        _print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/atsdbench.yaml reads
+        print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/atsdbench.yaml reads
         print(lava.show_lines(result, args.unit))
         return 0
     if args.format not in show.FORMATS:
@@ -465,7 +463,7 @@ def cmd_show(args):
     table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False),
                                   gbps=getattr(args, "gbps", False))
     _warn(warnings)
-    _print_stale(result.stale(), sys.stderr if args.format in MACHINE_FORMATS else sys.stdout)  # above the table
+    print_stale(result.stale(), sys.stderr if args.format in MACHINE_FORMATS else sys.stdout)  # above the table
     if args.format == "text":
         print(report.headline(result))
     print(table)
@@ -631,7 +629,8 @@ def cmd_campaign(args):
     if action is None:
         raise UsageError("campaign needs an action: init, step, status or install (atsdbench campaign -h)")
     if action == "init":
-        from .measure import core, guest, plan as plans
+        from .guest import options as guest
+        from .measure import core, plan as plans
 
         def run_check():  # run's parser (in cli) and the C plan on this host
             refuse_extra_passes(plans.make_plan(**plan_options(args.run_parsed)), args.run_parsed)
@@ -639,10 +638,7 @@ def cmd_campaign(args):
 
         def atsd_check():  # atsd's options, as guest checks them
             checked = guest.check_run_options(args.run_options, core.options())
-            plan = core.plan_new()
-            for o, value in checked:
-                if o["field"]:  # --breakdown is atsd's own, no plan field
-                    core.plan_set(plan, o["field"], value if value is not None else o["const"])
+            guest.plan_of(checked)
             return guest.atsd_words(checked)
         return actions.init(args.directory, args.kernel, boots=args.boots, schedule=args.schedule,
                             method=args.method, run_options=args.run_options, runner=args.runner,
@@ -672,391 +668,3 @@ def cmd_campaign(args):
     disable = (args.disable, subprocess.run) if args.disable else None
     runner = step.run_atsd if c.plan.get("runner") == "atsd" else step.run_subprocess
     return step.Step(args.directory, method, runner=runner, disable=disable)(dry_run=args.dry_run)
-
-
-GUEST_TIMEOUT = 900  # seconds a guest may take to boot, run and power off, not counting the runs' sleeps
-
-
-def guest_timeout(given, waits):
-    """guest's --timeout in seconds: the default grows by the runs' --gap and --spread sleeps
-    (`waits`), and a given one that the sleeps alone would reach is refused (the guest would be
-    killed as hung)."""
-    if given is None:
-        return GUEST_TIMEOUT + math.ceil(waits)
-    if given < 1:
-        raise UsageError(f"--timeout must be at least 1 s (got {given})")
-    if given <= waits:
-        raise UsageError(f"--timeout {given} is not longer than the runs' --gap and --spread sleeps alone "
-                         f"({waits:g} s)")
-    return given
-
-
-def cmd_guest(args):
-    """Boot each kernel image under qemu, run the static atsd (its runs) or a command inside, and bring
-    home what it made: a result file per image and run, traces, the command's files (measure/guest.py has
-    the pieces)."""
-    import os
-    import re
-
-    from .measure import core, guest, guest_image, guest_initramfs, guest_qemu
-
-    if not args.kernel:
-        raise UsageError("guest needs --kernel IMAGE (one per kernel to boot)")
-    for module in args.module:
-        guest_initramfs.check_module(module)
-    machines = []
-    for image in args.kernel:  # every image and option checked before anything boots
-        arch, _ = guest_image.detect_image(image)
-        machines.append(guest_image.choose_machine(arch, args.machine, image))
-    groups = guest.split_runs(args.run_options)
-    if len(groups) > 1 and not all(groups):
-        raise UsageError("guest: an empty run between two `--` (each starts a run)")
-    if args.guest_command is not None and not args.guest_command.strip():
-        raise UsageError("--command needs a shell command line to run in the guest")
-    if args.guest_command is not None and groups == [[]]:
-        groups = []  # the command instead of atsd
-    runs, waits = [], 0.0
-    for words in groups:
-        checked, events = guest.check_run(words, core.options())
-        plan = core.plan_new()
-        for o, value in checked:
-            if o["field"]:  # --breakdown is atsd's own, no plan field
-                core.plan_set(plan, o["field"], value if value is not None else o["const"])
-        runs.append({"words": guest.atsd_words(checked), "attrs": guest.run_attrs(checked, events),
-                     "tracepoints": events, "verify": plan.verify == 1,
-                     "breakdown": guest.breakdown_bytes(plan) if any(o["name"] == "breakdown" for o, _ in checked)
-                     else 0})
-        waits += guest.sleeps(plan.runs, plan.gap, plan.rounds, plan.spread)
-    args.timeout = guest_timeout(args.timeout, waits)
-    if not re.fullmatch(r"[1-9][0-9]*[KMGT]?", args.mem or "") or args.smp < 1:
-        raise UsageError(f"--mem must be a size such as 2G and --smp at least 1 (got {args.mem!r}, {args.smp})")
-    if args.smp < 2 and any(run["verify"] for run in runs):  # the guest's atsd would refuse it after the boot
-        from .render import text
-
-        raise UsageError(text.guest_verify_smp(args.smp))
-    trace_kb = core.parse_size(args.trace_buffer, "--trace-buffer") // 1024
-    if trace_kb < 4:
-        raise UsageError("--trace-buffer must be a size of at least 4K per CPU, such as 8M (got "
-                         f"{args.trace_buffer!r})")
-    for archive in args.initrd:
-        guest_initramfs.check_archive(archive)
-    if args.accel not in ("tcg", "kvm"):
-        raise UsageError(f"--accel must be tcg or kvm (got {args.accel!r})")
-    if args.accel == "kvm":
-        for image, machine in zip(args.kernel, machines):
-            arch = guest.MACHINES[machine]["arch"]
-            if arch != guest.host_arch():
-                raise UsageError(f"--accel kvm runs guests of this machine's own arch ({guest.host_arch()}): "
-                                 f"{image} is {arch}")
-    traced = sum(1 for run in runs if run["tracepoints"])
-    need = guest.expected_bytes(len(runs), traced, trace_kb, args.smp) + sum(run["breakdown"] for run in runs)
-    guest.check_output_dir(args.output, len(args.kernel) * need)
-    need = guest_initramfs.missing_tools(machines)
-    if need:
-        raise guest.Missing(f"guest needs {' '.join(need)} (apt-get install {' '.join(need)})")
-    if args.accel == "kvm":
-        problem = guest_qemu.kvm_problem()
-        if problem:
-            raise UsageError(f"--accel kvm: {problem}")
-    bases = {a: guest_initramfs.initramfs(a) for a in {guest.MACHINES[m]["arch"] for m in machines}}
-    try:
-        os.makedirs(args.output, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"-o {args.output}: cannot make the directory: {e.strerror}") from None
-    if args.boots is not None:
-        return _guest_campaign(args, machines, runs, bases, trace_kb)
-    failed, taken, stale = 0, set(), []
-    for image, machine in zip(args.kernel, machines):
-        booted = _guest_boot(args, image, machine, bases, runs, trace_kb)
-        if booted is None:
-            failed += 1
-            continue
-        failed += _guest_home(args, image, machine, booted[0], booted[1], runs, taken, stale)
-    if stale:  # run --verify in a guest: as loud as on the host, after every file is written
-        from .render import text as texts
-
-        return texts.EXIT_STALE
-    return 1 if failed else 0
-
-
-def _guest_boot(args, image, machine, bases, runs, trace_kb):
-    """One boot of one image under qemu: (console text, (qemu's exit, seconds, messages)), or None where
-    it could not start (said on stderr)."""
-    import os
-
-    from .measure import guest, guest_initramfs, guest_qemu
-
-    arch = guest.MACHINES[machine]["arch"]
-    label = f"{os.path.basename(image)} ({machine})"
-    try:
-        with tempfile_dir() as tmp:
-            log = os.path.join(tmp, "console.log")
-            initrd = guest_initramfs.run_initramfs(bases[arch], runs, tmp, command=args.guest_command,
-                                                   trace_buffer_kb=trace_kb, archives=args.initrd,
-                                                   modules=args.module)
-            cmd = guest_qemu.qemu_command(machine, image, initrd, log, smp=args.smp, mem=args.mem,
-                                          append=args.append, accel=args.accel)
-            rc, seconds, qemu_said = guest_qemu.boot(cmd, log, args.timeout, guest_qemu.tty_progress(label))
-            if sys.stderr.isatty():
-                sys.stderr.write("\n")
-            try:
-                with open(log, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-            except FileNotFoundError:  # qemu stopped before it opened the console
-                text = ""
-    except OSError as e:  # a full or unwritable temporary directory: this kernel only, the next boots
-        where = f" ({e.filename})" if e.filename else ""
-        print("atsdbench: " + f"guest {label}: could not boot: {e.strerror or e}{where}",
-              file=sys.stderr)
-        return None
-    return text, (rc, seconds, qemu_said)
-
-
-def _guest_campaign(args, machines, runs, bases, trace_kb):
-    """guest --boots N: fresh qemu boots of the kernels alternating (A,B,A,B,...), N each, every boot's
-    result file in a campaign directory (-o DIR: DIR/NAME/BOOT_ID.json, the journal; docs/lab.md), so
-    `compare DIR` reads them as the replicate design.  Host-driven: no kexec, each boot is a new qemu."""
-    import json
-    import os
-    import time
-
-    from .campaign import plan as plans, step as steps
-    from .data import atsd_output as importer, campaign as store, files, guest_console, results
-    from .measure import guest_qemu
-
-    if len(args.kernel) < 2:
-        raise UsageError("guest --boots alternates two or more kernels: give --kernel A --kernel B")
-    if len(runs) != 1 or args.guest_command is not None or runs[0]["tracepoints"]:
-        raise UsageError("guest --boots: one result file per boot, one run (no --command, --tracepoints, second --)")
-    if args.boots < 1 or args.boots > 1000:
-        raise UsageError(f"--boots must be 1 to 1000 (got {args.boots})")
-    directory = args.output
-    if store.is_campaign(directory) or os.listdir(directory):
-        raise UsageError(f"guest --boots: -o {directory} is not empty (a campaign gets a directory of its own)")
-    kernels, machine_of = [], {}
-    for image, machine in zip(args.kernel, machines):
-        release, version = plans.image_identity(image)
-        name = release or os.path.splitext(os.path.basename(image))[0]
-        name = name if store.NAME.fullmatch(name) else "kernel"
-        while name in [k["name"] for k in kernels]:
-            name += "-2"
-        kernels.append({"name": name, "image": os.path.abspath(image), "initrd": None, "append": args.append or None,
-                        "release": release or name, "version": version})
-        machine_of[name] = machine
-    plan = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
-            "boots": args.boots, "schedule": "alternate", "method": "qemu", "run_options": runs[0]["words"]}
-    store.check_plan(plan, store.plan_path(directory))
-    body = json.dumps(plan, indent=1) + "\n"
-    files.write_atomically(store.plan_path(directory), lambda f: f.write(body))
-    accel = guest_qemu.accel_name(args.accel)
-    failed = 0
-    with steps.Lock(directory):
-        for name in plans.planned_order(plan):
-            k, machine = next(x for x in kernels if x["name"] == name), machine_of[name]
-            booted = _guest_boot(args, k["image"], machine, bases, runs, trace_kb)
-            why = None
-            if booted is not None:
-                text, (rc, seconds, qemu_said) = booted
-                try:
-                    guest_console.reached_init(text, rc, args.timeout, qemu_said)
-                    got = guest_console.run_output(text, 1, rc, args.timeout)
-                    result = importer.to_result(got["output"], f"{k['image']}'s atsd output")
-                except UsageError as e:
-                    why = str(e)
-            else:
-                why = "qemu could not start"
-            if why is not None:
-                store.append_event(directory, {"event": "missed", "expected": name, "booted": None, "boot_id": "-",
-                                               "why": why, "time": time.time()})
-                print("atsdbench: " + f"guest {name}: {why.splitlines()[0]} (a missed boot)",
-                      file=sys.stderr)
-                failed += 1
-                continue
-            result.host.update({"virtualized": accel, "qemu_machine": machine, "kernel_image": k["image"]})
-            boot_id = result.host.get("boot_id") or f"boot-{len(store.load(directory).done) + 1}"
-            path = store.free_result_path(directory, name, boot_id)
-            try:
-                results.save_or_rescue(result, path)
-            except UsageError as e:
-                print(f"atsdbench: guest {name}: {e}", file=sys.stderr)
-                failed += 1
-                continue
-            _guest_keep(path[:-5] + ".console", text)
-            store.append_event(directory, {"event": "done", "kernel": name, "boot_id": boot_id,
-                                           "file": os.path.relpath(path, directory), "time": time.time()})
-            print(f"wrote {path} ({k['release']}, {machine}, {accel}, {seconds:.0f} s)")
-    print(texts.campaign_boots_written(directory, len(store.load(directory).done)))
-    return 1 if failed else 0
-
-
-def _guest_keep(path, data):
-    """One of guest's files written through the atomic writer: None, or why it was not (naming it)."""
-    from .data import files
-
-    try:
-        files.write_atomically(path, lambda f: f.write(data), binary=isinstance(data, bytes))
-        return None
-    except (OSError, UsageError) as e:
-        return f"cannot write {path}: {e.strerror}" if isinstance(e, OSError) and e.strerror else str(e)
-
-
-def _guest_console(path, text):
-    """The console written to `path` (the stem's placeholder), else to a rescue file, else nowhere:
-    (where it is or None, the line saying why it is not at `path` or None)."""
-    import os
-
-    from .data import files
-
-    why = _guest_keep(path, text)
-    if why is None:
-        return path, None
-    try:
-        os.unlink(path)  # the empty placeholder that claimed the name
-    except OSError:
-        pass
-    rescue = files.write_rescue(text, suffix=".console")
-    if rescue:
-        return rescue, f"{why}; the console was saved to {rescue} instead"
-    return None, (f"{why}; no rescue file could be written either: the console is lost (the result files "
-                  "hold atsd's output)")
-
-
-def _guest_home(args, image, machine, text, qemu, runs, taken, stale=None):
-    """What one boot brought home, written under -o: each run's result file (and trace), the command's
-    output and files, the console; all under a stem no earlier guest used (nothing is overwritten).
-    Every finished run is kept whatever came after it, rescued where it cannot be written, and a
-    failed write is reported and the rest go on.  Returns how many things failed (each said on stderr)."""
-    import os
-
-    from .data import atsd_output as importer, guest_console, results
-    from .measure import guest, guest_qemu
-
-    rc, seconds, qemu_said = qemu
-    arch = guest.MACHINES[machine]["arch"]
-    label = f"{os.path.basename(image)} ({machine})"
-    accel = guest_qemu.accel_name(args.accel)
-
-    def fail(why, console):
-        shown = f"the whole console: {console}" if console else "no console kept"
-        print(f"atsdbench: guest {label}: {why}\n({shown})", file=sys.stderr)
-
-    try:
-        values = guest_console.reached_init(text, rc, args.timeout, qemu_said)
-    except UsageError as e:
-        kept = guest.claim(args.output, f"{os.path.basename(image)}-{machine}", taken, ".failed.console")
-        kept, why = _guest_console(kept + ".failed.console", text)
-        if why:
-            print(f"atsdbench: guest {label}: {why}", file=sys.stderr)
-        fail(e if args.accel != "kvm" else f"{e} (under KVM: try without --accel)", kept)
-        return 1
-    if values.get("module-failed"):  # the runs go on: one that needs the module says so itself
-        print(f"atsdbench: guest {label}: insmod {values['module-failed']}", file=sys.stderr)
-    import re
-
-    release = values.get("release") or "unknown"
-    stem = guest.claim(args.output, guest.result_name(release, machine, arch)[:-5], taken)
-    console, why = _guest_console(stem + ".console", text)  # the evidence: kernel messages, atsd's own tables
-    failed = 0
-    if why:
-        print(f"atsdbench: guest {label}: {why}", file=sys.stderr)
-        failed += 1
-    held = f" (the console holds it: {console})" if console else ""
-    for k, run in enumerate(runs, 1):
-        name = stem + (f"-run{k}" if len(runs) > 1 else "")
-        which = f"run {k}: " if len(runs) > 1 else ""
-        try:
-            got = guest_console.run_output(text, k, rc, args.timeout)
-            result = importer.to_result(got["output"], f"{image}'s atsd output")
-        except UsageError as e:
-            fail(f"{which}{e}", console)
-            failed += 1
-            continue
-        result.host.update({"virtualized": accel, "qemu_machine": machine, "kernel_image": os.path.abspath(image)})
-        for key, field in (("ceiling", "tlb_single_page_flush_ceiling"),
-                           ("local_ceiling", "tlb_local_single_page_flush_ceiling")):
-            if values.get(key, "").isdigit():  # debugfs in the guest
-                result.host[field] = int(values[key])
-        if values.get("MMU") and result.host.get("mmu") in (None, "unknown"):
-            result.host["mmu"] = values["MMU"]
-        if values.get("modules"):
-            result.host["guest_modules"] = [re.sub(r"^[0-9]+-", "", m) for m in values["modules"].split(",")]
-        try:
-            results.save_or_rescue(result, name + ".json")
-            saved = True
-        except UsageError as e:  # rescued (or on stdout): said, and the next run and kernel go on
-            print(f"atsdbench: guest {label}: {which}{e}", file=sys.stderr)
-            failed += 1
-            saved = False
-        trace = got["trace"]
-        trace_written = False
-        if trace is not None and trace["text"] is None:
-            fail(f"{which}the trace came back damaged (the result file is whole)", console)
-            failed += 1
-        elif trace is not None:
-            why = _guest_keep(name + ".trace", trace["text"])
-            if why:
-                print(f"atsdbench: guest {label}: {which}{why}{held}", file=sys.stderr)
-                failed += 1
-            trace_written = why is None
-            absent = [e for e in run["tracepoints"] if e not in trace["events"]]
-            if absent:
-                _warn([f"guest {label}: {which}{', '.join(absent)}: no such tracepoint (not traced)"])
-            if trace["lost"]:
-                _warn([f"guest {label}: {which}trace lost {trace['lost']} events (grow --trace-buffer)"])
-        done = f"run {k} of {len(runs)}" if len(runs) > 1 else f"{seconds:.0f} s"
-        if saved:
-            print(texts.guest_wrote(f"{name}.json", release, machine, accel, done,
-                                   f"{name}.trace" if trace_written else None))
-        if result.config.get("breakdown"):  # atsd --breakdown's traces, cut into stages by the import
-            from .render import breakdown
-
-            print(breakdown.table(result.config["breakdown"], config=result.config, host=result.host))
-        if result.stale():  # --verify in the guest read a stale translation: its line, the file named
-            _print_stale(result.stale(), sys.stderr, f"{name}.json")
-            if stale is not None:
-                stale.append(name)
-    if args.guest_command is not None:
-        try:
-            code, output, files, left = guest_console.command_output(text, rc, args.timeout)
-        except UsageError as e:
-            fail(e, console)
-            failed += 1
-        else:
-            out_why = _guest_keep(stem + ".out", output)
-            problems, brought = [out_why] if out_why else [], 0
-            for path, data in files.items():
-                target = os.path.join(stem, path)
-                try:
-                    os.makedirs(os.path.dirname(target), exist_ok=True)
-                except OSError as e:
-                    problems.append(f"cannot make {os.path.dirname(target)}: {e.strerror}")
-                    continue
-                why = _guest_keep(target, data)
-                problems += [why] if why else []
-                brought += why is None
-            for why in problems:
-                print(f"atsdbench: guest {label}: {why}{held}", file=sys.stderr)
-            failed += len(problems)
-            if left:
-                _warn([f"guest {label}: not brought home from /out: {', '.join(left)}"])
-            files_line = f"{brought} file{'s' * (brought != 1)} it left in /out under {stem}/" if brought else ""
-            if out_why is None:
-                print(texts.guest_wrote_output(stem, code, files_line if brought else None))
-            elif brought:
-                print(f"wrote {files_line}")
-            if code:
-                fail(f"the command exited {code} (its output: {stem}.out)", console)
-                failed += 1
-    kernel_log = [line.strip() for b in guest_console.parse_console(text)[1] if b["name"] == "kernel-log"
-                  for line in b["lines"] if line.strip()]
-    if kernel_log:
-        _warn([f"guest {label}: the kernel logged {kernel_log[0]!r} (the console has it all)"])
-    if (len(runs) > 1 or args.guest_command is not None) and console == stem + ".console":
-        print(f"wrote {console} ({release}, {machine}, {accel}, {seconds:.0f} s)")
-    return failed
-
-
-def tempfile_dir():
-    import tempfile
-
-    return tempfile.TemporaryDirectory(prefix="atsdbench-guest-")

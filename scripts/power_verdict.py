@@ -1,5 +1,5 @@
 """One power-check guest's verdict, from the console `atsdbench guest` kept (see scripts/power-check; the
-console's markers are guest's /init's, atsdbench/measure/guest_init.sh), or from guest's result files (--result).
+console's markers are guest's /init's, atsdbench/guest/init.sh), or from guest's result files (--result).
 
 Imports every atsd output of an untraced run with `atsdbench import` and checks page size, MMU, CPU and
 rates; decodes the traced runs (mprotect syscall events around the kernel's tlbie or hcall events) per call
@@ -24,7 +24,7 @@ except ImportError:  # else the checkout, built in place (pip install -e .)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import atsdbench  # noqa: E402
 from atsdbench.measure import tlbie  # noqa: E402
-from atsdbench.data.guest_console import attrs, parse_console, unpack  # noqa: E402,F401  (the console, as guest reads it)
+from atsdbench.guest.console import attrs, parse_console, unpack  # noqa: E402,F401  (the console, as guest reads it)
 from atsdbench.units import format_size, parse_size  # noqa: E402
 
 

@@ -233,9 +233,9 @@ def test_the_plan_done_disables_the_unit(world):
 
 def _atsd_output():
     """A real atsd output: the one in the committed POWER guest console."""
-    from atsdbench.data import guest_console
+    from atsdbench.guest import console
 
-    _, blocks, _ = guest_console.parse_console((fakes.FIXTURES / "power" / "power9-radix.console").read_text())
+    _, blocks, _ = console.parse_console((fakes.FIXTURES / "power" / "power9-radix.console").read_text())
     return "\n".join([b for b in blocks if b["name"] == "atsd"][0]["lines"]) + "\n"
 
 

@@ -199,10 +199,11 @@ def test_schema_round_trip_of_a_workload_file(tmp_path):
 
 def test_guest_runs_take_a_workload():
     """guest hands run options to the guest's atsd through the one option table."""
-    from atsdbench.measure import core, guest
+    from atsdbench.guest import options
+    from atsdbench.measure import core
 
-    checked = guest.check_run_options(["--workload", "tlb_flush2", "--threads", "2", "--size=1M"], core.options())
-    assert guest.atsd_words(checked) == ["--workload=tlb_flush2", "--threads=2", "--size=1M"]
+    checked = options.check_run_options(["--workload", "tlb_flush2", "--threads", "2", "--size=1M"], core.options())
+    assert options.atsd_words(checked) == ["--workload=tlb_flush2", "--threads=2", "--size=1M"]
 
 
 def test_a_workload_file_is_named_by_its_workload_where_an_op_would_be():

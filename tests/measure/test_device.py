@@ -202,24 +202,24 @@ def test_a_run_without_kprobes_says_why_and_measures(fake_hmm, tmp_path):
 
 def test_guest_takes_modules_in_order(tmp_path):
     from atsdbench.errors import UsageError
-    from atsdbench.measure import guest_initramfs
+    from atsdbench.guest import initramfs
 
     bad = tmp_path / "bad.ko"
     bad.write_text("not elf")
     with pytest.raises(UsageError, match="is not a kernel module"):
-        guest_initramfs.check_module(str(bad))
+        initramfs.check_module(str(bad))
     with pytest.raises(UsageError, match="No such file"):
-        guest_initramfs.check_module(str(tmp_path / "none.ko"))
+        initramfs.check_module(str(tmp_path / "none.ko"))
     a, b = tmp_path / "test_hmm.ko", tmp_path / "other thing.ko"
     a.write_bytes(b"\x7fELF-a")
     b.write_bytes(b"\x7fELF-b")
     base = tmp_path / "base.cpio"
-    base.write_bytes(guest_initramfs.cpio([]))
-    path = guest_initramfs.run_initramfs(str(base), [], str(tmp_path), modules=[str(a), str(b)])
+    base.write_bytes(initramfs.cpio([]))
+    path = initramfs.run_initramfs(str(base), [], str(tmp_path), modules=[str(a), str(b)])
     data = open(path, "rb").read()
     assert data.index(b"etc/atsd/modules/01-test_hmm.ko") < data.index(b"etc/atsd/modules/02-other_thing.ko")
     assert b"\x7fELF-a" in data and b"\x7fELF-b" in data
-    assert "insmod" in guest_initramfs.INIT and "@@ modules" in guest_initramfs.INIT
+    assert "insmod" in initramfs.INIT and "@@ modules" in initramfs.INIT
 
 
 def test_a_cli_guest_refuses_a_bad_module_before_booting(tmp_path):

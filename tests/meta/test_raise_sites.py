@@ -22,7 +22,7 @@ SAMPLES = {"path": "results/before.json", "name": "before.json", "file": "before
            "cut": "256MB", "shorten": "256MB", "len": "3", "join": "64K, 1M", "boot_id": "1a2b3c4d",
            "what": "--size", "op": "mprotect", "axis": "bystanders", "test": "welch", "stride": "64K",
            "runs": "1", "calibrate_runs": "8", "number": "256", "unit": "M", "shift": "20", "k": "0",
-           "size": "16383", "end": "4096", "need": "16384", "machine": "183", "version": " #1"}
+           "size": "16383", "end": "4096", "need": "16384", "machine": "183", "version": " #1", "smp": "1"}
 # a name inside a record: a kernel's name in a campaign, a side's path beside the first one named
 KEYS = {"name": "patched", "path": "after.json"}
 DEFAULT = "123456"

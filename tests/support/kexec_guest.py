@@ -87,7 +87,7 @@ def _cpio_entry(out, name, data=b"", mode=0o100644, mtime=0):
 
 def initramfs(path, kernels):
     """The guest's root as an uncompressed newc cpio (faster to unpack under TCG than a compressed one)."""
-    from atsdbench.measure import guest_initramfs
+    from atsdbench.guest import initramfs
 
     out = bytearray()
     dirs = set()
@@ -107,8 +107,8 @@ def initramfs(path, kernels):
     for d in ("proc", "sys", "dev", "tmp", "bin"):
         add_dir(d)
     add("init", INIT.replace("MODULES", " ".join(MODULES)).encode(), 0o100755)
-    add("bin/busybox", pathlib.Path(guest_initramfs.busybox("x86_64")).read_bytes(), 0o100755)
-    add("bin/atsd", pathlib.Path(guest_initramfs.static_atsd("x86_64")).read_bytes(), 0o100755)
+    add("bin/busybox", pathlib.Path(initramfs.busybox("x86_64")).read_bytes(), 0o100755)
+    add("bin/atsd", pathlib.Path(initramfs.static_atsd("x86_64")).read_bytes(), 0o100755)
     for _, release, mods in kernels:
         for m, p in mods.items():
             add(f"lib/modules/{release}/{m}.ko", p.read_bytes())

@@ -1,6 +1,6 @@
 """The guest's initramfs for `atsdbench guest`: its pieces, found or built once and cached in
 ~/.cache/atsdbench/ARCH/ (the static atsd from csrc/, a static busybox), the newc cpio written here
-(/init is the package's guest_init.sh, the only one: scripts/power-check's guests boot it too), the
+(/init is the package's guest/init.sh, the only one: scripts/power-check's guests boot it too), the
 small archive with each boot's runs and command, and the check of a user's --initrd archive."""
 import hashlib
 import importlib.resources
@@ -11,15 +11,15 @@ import subprocess
 import tempfile
 
 from ..errors import UsageError
-from .guest import MACHINES, Missing, host_arch
-from .guest_image import elf_arch
+from .qemu import MACHINES, Missing, host_arch
+from .image import elf_arch
 
 DEBIAN_ARCH = {"ppc64le": "ppc64el", "x86_64": "amd64", "aarch64": "arm64"}
 # arch: cross compiler, its Debian packages
 CROSS = {"ppc64le": ("powerpc64le-linux-gnu-gcc", ["gcc-powerpc64le-linux-gnu", "libc6-dev-ppc64el-cross"]),
          "x86_64": ("x86_64-linux-gnu-gcc", ["gcc-x86-64-linux-gnu", "libc6-dev-amd64-cross"]),
          "aarch64": ("aarch64-linux-gnu-gcc", ["gcc-aarch64-linux-gnu", "libc6-dev-arm64-cross"])}
-INIT = importlib.resources.files(__package__).joinpath("guest_init.sh").read_text(encoding="utf-8")
+INIT = importlib.resources.files(__package__).joinpath("init.sh").read_text(encoding="utf-8")
 
 
 def cache_dir():

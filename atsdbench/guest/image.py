@@ -6,7 +6,7 @@ import os
 import struct
 
 from ..errors import UsageError
-from .guest import DEFAULT_MACHINE, MACHINES
+from .qemu import DEFAULT_MACHINE, MACHINES
 
 ELF_MACHINES = {21: "ppc64", 62: "x86_64", 183: "aarch64"}  # e_machine
 

@@ -4,8 +4,8 @@
 # name=value for the markers, K.tracepoints: tracefs events recorded around that run) atsd's output and
 # table between markers, each trace gzip+base64; then the command of /etc/atsd/command (output
 # streamed, the files it leaves in /out gzip+base64), and powers off.  Its own steps use busybox
-# (PATH=/bin); the command sees an added root's tools first.  atsdbench/data/guest_console.py reads
-# what it prints; measure/guest_initramfs.py packs it as package data.
+# (PATH=/bin); the command sees an added root's tools first.  atsdbench/guest/console.py reads
+# what it prints; atsdbench/guest/initramfs.py packs it as package data.
 /bin/busybox --install -s /bin
 export PATH=/bin HOME=/tmp
 mount -t proc proc /proc

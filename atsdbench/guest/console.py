@@ -1,4 +1,4 @@
-"""The console of an `atsdbench guest` boot, as text: what its /init (measure/guest_init.sh) printed.
+"""The console of an `atsdbench guest` boot, as text: what its /init (guest/init.sh) printed.
 
 "@@ key value" lines and "@@ begin NAME attrs" .. "@@ end NAME attrs" blocks, between kernel messages,
 with what comes home from them: each run's atsd output, table and trace, a command's output and files,

@@ -7,7 +7,33 @@ import sys
 import tempfile
 import time
 
-from .guest import MACHINES
+from ..errors import UsageError
+
+# name: arch, qemu binary, Debian package with it, machine options, console, extra kernel arguments
+MACHINES = {
+    "power9": {"arch": "ppc64le", "qemu": "qemu-system-ppc64", "package": "qemu-system-ppc",
+               "options": ["-M", "pseries", "-cpu", "power9"], "console": "hvc0", "append": ""},
+    "power9-hash": {"arch": "ppc64le", "qemu": "qemu-system-ppc64", "package": "qemu-system-ppc",
+                    "options": ["-M", "pseries", "-cpu", "power9"], "console": "hvc0", "append": "disable_radix"},
+    "power8": {"arch": "ppc64le", "qemu": "qemu-system-ppc64", "package": "qemu-system-ppc",
+               "options": ["-M", "pseries", "-cpu", "power8"], "console": "hvc0", "append": ""},
+    "x86_64": {"arch": "x86_64", "qemu": "qemu-system-x86_64", "package": "qemu-system-x86",
+               "options": [], "console": "ttyS0", "append": ""},
+    "aarch64": {"arch": "aarch64", "qemu": "qemu-system-aarch64", "package": "qemu-system-arm",
+                "options": ["-M", "virt", "-cpu", "max"], "console": "ttyAMA0", "append": ""},
+}
+DEFAULT_MACHINE = {"ppc64le": "power9", "x86_64": "x86_64", "aarch64": "aarch64"}
+
+
+class Missing(UsageError):
+    """A piece the guest needs is not on this machine: the message names the Debian package."""
+
+
+def host_arch():
+    import platform
+
+    m = platform.machine()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
 
 
 def qemu_command(machine, kernel, initrd, console_log, smp=2, mem="2G", append="", accel="tcg"):
