@@ -13,7 +13,7 @@ import select
 import sys
 
 from . import __version__
-from .errors import CoreMissing, ReadBackFailed, UsageError
+from .errors import EXIT_STALE, CoreMissing, ReadBackFailed, UsageError
 
 CONFIDENCE_CHOICES = "80|90|95|98|99|99.5"
 
@@ -396,10 +396,8 @@ def main(argv=None):
         print(f"atsdbench: {e}", file=sys.stderr)
         return 2
     except ReadBackFailed as e:  # run --workload's read-back check: the run kept its passes, no rate
-        from .render.text import READBACK_EXIT
-
         print(f"atsdbench: {e.strerror}", file=sys.stderr)
-        return READBACK_EXIT
+        return EXIT_STALE
     except OSError as e:  # the kernel said no (mmap, mprotect, affinity): one line, with its errno text
         text = e.strerror or str(e)
         print(f"atsdbench: {e.filename}: {text}" if e.filename else f"atsdbench: {text}", file=sys.stderr)

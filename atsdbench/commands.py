@@ -3,7 +3,7 @@ import functools
 import sys
 
 from . import signals
-from .errors import UsageError
+from .errors import EXIT_STALE, UsageError
 
 
 # Consoles a board's or a VM's serial line logs: a carriage return there is no redraw but one endless
@@ -156,9 +156,7 @@ def cmd_run(args):
             stale = print_stale(result.stale(), sys.stderr)
             interrupted = signals.take() or interrupted
     if stale:
-        from .render import text
-
-        return text.EXIT_STALE
+        return EXIT_STALE
     return 0 if result.complete and not interrupted else 130
 
 

@@ -1,6 +1,11 @@
-"""The one exception type for bad input (the CLI prints its message on one line and exits 2), and the
-missing (or stale) compiled core."""
+"""The exception types and exit statuses: bad input (the CLI prints its message on one line and exits
+2), a failed correctness check (exit 3), and the missing (or stale) compiled core."""
 import os
+
+EXIT_USAGE = 2
+# a run that read a stale translation (CPU or device), or a --workload loop whose read-back failed:
+# every finished pass is saved first, then the loud line and this status
+EXIT_STALE = 3
 
 
 class UsageError(ValueError):
@@ -9,8 +14,7 @@ class UsageError(ValueError):
 
 class ReadBackFailed(OSError):
     """A --workload loop read back something else than its page must hold after MADV_DONTNEED: the
-    run keeps what it finished, says so in one line (render/text.py readback_failed) and exits 3,
-    never a rate."""
+    run keeps what it finished, says so in one line and exits EXIT_STALE, never a rate."""
 
 
 def checkout_of(package_dir):

@@ -6,7 +6,6 @@ import time
 
 from ..data import campaign as store, files
 from ..errors import UsageError
-from ..render import text
 from .._cli import warn
 from . import methods, plan as plans
 
@@ -66,8 +65,14 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
             except OSError:
                 pass
         raise UsageError(f"campaign init {directory}: cannot make it: {e.strerror}") from None
-    print(text.campaign_planned(directory, data, plans.planned_order(data)))
-    print(text.campaign_next_steps(directory, method))
+    order = plans.planned_order(data)
+    names = ",".join(k["name"] for k in data["kernels"])
+    more = ",..." if len(order) > 8 else ""
+    print(f"wrote {directory}/campaign.json: {names}, {data['boots']} boots each ({data['schedule']}: "
+          f"{','.join(order[:8])}{more}), by {data['method']}")
+    first = f"atsdbench campaign install {directory}, then reboot" if method != "manual" else \
+        f"boot the first kernel, then atsdbench campaign step {directory}"
+    print(f"next: {first}; atsdbench campaign status {directory} shows progress")
     return 0
 
 
@@ -75,17 +80,64 @@ def status(directory, proc="/proc"):
     c = store.load(directory)
     for w in c.warnings:
         warn(w)
-    for line in text.campaign_status(c, directory):
+    for line in _status_lines(c, directory):
         print(line)
     if c.complete:
-        print(text.campaign_done(directory))
+        print(plans.complete_line(directory))
         return 0
     nxt = plans.next_kernel(c)
     if nxt is None:
-        print(text.campaign_stuck(c.stuck(), store.MAX_MISSES))
+        print(f"stuck: {', '.join(c.stuck())} missed {store.MAX_MISSES} slots in a row; boot it by hand and step")
         return 1
     left = sum(c.remaining().values())
     times = [e["time"] for e in c.done if isinstance(e.get("time"), (int, float))]
     gaps = [b - a for a, b in zip(times, times[1:]) if b > a]
-    print(text.campaign_next(nxt, c.kernels[nxt]["release"], left, statistics.median(gaps) if gaps else None))
+    boots = f"{left} boot{'s' * (left != 1)}"
+    if not gaps:
+        eta = f"{boots} left (time left known after two boots)"
+    else:
+        per = statistics.median(gaps)
+        eta = f"about {_duration(per * left)} left ({boots} at the median {_duration(per)} between boots so far)"
+    print(f"next: {nxt} ({c.kernels[nxt]['release']}); {eta}")
     return 0
+
+
+def _duration(seconds):
+    """A campaign's time left or between boots: hours past 90 minutes, minutes past 90 seconds."""
+    if seconds >= 5400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def _status_lines(c, directory):
+    """campaign status's lines: the plan, each kernel's boots, their order, what went wrong, a step that
+    started and has not ended."""
+    plan = c.plan
+    options = " ".join(plan["run_options"]) or "(defaults)"
+    lines = [f"campaign {directory}: {', '.join(c.names)}, {plan['boots']} boots each ({plan['schedule']}), by "
+             f"{plan['method']}; {plan.get('runner', 'run')} {options}"]
+    counts = c.counts()
+    width = max(len(n) for n in c.names)
+    for n in c.names:
+        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
+        lines.append(f"  {n:<{width}}  {c.kernels[n]['release']:<24}  {counts[n]}/{plan['boots']}  {' '.join(ids)}")
+    lines.append(f"boots done in order: {','.join(e['kernel'] for e in c.done) or 'none'}")
+    for e in c.events:
+        boot = e["boot_id"][:8] if "boot_id" in e else ""
+        if e["event"] == "missed":
+            got = e.get("booted") or "a kernel not in the plan"
+            lines.append(f"  missed: {e['expected']} was arranged, {got} booted (boot {boot})")
+        elif e["event"] == "foreign":
+            lines.append(f"  not in the plan: {e['release']} (boot {boot}), not measured")
+        elif e["event"] == "unfinished":
+            kept = f", {e['file']} kept" if e.get("file") else ""
+            lines.append(f"  unfinished: {e['kernel']} in boot {boot} ({e['why']}{kept}): redone")
+        elif e["event"] == "stopped":
+            lines.append(f"  stopped: boot {boot} ({e['why']}): no next boot arranged")
+        elif e["event"] == "done" and e.get("recovered"):
+            lines.append(f"  recovered: {e['kernel']} in boot {boot}: its done event was missing")
+    opened = c.open_starts()
+    if opened:
+        e = opened[-1]
+        lines.append(f"running or cut off: {e['kernel']} in boot {e['boot_id'][:8]} (the next step finds out)")
+    return lines

@@ -9,7 +9,6 @@ import shlex
 import subprocess
 
 from ..errors import UsageError
-from ..render import text
 
 CAP_SYS_BOOT = 22
 
@@ -24,7 +23,7 @@ class Manual:
         pass
 
     def describe(self, kernel):
-        return text.campaign_manual_next(kernel, self.directory)
+        return f"next: boot {kernel['name']} ({kernel['release']}), then run: atsdbench campaign step {self.directory}"
 
     def arrange(self, kernel):
         return self.describe(kernel)
@@ -109,7 +108,8 @@ class Grub:
             default = ""
         values = re.findall(r"^\s*GRUB_DEFAULT=[\"']?([^\"'\s]*)", default, re.M)
         if not values or values[-1] != "saved":
-            raise UsageError(text.campaign_grub_not_saved(self.default))
+            # grub-reboot's choice holds only where grub boots the saved entry
+            raise UsageError(f"--method grub needs GRUB_DEFAULT=saved in {self.default} (then update-grub)")
         cfg = self._cfg()
         for k in kernels:
             if grub_entry(cfg, k["image"]) is None:
@@ -165,9 +165,11 @@ def kexec_facts(proc="/proc", sys_root="/sys"):
 def kexec_refusal(facts):
     """Why kexec cannot be tried at all here (one line), or None."""
     if facts["cap_sys_boot"] is False:
-        return text.KEXEC_NO_CAP
+        return ("kexec: this process lacks CAP_SYS_BOOT (run the step as root, or give the unit "
+                "AmbientCapabilities=CAP_SYS_BOOT); or use --method grub or manual")
     if facts["disabled"]:
-        return text.KEXEC_DISABLED
+        return ("kexec: /proc/sys/kernel/kexec_load_disabled is 1 (it stays so until a reboot): use "
+                "--method grub or manual")
     return None
 
 
@@ -175,12 +177,19 @@ def kexec_error(err, facts, image):
     """The kernel's errno from kexec_file_load as one line that says why and the way out."""
     code = err.errno
     if code == errno.EPERM:
-        return kexec_refusal(facts) or (text.kexec_lockdown(facts["lockdown"]) if facts["lockdown"] not in (None, "none")
-                                        else text.KEXEC_EPERM)
+        if kexec_refusal(facts):
+            return kexec_refusal(facts)
+        if facts["lockdown"] not in (None, "none"):
+            return (f"kexec: refused under lockdown ({facts['lockdown']}; UEFI Secure Boot): the image must be "
+                    "signed by a key the kernel trusts (shim/MOK); or use --method grub")
+        return "kexec: kexec_file_load: operation not permitted (no lockdown, CAP_SYS_BOOT held): see dmesg"
     if code in (errno.EKEYREJECTED, errno.ENOKEY, errno.EBADMSG, errno.EKEYREVOKED, errno.EKEYEXPIRED):
-        return text.kexec_signature(image, os.strerror(code), facts["lockdown"])
+        lockdown = facts["lockdown"]
+        forced = f" and lockdown ({lockdown}) enforces it" if lockdown not in (None, "none") else ""
+        return (f"kexec: {image}'s signature did not verify ({os.strerror(code)}){forced}: sign it with an "
+                "enrolled key (MOK), or use --method grub")
     if code == errno.ENOSYS:
-        return text.KEXEC_NOSYS
+        return "kexec: this kernel has no kexec_file_load (CONFIG_KEXEC_FILE off): use --method grub or manual"
     if code == errno.ENOEXEC:
         return f"kexec: {image} is not a kernel this one can load (on x86 give the bzImage: vmlinuz-*)"
     return f"kexec: loading {image}: {os.strerror(code)}"

@@ -166,3 +166,8 @@ def resolve_image(kernel):
     else:
         out["version"] = version if release == out["release"] else None
     return out
+
+
+def complete_line(directory):
+    """What step and status say once every kernel has its boots."""
+    return f"campaign {directory} is complete: atsdbench compare {directory}"

@@ -16,7 +16,6 @@ import time
 from .. import signals
 from ..data import campaign as store, files
 from ..errors import UsageError
-from ..render import text
 from .._cli import warn
 from . import plan as plans
 
@@ -183,7 +182,7 @@ class Step:
         for w in c.warnings:
             warn(w)
         boot_id, release, version = read_identity(self.proc)
-        act = (lambda **e: self.out(text.step_would_record(e["event"]))) if dry_run else self.event
+        act = (lambda **e: self.out(f"would record {e['event']}")) if dry_run else self.event
         counted, recovered = {d["boot_id"] for d in c.done}, set()
         for e in c.open_starts():  # a crash, a power cut or a killed step left this slot open
             kept = e.get("file") if e.get("file") and os.path.exists(os.path.join(self.directory, e["file"])) else None
@@ -194,14 +193,16 @@ class Step:
                     recovered=True)
                 counted.add(e["boot_id"])
                 recovered.add(e["boot_id"])
-                self.out(text.step_recovered(e["kernel"], e["boot_id"], kept))
+                self.out(f"slot of {e['kernel']} in boot {e['boot_id'][:8]}: its run had finished ({kept}): counted, "
+                         "not redone")
                 continue
             why = "the boot ended before its run did" if e["boot_id"] != boot_id else "its step was killed"
             act(event="unfinished", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, why=why, start=e["seq"])
-            self.out(text.step_slot_redone(e["kernel"], e["boot_id"], why, kept))
+            its_file = f"; its file {kept} is kept" if kept else ""
+            self.out(f"slot of {e['kernel']} in boot {e['boot_id'][:8]} unfinished ({why}): redone{its_file}")
         c = store.load(self.directory) if not dry_run else c
         if c.complete:
-            self.out(text.campaign_done(self.directory))
+            self.out(plans.complete_line(self.directory))
             self._disable(dry_run)
             return 0
         last = c.events[-1] if c.events else {}
@@ -219,26 +220,27 @@ class Step:
             act(event="foreign", boot_id=boot_id, release=release, version=version)
             if expected:
                 act(event="missed", boot_id=boot_id, expected=expected, booted=None)
-            self.out(text.step_foreign(release, version))
+            self.out(f"the running kernel {release} {version} is not in the plan: recorded, not measured")
             return self._arrange(store.load(self.directory) if not dry_run else c, dry_run, code=1)
         if expected and expected != name:
             act(event="missed", boot_id=boot_id, expected=expected, booted=name)
-            self.out(text.step_missed(expected, name))
+            self.out(f"{expected} was arranged but {name} booted: a missed slot of {expected} (the plan re-balances)")
         if c.remaining()[name] == 0:
             act(event="skipped", boot_id=boot_id, kernel=name, why="its boots are done")
-            self.out(text.step_skipped(name))
+            self.out(f"{name} has all its boots: this boot is not measured")
             return self._arrange(store.load(self.directory) if not dry_run else c, dry_run)
         slot = len(c.done) + 1
         total = c.plan["boots"] * len(c.names)
         if dry_run:
-            self.out(text.step_would_run(name, slot, total, os.path.join(self.directory, name, boot_id + ".json")))
+            self.out(f"would run {name} (boot {slot} of {total}) into "
+                     f"{os.path.join(self.directory, name, boot_id + '.json')}")
             return self._arrange(c, dry_run, after=name)
         path = store.free_result_path(self.directory, name, boot_id)
         files.check_space(path, 1 << 20)  # the journal and a result of a small plan; run checks its own
         rel = os.path.relpath(path, self.directory)
         started = self.event(event="start", boot_id=boot_id, kernel=name, release=release, version=version,
                              file=rel, slot=slot)["seq"]
-        self.out(text.step_started(self.directory, name, slot, total, boot_id))
+        self.out(f"campaign {self.directory}: {name} (boot {slot} of {total}, boot_id {boot_id[:8]})")
         with signals.held():  # the run's Ctrl-C is the child's to handle: it saves what it measured
             rc = self.runner(c.plan["run_options"], path)
             asked = signals.pending_signals()
@@ -248,17 +250,20 @@ class Step:
         if rc in (0, 3) and store.complete_result(path):
             self.event(event="done", boot_id=boot_id, kernel=name, file=rel, start=started,
                        **({"stale": True} if rc else {}))
-            self.out(text.step_saved(path) if rc == 0 else text.step_saved_stale(path))
+            self.out(f"saved {path}" if rc == 0 else f"saved {path}: STALE TRANSLATION in its verify passes (kept as a "
+                     "finished run; compare says it)")
             if interrupted:  # asked to stop: the finished run counts, but no next boot is arranged
                 why = "interrupted by " + ("/".join(_signal_name(s) for s in dict.fromkeys(asked)) or "a signal")
                 self.event(event="stopped", boot_id=boot_id, why=why)
-                self.out(text.step_stopped(why))
+                self.out(f"stopped ({why}): the run is saved and counted; no next boot arranged (campaign step DIR goes "
+                         "on)")
                 return 130
         else:
             kept = rel if os.path.exists(path) else None
             why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"
             self.event(event="unfinished", boot_id=boot_id, kernel=name, file=kept, why=why, rc=rc, start=started)
-            self.out(text.step_unfinished(name, why, kept))
+            is_kept = f" ({kept} is kept)" if kept else ""
+            self.out(f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot{is_kept}")
             return 130 if rc == 130 or interrupted else 1
         return self._arrange(store.load(self.directory), dry_run)
 
@@ -267,7 +272,7 @@ class Step:
         if after is not None:  # dry run: as if this boot's run were done
             c = store.Campaign(c.directory, c.plan, c.events + [{"event": "done", "kernel": after, "boot_id": "-"}])
         if c.complete:
-            self.out(text.campaign_done(self.directory))
+            self.out(plans.complete_line(self.directory))
             self._disable(dry_run)
             return code
         nxt = plans.next_kernel(c)
@@ -277,11 +282,11 @@ class Step:
                              "boot?): boot it by hand")
         kernel = c.kernels[nxt]
         if dry_run:
-            self.out(text.step_would_arrange(nxt, self.method.describe(kernel)))
+            self.out(f"would arrange {nxt}: {self.method.describe(kernel)}")
             return code
         action = self.method.arrange(kernel)
         self.event(event="arranged", kernel=nxt, method=self.method.name, action=action)
-        self.out(action if self.method.name == "manual" else text.step_rebooting(nxt, action))
+        self.out(action if self.method.name == "manual" else f"next: {nxt} ({action}); rebooting")
         self.method.reboot()
         return code
 
@@ -290,4 +295,5 @@ class Step:
             return
         unit, run = self.disable
         p = run(["systemctl", "disable", unit], capture_output=True, text=True)
-        self.out(text.step_disabled(unit, p.returncode))
+        self.out(f"disabled {unit}" if p.returncode == 0 else f"could not disable {unit} (systemctl exit "
+                 f"{p.returncode}): it will find the plan done at each boot")

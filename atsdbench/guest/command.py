@@ -4,7 +4,7 @@ import os
 import re
 import sys
 
-from ..errors import UsageError
+from ..errors import EXIT_STALE, UsageError
 
 
 def cmd_guest(args):
@@ -67,9 +67,7 @@ def cmd_guest(args):
             continue
         failed += home.bring_home(args, kernel, machine, booted[0], booted[1], runs, taken, show)
     if stale:
-        from ..render import text
-
-        return text.EXIT_STALE
+        return EXIT_STALE
     return 1 if failed else 0
 
 

@@ -43,17 +43,16 @@ class Probe:
     kernel lacks), `clock`.  Raises UsageError (exit 2) where the breakdown cannot run at all."""
 
     def __init__(self, ops, root=None, euid=None):
-        from ..render import text
         from .core import breakdown_probe, tracefs_root, tracepoint_problem
 
         euid = os.geteuid() if euid is None else euid
         self.root = root if root is not None else tracefs_root()
         first = syscall_events(ops[0])[0].replace("/", ":")
         if euid != 0 or self.root is None:
-            raise UsageError(text.breakdown_refused(tracepoint_problem(first, euid)))
+            raise UsageError(f"--breakdown: {tracepoint_problem(first, euid)}")
         found = breakdown_probe(self.root, ops)
         if "absent" in found:
-            raise UsageError(text.breakdown_refused(tracepoint_problem(found["absent"], euid, 1)))
+            raise UsageError(f"--breakdown: {tracepoint_problem(found['absent'], euid, 1)}")
         self.events, self.have, self.missing = found["events"], found["have"], found["missing"]
         self.clock = found["clock"]
         self._try_instance()
@@ -61,19 +60,21 @@ class Probe:
     def _try_instance(self):
         """An instance made and removed now: lockdown or a read-only tracefs says no here, not
         after the measured passes."""
-        from ..render import text
         from . import tracebuf
         from .core import instance_problem
 
         try:
             tracebuf.TraceBuffer(self.root, {}, {}, self.clock).close()
         except OSError as e:
-            raise UsageError(text.breakdown_refused(instance_problem(self.root, e.errno, lockdown_state())))
+            raise UsageError(f"--breakdown: {instance_problem(self.root, e.errno, lockdown_state())}")
 
     def notes(self):
-        from ..render import text
-
-        return [text.breakdown_missing(self.missing)] if self.missing else []
+        """The warning that optional tracepoints this kernel lacks leave their stages out ('csd, ipi')."""
+        if not self.missing:
+            return []
+        systems = ", ".join(dict.fromkeys(e.split(":")[0] for e in self.missing))
+        return [f"--breakdown: no {systems} events here: those stages not measured "
+                "(docs/breakdown.md#permissions)"]
 
 
 def region_bytes(plan, stride):

@@ -212,9 +212,8 @@ def warnings(facts, pages=None, bystanders=0, mem_node=None):
         out.append(f"load average {load:.2f} is high for {len(facts.get('online_cpus', []))} CPUs")
     nodes = facts.get("numa_memory_nodes") or []
     if isinstance(nodes, list) and len(nodes) > 1 and mem_node is None:
-        from ..render import text
-
-        out.append(text.numa_unpinned(format_cpulist(nodes)))
+        out.append(f"memory on NUMA nodes {format_cpulist(nodes)}: a run's region is not pinned (run --mem-node N "
+                   "binds it)")
     if bystanders and bystanders > len(facts.get("affinity", [])) - 1:
         out.append(f"{bystanders} bystanders requested but only {len(facts.get('affinity', [])) - 1} other CPUs")
     return out

@@ -175,9 +175,8 @@ def make_plan(meminfo=None, affinity=None, page_size=None, quiet=(), cores=None,
 
         nodes = memory_nodes(node_root or "/sys/devices/system/node")
         if p.mem_node not in (nodes or [0]):  # no sysfs node directory: one node, 0
-            from ..render.text import no_mem_node
-
-            raise UsageError(no_mem_node(p.mem_node, format_cpulist(nodes) if nodes else "0"))
+            raise UsageError(f"--mem-node {p.mem_node}: no such NUMA node with memory (nodes with memory: "
+                             f"{format_cpulist(nodes) if nodes else '0'})")
     label = core.ffi.string(p.label).decode("utf-8", "replace") if p.label_set else None
     lists = {"workload": [core.workload_name(k) for k in p.workloads[0:p.nworkloads]] or [None],
              "op": [core.op_name(k) for k in p.ops[0:p.nops]], "threads": list(p.threads[0:p.nthreads]),

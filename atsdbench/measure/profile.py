@@ -35,7 +35,6 @@ class Probe:
     "cpu-clock"), `symbols`.  Raises UsageError (exit 2) with the reason and the way out."""
 
     def __init__(self, cpus, kallsyms=None):
-        from ..render import text
         from . import core
 
         self.cpus = list(cpus)
@@ -44,10 +43,13 @@ class Probe:
                 with open("/proc/kallsyms") as f:
                     kallsyms = f.read()
             except OSError as e:
-                raise UsageError(text.breakdown_refused(f"/proc/kallsyms: {e.strerror}", "--profile"))
+                raise UsageError(f"--profile: /proc/kallsyms: {e.strerror}")
         self.symbols = arithmetic.Symbols(kallsyms)
         if self.symbols.hidden:
-            raise UsageError(text.breakdown_refused(text.symbols_hidden(_sysctl("kptr_restrict")), "--profile"))
+            hidden = ("kallsyms hides kernel addresses from non-root (CAP_SYSLOG): run as root"
+                      if _sysctl("kptr_restrict") == 0 else
+                      "kallsyms hides kernel addresses (as root: sysctl kernel.kptr_restrict=0)")
+            raise UsageError(f"--profile: {hidden}")
         self.event = None
         for cycles in (1, 0):
             try:
@@ -55,7 +57,10 @@ class Probe:
             except OSError as e:
                 if e.errno in (errno.ENOENT, errno.EOPNOTSUPP, errno.ENODEV) and cycles:
                     continue  # no PMU (a VM): the software clock
-                raise UsageError(text.breakdown_refused(text.perf_refused(errno.errorcode.get(e.errno, e.strerror), _paranoid()), "--profile"))
+                paranoid = _paranoid()
+                said = f", paranoid {paranoid}" if paranoid is not None else ""
+                raise UsageError(f"--profile: perf_event_open {errno.errorcode.get(e.errno, e.strerror)}{said}: needs "
+                                 "root or kernel.perf_event_paranoid=0")
             self.event = "cycles" if cycles else "cpu-clock"
             break
 

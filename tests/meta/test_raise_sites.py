@@ -17,7 +17,7 @@ OWN_WORDS = {"ministat.py"}
 TWO_PATHS = re.compile(r"compiled core|pip install --force-reinstall|build it with `pip install -e")
 # a value's realistic text, by the name the expression ends in: file names and labels as users give them
 SAMPLES = {"path": "results/before.json", "name": "before.json", "file": "before.json", "label": "Before",
-           "directory": "campaigns/tlb", "kernel": "patched", "image": "vmlinuz-6.18.0", "release": "6.18.0-rc1",
+           "directory": "campaigns/tlb", "default": "/etc/default/grub", "kernel": "patched", "image": "vmlinuz-6.18.0", "release": "6.18.0-rc1",
            "strerror": "Permission denied", "why": "fewer than 2 observations", "format_size": "64K",
            "cut": "256MB", "shorten": "256MB", "len": "3", "join": "64K, 1M", "boot_id": "1a2b3c4d",
            "what": "--size", "op": "mprotect", "axis": "bystanders", "test": "welch", "stride": "64K",
