@@ -1,5 +1,6 @@
-"""Formatting every command shares on the terminal: the column limit and warnings wrapped to it.  It imports
-nothing of the package, so any room may print through it."""
+"""What every command shares on the terminal: the column limit, warnings wrapped to it, and the progress
+bar of a run.  It imports nothing of the package at load, so any room may print through it."""
+import os
 import sys
 import textwrap
 
@@ -19,3 +20,72 @@ def wrapped(line, indent=INDENT, width=WIDTH):
 def warn(message, stream=None):
     """`atsdbench: warning: MESSAGE` on stderr, wrapped to WIDTH with a hanging indent."""
     print(wrapped(f"atsdbench: warning: {message}"), file=stream or sys.stderr)
+
+
+# Consoles a board's or a VM's serial line logs: a carriage return there is no redraw but one endless
+# line in the lab's log (LAVA keeps every byte of it)
+SERIAL = ("/dev/ttyS", "/dev/ttyAMA", "/dev/ttyUSB", "/dev/ttymxc", "/dev/hvc", "/dev/console", "/dev/ttySIF")
+
+
+def shows_progress(when="auto", stream=None, environ=None):
+    """--progress: always, never, or auto: where stderr is a terminal a person watches: not TERM=dumb,
+    not a serial console (SERIAL), not inside LAVA's test shell (it exports LAVA_RESULT_DIR)."""
+    if when in ("always", "never"):
+        return when == "always"
+    if when not in (None, "auto"):
+        from .errors import UsageError
+
+        raise UsageError(f"--progress must be never, auto or always (got {when!r})")
+    stream = stream or sys.stderr
+    environ = os.environ if environ is None else environ
+    try:
+        if not stream.isatty():
+            return False
+        name = os.ttyname(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return environ.get("TERM") != "dumb" and "LAVA_RESULT_DIR" not in environ and not name.startswith(SERIAL)
+
+
+def progress_option(args):
+    """run's and calibrate's --progress, refused now where it is none of the three (before measuring)."""
+    when = getattr(args, "progress", None)
+    shows_progress(when)
+    return when
+
+
+def progress_bar(total, when="auto"):
+    """A one-line progress bar on stderr where shows_progress says so.  An adaptive run's total is
+    unknown: it shows passes so far.  Waits between spread rounds are shown as such."""
+    if not shows_progress(when):
+        return None
+    done = [0]
+
+    def tick(event):
+        if "adaptive" in event:  # after each measured round of --until: round k, time, worst half-width
+            sys.stderr.write(f"\r{'':60}\r{done[0]} passes, {event['adaptive']}")
+            sys.stderr.flush()
+            return
+        if "wait" in event:
+            sys.stderr.write(f"\r{'':40}\rwaiting {event['wait']:.1f} s before {event['before']}")
+            sys.stderr.flush()
+            return
+        done[0] += 1
+        width = 30
+        if total:
+            filled = width * min(done[0], total) // total
+            sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done[0]}/{total} passes")
+        else:
+            sys.stderr.write(f"\r{done[0]} passes, round {event.get('round', 0) + 1}")
+        if total and done[0] == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    def end():
+        """After the run: where the bar did not fill (an adaptive or interrupted run) its line is still
+        open, and the table would start on it."""
+        if not (total and done[0] == total):
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+    tick.end = end
+    return tick

@@ -3,76 +3,8 @@ import functools
 import sys
 
 from . import signals
+from ._cli import progress_bar, progress_option
 from .errors import EXIT_STALE, UsageError
-
-
-# Consoles a board's or a VM's serial line logs: a carriage return there is no redraw but one endless
-# line in the lab's log (LAVA keeps every byte of it)
-SERIAL = ("/dev/ttyS", "/dev/ttyAMA", "/dev/ttyUSB", "/dev/ttymxc", "/dev/hvc", "/dev/console", "/dev/ttySIF")
-
-
-def shows_progress(when="auto", stream=None, environ=None):
-    """--progress: always, never, or auto: where stderr is a terminal a person watches: not TERM=dumb,
-    not a serial console (SERIAL), not inside LAVA's test shell (it exports LAVA_RESULT_DIR)."""
-    import os
-
-    if when in ("always", "never"):
-        return when == "always"
-    if when not in (None, "auto"):
-        raise UsageError(f"--progress must be never, auto or always (got {when!r})")
-    stream = stream or sys.stderr
-    environ = os.environ if environ is None else environ
-    try:
-        if not stream.isatty():
-            return False
-        name = os.ttyname(stream.fileno())
-    except (OSError, ValueError, AttributeError):
-        return False
-    return environ.get("TERM") != "dumb" and "LAVA_RESULT_DIR" not in environ and not name.startswith(SERIAL)
-
-
-def progress_option(args):
-    """run's and calibrate's --progress, refused now where it is none of the three (before measuring)."""
-    when = getattr(args, "progress", None)
-    shows_progress(when)
-    return when
-
-
-def _progress(total, when="auto"):
-    """A one-line progress bar on stderr where shows_progress says so.  An adaptive run's total is
-    unknown: it shows passes so far.  Waits between spread rounds are shown as such."""
-    if not shows_progress(when):
-        return None
-    done = [0]
-
-    def tick(event):
-        if "adaptive" in event:  # after each measured round of --until: round k, time, worst half-width
-            sys.stderr.write(f"\r{'':60}\r{done[0]} passes, {event['adaptive']}")
-            sys.stderr.flush()
-            return
-        if "wait" in event:
-            sys.stderr.write(f"\r{'':40}\rwaiting {event['wait']:.1f} s before {event['before']}")
-            sys.stderr.flush()
-            return
-        done[0] += 1
-        width = 30
-        if total:
-            filled = width * min(done[0], total) // total
-            sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done[0]}/{total} passes")
-        else:
-            sys.stderr.write(f"\r{done[0]} passes, round {event.get('round', 0) + 1}")
-        if total and done[0] == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    def end():
-        """After the run: where the bar did not fill (an adaptive or interrupted run) its line is still
-        open, and the table would start on it."""
-        if not (total and done[0] == total):
-            sys.stderr.write("\n")
-            sys.stderr.flush()
-    tick.end = end
-    return tick
 
 
 def _releasing(command):
@@ -113,7 +45,7 @@ def cmd_run(args):
         import time
 
         from .data import results
-        from .measure import host, plan as plans
+        from .measure import host, plan as plans, save
         from .render import tables  # noqa: F401  (imported held: numpy's import is no place for a Ctrl-C)
 
         plan = plans.make_plan(**plan_options(args))
@@ -142,7 +74,7 @@ def cmd_run(args):
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
         # the table) runs; where the output cannot be written they go to a rescue file.
-        result, save_error = _measure_and_save(plan, output, total, probe, sampler, when)
+        result, save_error = save.measure_and_save(plan, output, progress_bar(total, when), probe, sampler)
         interrupted = signals.take()
         # the report of what was saved, held too: a storm of signals still arriving would cut it off
         # before "wrote FILE" (the file is whole either way); one that comes makes the exit 130
@@ -168,61 +100,6 @@ def print_stale(groups, stream, name=None):
         print(line, file=stream)
     stream.flush()
     return bool(groups)
-
-
-def _measure_and_save(plan, output, total, probe=None, sampler=None, progress_when="auto"):
-    """run's and calibrate's measuring, inside their held(): the passes, then the file (or its rescue)
-    before anything optional runs.  Returns (result, the save's UsageError or None).  probe: run
-    --breakdown's, whose traced passes follow a run that was not stopped (measure/breakdown.py)."""
-    from .data import results
-    from .measure import runner
-
-    progress = _progress(total, progress_when)
-    result = runner.run(plan, progress=progress)
-    if progress:
-        progress.end()
-    if probe is not None and result.complete and not signals.pending():
-        _breakdown(plan, probe, result)
-    if sampler is not None and result.complete and not signals.pending():
-        _profile(plan, sampler, result)
-    save_error = None
-    if not result.records:
-        if getattr(result, "failure", None) is None:  # a read-back's one line says it all (exit 3)
-            print("atsdbench: no pass finished; nothing written", file=sys.stderr)
-    else:
-        try:
-            results.save_or_rescue(result, output, later=True)
-        except UsageError as e:
-            save_error = e
-    return result, save_error
-
-
-def _breakdown(plan, probe, result):
-    """The breakdown passes into result.config["breakdown"]; a Ctrl-C keeps the strides finished
-    (complete false there; the signal stays pending: the run exits 130); an error ends the breakdown,
-    never the run's file."""
-    from .measure import breakdown
-
-    section = {"passes": []}
-    try:
-        breakdown.run(plan, probe, breakdown.untraced_us(result), into=section)
-    except (OSError, UsageError) as e:
-        section["complete"] = False
-        section["error"] = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
-    result.config["breakdown"] = section
-
-
-def _profile(plan, sampler, result):
-    """run --profile's sampled passes into result.config["profile"], as _breakdown does its own."""
-    from .measure import profile
-
-    section = {"passes": []}
-    try:
-        profile.run(plan, sampler, into=section)
-    except (OSError, UsageError) as e:
-        section["complete"] = False
-        section["error"] = str(e.strerror if isinstance(e, OSError) and e.strerror else e)
-    result.config["profile"] = section
 
 
 def _report_saved(result, output, save_error, calibrating=False):
@@ -280,7 +157,7 @@ def cmd_calibrate(args):
         import time
 
         from .data import profile, results
-        from .measure import host, plan as plans
+        from .measure import host, plan as plans, save
 
         options = plan_options(args)
         if getattr(args, "breakdown", None) or getattr(args, "profile", None):
@@ -310,7 +187,7 @@ def cmd_calibrate(args):
         results.claim(path)  # both named, checked and locked before measuring
         results.claim(output, total, plan.latency)
         signals.check()
-        result, save_error = _measure_and_save(plan, output, total, progress_when=when)
+        result, save_error = save.measure_and_save(plan, output, progress_bar(total, when))
         interrupted = signals.take()
     _report_saved(result, output, save_error, calibrating=True)
     if not result.complete or interrupted:

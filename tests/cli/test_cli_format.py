@@ -104,21 +104,20 @@ class _Tty:
 def test_progress_is_drawn_only_for_a_person(monkeypatch):
     import os
 
-    from atsdbench import commands
     from atsdbench.errors import UsageError
 
     names = {}
     monkeypatch.setattr(os, "ttyname", lambda fd: names[fd])
     names.update({3: "/dev/pts/0", 4: "/dev/ttyS0", 5: "/dev/hvc0", 6: "/dev/ttyAMA0"})
-    assert commands.shows_progress("auto", _Tty(3), {"TERM": "xterm"})
-    assert not commands.shows_progress("auto", _Tty(3), {"TERM": "dumb"})
-    assert not commands.shows_progress("auto", _Tty(3), {"TERM": "xterm", "LAVA_RESULT_DIR": "/lava-1/0/results"})
+    assert _cli.shows_progress("auto", _Tty(3), {"TERM": "xterm"})
+    assert not _cli.shows_progress("auto", _Tty(3), {"TERM": "dumb"})
+    assert not _cli.shows_progress("auto", _Tty(3), {"TERM": "xterm", "LAVA_RESULT_DIR": "/lava-1/0/results"})
     for fd in (4, 5, 6):  # a serial console: one endless line in the lab's log
-        assert not commands.shows_progress("auto", _Tty(fd), {"TERM": "vt220"})
-    assert not commands.shows_progress("auto", _Tty(3, tty=False), {})
-    assert commands.shows_progress("always", _Tty(4, tty=False), {}) and not commands.shows_progress("never")
+        assert not _cli.shows_progress("auto", _Tty(fd), {"TERM": "vt220"})
+    assert not _cli.shows_progress("auto", _Tty(3, tty=False), {})
+    assert _cli.shows_progress("always", _Tty(4, tty=False), {}) and not _cli.shows_progress("never")
     with pytest.raises(UsageError, match="--progress must be never, auto or always"):
-        commands.shows_progress("sometimes")
+        _cli.shows_progress("sometimes")
 
 
 def test_a_bad_progress_is_refused_before_measuring(cli, tmp_path):

@@ -342,7 +342,7 @@ def test_real_adaptive_sub_runs_record_their_policy():
 def test_the_progress_line_is_closed_before_the_table(monkeypatch):
     import io
 
-    from atsdbench import commands
+    from atsdbench import _cli
 
     class Tty(io.StringIO):
         def isatty(self):
@@ -352,7 +352,7 @@ def test_the_progress_line_is_closed_before_the_table(monkeypatch):
                                   (2, [{"round": 0}, {"round": 0}], False), (3, [{"round": 0}], True)):
         err = Tty()
         monkeypatch.setattr(sys, "stderr", err)
-        tick = commands._progress(total, "always")
+        tick = _cli.progress_bar(total, "always")
         for e in events:
             tick(e)
         before = err.getvalue()
