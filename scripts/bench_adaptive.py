@@ -10,7 +10,7 @@ Every run has the same options otherwise (size, strides, reps, warm-up); adaptiv
 half-widths are those the stopping rule uses (atsdbench/measure/adaptive.py: relative half-width of the 95%
 CI of each stride's round-mean rate), computed the same way for the fixed plan.
 
-Prints one row per plan (medians over repeats), then the two goals of issue 16: adaptive at the
+Prints one row per plan (medians over repeats), then the two goals of `--until`: adaptive at the
 fixed plan's own precision is never slower (counted per repeat), and 1% at every stride takes under
 a minute.
 

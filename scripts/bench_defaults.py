@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Choosing run's --runs/--gap defaults from real A/A pairs, and the canary as a covariate (issue 25.1, 25.4).
+"""Choosing run's --runs/--gap defaults from real A/A pairs, and the canary as a covariate.
 
 Measure (`--measure DIR`): FILES default runs (`atsdbench run --runs 8 --gap 20s`, 1G, 5 rounds, the other options
 at their defaults) one after the other, each file kept in DIR with a log of start and end times.  About 150 s a

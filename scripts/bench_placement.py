@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How much of a run's spread is placement: which physical pages it invalidates (issue 35).
+"""How much of a run's spread is placement: which physical pages it invalidates.
 
 Each of PROCESSES fresh processes (one after another, each its own `python` running this script's worker)
 maps K regions of SIZE at once with atsdbench's own core (populated, so each has its own physical pages),

@@ -3,7 +3,7 @@
 
 Synthetic result files (1G, strides 64K,1M,2M,4M, 4 passes a round, log-normal rates, so the schema
 and every command accept them) of each --samples size: a one-process file a side, a `--runs` file
-of SUB-RUN-sized sub-runs for show (issue 34's 625 sub-runs at 10^5 samples), and --replicates
+of SUB-RUN-sized sub-runs for show (625 sub-runs at 10^5 samples), and --replicates
 files a side of the smallest size for compare and model.  Each command runs as its own process
 (`python -m atsdbench`, start-up included); its wall time and peak RSS (wait4's ru_maxrss) are
 printed as a markdown table for docs/benchmarks.md.  The goal: time linear in samples, memory

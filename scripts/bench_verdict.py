@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Verdicts across runs and boots (issue 25.7): what each run design costs a side and what its compare says.
+"""Verdicts across runs and boots: what each run design costs a side and what its compare says.
 
 Simulation (the default): the noise simulator (tests/support/noise_sim.py), a seeded model of the noise
 measured on this VM (shared/notes/noise-levels.md), on the log scale, for 4 strides:
@@ -42,7 +42,7 @@ measured wall time a side, the A/A rate (any stride after Holm) and the median m
 
   scripts/bench_verdict.py --real --design 5x5@20 --pairs 10 --spacing 60
 
-A placement level (issue 35, `--pl PCT`): each sub-run holds K regions and its round i uses region i mod K
+A placement level (`--pl PCT`): each sub-run holds K regions and its round i uses region i mod K
 (designs ending /K4: `run --placements 4`; the others one region, whose effect is then per-process).
 `--real --files N --placements K --rounds R --pairs P` measures replicate files instead: 2 x N x P runs
 alternating A, B, A, B, --spacing apart; P compares of N files a side, and each (A_i, B_i) once more as
@@ -96,7 +96,7 @@ DESIGNS = {
     "1x5+P5": ("1 x 5 + profile of 5 x 5 @ 150 s", 1, 5, 0.0),
     "1x5+P8": ("1 x 5 + profile of 8 x 5 @ 150 s", 1, 5, 0.0),
     "1x5+P12": ("1 x 5 + profile of 12 x 5 @ 150 s", 1, 5, 0.0),
-    # issue 35's placement level (--pl): K regions a process, round r on region r mod K (run --placements K)
+    # the placement level (--pl): K regions a process, round r on region r mod K (run --placements K)
     "1x16": ("1 x 16 rounds, 1 placement (--unit round)", 1, 16, 0.0),
     "1x16/K4": ("1 x 16 rounds over 4 placements (--unit round)", 1, 16, 0.0),
     "4x16@20": ("4 x 16, 20 s apart, 1 placement each", 4, 16, 20.0),

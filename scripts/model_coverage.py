@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How often `model`'s before/after intervals hold the true change (issue 25.6), by seeded simulation.
+"""How often `model`'s before/after intervals hold the true change, by seeded simulation.
 
 The sides come from the noise simulator (tests/support/noise_sim.py): the noise measured on this VM
 (pass 3.4%, round 2.8%, drift 4.6% with an 8 s time constant, a per-process effect sP, strides

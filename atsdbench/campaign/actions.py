@@ -1,7 +1,6 @@
 """campaign's subcommands: init (the plan, checked now), step, status, install."""
 import os
 import statistics
-import sys
 import time
 
 from ..data import campaign as store, files

@@ -8,6 +8,7 @@ import errno
 
 from . import procfs
 from ..errors import UsageError
+from ..units import parse_bracketed
 
 PATHS = ("/sys/kernel/debug/x86/tlb_single_page_flush_ceiling",
          "/sys/kernel/debug/powerpc/tlb_single_page_flush_ceiling")
@@ -43,7 +44,7 @@ def _refusal(path, e, lockdown=LOCKDOWN):
     if e.errno == errno.EPERM:
         # Kernel lockdown closes debugfs files that can be written, even to root, even for reading;
         # only a reboot without it (lockdown= on the command line, Secure Boot) opens them.
-        mode = procfs.parse_bracketed(procfs.read(lockdown))
+        mode = parse_bracketed(procfs.read(lockdown))
         state = f"the kernel is locked down ({mode})" if mode not in ("none", "unknown") else \
             "the kernel refused it (lockdown or a security module)"
         return (f"{path}: {e.strerror or 'Operation not permitted'}: {state}, so the ceiling cannot be read or "

@@ -16,8 +16,7 @@ import re
 
 # Which tracepoints, their columns and filters, and why one cannot be read: csrc/atsd_trace.c's, which the
 # standalone atsd uses too, so a result file's columns do not depend on which of the two wrote it.
-from .core import (find_tracepoint, hcall_filter, reason_column, tlb_flush_columns, tracefs_root,  # noqa: F401
-                   tracepoint_problem)
+from .core import find_tracepoint, hcall_filter, tlb_flush_columns, tracefs_root, tracepoint_problem
 from .procfs import parse_interrupts, parse_vmstat_tlb, read
 
 POWER_EVENTS = ("powerpc/tlbie", "powerpc/tlbia")

@@ -5,9 +5,9 @@ import platform
 import socket
 
 from .. import __version__
-from . import ceiling, procfs
-from .procfs import (format_cpulist, online_cpus, parse_bracketed, parse_cpulist,  # noqa: F401 (re-exported)
-                     parse_meminfo, read)
+from ..units import format_cpulist, parse_bracketed, parse_cpulist
+from . import ceiling
+from .procfs import online_cpus, parse_meminfo, read
 
 
 def parse_cpuinfo(text):
@@ -138,13 +138,15 @@ def int_or_unknown(text):
 def tracepoint_states(arch):
     """What `info` says of the flush tracepoints.  On POWER tlb:tlb_flush exists but never fires (the
     architecture does not call it); flushes are counted from powerpc:tlbie there (counters.py)."""
+    from .core import find_tracepoint, tracepoint_problem
+
     if not arch.startswith(("ppc64", "powerpc")):
-        return {"tlb_flush_tracepoint": "readable" if procfs.find_tracepoint()[0] is not None
-                else procfs.tracepoint_problem()}
-    tlbie = procfs.find_tracepoint("powerpc/tlbie")[0] is not None
+        return {"tlb_flush_tracepoint": "readable" if find_tracepoint()[0] is not None
+                else tracepoint_problem()}
+    tlbie = find_tracepoint("powerpc/tlbie")[0] is not None
     return {"tlb_flush_tracepoint": "not used: it never fires on POWER",
             "tlbie_tracepoint": "readable (flushes counted from it)" if tlbie
-            else procfs.tracepoint_problem("powerpc:tlbie")}
+            else tracepoint_problem("powerpc:tlbie")}
 
 
 def full():

@@ -1,4 +1,4 @@
-"""Where a region sits in physical memory (issue 35): read once per round, after populating, untimed.
+"""Where a region sits in physical memory: read once per round, after populating, untimed.
 
 Which physical pages a run invalidates moved its rate by 20-40% on the project's VM
 (docs/methodology.md#placement), so each round records its region's placement: the share of

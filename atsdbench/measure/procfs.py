@@ -1,10 +1,11 @@
-"""Readers of /proc, sysfs and tracefs (the pure parsers of the kernel's list formats live in units).
+"""Readers of /proc and sysfs (the pure parsers of the kernel's list formats live in units; tracefs's
+rules are the core's, csrc/atsd_trace.c).
 
 Parsers take text so fixtures can test them; `read` returns a default where a file is missing.
 """
 import os
 
-from ..units import format_cpulist, parse_bracketed, parse_cpulist  # noqa: F401 (the kernel's text, parsed where pure)
+from ..units import parse_cpulist
 
 
 def read(path, default=None):
@@ -68,37 +69,6 @@ def parse_vmstat_tlb(text):
         if len(parts) == 2 and parts[0].startswith("nr_tlb_"):
             out[parts[0][3:]] = int(parts[1])
     return out
-
-
-# tracefs: the rules are csrc/atsd_trace.c's, shared with the standalone atsd; these names reach them
-# (lazily: reading /proc needs no compiled core).
-
-def parse_tracepoint_format(text):
-    """(id, {reason code: name}) from events/tlb/tlb_flush/format."""
-    from . import core
-    return core.parse_tracepoint_format(text)
-
-
-def find_tracepoint(event="tlb/tlb_flush", root=None):
-    from . import core
-    return core.find_tracepoint(event, root)
-
-
-def tracefs_root():
-    """The mounted tracefs whose events are readable, or None."""
-    from . import core
-    return core.tracefs_root()
-
-
-def tracefs_mounted(mounts_text=None):
-    from . import core
-    return core.tracefs_mounted(mounts_text)
-
-
-def tracepoint_problem(event="tlb:tlb_flush", euid=None, mounted=None):
-    """Why a tracepoint that could not be read is not readable, in one sentence with the way out."""
-    from . import core
-    return core.tracepoint_problem(event, euid, mounted)
 
 
 def smaps_huge_share(text, start, end):

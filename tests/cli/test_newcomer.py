@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from atsdbench.measure import procfs
+from atsdbench.measure import core
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -51,17 +51,17 @@ def test_cli_from_the_source_tree_is_one_line(tmp_path):
 
 
 def test_tracefs_problem_names_the_cause_and_the_fix():
-    root_unmounted = procfs.tracepoint_problem(euid=0, mounted=False)
+    root_unmounted = core.tracepoint_problem(euid=0, mounted=False)
     assert "tracefs is not mounted" in root_unmounted
     assert "mount -t tracefs nodev /sys/kernel/tracing" in root_unmounted
-    user = procfs.tracepoint_problem(euid=1000, mounted=False)
+    user = core.tracepoint_problem(euid=1000, mounted=False)
     assert "needs root" in user and "mount" not in user
-    assert "no such event" in procfs.tracepoint_problem(euid=0, mounted=True)
+    assert "no such event" in core.tracepoint_problem(euid=0, mounted=True)
 
 
 def test_tracefs_mount_is_read_from_proc_mounts():
-    assert procfs.tracefs_mounted("tracefs /sys/kernel/tracing tracefs rw,nosuid 0 0\n")
-    assert not procfs.tracefs_mounted("proc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\n")
+    assert core.tracefs_mounted("tracefs /sys/kernel/tracing tracefs rw,nosuid 0 0\n")
+    assert not core.tracefs_mounted("proc /proc proc rw 0 0\nsysfs /sys sysfs rw 0 0\n")
 
 
 @pytest.mark.live  # starts `atsdbench run`
@@ -70,10 +70,10 @@ def test_info_and_run_give_the_same_reason(cli, tmp_path):
 
     # the tracepoint a run counts flushes from (tlb:tlb_flush never fires on POWER)
     event = "powerpc:tlbie" if counters.is_power() else "tlb:tlb_flush"
-    if procfs.find_tracepoint(event.replace(":", "/"))[0] is not None:
+    if core.find_tracepoint(event.replace(":", "/"))[0] is not None:
         pytest.skip(f"{event} is readable here: there is no reason to give")
-    reason = procfs.tracepoint_problem(event)
-    if os.geteuid() == 0 and not procfs.tracefs_mounted():
+    reason = core.tracepoint_problem(event)
+    if os.geteuid() == 0 and not core.tracefs_mounted():
         assert "mount -t tracefs" in reason
     info = cli("info")
     # info hangs a long fact under its value at 100 columns: the same words, other line breaks

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from atsdbench.measure import counters, procfs, tlbie, tracebuf
+from atsdbench.measure import core, counters, tlbie, tracebuf
 
 
 def fake_tracefs(root, events=("powerpc/tlbie", "powerpc/tlbia")):
@@ -46,7 +46,7 @@ class SkeletonBuffer(tracebuf.TraceBuffer):
 def power(tmp_path, monkeypatch, fixtures):
     root = fake_tracefs(tmp_path / "tracing")
     monkeypatch.setattr(counters, "tracefs_root", lambda: root)
-    monkeypatch.setattr(counters, "find_tracepoint", lambda e="tlb/tlb_flush", r=None: procfs.find_tracepoint(e, root))
+    monkeypatch.setattr(counters, "find_tracepoint", lambda e="tlb/tlb_flush", r=None: core.find_tracepoint(e, root))
     monkeypatch.setattr(tracebuf, "TraceBuffer", SkeletonBuffer)
     SkeletonBuffer.lines = (fixtures / "power" / "radix-bystanders1.trace").read_text().splitlines()
     SkeletonBuffer.lost = 0

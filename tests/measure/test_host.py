@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from atsdbench.measure import counters, host, procfs
+from atsdbench.measure import core, host, procfs
 from atsdbench.render import info
 
 PROC = "proc"
@@ -52,9 +52,9 @@ def test_vmstat(fixtures):
 
 
 def test_tracepoint_format(fixtures):
-    tp_id, reasons = procfs.parse_tracepoint_format(text(fixtures, "tlb_flush-format-x86"))
+    tp_id, reasons = core.parse_tracepoint_format(text(fixtures, "tlb_flush-format-x86"))
     assert isinstance(tp_id, int) and reasons[3] == "local MM shootdown" and reasons[0] == "flush on task switch"
-    assert counters.reason_column(reasons[4]) == "flushes_remote_ipi_send"
+    assert core.reason_column(reasons[4]) == "flushes_remote_ipi_send"
 
 
 def test_pci_power9_npu2_and_nvidia(fixtures, tmp_path):
@@ -121,13 +121,13 @@ def test_thp_run_records_the_share_it_got():
 
 def test_tracepoint_states_on_power_name_tlbie_not_tlb_flush(monkeypatch):
     # tlb:tlb_flush exists on POWER but never fires: info must not call it the flush counter there
-    monkeypatch.setattr(procfs, "find_tracepoint", lambda event="tlb/tlb_flush", root=None:
+    monkeypatch.setattr(core, "find_tracepoint", lambda event="tlb/tlb_flush", root=None:
                         (30, {}) if event in ("powerpc/tlbie", "tlb/tlb_flush") else (None, {}))
     states = host.tracepoint_states("ppc64le")
     assert states == {"tlb_flush_tracepoint": "not used: it never fires on POWER",
                       "tlbie_tracepoint": "readable (flushes counted from it)"}
     assert host.tracepoint_states("x86_64") == {"tlb_flush_tracepoint": "readable"}
-    monkeypatch.setattr(procfs, "find_tracepoint", lambda event="tlb/tlb_flush", root=None: (None, {}))
+    monkeypatch.setattr(core, "find_tracepoint", lambda event="tlb/tlb_flush", root=None: (None, {}))
     assert host.tracepoint_states("ppc64le")["tlbie_tracepoint"].startswith("the powerpc:tlbie tracepoint is not")
 
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from atsdbench.measure import core, counters, procfs
+from atsdbench.measure import core, counters
 
 X86 = "proc/tlb_flush-format-x86"
 
@@ -61,7 +61,7 @@ def test_find_reads_the_events_format_under_the_root(tmp_path, fixtures):
     root = tree(tmp_path / "tracing", "tlb/tlb_flush", text=(fixtures / X86).read_text())
     assert core.find_tracepoint("tlb/tlb_flush", str(root)) == _regex_format((fixtures / X86).read_text())
     assert core.find_tracepoint("powerpc/tlbie", str(root)) == (None, {})
-    assert procfs.find_tracepoint("tlb/tlb_flush", str(root))[0] == 188  # the name host.py calls
+    assert core.find_tracepoint("tlb/tlb_flush", str(root))[0] == 188  # the name host.py calls
 
 
 @pytest.mark.parametrize("name", ["remote IPI send", "flush on task switch", "  Local--MM shootdown!! ", "x",
@@ -78,7 +78,7 @@ def test_the_tlb_flush_columns_and_filters(fixtures):
     assert cols["flushes"] == "reason != 4"
     assert cols["full_flushes"] == f"pages == {(1 << 64) - 1} && reason != 4"
     assert {k: v for k, v in cols.items() if k.startswith("flushes_")} == {
-        counters.reason_column(name): f"reason == {code}" for code, name in reasons.items()}
+        core.reason_column(name): f"reason == {code}" for code, name in reasons.items()}
     assert core.tlb_flush_columns(5, {}) == {"flushes": None, "full_flushes": f"pages == {(1 << 64) - 1}"}
     two = core.tlb_flush_columns(5, {1: "Send A", 2: "send b"})
     assert two["flushes"] == "reason != 1 && reason != 2"
