@@ -58,20 +58,6 @@ def image_identity(path, head_bytes=None):
     return None, None
 
 
-def bzimage_short(path):
-    """(bytes there, bytes its setup header says) of a bzImage cut short (a copy or download that
-    stopped), else None.  The x86 boot protocol's header: setup_sects (0 is 4) 512-byte sectors after
-    the boot sector, then syssize 16-byte paragraphs of protected-mode kernel; a signature may follow."""
-    with open(path, "rb") as f:
-        head = f.read(0x210)
-        have = os.fstat(f.fileno()).st_size
-    if len(head) < 0x210 or head[0x202:0x206] != b"HdrS":
-        return None
-    sects = head[0x1F1] or 4
-    want = (sects + 1) * 512 + struct.unpack_from("<I", head, 0x1F4)[0] * 16
-    return (have, want) if have < want else None
-
-
 def _split_banner(text):
     """'6.1.0-47-amd64 (debian-kernel@lists.debian.org) #1 SMP ... (2025-01-02)' -> release, version.
     The builder's part is parenthesized and may nest ('(gcc-12 (Debian 12.2.0-14) 12.2.0, ...)')."""
@@ -150,6 +136,8 @@ def resolve_image(kernel):
         if not os.path.isfile(path):
             raise UsageError(f"--kernel {kernel['name']}: {field} {out[field]} is not a regular file")
         out[field] = path
+    from ..guest.image import bzimage_short
+
     short = bzimage_short(out["image"])
     if short:
         raise UsageError(f"--kernel {kernel['name']}: {out['image']} is cut short ({short[0]} of {short[1]} bytes)")

@@ -39,7 +39,9 @@ def detect_image(path):
             raise UsageError(f"--kernel {path} is an arm64 vmlinux (ELF): give the Image")
         raise UsageError(f"--kernel {path} is an ELF kernel for machine {machine}, which guest does not boot")
     if head[0x202:0x206] == b"HdrS":
-        _bzimage_whole(path, head)
+        short = bzimage_short(path)
+        if short:
+            raise UsageError(f"--kernel {path} is cut off: header says {short[1]} bytes, file has {short[0]}")
         return "x86_64", "bzImage"
     if head[0x38:0x3C] == b"ARM\x64":
         return "aarch64", "Image"
@@ -56,17 +58,18 @@ def detect_image(path):
     raise UsageError(f"--kernel {path} is not a kernel image (no vmlinux, bzImage or arm64 Image)")
 
 
-def _bzimage_whole(path, head):
-    """A bzImage holds its setup sectors and syssize 16-byte paragraphs of kernel (the x86 boot
-    protocol, Documentation/arch/x86/boot.rst); a signed one has more after them, never less."""
-    version = struct.unpack_from("<H", head, 0x206)[0]
-    if version < 0x204:  # syssize was 16 bits before protocol 2.04: no check
-        return
-    setup_sects = head[0x1F1] or 4  # 0 means 4, for the oldest loaders
-    syssize = struct.unpack_from("<I", head, 0x1F4)[0]
-    need, size = (setup_sects + 1) * 512 + syssize * 16, os.stat(path).st_size
-    if size < need:
-        raise UsageError(f"--kernel {path} is cut off: header says {need} bytes, file has {size}")
+def bzimage_short(path):
+    """(bytes there, bytes its setup header says) of a bzImage cut short (a copy or download that
+    stopped), else None.  The x86 boot protocol (Documentation/arch/x86/boot.rst): setup_sects (0 is 4)
+    512-byte sectors after the boot sector, then syssize 16-byte paragraphs of kernel; a signed one
+    has more after them, never less.  Before protocol 2.04 syssize was 16 bits: no check."""
+    with open(path, "rb") as f:
+        head = f.read(0x210)
+        have = os.fstat(f.fileno()).st_size
+    if len(head) < 0x210 or head[0x202:0x206] != b"HdrS" or struct.unpack_from("<H", head, 0x206)[0] < 0x204:
+        return None
+    want = ((head[0x1F1] or 4) + 1) * 512 + struct.unpack_from("<I", head, 0x1F4)[0] * 16
+    return (have, want) if have < want else None
 
 
 def _elf_whole(path):
@@ -102,17 +105,6 @@ def _has_linux_banner(path):
                 return m.find(b"Linux version ") >= 0
         except ValueError:  # empty
             return False
-
-
-def bzimage_version(path):
-    """The version string a bzImage carries in its setup header (without booting), or None."""
-    with open(path, "rb") as f:
-        head = f.read(0x10000)
-    if head[0x202:0x206] != b"HdrS":
-        return None
-    offset = struct.unpack_from("<H", head, 0x20E)[0] + 0x200
-    text = head[offset:offset + 256].split(b"\0")[0].decode("ascii", "replace")
-    return text.split()[0] if text else None
 
 
 def choose_machine(arch, machine, path):

@@ -18,17 +18,6 @@ EVENT_BYTES = 80       # one tlbie event in the ring buffer (64 bytes of fields,
 SMALL_KB = core.INSTANCE_SMALL_KB  # a CPU the run does not use: other processes' events only
 
 
-def lost_events(stats_text):
-    """Events a CPU's buffer lost (per_cpu/cpuN/stats: 'overrun' when it overwrites, 'dropped events'
-    when it does not)."""
-    return core.trace_lost(stats_text)
-
-
-def remove_stale(root):
-    """Instances left by a run that was killed (their process is gone)."""
-    core.remove_stale_instances(root)
-
-
 class TraceBuffer:
     """events: {"powerpc/tlbie": filter or None, ...}; sizes: {cpu: KB} for the CPUs the run uses
     (every other CPU gets SMALL_KB); clock: the instance's trace_clock (default: tracefs's).  Raises

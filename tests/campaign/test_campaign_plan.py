@@ -8,6 +8,7 @@ import pytest
 from atsdbench.campaign import plan as plans
 from atsdbench.data import campaign as store
 from atsdbench.errors import UsageError
+from atsdbench.guest import image as image_module
 
 import campaign_fakes as fakes
 
@@ -144,4 +145,4 @@ def test_a_bzimage_cut_short_is_refused(tmp_path):
     image.write_bytes(bytes(data) + b"\0" * (8 * 512 + 0x100000 - len(data)))
     assert plans.resolve_image(spec)["release"] == fakes.banner_parts(fakes.A_BANNER)[0]
     image.write_bytes(bytes(data) + b"\0" * (8 * 512 + 0x100000) + b"signature")  # a signed one is longer
-    assert plans.bzimage_short(str(image)) is None
+    assert image_module.bzimage_short(str(image)) is None

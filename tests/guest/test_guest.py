@@ -46,7 +46,9 @@ def test_image_formats_from_the_header(tmp_path):
     with gzip.open(tmp_path / "Image.gz", "wb") as f:
         f.write((tmp_path / "Image").read_bytes())
     assert image.detect_image(str(tmp_path / "Image.gz")) == ("aarch64", "Image.gz")
-    assert image.bzimage_version(str(tmp_path / "bzImage")) == "6.12.0-test"
+    from atsdbench.campaign import plan
+
+    assert plan.image_identity(str(tmp_path / "bzImage"))[0] == "6.12.0-test"
 
 
 @pytest.mark.parametrize("make,message", [

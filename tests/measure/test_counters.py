@@ -128,8 +128,8 @@ def test_is_power():
 
 
 def test_lost_events_and_buffer_sizes():
-    assert tracebuf.lost_events("entries: 5\noverrun: 2\ncommit overrun: 9\ndropped events: 3\n") == 5
-    assert tracebuf.lost_events("entries: 5\noverrun: 0\n") == 0
+    assert core.trace_lost("entries: 5\noverrun: 2\ncommit overrun: 9\ndropped events: 3\n") == 5
+    assert core.trace_lost("entries: 5\noverrun: 0\n") == 0
     sizes = tracebuf.sizes_kb(1 << 30, 64 << 10, 3, [5, 6])
     # 1G of 64K pages: 16384 calls of 3 events at most on CPU 3
     assert sizes[3] * 1024 >= 3 * 16384 * tracebuf.EVENT_BYTES and sizes[5] == sizes[6] < sizes[3]
@@ -140,7 +140,7 @@ def test_stale_instances_of_dead_runs_are_removed(tmp_path):
     inst = tmp_path / "instances"
     for name in ("atsdbench-999999999", f"atsdbench-{os.getpid()}", "someone-else"):
         os.makedirs(inst / name)
-    tracebuf.remove_stale(str(tmp_path))
+    core.remove_stale_instances(str(tmp_path))
     assert sorted(os.listdir(inst)) == sorted([f"atsdbench-{os.getpid()}", "someone-else"])
 
 

@@ -12,6 +12,7 @@ def bzimage(path, banner):
     """A file with an x86 boot header whose kernel_version points at `banner`."""
     head = bytearray(0x10000)
     head[0x202:0x206] = b"HdrS"
+    head[0x206:0x208] = (0x020F).to_bytes(2, "little")  # the boot protocol: 2.15
     struct.pack_into("<H", head, 0x20E, 0x1000 - 0x200)
     head[0x1000:0x1000 + len(banner)] = banner.encode()
     pathlib.Path(path).write_bytes(bytes(head))
