@@ -5,9 +5,8 @@ variance as (syy - sy*sy/n)/(n-1), the median as the upper middle point, Student
 (stats.ministat_t), C's IEEE division and sqrt (a baseline mean of 0 prints `inf% +/- inf%`), the
 plot's truncating casts, its drawing buffer (a shorter data set drawn between taller ones cuts the
 rows above it, as ministat's buffer does), its `int` options (-C and -w wrap as C's conversion from
-strtol's long does: -w 4294967296 is -w 0).  A point the plot's arithmetic puts outside the drawing
-(subnormal data) is not drawn, as ministat's out-of-bounds write is not seen.  Where ministat
-crashes (-w 1 with a plot; a width whose buffer overflows an int), this prints a usage error instead.
+strtol's long does: -w 4294967296 is -w 0).  Where ministat crashes or writes out of bounds, this
+prints a usage error or leaves the point undrawn (docs/stat.md).
 """
 import getopt
 import math

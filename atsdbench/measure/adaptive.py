@@ -1,44 +1,13 @@
 """Adaptive runs (`run --until P%`), pure: when has a run measured enough?
 
-After the planned rounds (`--rounds`, at least 3, the minimum), the runner asks `Policy.after_round`
-after every round; the policy answers None (one more round) or why to stop:
-
-- "target": every stride (every cell and stride, where the run has axes) has a confidence interval
-  of its round-mean rate whose half-width is at most `until` percent of its mean;
-- "max-rounds": `max_rounds` measured rounds are done;
-- "time": one more round, at the mean duration of the measured rounds so far (waits between
-  spread rounds included), would end past `max_time` seconds after the run began.
-
-The rule looks at each stride's precision only, never at a difference between strides, cells or
-runs, so it cannot chase significance: when it stops depends on the spread of the rounds, and what
-that costs is the coverage below.
-
-The interval, and why not `timeseries.mean_ci`'s: stopping at the first round where an interval is
-narrow enough favours runs whose spread happens to look small, so the interval it stops on covers
-less than its nominal level; how much less depends on how noisy the interval's width is.  Below
-ROBUST_MIN_ROUNDS rounds it is the t interval over round means (n - 1 degrees of freedom), as in
-`mean_ci`.  From there on `mean_ci` switches to 5 fixed batch means (4 degrees of freedom), whose
-width is so noisy that, stopped on, they cover 76-85% of the time where the rule takes 30-150
-rounds (seeded simulation in tests/measure/test_adaptive.py), and more rounds do not help: a sequential
-rule needs a consistent variance estimator (Glynn and Whitt, Ann. Appl. Probab. 2 (1992) 180-198).
-So from ROBUST_MIN_ROUNDS rounds this module uses **overlapping batch means** of m = floor(sqrt(n))
-consecutive rounds (Meketon and Schmeiser 1984): valid under autocorrelation as batches grow, with
-about 1.5 (n/m - 1) degrees of freedom that grow with n, so the loss shrinks as runs get longer
-(92-95% for independent rounds, 83-92% at lag-1 0.5 where a fixed plan of as many rounds covers
-92-94%).  docs/adaptive.md has the table.
-
-With `--runs M` (RunPolicy) the unit is the sub-run, as in compare: the runner asks `after_run`
-after each sub-run from the M-th on, and the run adds sub-runs (each of `--rounds` rounds in a fresh
-process, `--gap` apart) until every stride's t interval over its sub-run means (n - 1 degrees of
-freedom, compare's unit; 20 s apart, sub-runs are close to independent here) is within the target; the
-cap is `max_rounds` measured rounds in the file (a sub-run that would pass it is not started), and
-the time rule takes one more sub-run to start when the gap allows and last as long as the finished
-ones did on average.  Its coverage, stopped on, is in docs/adaptive.md (scripts/adaptive_coverage.py
---runs).
-
-Samples are plain dicts as the runner makes them (round, stride_bytes, warmup, gbps, optional
-cell, round_t and run).  Callers import this module lazily: through timeseries it loads numpy.
-"""
+After the planned rounds the runner asks `Policy.after_round` after every round; it answers None (one
+more round) or why to stop: "target" (every stride's interval of its round-mean rate within `until`
+percent), "max-rounds" or "time".  The rule looks at each stride's precision only, never at a
+difference, so it cannot chase significance.  From ROBUST_MIN_ROUNDS rounds the interval is over
+overlapping batch means of floor(sqrt(n)) rounds (a consistent variance estimator: stopped on, a
+narrow-looking t interval over few batches would cover far less than its level).  With `--runs M`
+(RunPolicy) the sub-run is the unit, as in compare.  Why, and the coverage measured by seeded
+simulation: docs/adaptive.md.  Imported lazily: through timeseries it loads numpy."""
 import math
 
 from ..analysis.timeseries import ROBUST_MIN_ROUNDS

@@ -6,8 +6,7 @@ event of it) runs with the op's syscall enter/exit of the measuring thread, tlb:
 csd:csd_function_entry/exit, ipi:ipi_send_cpu/ipi_send_cpumask, and on POWER powerpc:tlbie and
 powerpc:hcall_entry/exit enabled, in an instance of its own (instances/atsdbench-PID, tracebuf):
 other tracers are not disturbed and the instance is removed whatever happens (its removal runs
-with SIGINT/SIGTERM held).  Two trace_marker lines around the pass carry CLOCK_MONOTONIC ns, which
-give the trace clock's tick in ns.  analysis/breakdown.py does the arithmetic.
+with SIGINT/SIGTERM held).  Two trace_marker lines carry CLOCK_MONOTONIC ns (the trace clock's tick).
 """
 import os
 import threading

@@ -1,17 +1,9 @@
-"""Kernel counters read around each pass (never inside the timed region).
-
-- /proc/interrupts 'TLB' row (x86): shootdown IPIs received, summed over CPUs -> column `ipis`.
-- /proc/vmstat nr_tlb_* (CONFIG_DEBUG_TLBFLUSH) -> columns `tlb_remote_flush`, ... .
-- the tlb:tlb_flush tracepoint through perf_event_open -> `flushes` (every reason but the
-  sender-side 'remote IPI send' note), `full_flushes` (of those, pages == TLB_FLUSH_ALL) and one
-  `flushes_<reason>` column per reason named in the tracepoint's format file.  Attaching a
-  tracepoint slows every flush, so these are counted on warm-up passes only (see session).
-- POWER (where powerpc:tlbie exists, tlb:tlb_flush never fires): the invalidation instructions the
-  kernel issued, recorded in a private trace buffer (tracebuf) and counted by tlbie.pass_counts ->
-  `tlbie`, `tlbie_global`, `tlbie_full`, `tlbie_fixup`, `tlbia`, and on a hash MMU the hypervisor's
-  page-table calls `h_remove`, `h_bulk_remove`, ...; no `flushes` column.  Also on warm-up passes only.
-A column that is absent was not measured; it is never 0 for unknown.
-"""
+"""Kernel counters read around each pass (never inside the timed region): the /proc/interrupts TLB row
+(`ipis`), /proc/vmstat's nr_tlb_* (CONFIG_DEBUG_TLBFLUSH), the tlb:tlb_flush tracepoint through
+perf_event_open (`flushes`, `full_flushes`, `flushes_<reason>`), and on POWER, where tlb:tlb_flush
+never fires, the tlbie instructions and hash-MMU hypervisor calls in a private trace buffer
+(tracebuf, tlbie).  Tracepoints slow every flush, so they are counted on warm-up passes only.  A column
+that is absent was not measured; it is never 0 for unknown.  The columns: docs/counters.md."""
 import re
 
 # Which tracepoints, their columns and filters, and why one cannot be read: csrc/atsd_trace.c's, which the

@@ -5,9 +5,7 @@ installing atsdbench needs no CUDA toolkit.  The GPU reads one word per base pag
 with a small PTX kernel (JIT-compiled by the driver) before each timed pass, after the CPU re-touch;
 that touch is timed separately and never inside the mprotect timing.  This works only where the
 GPU reaches pageable memory: ATS (POWER9 NVLink NPUs, Grace C2C) or HMM (x86 with NVIDIA's open
-kernel modules); elsewhere it stops with one clear line.
-
-ATSDBENCH_LIBCUDA names another library to load (tests use a fake one).
+kernel modules); elsewhere it stops with one clear line.  ATSDBENCH_LIBCUDA names another library.
 """
 import os
 import time

@@ -1,18 +1,10 @@
 """Where a region sits in physical memory: read once per round, after populating, untimed.
 
-Which physical pages a run invalidates moved its rate by 20-40% on the project's VM
-(docs/methodology.md#placement), so each round records its region's placement: the share of
-pages present, the share in physically contiguous 2M-aligned runs, a fingerprint of the PFNs
-(lowest, median, highest and a hash) and the NUMA node(s) holding the region.  The PFNs come from
-/proc/self/pagemap, which shows them only to CAP_SYS_ADMIN (root): elsewhere they read 0 and the
-PFN columns are null.  The page-table pages' own placement is not recorded: the kernel exposes no
-address of them to user space.
-
-The rules are pure functions of the kernel's bytes and text (`summarize`, `numa_nodes`), tested on
-captured fixtures; `read` reads this process's files.  Reading 1 GiB of 4K pages is one pread of
-2 MiB (the kernel's page walk), a sort and a hash of 262144 PFNs in numpy: a fraction of a second
-between rounds, never inside a timed pass, and no C.
-"""
+Which physical pages a run invalidates moves its rate by 20-40% (docs/methodology.md#placement), so
+each round records the share of pages present, the share in contiguous 2M-aligned runs, a fingerprint
+of the PFNs (from /proc/self/pagemap: root only, elsewhere the columns are null) and the NUMA nodes.
+The rules are pure functions of the kernel's bytes (`summarize`, `numa_nodes`), tested on fixtures;
+`read` reads this process's files: for 1G of 4K pages one 2 MiB pread, a sort and a hash in numpy."""
 import hashlib
 import os
 

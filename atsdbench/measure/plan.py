@@ -1,15 +1,10 @@
 """The plan: what to measure, checked whole before anything runs.
 
-A thin layer over the C plan (csrc/atsd_plan.c), which the standalone `atsd` uses too: options are
-parsed, checked against the host and ordered there, once for both front ends, with the same words
-when a plan is refused.  This module turns Python values into option text and the checked C plan
-into a plain `Plan` that result files record.
-
-A run is made of rounds.  Each round maps a fresh region, populates it, runs every repetition
-(warm-up passes first) and unmaps it; inside a repetition the strides run in an order shuffled by
-the seed, so slow drift of the machine does not bias one stride.  The round is the unit of
-replication: a fresh allocation moves the rate far more than passes within one allocation do.
-"""
+A thin layer over the C plan (csrc/atsd_plan.c, atsd_check.c, atsd_schedule.c), which the standalone
+`atsd` uses too: options are parsed, checked against the host and ordered there, once for both front
+ends, with the same words when a plan is refused.  This module turns Python values into option text
+and the checked C plan into a plain `Plan` that result files record.  Why a run is rounds of passes
+with strides shuffled by the seed: docs/methodology.md."""
 import dataclasses
 import itertools
 

@@ -1,22 +1,8 @@
-"""POWER's tlbie/tlbiel trace events decoded as the kernel encodes them.
-
-The kernel traces every TLB invalidation instruction it issues (arch/powerpc/mm/book3s64/radix_tlb.c,
-tracepoint powerpc:tlbie) with the instruction's operands: `local` (1: tlbiel, this CPU only; 0: tlbie,
-broadcast to every CPU and to coherent devices such as an NPU), `rb`, `rs`, `ric`, `prs`, `r`, `lpid`.
-In IBM bit numbering (bit 0 is the most significant of 64):
-
-- rb bits 52:53 are IS, the invalidation scope: 0 one page (rb bits 0:51 the effective address,
-  bits 56:58 AP, the page size), 1 one PID (rb = 0x400), 2 one LPID (0x800), 3 everything (0xc00).
-  For IS != 0, rb bits 40:51 are the TLB set (tlbiel walks all 128 sets of a POWER9 one by one).
-- rs bits 0:31 hold the PID (rs >> 32) for process-scoped (prs = 1) invalidations; the LPID for
-  partition-scoped ones (prs = 0).
-- ric: 0 TLB, 1 page-walk cache, 2 both.  r: 1 radix, 0 hash page table.
-
-POWER9's tlbie errata workarounds (CPU_FTR_P9_TLBIE_ERAT_BUG, _STQ_BUG) add broadcast invalidations that
-are not flushes of the process's address space: a PID-0 PID-scope flush (or a PID-0 copy of the page
-flush) after a flush, the last page flushed again, and a flush of a dummy address ((1 << 52) - 1) after
-a PID flush.  `classify` marks them "fixup" so that they are counted apart.
-"""
+"""POWER's tlbie/tlbiel trace events (powerpc:tlbie) decoded as the kernel encodes them: `local`
+(tlbiel, this CPU only, or a broadcast tlbie), the invalidation scope in rb's IS bits (one page, one
+PID, one LPID, everything), the PID in rs, ric and r.  POWER9's errata workarounds add broadcast
+invalidations that flush nothing of the process: `classify` marks them "fixup" so they are counted
+apart.  The encoding, bit by bit: docs/power.md#how-the-tlbie-tracepoint-encodes-an-invalidation."""
 import re
 from collections import Counter, namedtuple
 

@@ -6,8 +6,7 @@ A perf counter with a kernel filter can count a field test (`local == 0`) but no
 again", which is one of POWER9's errata workarounds: telling those apart needs the events in order.
 So a traced pass enables the events in an instance of its own (instances/atsdbench-PID: its own
 buffers, no effect on other tracers), and after the pass (outside the timed region) the buffers of
-every CPU are read as text and counted by tlbie.pass_counts.  Buffers do not overwrite: when one
-fills, events are dropped, counted in its stats, and the pass's counts are not kept.
+every CPU are read as text and counted by tlbie.pass_counts (a buffer that dropped events: no counts).
 """
 import os
 
