@@ -26,6 +26,9 @@ static inline uint64_t atsd_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Where `name` stands in names[0..n) (atsd_ops.c), -EINVAL where it does not. */
+int atsd_name_index(const char *const *names, int n, const char *name);
+
 /* The region mapped again over its own range, with its advice, unpopulated (munmap's restore). */
 int atsd_region_remap(struct atsd_region *r);
 

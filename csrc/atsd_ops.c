@@ -30,7 +30,7 @@ const char *atsd_op_call(int32_t op)
 }
 
 /* Where `name` stands in names[0..n), -EINVAL where it does not: ops and workloads alike. */
-static int name_index(const char *const *names, int n, const char *name)
+int atsd_name_index(const char *const *names, int n, const char *name)
 {
 	int k;
 
@@ -42,7 +42,7 @@ static int name_index(const char *const *names, int n, const char *name)
 
 int atsd_op_parse(const char *name)
 {
-	return name_index(op_names, ATSD_NOPS, name);
+	return atsd_name_index(op_names, ATSD_NOPS, name);
 }
 
 #define now_ns atsd_now_ns

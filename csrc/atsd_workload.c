@@ -16,17 +16,6 @@
 #include <sys/personality.h>
 #include <unistd.h>
 
-/* Where `name` stands in names[0..n), -EINVAL where it does not. */
-static int name_index(const char *const *names, int n, const char *name)
-{
-	int k;
-
-	for (k = 0; name && k < n; k++)
-		if (!strcmp(name, names[k]))
-			return k;
-	return -EINVAL;
-}
-
 static const char *const workload_names[] = {"tlb_flush1", "tlb_flush2", "tlb_flush3"};
 static int skip_from;  /* atsd_test_skip_madvise: the test double's countdown, never set by a front end */
 
@@ -37,7 +26,7 @@ const char *atsd_workload_name(int32_t workload)
 
 int atsd_workload_parse(const char *name)
 {
-	return name_index(workload_names, ATSD_NWORKLOADS, name);
+	return atsd_name_index(workload_names, ATSD_NWORKLOADS, name);
 }
 
 uint64_t atsd_workload_unit(int32_t workload)
