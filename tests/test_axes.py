@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import atsdbench
-from atsdbench.analysis import compare as comparison, stats
+from atsdbench.analysis import compare as comparison, compare_by, stats
 from atsdbench.render import tables as report, show
-from atsdbench.data import results
+from atsdbench.data import results, sides
 from atsdbench.units import format_size
 from conftest import unwrap
 
@@ -203,7 +203,7 @@ def test_within_run_aa_is_called_different_about_five_percent_of_the_time():
 def test_by_finds_what_unpaired_cannot(bystanders_file):
     """A 5% cost under 10% round-to-round luck: paired, it is proven and the CI holds the truth;
     the same rounds compared unpaired (Welch) prove nothing."""
-    cmp = comparison.compare([str(bystanders_file)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(bystanders_file)]), "bystanders")
     assert cmp.paired and cmp.labels == ["bystanders=0", "bystanders=1"] and len(cmp.rows) == 2
     for r in cmp.rows:
         assert r["test"] == "paired-t" and r["unit"] == "round" and r["n_base"] == r["n_new"] == 8
@@ -217,7 +217,7 @@ def test_by_finds_what_unpaired_cannot(bystanders_file):
 def test_by_holds_the_other_axes_equal(tmp_path, fixtures):
     path = write_cells(tmp_path / "two.json", fixtures, {"bystanders": [0, 1, 3], "pages": ["base", "thp"]},
                        lambda s: (1 - 0.1 * s["bystanders"]) * (1.5 if s["pages"] == "thp" else 1.0))
-    cmp = comparison.compare([str(path)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(path)]), "bystanders")
     assert cmp.labels == ["bystanders=0", "bystanders=1", "bystanders=3"]
     assert [(r["cell"], r["stride"], r["new_label"]) for r in cmp.rows][:4] == [
         ("pages=base", "64K", "bystanders=1"), ("pages=base", "64K", "bystanders=3"),
@@ -230,7 +230,7 @@ def test_by_holds_the_other_axes_equal(tmp_path, fixtures):
     for r in cmp.rows:
         want = -10 if r["new_label"] == "bystanders=1" else -30
         assert r["ci_low_pct"] < want < r["ci_high_pct"]
-    cmp = comparison.compare([str(path)], by="pages")
+    cmp = compare_by.compare_by(sides.load([str(path)]), "pages")
     assert cmp.labels == ["pages=base", "pages=thp"] and {r["cell"] for r in cmp.rows} == {
         "bystanders=0", "bystanders=1", "bystanders=3"}
     assert all(r["ci_low_pct"] < 50 < r["ci_high_pct"] for r in cmp.rows)
@@ -238,8 +238,8 @@ def test_by_holds_the_other_axes_equal(tmp_path, fixtures):
 
 def test_holm_over_everything_and_raw_p_kept(tmp_path, fixtures):
     path = write_cells(tmp_path / "two.json", fixtures, {"bystanders": [0, 1, 3]}, lambda s: 1.0, seed=4)
-    holm = comparison.compare([str(path)], by="bystanders")
-    none = comparison.compare([str(path)], by="bystanders", adjust="none")
+    holm = compare_by.compare_by(sides.load([str(path)]), "bystanders")
+    none = compare_by.compare_by(sides.load([str(path)]), "bystanders", adjust="none")
     assert [r["p_value"] for r in holm.rows] == [r["p_value"] for r in none.rows]
     assert list(stats.holm([r["p_value"] for r in none.rows])) == [r["p_adjusted"] for r in holm.rows]
     assert [r["p_adjusted"] for r in none.rows] == [r["p_value"] for r in none.rows]
@@ -257,7 +257,7 @@ def test_repeated_values_are_an_aa_told_apart_by_position(tmp_path, fixtures, cl
 def test_two_files_with_repeated_values_match_cells_by_position(tmp_path, fixtures):
     a = write_cells(tmp_path / "a.json", fixtures, {"bystanders": [0, 0]}, lambda s: 1.0, seed=1)
     b = write_cells(tmp_path / "b.json", fixtures, {"bystanders": [0, 0]}, lambda s: 1.0, seed=2)
-    cmp = comparison.compare([str(a), str(b)])
+    cmp = comparison.compare(sides.load([str(a), str(b)]))
     assert [r["cell"] for r in cmp.rows] == ["bystanders=0 (cell 0)"] * 2 + ["bystanders=0 (cell 1)"] * 2
 
 
@@ -288,7 +288,7 @@ def test_median_is_signed_rank_and_says_when_too_few(cli, tmp_path, fixtures):
     assert f"{need - 1} paired rounds cannot reach 95% confidence with a signed-rank test; {need} could" in unwrap(p.stderr)
     enough = write_cells(tmp_path / "enough.json", fixtures, {"bystanders": [0, 1]},
                          lambda s: 0.9 if s["bystanders"] else 1.0, rounds=10)
-    cmp = comparison.compare([str(enough)], by="bystanders", metric="median")
+    cmp = compare_by.compare_by(sides.load([str(enough)]), "bystanders", metric="median")
     assert cmp.test == "wilcoxon" and all(r["significant"] and r["ci_low_pct"] < -10 < r["ci_high_pct"]
                                           for r in cmp.rows)
     p = cli("compare", enough, "--by", "bystanders", "--metric", "median")
@@ -297,7 +297,7 @@ def test_median_is_signed_rank_and_says_when_too_few(cli, tmp_path, fixtures):
 
 def test_interrupted_rounds_are_left_out_of_the_pairs(tmp_path, fixtures):
     path = write_cells(tmp_path / "cut.json", fixtures, {"bystanders": [0, 1]}, lambda s: 1.0, drop={(7, 1)})
-    cmp = comparison.compare([str(path)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(path)]), "bystanders")
     assert all(r["n_base"] == 7 for r in cmp.rows)
     assert any("1 round measured one cell only" in w for w in cmp.warnings)
 

@@ -143,7 +143,7 @@ def mark_emulated_file(rows, result, warnings):
     for r in rows:
         r["p_value"] = math.nan
         r["note"] = "emulated (qemu-tcg)"
-    warnings.append(f"{result.path or 'the file'} ran emulated (qemu-tcg): its rates get no verdict")
+    warnings.append(f"{result.name} ran emulated (qemu-tcg): its rates get no verdict")
 
 
 def attach_by(cmp, result, members, strides):
@@ -153,7 +153,7 @@ def attach_by(cmp, result, members, strides):
     groups = [[result] for _ in range(n)]
     cells = [[{g: m.get(j, -1) for g, m in members.items()}] for j in range(n)]  # -1: no such cell
     cmp.counts = compare_counts(groups, cmp.labels, cells, [(g, s) for g in members for s in strides])
-    cmp.emulated = [result.path or "the file"] if emulation(result) else []
+    cmp.emulated = [result.name] if emulation(result) else []
     return cmp
 
 

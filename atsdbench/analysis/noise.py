@@ -1,5 +1,5 @@
 """Variance components of log rates: a noise profile's estimates, and the comparison of sides of one
-process that borrow their between-run variance from one (issue 25.2).  Pure: numpy and scipy.special.
+process that borrow their between-run variance from one.  Pure: numpy and scipy.special.
 
 A run's observation is the log of the mean of its round means (what compare's run unit takes).  From
 K sub-runs of n_k rounds each (atsdbench calibrate), per (cell, stride):
@@ -61,7 +61,7 @@ def entry(sub_runs):
             "inv_rounds": h, "between_var": b, "between_df": None if math.isnan(b_df) else b_df}
 
 
-def profile_entries(result):
+def noise_profile_entries(result):
     """Every (cell, stride) entry of a calibration's result file (a --runs file of >= 2 sub-runs),
     and the rounds of each sub-run.  A UsageError where it has fewer than two sub-runs."""
     from ..data import cells
@@ -69,7 +69,7 @@ def profile_entries(result):
 
     parts = result.sub_runs()
     if len(parts) < 2:
-        raise UsageError(f"{result.path or 'the file'} has one sub-run: its between-run variance cannot be "
+        raise UsageError(f"{result.name} has one sub-run: its between-run variance cannot be "
                          "estimated")
     labels = cells.labels(result)
     out = []
@@ -79,7 +79,7 @@ def profile_entries(result):
             if e is not None:
                 out.append({"cell": label, "stride_bytes": int(stride), **e})
     if not out:
-        raise UsageError(f"{result.path or 'the file'}: no stride has the sub-runs and rounds a profile needs")
+        raise UsageError(f"{result.name}: no stride has the sub-runs and rounds a profile needs")
     rounds = [int(p.measured["round"].nunique()) for p in parts]
     return out, rounds
 
@@ -95,7 +95,7 @@ class Side:
     unlike: bool = False  # its round spread disagrees with its profile's (spread_check)
 
 
-def profiled_side(log_means, entry, own, source):
+def side_with_noise_profile(log_means, entry, own, source):
     """A one-process side: its own log round means with its profile's entry (None: no profile).
     Terms: own within / n (df n - 1) + the profile's means - h x within (the between component),
     left out where the profile found none beyond what within-run noise explains."""

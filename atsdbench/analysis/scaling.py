@@ -51,6 +51,15 @@ def has_sweep(result):
     return bool(thread_values(result)) and "cell" in result.table
 
 
+def require_sweep(result):
+    """has_sweep, or the usage error that show --scaling and the Python API give a result without one."""
+    if not has_sweep(result):
+        from ..errors import UsageError
+
+        raise UsageError(f"{result.name}: no threads axis of 2 or more thread counts (--threads 1,2,4 measures "
+                         "one)")
+
+
 @dataclasses.dataclass
 class Row:
     group: str  # the other axes' values ("bystanders=1"), "" where threads is the only axis

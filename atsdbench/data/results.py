@@ -203,6 +203,11 @@ class Result:
         return frame.copy(deep=False) if not warm.any() else frame[~warm]  # no copy without warm-up passes
 
     @property
+    def name(self):
+        """How messages name it: its file, or "the result" where it came from none (a run in Python)."""
+        return self.path or "the result"
+
+    @property
     def label(self):
         return self.config.get("label") or self.host.get("kernel_release") or (os.path.basename(self.path or "") or "?")
 

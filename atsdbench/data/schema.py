@@ -276,12 +276,18 @@ TOP = Record({"complete": BOOL, "started": Value(int, float, lo=0, hi=MAX_SECOND
              required=("complete", "host", "config", "samples"))
 
 
-def _where(path, problem):
+def located(path, problem):
     """(field path, phrase) from a possibly nested problem."""
     while isinstance(problem, tuple):
         step, problem = problem
         path += step
     return path, problem
+
+
+def bad_field(path, where, problem):
+    """The one line naming a file's first field that breaks its schema ("a.json: samples[3].gbps is
+    ..."), as a UsageError to raise; `where` as located() gives it."""
+    return UsageError(f"{path}: {shorten(where.lstrip('.')) or 'the file'} {problem}")
 
 
 def _sample_problem(samples):
@@ -443,11 +449,11 @@ def check(data, path, streamed=None):
     """Raise UsageError naming the first field that breaks the schema; `data` came from json.
     `streamed`: (first bad sample or None, Columns) where results.load streamed the samples (its
     data["samples"] is then []), checked a batch at a time as they were read."""
-    where, problem = _where("", TOP.problem(data))
+    where, problem = located("", TOP.problem(data))
     if problem is None:
         found = _sample_problem(data["samples"]) if streamed is None else streamed[0]
         if found:
-            where, problem = _where(f".samples[{found[0]}]", found[1])
+            where, problem = located(f".samples[{found[0]}]", found[1])
     if problem is None:
         columns = streamed[1] if streamed is not None else _columns_of(data["samples"])
         found = ((_placement_problem(data["config"], columns) if columns is not None else None)
@@ -455,4 +461,4 @@ def check(data, path, streamed=None):
         if found:
             where, problem = found
     if problem is not None:
-        raise UsageError(f"{path}: {shorten(where.lstrip('.')) or 'the file'} {problem}")
+        raise bad_field(path, where, problem)

@@ -2,7 +2,7 @@
 import math
 import os
 
-from ..data import cells, files as outfile, results
+from ..data import cells, files as outfile, sides as given_sides
 from ..data.columns import known
 from ..analysis import compare as comparison, stats
 from ..errors import UsageError
@@ -12,11 +12,15 @@ from .numbers import general, level
 FORMATS = ("png", "svg", "pdf")
 
 
+def _no_matplotlib():
+    return UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
+
+
 def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'") from None
+        raise _no_matplotlib() from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -33,7 +37,7 @@ def check_matplotlib():
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
+        raise _no_matplotlib()
 
 
 def printable(label):
@@ -318,18 +322,22 @@ def _scaling_panel(ax, disturbed, sweeps, confidence):
     disturbed.set_title("disturbed passes: a cell's timed passes, in the colours above", fontsize="small")
     disturbed.set_xlabel("tasks (threads or processes)")
     unit = ", ".join(sorted(units)) or "GB/s"
-    from . import text
-
     low, high = min(rounds, default=0), max(rounds, default=0)
     _finish(ax, "", f"{unit}, all tasks",
-            text.scaling_panel(level(confidence), str(low) if low == high else f"{low}-{high}"), outside=True)
+            scaling_panel_title(level(confidence), str(low) if low == high else f"{low}-{high}"), outside=True)
+
+
+def scaling_panel_title(confidence, rounds):
+    """The scaling panel's title: the centre, its CI's N, and what that CI does not cover."""
+    return (f"scaling: geometric mean of round means, {confidence} CI; dashed: linear\n"
+            f"N = {rounds} rounds a cell; the CI covers the first file's own rounds, not sessions")
 
 
 def _labels(sides, given):
     """The user's labels, else each side's --label or kernel release; where two sides would read the
     same (one kernel twice), the file name joins it: "6.8.0 (a.json)"."""
     if given is not None:
-        return [printable(x) for x in comparison.choose_labels(sides, given)]
+        return [printable(x) for x in given_sides.choose_labels(sides, given)]
     names = [side[0].label for side in sides]
     if len(set(names)) < len(names):
         names = [f"{n} ({','.join(os.path.basename(f.path or '?') for f in side)})" for n, side in zip(names, sides)]
@@ -360,17 +368,15 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     written.  files: per side a result file, or a set of replicate files ('a1.json,a2.json', as
     compare takes them); warnings, a list, gets what the picture cannot show (sides of different
     sizes)."""
-    from . import text
-
     import numpy as np
 
-    sides = [comparison.side_files(item) for item in files]
+    from ..analysis.model import size_warnings
+
+    sides = given_sides.load(files)
     _check_drawable(sides)
     labels = _labels(sides, labels)
-    sizes = [side[0].config.get("size") for side in sides]
-    if len(set(map(repr, sizes))) > 1 and warnings is not None:  # a "-80%" speedup panel of 1G against 256M
-        warnings.append(text.size_mismatch([(label, format_size(s) if isinstance(s, int) else "?")
-                                            for label, s in zip(labels, sizes)]))
+    if warnings is not None:  # a "-80%" speedup panel of 1G against 256M
+        warnings += size_warnings(sides, labels)
     has_latency = any(latency_distribution(side[0], s) for side in sides for s in side[0].config.get("strides", []))
     from ..analysis import scaling
 

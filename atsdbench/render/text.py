@@ -1,211 +1,24 @@
-"""The sentences compare, model, run, show and calibrate print around their tables, worded once.
-
-Analysis gives its reasons as codes (a Comparison's `withheld` is ONE_SESSION, a side's
-`incomplete`), and render turns them into these lines.  Each line is at most WIDTH columns and a
-table has at most MAX_NOTES notes under it, each naming the docs/ anchor that tells the long story
-(tests/render/test_text.py holds both, and that every anchor exists).  Figures measured on the
-project's own machines are evidence in docs/methodology.md, never printed as if they were the
-user's: where the user's own data has a figure (a noise profile, the file's own spread), that is
-the one printed.  The one-line failures (usage errors) and the warnings on stderr are in the sibling
-render/messages.py, templates by name; a new one may go in either file (tests/render/test_messages.py
-scans the package: no other module words its own)."""
-
-from .._cli import WIDTH  # noqa: F401  (render's tables and notes are held to it)
-MAX_NOTES = 3
-
-# The long stories, one anchor each (docs/compare.md "What the notes say", docs/methodology.md).
-SESSION = "docs/compare.md#sessions"
-WITHIN = "docs/compare.md#within-session"
-BOOTS = "docs/compare.md#boots"
-MIXED = "docs/compare.md#mixed-sides"
-PROFILES = "docs/compare.md#profiles"
-PAIRED = "docs/compare.md#paired-by-round"
-UNREADABLE = "docs/compare.md#intervals-too-wide-to-read"
-TESTS = "docs/compare.md#rules-and-options"
-CALIBRATE = "docs/calibrate.md#what-it-does"
-BATCHES = "docs/methodology.md#drift-and-autocorrelation"
-MODEL = "docs/model.md#cost-model-atsdbench-model"
-PROFILE_TABLE = "docs/calibrate.md#report"
-VERIFY = "docs/verify.md#what-a-pass-proves"
-VERIFY_HELD = "docs/verify.md#held"
-SCALING = "docs/workloads.md#scaling"
-COUNTED = "docs/guest.md#what-changed-means"
-PLACEMENT = "docs/methodology.md#placement"
-ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, PROFILES, PAIRED, UNREADABLE, TESTS, CALIBRATE, BATCHES, MODEL,
-           PROFILE_TABLE, VERIFY, VERIFY_HELD, SCALING, COUNTED, PLACEMENT)
-
-
-def see(text, anchor):
-    """A note and where its long story is: 'text (docs/compare.md#x)'."""
-    return f"{text} ({anchor})"
-
-
-def wrap(line):
-    """A long single-line footer (commit formats) as lines of at most WIDTH columns, broken after '; '
-    where it can be, else at spaces."""
-    import textwrap
-
-    out, current = [], ""
-    for part in line.split("; "):
-        joined = f"{current}; {part}" if current else part
-        if len(joined) < WIDTH:  # room for the ';' a broken line ends with
-            current = joined
-            continue
-        if current:
-            out.append(current + ";")
-        current = part
-        if len(current) >= WIDTH:  # one part too long alone: at spaces, its last piece carried on
-            *whole, current = textwrap.wrap(current, WIDTH - 1, break_on_hyphens=False)
-            out += whole
-    out.append(current)
-    return "\n".join(out)
-
-
-def hang(line, indent):
-    """One fact a line, as lines of at most WIDTH columns, the rest of it under its value."""
-    from .._cli import wrapped
-
-    return wrapped(line, indent)
-
-
-def plural(n, one, many=None):
-    """'1 round', '5 rounds'; many for irregular plurals ('pass', 'passes')."""
-    return f"{n} {one if n == 1 else many or one + 's'}"
-
-
-# ---- compare and model: what a verdict or a CI does not cover ----
-
-FOR_A_VERDICT = "replicate runs (5 a side) or noise profiles"
-
-def withheld(what="verdict"):
-    """One session a side, the unit left to us: no `what` (compare: verdict; model: CI)."""
-    return see(f"no {what}: one session a side; the interval is this pair's", SESSION)
-
-
-def for_a_verdict(what="verdict"):
-    return see(f"for a {what}: {FOR_A_VERDICT}", CALIBRATE)
-
-
-def within_session(boot=True):
-    """A CI from the rounds (or sub-runs) of one file a side: the drift between sessions is not in it."""
-    return see("one file a side: the CI leaves out drift between sessions" + (" and boots" if boot else ""), WITHIN)
-
-
-def one_boot():
-    return see("boot-to-boot not measured: one boot a side", BOOTS)
-
-
-def mixed(student):
-    return see("one side replicated: the single run is " + ("assumed to vary as those runs" if student else
-                                                          "one observation"), MIXED)
-
-
-def profiled(runs, boot=True):
-    """Where one-process sides took their between-run variance: runs = the profiles' sub-run counts."""
-    return see(f"between-run variance: noise profiles ({'/'.join(map(str, runs))} sub-runs)"
-               + ("; boots not covered" if boot else ""), PROFILES)
-
-
-def paired():
-    return see("paired by round: drift cancels; the CI is this run's own noise", PAIRED)
-
-
-# ---- warnings compare and model give about their inputs ----
-
-def incomplete(name):
-    return f"{name} is an interrupted run (complete: false): its last round may be short"
-
-
-def same_file(name, places):
-    return f"{name} is given {plural(places, 'time')}: the same data against itself"
-
-
-def size_mismatch(names_sizes):
-    listing = ", ".join(f"{s} in {n}" for n, s in names_sizes)
-    return f"the files differ in size ({listing}): per-call costs differ for that reason alone"
-
-
-def batched(labels, rounds, batches):
-    """Sides of many rounds compared as batch means (analysis/compare._time_order)."""
-    return see(f"{', '.join(labels)}: {rounds}+ rounds: {batches} batch means a side (slow drift not absorbed)",
-               BATCHES)
-
-
-def autocorrelated(places):
-    return see(f"round means autocorrelated: {'; '.join(places)}; the CI is too narrow (run --spread, or "
-               "replicate runs)", BATCHES)
-
-
-# ---- calibrate ----
-
-def short_gap(gap, floor):
-    from .numbers import general
-
-    return see(f"--gap {general(gap, 6)}s under {general(floor, 6)}s: less of the host's drift in the profile",
-               CALIBRATE)
-
-
-def interrupted_calibration(output):
-    return f"no noise profile written (interrupted): atsdbench calibrate --from {output} makes one of what finished"
-
-
-# ---- run and show ----
-
-UNITS = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
-RUN_UNITS = "Median, Min, Max: of single passes; CV% within: of a round's passes, between: of round means"
-
-
-INTERRUPTED = "interrupted: only finished passes are shown and saved (complete: false)"
-
-
-def idle_bystanders(idle, of, busy):
-    from .numbers import pct
-
-    return (f"warning: {idle} of {of} timed passes had a bystander under {pct(100 * busy, 0, sign=False)} of the "
-            "pass: fewer remote flushes")
-
-
-def disturbed(n, of, busy):
-    from .numbers import pct
-
-    return (f"warning: {n} of {of} timed passes disturbed (preempted, under {pct(100 * busy, 0, sign=False)} on "
-            "CPU, or steal): cpu_share")
-
-
-def thp_short(low, high):
-    return f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmented, or THP off)"
-
-
-def show_units(unit, rate="GB/s"):
-    if unit == "round":
-        return f"Min to Stddev: {rate} of round means (N = rounds); run's Median, Min, Max: of passes (--unit pass)"
-    return f"Min to Stddev: {rate} of single passes (N = passes), as run prints them"
-
-
-def detects_alone(found):
-    """Under run's and show's table, where one session a side gets no verdict: found = the range
-    --unit run detects within a --runs file's session ('2.0-2.4%'), or ''."""
-    if found:
-        return see(f"no verdict alone for two such files; --unit run detects >= {found}", SESSION)
-    return see("two files like this give no verdict alone: one session a side", SESSION)
-
-
-def detects_profiled(found, n):
-    """A one-process file with a noise profile: what a compare of two like it detects."""
-    return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", PROFILES)
+"""The words measure/, campaign/ and the run, calibrate, guest and campaign commands still take from
+render: run --verify's loud lines and exit status, --breakdown's and --profile's refusals, the
+campaign's and its steps' lines, guest's.  They move to where they are raised as those packages stop
+importing render (tests/test_layout.py); the notes under tables are each beside their table
+(render/compare.py, tables.py, counts.py, breakdown.py, model.py, scaling.py, noise_profile.py, and
+render/notes.py for what several share)."""
+
+from .notes import PERMISSIONS, VERIFY, WIDTH, hang, plural, see  # noqa: F401  (WIDTH: measure/ reads it here)
 
 
 # ---- run --verify (docs/verify.md) ----
 
-# The exit status of a run that found a stale translation (after it saved every pass).  ISSUE 31 /
-# --workload: the workload's own read-back failure exits with the same status.
+# The exit status of a run that found a stale translation (after it saved every pass); a --workload's
+# own read-back failure exits with the same status.
 EXIT_STALE = 3
 
 
 def stale_translation(stale, checks, op, stride, invalidators, checkers):
-    """The loud line, one per (op, stride, CPUs) with a stale read, as the issue words it; stride is its
-    text ('64K').  atsd prints the same sentence (csrc/atsd_verify.c, held equal by a parity test).
-    One line even past WIDTH: it is grepped for, and stale_lines() wraps it for the terminal."""
+    """The loud line, one per (op, stride, CPUs) with a stale read; stride is its text ('64K').  atsd
+    prints the same sentence (csrc/atsd_verify.c, held equal by a parity test).  One line even past
+    WIDTH: it is grepped for, and stale_lines() wraps it for the terminal."""
     cpus = f"{','.join(map(str, invalidators))} -> {','.join(map(str, checkers))}"
     return (f"STALE TRANSLATION: {stale} of {checks} checks read through a translation after the invalidation "
             f"returned ({op}, {stride}, CPUs {cpus})")
@@ -234,23 +47,6 @@ def stale_lines(groups, name=None):
     return out
 
 
-def verified(summary, workload=False):
-    """Above run's and show's table, for a file with verify passes: what they checked, and how many of
-    the checks proved something (the checker held the translation while the call ran).  workload: a
-    --workload run, which takes them unasked (its loop's read-back is checked the same way)."""
-    checks, held = summary["checks"], summary["held"]
-    why = ", on by default for --workload (--no-verify skips them)" if workload else ""
-    line = (f"verify: untimed passes after each round's timed ones{why}: {summary['stale']} stale in "
-            f"{plural(checks, 'check')}; {held} of {checks} held the translation while the call ran")
-    if checks - held:
-        line += f" (the other {checks - held} proved nothing)"
-    if summary.get("device_checks") is not None:  # --device hmm: the device's read after each call
-        must = summary["device_failed"] + summary["device_zeros"]
-        line += (f"; device (test_hmm): {summary['device_stale']} stale in {plural(summary['device_checks'], 'read')}, "
-                 f"{must} refused or zero as they must be")
-    return hang(see(line, VERIFY_HELD), 2)
-
-
 def verify_gpu():
     """run --verify --gpu: what the checkers cannot see."""
     return see("--verify checks the CPUs, not the GPU's device TLBs (ATS, HMM)", VERIFY)
@@ -270,43 +66,7 @@ def readback_failed(workload, loops):
     return f"{workload}: read-back check failed after {loops} loops (a page read wrong after DONTNEED)"
 
 
-# ---- scaling: a threads sweep by thread count (render/scaling.py) ----
-
-def scaling_rate(definition, rounds):
-    """Above show's scaling table: the rate, its unit and N."""
-    return f"scaling: {definition} of all tasks, geometric mean of round means; N = {rounds} rounds a cell"
-
-
-def scaling_efficiency(references, confidence):
-    """What efficiency is and what its CI leaves out (drift between sessions, boots)."""
-    return (f"efficiency = rate / (N/N0 x rate at N0), N0 = {references}; {confidence} CI paired by round: "
-            "this run, not sessions")
-
-
-# What the last columns of show's scaling table are, and where the long story is.
-SCALING_COLUMNS = see("spread: slowest/fastest task's loop - 1; disturbed: a task off its CPU", SCALING)
-
-
-def scaling_panel(confidence, rounds):
-    """plot's scaling panel title: the centre, its CI's N, and what that CI does not cover."""
-    return (f"scaling: geometric mean of round means, {confidence} CI; dashed: linear\n"
-            f"N = {rounds} rounds a cell; the CI covers the first file's own rounds, not sessions")
-
-
-def scaling_by(references):
-    """Above compare --by threads's table."""
-    return see(f"efficiency = (1 + speedup) / (N/N0), N0 = {references}; CI: the paired speedup's", SCALING)
-
-
 # ---- run --breakdown and --profile (docs/breakdown.md) ----
-
-BREAKDOWN = "docs/breakdown.md#stages"
-PERMISSIONS = "docs/breakdown.md#permissions"
-PROFILE = "docs/breakdown.md#profile"
-GUEST_BREAKDOWN = "docs/breakdown.md#inside-a-guest"
-ANCHORS += (BREAKDOWN, PERMISSIONS, PROFILE, GUEST_BREAKDOWN)
-BREAKDOWN_TITLE = "Where a call's time goes (run --breakdown: traced calls, µs per call)"
-
 
 def breakdown_refused(why, option="--breakdown"):
     """Asked for and impossible here: exit 2 before anything is measured."""
@@ -323,30 +83,6 @@ def breakdown_missing(events):
     return see(f"--breakdown: no {systems} events here: those stages not measured", PERMISSIONS)
 
 
-def breakdown_legend(traced_over):
-    """Under the breakdown table: the unit, N, what it does not cover."""
-    over = f"; tracing cost {traced_over}" if traced_over else ""
-    return see(f"N = 1 pass's calls; stages sum to syscall{over}", BREAKDOWN)
-
-
-def breakdown_local_untimed():
-    """Under a breakdown whose local flushes were not timed (no bystander on x86)."""
-    return see("untimed: no other CPU to reach, flushed in place, inside page tables", BREAKDOWN)
-
-
-def breakdown_emulated(virtualized):
-    """Under a breakdown or profile of a guest under full emulation: the shares hold, the µs do not."""
-    return see(f"emulated ({virtualized}): the µs are the emulator's, read the shares", GUEST_BREAKDOWN)
-
-
-def breakdown_lost(strides):
-    return see(f"--breakdown: events lost at {strides}: no breakdown there", BREAKDOWN)
-
-
-def breakdown_interrupted():
-    return see("--breakdown interrupted: the strides shown were finished", BREAKDOWN)
-
-
 def symbols_hidden(kptr_restrict=None):
     """kallsyms reads 0 addresses: kptr_restrict above 0 hides them; at 0 only root (CAP_SYSLOG) sees them."""
     if kptr_restrict == 0:
@@ -360,38 +96,19 @@ def perf_refused(err, paranoid):
     return f"perf_event_open {err}{said}: needs root or kernel.perf_event_paranoid=0"
 
 
-PROFILE_TITLE = "Kernel profile of the calls (run --profile: share of the measuring thread's samples)"
-
-
-def profile_legend(event, n):
-    """Under the profile table: the event, N, and the caveat of a PMU-less (timer) profile."""
-    if event == "cycles":
-        return see(f"cycles samples, N = {n}; a stage: any frame of a sample in it", PROFILE)
-    return see(f"cpu-clock, no PMU: time with IRQs off shows after them; N = {n}", PROFILE)
-
-
-def profile_interrupted():
-    return see("--profile interrupted: the strides shown were finished", PROFILE)
-
-
-COMPARE_BREAKDOWN_TITLE = "Where a call's time went (run --breakdown: µs per traced call; % of the syscall)"
-COMPARE_PROFILE_TITLE = "Kernel profile shares (run --profile: % of the measuring thread's samples)"
-
-
-def compare_stages_legend(files, intervals):
-    """Under compare's stage tables: N files a side, and what the interval covers (or that there is none)."""
-    if intervals:
-        return see(f"files a side {files}; [Welch CI over files] where both sides have 2+", BREAKDOWN)
-    return see(f"files a side {files}: one traced pass each, no interval (replicate files give one)", BREAKDOWN)
-
-
 # ---- campaign (docs/lab.md) ----
 
 KEXEC_NO_CAP = ("kexec: this process lacks CAP_SYS_BOOT (run the step as root, or give the unit "
                 "AmbientCapabilities=CAP_SYS_BOOT); or use --method grub or manual")
+
+
 KEXEC_DISABLED = ("kexec: /proc/sys/kernel/kexec_load_disabled is 1 (it stays so until a reboot): use "
                   "--method grub or manual")
+
+
 KEXEC_EPERM = "kexec: kexec_file_load: operation not permitted (no lockdown, CAP_SYS_BOOT held): see dmesg"
+
+
 KEXEC_NOSYS = "kexec: this kernel has no kexec_file_load (CONFIG_KEXEC_FILE off): use --method grub or manual"
 
 
@@ -568,6 +285,8 @@ def step_disabled(unit, rc):
         f"could not disable {unit} (systemctl exit {rc}): it will find the plan done at each boot"
 
 
+# ---- guest, and run's NUMA words ----
+
 def guest_wrote(name, release, machine, accel, done, trace=None):
     """guest: a run's result file written (and its trace)."""
     return f"wrote {name} ({release}, {machine}, {accel}, {done})" + (f", its trace {trace}" if trace else "")
@@ -578,76 +297,11 @@ def guest_wrote_output(stem, code, files_line=None):
     return f"wrote {stem}.out (the command's output, exit {code})" + (f" and {files_line}" if files_line else "")
 
 
-def campaign_legend(c):
-    """The campaign's lines under compare's table: the boots' order, how often it switched kernel,
-    and each side's boot_ids (8 characters)."""
-    letters = {n: chr(ord("A") + i) if i < 26 else n for i, n in enumerate(c.names)}
-    order = "".join(letters[e["kernel"]] for e in c.done)
-    switches = sum(1 for a, b in zip(order, order[1:]) if a != b)
-    lines = [f"campaign: one file per boot; boots in order {order or '-'}; {switches} of "
-             f"{max(len(order) - 1, 0)} consecutive boots switch kernel"]
-    for n in c.names:
-        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
-        lines.append(f"{letters[n]} = {n}: boot_ids {', '.join(ids) or 'none'}")
-    missed = [e for e in c.events if e["event"] in ("missed", "foreign")]
-    if missed:
-        lines.append(f"{len(missed)} missed slot{'s' * (len(missed) != 1)} (atsdbench campaign status lists them)")
-    return [line if len(line) <= WIDTH else line[:WIDTH - 3] + "..." for line in lines]
-
-
-# ---- compare --counts ----
-
-def counts_title(ops):
-    """Above compare --counts' table: per call of what the files timed (run --op, a --workload's loop)."""
-    return f"kernel invalidation events per {'/'.join(ops)} call (IPIs from timed passes)"
-
-
-def counts_rule(sizes):
-    """Under compare --counts' table: sizes = 'N = 6/6' (passes counted, base/new)."""
-    return "\n".join([wrap(f"changed: the sides' per-call counts do not overlap beyond their spread; {sizes} passes "
-                            "(base/new)"), see("n/a: not counted; counters at 0 in every pass left out", COUNTED)])
-
-
-def counts_emulated(names):
-    return (f"emulated (qemu-tcg): {', '.join(names)}: the counts are the kernel's own, the rates are not the "
-            "hardware's, so no rate gets a verdict")
-
-
-def workload_units(page):
-    """Under a --workload run's headline: what its GB/s column is."""
-    return hang(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: rates in loops/s, "
-                f"as will-it-scale counts them (show --gbps: GB/s = loops/s x {page}) "
-                "(docs/workloads.md#will-it-scales-loops)", 2)
-
-
-def placement_varied(placements, regions, medians=None, contig=None, nodes=None):
-    """show/run, under the table, where rounds' regions sat on different physical pages.  medians and
-    contig are (low, high) already formatted (render/numbers.py), None without root; nodes is None
-    where one node held them all.  Wrapped under its first word where it is longer than WIDTH."""
-    parts = ([f"NUMA nodes {nodes}"] if nodes else []) + \
-        ([f"the median page frame number ranged {medians[0]} to {medians[1]}"] if medians else []) + \
-        ([f"{contig[0]} to {contig[1]} of a region in 2M-contiguous runs"] if contig else [])
-    head = f"placement: the rounds' regions sat on {placements} different sets of physical pages in {regions} rounds"
-    return hang(see(head + "".join(f"; {p}" for p in parts), PLACEMENT), 2)
-
-
-def placements_legend(k, mode):
-    """Above run's and show's table for `run --placements K`: what the between-round spread holds."""
-    if mode == "chained":
-        return f"--placements {k}: too little memory for {k} at once; each round's region mapped beside the last"
-    return f"--placements {k}: rounds rotate over {k} regions held at once; CV between includes placement"
-
-
 def numa_unpinned(nodes):
-    """info's warning on a machine of several NUMA nodes with memory (issue 35)."""
+    """info's warning on a machine of several NUMA nodes with memory."""
     return f"memory on NUMA nodes {nodes}: a run's region is not pinned (run --mem-node N binds it)"
 
 
 def no_mem_node(node, nodes):
     """run --mem-node N where sysfs lists no node N with memory; nodes formatted as a kernel list."""
     return f"--mem-node {node}: no such NUMA node with memory (nodes with memory: {nodes})"
-
-
-def rounds_over_placements(ks):
-    """compare's unit where the files rotated their rounds over K placements (run --placements)."""
-    return f"round (over {' or '.join(map(str, ks))} placements)"

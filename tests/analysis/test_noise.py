@@ -77,7 +77,7 @@ def test_a_profiled_side_covers_its_level_seeded(between_sd, runs):
     for k in range(1500):
         ea, a = _simulated(rng, between_sd, 0.04, 5, runs)
         eb, b = _simulated(rng, between_sd, 0.04, 5, runs)
-        d = noise.difference(noise.profiled_side(a, ea, 0, "pa"), noise.profiled_side(b, eb, 1, "pb"))
+        d = noise.difference(noise.side_with_noise_profile(a, ea, 0, "pa"), noise.side_with_noise_profile(b, eb, 1, "pb"))
         made += 1
         covered += d["ci_low_pct"] <= 0 <= d["ci_high_pct"]
     assert 0.92 <= covered / made <= 0.98
@@ -85,9 +85,9 @@ def test_a_profiled_side_covers_its_level_seeded(between_sd, runs):
 
 def test_without_a_profile_a_side_has_rates_but_no_interval():
     x = np.log([10.0, 11.0, 10.5])
-    side = noise.profiled_side(x, None, 0, None)
+    side = noise.side_with_noise_profile(x, None, 0, None)
     assert side.terms is None
-    d = noise.difference(side, noise.profiled_side(x + 0.1, noise.entry([x, x + 0.05]), 1, "p"))
+    d = noise.difference(side, noise.side_with_noise_profile(x + 0.1, noise.entry([x, x + 0.05]), 1, "p"))
     assert d["why"] == "no noise profile" and math.isnan(d["p_value"]) and d["speedup_pct"] == pytest.approx(
         (math.exp(0.1) - 1) * 100)
 

@@ -65,10 +65,10 @@ def test_a_failed_write_names_its_path(tmp_path, monkeypatch, writer):
     def fsync(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(os, "fsync", fsync)
-    from atsdbench.data import profile
+    from atsdbench.data import noise_profile
 
     path = str(tmp_path / "out")
-    write = {"result": lambda: results.save(make(), path), "profile": lambda: profile.save({"x": 1}, path),
+    write = {"result": lambda: results.save(make(), path), "profile": lambda: noise_profile.save({"x": 1}, path),
              "picture": lambda: files.write_atomically(path, lambda f: f.write(b"x"), binary=True)}[writer]
     with pytest.raises(OSError) as e:
         write()

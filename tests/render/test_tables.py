@@ -23,7 +23,7 @@ def _with_latency_and_a_lost_rate(tmp_path, fixtures):
 
 
 def _row(table, stride, titles):
-    """The stride's row, across the blocks a table wider than text.WIDTH is cut into."""
+    """The stride's row, across the blocks a table wider than notes.WIDTH is cut into."""
     out, cols = {}, []
     for line in table.splitlines():
         if line.lstrip().startswith("Stride"):
@@ -76,7 +76,7 @@ def _placed(round_, h, median, contig=0.0, nodes="0"):
 
 
 def test_placement_note_only_when_placement_varies():
-    from atsdbench.render import tables, text
+    from atsdbench.render import notes, tables
 
     same = [_placed(r, "aa", 2_170_000) for r in range(3)]
     assert tables.placement_notes(same) == []
@@ -85,21 +85,21 @@ def test_placement_note_only_when_placement_varies():
     one = " ".join(line.split())
     assert one.startswith("placement: the rounds' regions sat on 2 different sets of physical pages in 3 rounds; "
                           "the median page frame number ranged 2.17M to 2.28M; ")
-    assert "0% to 25% of a region in 2M-contiguous runs" in one and one.endswith(f"({text.PLACEMENT})")
-    assert all(len(x) <= text.WIDTH for x in line.splitlines())
+    assert "0% to 25% of a region in 2M-contiguous runs" in one and one.endswith(f"({notes.PLACEMENT})")
+    assert all(len(x) <= notes.WIDTH for x in line.splitlines())
     # without root: no PFN, but two NUMA nodes still say the rounds' memory moved
     unprivileged = [{"round": r, "warmup": False, "placement_nodes": n} for r, n in enumerate(["0", "1"])]
     (line,) = tables.placement_notes(unprivileged)
-    assert " ".join(line.split()) == text.see(
+    assert " ".join(line.split()) == notes.see(
         "placement: the rounds' regions sat on 2 different sets of physical pages in 2 rounds; NUMA nodes 0 / 1",
-        text.PLACEMENT)
+        notes.PLACEMENT)
 
 
 def test_placement_note_wraps_and_keeps_every_part():
-    from atsdbench.render import text
+    from atsdbench.render import notes, tables
 
-    line = text.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
-    assert all(len(x) <= text.WIDTH for x in line.splitlines()) and "NUMA nodes 0 / 1" in " ".join(line.split())
+    line = tables.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
+    assert all(len(x) <= notes.WIDTH for x in line.splitlines()) and "NUMA nodes 0 / 1" in " ".join(line.split())
     assert "2M-contiguous" in line and all(x.startswith("  ") for x in line.splitlines()[1:])
 
 
