@@ -35,7 +35,7 @@ ANCHORS = (SESSION, WITHIN, BOOTS, MIXED, NOISE_PROFILES, PAIRED, CALIBRATE, NOI
 
 
 def see(text, anchor):
-    """A note and where its long story is: 'text (docs/compare.md#x)'."""
+    """A note and where its long story is: 'text (docs/compare.md#sessions)'."""
     return f"{text} ({anchor})"
 
 

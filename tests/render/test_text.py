@@ -164,6 +164,17 @@ def test_every_anchor_exists():
         assert anchor in _anchors(ROOT / file), target
 
 
+def test_every_anchor_a_message_names_exists():
+    """Warnings worded where they are raised (analysis/, data/, ...) name docs/ anchors too."""
+    from tests.test_docs import _anchors
+
+    found = {m for path in (ROOT / "atsdbench").rglob("*.py")
+             for m in re.findall(r"docs/[\w-]+\.md#[\w-]+", path.read_text())}
+    assert found >= set(shared.ANCHORS)
+    missing = [t for t in sorted(found) if t.partition("#")[2] not in _anchors(ROOT / t.partition("#")[0])]
+    assert not missing, missing
+
+
 def test_no_figure_of_our_machines_is_printed():
     for name, output in _outputs().items():
         assert not re.search(r"measured here|this VM|\d+-\d+% of|\d+% of pairs", output), name
