@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import atsdbench
-from atsdbench.analysis import compare as comparison, compare_by, stats
+from atsdbench.analysis import compare as comparison, compare_by, multiplicity, paired, stats, two_sample
 from atsdbench.render import tables as report, show
 from atsdbench.data import results, sides
 from atsdbench.units import format_size
@@ -72,7 +72,7 @@ def test_paired_t_is_scipys_ttest_rel_on_log_rates():
     rng = np.random.default_rng(1)
     for n in (2, 3, 7):
         a, b = np.exp(rng.normal(0, 0.1, n)), np.exp(rng.normal(0.05, 0.1, n))
-        r = stats.paired_t(a, b, 90)
+        r = paired.paired_t(a, b, 90)
         ref = sps.ttest_rel(np.log(b), np.log(a))
         ci = ref.confidence_interval(0.90)
         assert float(r["p"]) == pytest.approx(ref.pvalue)
@@ -87,7 +87,7 @@ def test_signed_rank_p_is_scipys_exact_wilcoxon():
     for n in (3, 6, 9, 14):
         for shift in (0.0, 0.03, -0.08):
             a, b = np.exp(rng.normal(0, 0.05, n)), np.exp(rng.normal(shift, 0.05, n))
-            mine = float(stats.signed_rank(a, b, 95)["p"])
+            mine = float(paired.signed_rank(a, b, 95)["p"])
             assert mine == pytest.approx(sps.wilcoxon(np.log(b) - np.log(a), method="exact").pvalue)
 
 
@@ -96,7 +96,7 @@ def test_signed_rank_ci_agrees_with_its_p():
     rng = np.random.default_rng(3)
     a = np.exp(rng.normal(0, 0.05, (3000, 8)))
     b = a * np.exp(rng.normal(0.03, 0.04, (3000, 8)))
-    r = stats.signed_rank(a, b, 95)
+    r = paired.signed_rank(a, b, 95)
     excludes = (r["low"] > 1) | (r["high"] < 1)
     assert np.array_equal(excludes, r["p"] < 0.05) and 0.2 < excludes.mean() < 0.95
 
@@ -105,7 +105,7 @@ def test_signed_rank_ci_agrees_with_its_p():
 def test_smallest_pairs_is_where_scipys_best_p_passes_the_level(confidence):
     from scipy import stats as sps
 
-    n = stats.smallest_pairs(confidence)
+    n = paired.smallest_pairs(confidence)
     best = [sps.wilcoxon(np.arange(1.0, k + 1), method="exact").pvalue for k in (n - 1, n)]
     assert best[0] >= stats.alpha(confidence) > best[1]
 
@@ -144,10 +144,10 @@ def test_paired_t_covers_the_truth_and_is_far_narrower_than_unpaired():
     for ratio in TRUTHS:
         for n in range(3, 11):
             base, new = paired_experiments(rng, n, ratio)
-            r = stats.paired_t(base, new, 95)
+            r = paired.paired_t(base, new, 95)
             hits += int(_covered(r, ratio).sum())
             total += EXPERIMENTS
-            w = stats.log_t(base, new, "welch", 95)
+            w = two_sample.log_t(base, new, "welch", 95)
             widths.append(np.median(np.log(r["high"] / r["low"]) / np.log(w["high"] / w["low"])))
     assert 0.94 <= hits / total <= 0.96, hits / total
     assert max(widths) < 0.5, widths
@@ -160,8 +160,8 @@ def test_signed_rank_ci_covers_at_least_its_level_exactly_as_theory_says():
     rng = np.random.default_rng(11)
     for n in (6, 8, 10, 13):
         base, new = paired_experiments(rng, n, 1.3)
-        r = stats.signed_rank(base, new, 95)
-        theory = 1 - 2 * stats.signed_rank_null_cdf(n)[r["k"] - 1]
+        r = paired.signed_rank(base, new, 95)
+        theory = 1 - 2 * paired.signed_rank_null_cdf(n)[r["k"] - 1]
         cov = _covered(r, 1.3).mean()
         assert theory >= 0.95 and abs(cov - theory) < 4 * math.sqrt(theory * (1 - theory) / EXPERIMENTS), (n, cov)
 
@@ -192,9 +192,9 @@ def test_within_run_aa_is_called_different_about_five_percent_of_the_time():
     """An A/A inside one run (two cells of the same thing) over 4 strides: each stride's paired t
     calls it different ~5% of the time, and Holm keeps the whole compare at <= 5%."""
     rng = np.random.default_rng(13)
-    p = np.stack([stats.paired_t(*paired_experiments(rng, 5, 1.0, k=4000), 95)["p"] for _ in range(4)], axis=-1)
+    p = np.stack([paired.paired_t(*paired_experiments(rng, 5, 1.0, k=4000), 95)["p"] for _ in range(4)], axis=-1)
     assert 0.04 <= (p < 0.05).mean() <= 0.06
-    holm = np.mean([(stats.holm(row) < 0.05).any() for row in p])
+    holm = np.mean([(multiplicity.holm(row) < 0.05).any() for row in p])
     assert 0.03 <= holm <= 0.06, holm
 
 
@@ -209,7 +209,7 @@ def test_by_finds_what_unpaired_cannot(bystanders_file):
         assert r["test"] == "paired-t" and r["unit"] == "round" and r["n_base"] == r["n_new"] == 8
         assert r["significant"] and r["ci_low_pct"] < -5 < r["ci_high_pct"]
         base, new = cmp.pairs[(1, "", r["stride_bytes"])]
-        unpaired = stats.difference(base, new, "welch", 95)
+        unpaired = two_sample.difference(base, new, "welch", 95)
         assert not unpaired["significant"]
         assert (r["ci_high_pct"] - r["ci_low_pct"]) < (unpaired["ci_high_pct"] - unpaired["ci_low_pct"]) / 3
 
@@ -241,7 +241,7 @@ def test_holm_over_everything_and_raw_p_kept(tmp_path, fixtures):
     holm = compare_by.compare_by(sides.load([str(path)]), "bystanders")
     none = compare_by.compare_by(sides.load([str(path)]), "bystanders", adjust="none")
     assert [r["p_value"] for r in holm.rows] == [r["p_value"] for r in none.rows]
-    assert list(stats.holm([r["p_value"] for r in none.rows])) == [r["p_adjusted"] for r in holm.rows]
+    assert list(multiplicity.holm([r["p_value"] for r in none.rows])) == [r["p_adjusted"] for r in holm.rows]
     assert [r["p_adjusted"] for r in none.rows] == [r["p_value"] for r in none.rows]
 
 
@@ -281,7 +281,7 @@ def test_every_format_says_paired(cli, bystanders_file, fmt):
 
 
 def test_median_is_signed_rank_and_says_when_too_few(cli, tmp_path, fixtures):
-    need = stats.smallest_pairs(95)
+    need = paired.smallest_pairs(95)
     few = write_cells(tmp_path / "few.json", fixtures, {"bystanders": [0, 1]}, lambda s: 0.9, rounds=need - 1)
     p = cli("compare", few, "--by", "bystanders", "--metric", "median")
     assert p.returncode == 0 and "n/a (too few to prove any)" in p.stdout

@@ -6,7 +6,7 @@ import math
 import os
 import weakref
 
-from . import stats
+from . import detectable, multiplicity, stats, two_sample
 from ..data import cells as cell_names
 from ..data.cells import labels as cell_labels, op_of, where
 from ..data.sides import choose_labels
@@ -117,14 +117,14 @@ def check(files_per_side, metric=None, test=None, confidence=95, unit="auto", ad
 
 
 def _check_adjust(adjust):
-    if adjust not in stats.ADJUSTMENTS:
+    if adjust not in multiplicity.ADJUSTMENTS:
         raise UsageError(f"--adjust must be holm or none (got {adjust!r})")
 
 
 def resolve_options(metric=None, test=None, confidence=95, unit="auto"):
     if metric not in (None, "mean", "median"):
         raise UsageError(f"--metric must be mean or median (got {metric!r})")
-    if test not in (None,) + stats.TESTS:
+    if test not in (None,) + two_sample.TESTS:
         raise UsageError(f"--test must be welch, student or mannwhitney (got {test!r})")
     if test is None:
         test = "mannwhitney" if metric == "median" else "welch"
@@ -381,7 +381,7 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
                                                           adjust, warnings)
     for cell, s in common if not noise_profiled else ():
         for i in range(1, len(groups)):
-            d = stats.difference(obs[(0, cell, s)], obs[(i, cell, s)], test, confidence)
+            d = two_sample.difference(obs[(0, cell, s)], obs[(i, cell, s)], test, confidence)
             if d.get("why"):
                 notes.setdefault((labels[i], d["why"]), []).append(where(s, cell))
             rows.append(_row(cell, s, labels, i, d, adjust, test, confidence, effective))
@@ -440,7 +440,7 @@ def stale_of(found):
 
 
 def _row(cell, s, labels, i, d, adjust, test, confidence, unit, note=None, noise_profiles=("", "")):
-    """One compare row from a difference (stats.difference's or noise.difference's answer)."""
+    """One compare row from a difference (two_sample.difference's or noise.difference's answer)."""
     return {"cell": cell, "stride": format_size(s), "stride_bytes": s, "base_label": labels[0],
             "new_label": labels[i], "base_gbps": d["base"], "new_gbps": d["new"], "speedup_pct": d["speedup_pct"],
             "ci_low_pct": d["ci_low_pct"], "ci_high_pct": d["ci_high_pct"], "p_value": d["p_value"],
@@ -564,7 +564,7 @@ def _calibrate(result):
 def verdicts(rows, adjust, confidence, rank=False):
     """Adjusted p, significance and the smallest detectable change of every row, one rule for
     compare and compare --by."""
-    adjusted = stats.adjust([r["p_value"] for r in rows], adjust)
+    adjusted = multiplicity.adjust([r["p_value"] for r in rows], adjust)
     for r, p in zip(rows, adjusted):
         r["p_adjusted"] = float(p)
         r["significant"] = bool(p < stats.alpha(confidence))  # False for NaN: no test made
@@ -577,7 +577,7 @@ def _add_mde(rows, adjust, confidence, rank=False):
     tests = sum(1 for r in rows if not math.isnan(r["p_value"])) if adjust == "holm" else 1
     for r in rows:
         se, df = r.pop("_se", math.nan), r.pop("_df", math.nan)
-        r["mde_pct"] = stats.mde_pct(se, df, confidence, tests, rank=rank) if not math.isnan(r["p_value"]) \
+        r["mde_pct"] = detectable.mde_pct(se, df, confidence, tests, rank=rank) if not math.isnan(r["p_value"]) \
             else math.nan
 
 

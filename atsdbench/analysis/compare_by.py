@@ -2,7 +2,7 @@
 
 The cells of a round ran one after another, interleaved, each with its own fresh region: what moved
 the machine between rounds moved them alike, so each round gives one difference per stride and the
-test is on those differences (stats.paired_difference): the drift cancels instead of widening the
+test is on those differences (paired.paired_difference): the drift cancels instead of widening the
 CI.  Every cell is compared with the cell holding the first value of the axis, the other axes held
 equal.  Why paired t and the inverted signed-rank test, not a bootstrap: docs/compare.md, "Rules
 and options" (cells of one run, paired)."""
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from . import compare, stats
+from . import compare, paired, stats
 from ..data import cells
 from ..data.cells import op_of, where
 from ..data.sides import distinct
@@ -70,7 +70,7 @@ def compare_by(sides, axis, metric=None, test=None, confidence=95, unit="auto", 
     measured_cells = set(cells.present(measured["cell"]))
     rate = compare.rate_of_sides([[result]])
     strides = cells.present(measured["stride_bytes"])
-    test_name = stats.PAIRED_TESTS[metric]
+    test_name = paired.PAIRED_TESTS[metric]
     rows, obs, pairs, notes, unpaired, warnings = [], {}, {}, {}, {}, []
     for key in sorted(groups):
         members = groups[key]
@@ -96,7 +96,7 @@ def compare_by(sides, axis, metric=None, test=None, confidence=95, unit="auto", 
                 a, b = np.array([base[r] for r in common]), np.array([new[r] for r in common])
                 obs[(j, group, stride)] = np.array(list(new.values()))
                 pairs[(j, group, stride)] = (a, b)
-                d = stats.paired_difference(a, b, metric, confidence)
+                d = paired.paired_difference(a, b, metric, confidence)
                 if not len(common):  # nothing paired (an interrupted run), but a cell's own passes still show
                     centre = np.mean if metric == "mean" else np.median
                     d["base"] = float(centre(list(base.values()))) if base else math.nan

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from . import stats
+from . import detectable, stats
 
 CHECK_LEVEL = 0.01  # two-sided F test: a side's round spread against its profile's within-run variance
 
@@ -165,7 +165,7 @@ def unreadable(log_width, df):
 
 
 def difference(base, new, confidence=95.0):
-    """stats.difference's answer for two Sides: the speedup (ratio of the sides' run observations),
+    """two_sample.difference's answer for two Sides: the speedup (ratio of the sides' run observations),
     a t interval with the combined variance and Satterthwaite df, p; `why` where a side's between-run
     variance is unknown."""
     from scipy import special
@@ -208,6 +208,6 @@ def detects(entry, rounds, confidence=95.0, tests=1):
     variance, df = combine(sides)
     if not variance > 0:
         return math.nan
-    mde = stats.mde_pct(math.sqrt(variance), df, confidence, tests)
+    mde = detectable.mde_pct(math.sqrt(variance), df, confidence, tests)
     # a change past MAX_SPAN-fold, or on too few df, is no figure of what the design detects
     return math.nan if unreadable(math.log1p(mde / 100) if mde > -100 else math.inf, df) else mde

@@ -5,7 +5,7 @@ round), the spread of the threads' loop times and the share of disturbed passes.
 Efficiency of N tasks = rate(N) / (N / N0 x rate(N0)), N0 the smallest thread count of the group
 (1 in a sweep that starts there).  Per round it is one paired ratio: the N0 cell and the N cell ran
 in the same round, interleaved, so what moved the round moved both and cancels; the CI is paired
-t's on log rates (stats.paired_t on the N0 round means scaled by N/N0, which shifts every log
+t's on log rates (paired.paired_t on the N0 round means scaled by N/N0, which shifts every log
 difference by log(N/N0) and so tests "linear" itself: p is of efficiency = 100%).  It covers this
 run's own noise only: not the drift between sessions, nor boots.
 
@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from . import noise, stats
+from . import noise, paired, stats
 from ..data import cells
 from ..data.columns import known, numbers
 
@@ -181,7 +181,7 @@ def analyse(result, confidence=95.0):
                     eff.update(efficiency=100.0)
                 elif len(common) >= 2:
                     k = n / reference  # linear: the rate times N/N0
-                    t = stats.paired_t(np.array([ref_rounds[r] * k for r in common]),
+                    t = paired.paired_t(np.array([ref_rounds[r] * k for r in common]),
                                        np.array([rounds[r] for r in common]), confidence)
                     eff.update(efficiency=float(t["ratio"]) * 100, p_linear=float(t["p"]))
                     low_, high_ = float(t["low"]), float(t["high"])

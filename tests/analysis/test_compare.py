@@ -178,12 +178,12 @@ def test_mixed_groups_are_student_on_runs_and_say_the_assumption(cli, fixtures):
 def test_holm_by_default_and_adjust_none(fixtures):
     import numpy as np
 
-    from atsdbench.analysis import stats
+    from atsdbench.analysis import multiplicity
 
     files = [str(fixtures / f) for f in ("before.json", "after.json", "again.json")]
     holm = atsdbench.compare(*files, unit="round")
     assert set(holm["adjust"]) == {"holm"} and len(holm) == 8  # one family: every stride of every file
-    assert list(holm["p_adjusted"]) == pytest.approx(list(stats.holm(holm["p_value"])))
+    assert list(holm["p_adjusted"]) == pytest.approx(list(multiplicity.holm(holm["p_value"])))
     assert (holm["p_adjusted"] >= holm["p_value"]).all()
     assert list(holm["significant"]) == list(holm["p_adjusted"] < 0.05)
     none = atsdbench.compare(*files, adjust="none", unit="round")
@@ -473,7 +473,7 @@ def _saved(tmp_path, a, b, pa, pb):
 def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
     import numpy as np
 
-    from atsdbench.analysis import noise, stats
+    from atsdbench.analysis import detectable, noise, stats
     from atsdbench.render import compare as render
 
     a, b, pa, pb = _profiled_sides(sim, change=1.0)
@@ -490,7 +490,7 @@ def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
         terms = noise.side_with_noise_profile(x, pa.entry("", s), 0, "A").terms + \
             noise.side_with_noise_profile(y, pb.entry("", s), 1, "B").terms
         variance, df = noise.combine(terms)
-        assert len(terms) in (2, 4, 6) and r["mde_pct"] == pytest.approx(stats.mde_pct(math.sqrt(variance), df,
+        assert len(terms) in (2, 4, 6) and r["mde_pct"] == pytest.approx(detectable.mde_pct(math.sqrt(variance), df,
                                                                                         tests=4))
         low, high, _ = stats.t_bounds(math.log(r["new_gbps"] / r["base_gbps"]), math.sqrt(variance), df)
         assert r["ci_low_pct"] == pytest.approx((math.exp(low) - 1) * 100)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from atsdbench.analysis import noise, stats
+from atsdbench.analysis import noise, two_sample
 
 
 def test_an_entry_is_the_one_way_anova_of_sub_runs():
@@ -36,7 +36,7 @@ def test_combine_is_welch_for_two_plain_sides_and_adds_a_shared_estimate_once():
     rng = np.random.default_rng(1)
     a, b = rng.normal(0, 0.05, 5), rng.normal(0, 0.09, 7)
     variance, df = noise.combine([(a.var(ddof=1) / 5, 4, "a"), (b.var(ddof=1) / 7, 6, "b")])
-    welch = stats.log_t(np.exp(a), np.exp(b))
+    welch = two_sample.log_t(np.exp(a), np.exp(b))
     assert math.sqrt(variance) == pytest.approx(float(welch["se"])) and df == pytest.approx(float(welch["df"]))
     # one estimate used on both sides (an A/A of one kernel, one profile): its value doubles, its df stays
     shared, shared_df = noise.combine([(0.01, 4, "own a"), (0.01, 4, "own b"), (0.02, 7, "p"), (0.02, 7, "p")])
