@@ -322,6 +322,6 @@ def to_result(text, name="<atsd output>"):
 
 
 def load(path):
-    from .files import read_input
+    from .inputs import read_input
 
     return to_result(*read_input(path))

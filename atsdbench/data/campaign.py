@@ -15,7 +15,7 @@ import os
 import re
 
 from ..errors import UsageError
-from . import files
+from . import files, inputs
 from .schema import cut
 
 FORMAT = "atsdbench-campaign"
@@ -80,7 +80,7 @@ def load_plan(directory):
     path = plan_path(directory)
     if not os.path.isfile(path):
         raise UsageError(f"{directory} is not a campaign directory (no {PLAN}: atsdbench campaign init makes one)")
-    return check_plan(files.read_json(path, "a campaign plan"), path)
+    return check_plan(inputs.read_json(path, "a campaign plan"), path)
 
 
 # The fields each kind of event's readers take (the Campaign's fold, campaign status, compare's
@@ -123,7 +123,7 @@ def load_events(directory, kernels=None):
     for n in names:
         path = os.path.join(folder, n)
         try:
-            e = files.read_json(path, "a campaign event")
+            e = inputs.read_json(path, "a campaign event")
         except UsageError as err:
             warnings.append(f"{path}: skipped ({err})")
             continue
@@ -160,7 +160,7 @@ def complete_result(path):
     from . import results
 
     try:
-        data = files.read_json(path, "a result file")
+        data = inputs.read_json(path, "a result file")
     except (UsageError, OSError):
         return False
     return isinstance(data, dict) and data.get("format") == results.FORMAT and data.get("complete") is True

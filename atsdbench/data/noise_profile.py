@@ -11,7 +11,7 @@ import json
 import os
 import time
 
-from . import files, schema
+from . import files, inputs, schema
 from ..errors import UsageError
 from ..units import format_size
 
@@ -197,7 +197,7 @@ def load(path):
     """A NoiseProfile from a file; anything wrong with it is one UsageError line naming the file."""
     if isinstance(path, NoiseProfile):
         return path
-    data = files.read_json(path, "a noise profile")
+    data = inputs.read_json(path, "a noise profile")
     return from_dict(data, path)
 
 
@@ -224,7 +224,7 @@ def stored(folder=None, broken=None):
         path = os.path.join(folder, name)
         data = None
         try:
-            data = files.read_json(path, "a noise profile", limit=MAX_SIZE)
+            data = inputs.read_json(path, "a noise profile", limit=MAX_SIZE)
             found.append(from_dict(data, path))
         except UsageError as e:  # a broken or foreign file in the store must not stop a compare
             if broken is not None:
@@ -233,7 +233,7 @@ def stored(folder=None, broken=None):
 
 
 # A profile holds a few entries per cell and stride: 16 MiB is far beyond any real one, and a store's
-# stray file is not read further (files.MAX_INPUT is for result files).
+# stray file is not read further (inputs.MAX_INPUT is for result files).
 MAX_SIZE = 16 << 20
 
 

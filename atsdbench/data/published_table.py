@@ -203,7 +203,7 @@ def output_paths(output, count, name):
 
 
 def load(path, page_size, size, ceiling=None):
-    from .files import read_input
+    from .inputs import read_input
 
     text, name = read_input(path)
     labels, rows, warnings = parse(text, name)

@@ -65,7 +65,7 @@ Schema history (bump SCHEMA_VERSION when a reader of the old version would misre
 Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
 and ranges every reader relies on; one that does not gets one message naming the field.
 
-Loading streams the samples array into columns (data/columns.py, files.stream_json), a batch of
+Loading streams the samples array into columns (data/columns.py, inputs.stream_json), a batch of
 records at a time: a loaded Result holds one numpy array per field, never a dict per pass nor the
 file's text.  A new per-pass field needs no change here nor in columns.py: the runner puts it in
 each record, schema.SAMPLE gives its type and range, and it is a column (and a DataFrame column).
@@ -78,7 +78,7 @@ import socket
 import sys
 import time
 
-from . import files as outfile
+from . import files as outfile, inputs
 from ..errors import UsageError
 from .files import check_writable  # noqa: F401  (import and plot call it before working)
 
@@ -484,7 +484,7 @@ def load(path):
         else:
             builder.add(batch)
 
-    data, streamed = outfile.stream_json(path, "a result file", "samples", sink)
+    data, streamed = inputs.stream_json(path, "a result file", "samples", sink)
     if not streamed:
         return from_dict(data, path)
     _check_head(data, path)
