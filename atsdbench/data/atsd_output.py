@@ -95,19 +95,25 @@ def _list(key, value, bounds, where):
     return [_whole(key, p, bounds, where) for p in parts if p]
 
 
+def _cpu_range(part):
+    """(first, last) of '3' or '2-5', or None where it is no range of CPUs below MAX_CPUS."""
+    m = _CPUS.fullmatch(part)
+    if not m or len(m[1]) > len(str(MAX_CPUS)) or len(m[2] or "") > len(str(MAX_CPUS)):
+        return None  # longer numbers are refused before int() reads them
+    lo, hi = int(m[1]), int(m[2] or m[1])
+    return (lo, hi) if lo <= hi < MAX_CPUS else None
+
+
 def cpu_list(text, where, key="online_cpus"):
     """'0-3,8' -> [0, 1, 2, 3, 8], each CPU below MAX_CPUS."""
     cpus = set()
     for part in (text or "").strip().split(","):
         if not part:
             continue
-        m = _CPUS.fullmatch(part)
-        if not m or len(m[1]) > len(str(MAX_CPUS)) or len(m[2] or "") > len(str(MAX_CPUS)):
+        found = _cpu_range(part)
+        if found is None:
             raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS}")
-        lo, hi = int(m[1]), int(m[2] or m[1])
-        if hi < lo or hi >= MAX_CPUS:
-            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS}")
-        cpus.update(range(lo, hi + 1))
+        cpus.update(range(found[0], found[1] + 1))
     return sorted(cpus)
 
 
