@@ -2,14 +2,11 @@
 
 Per (cell, stride, counter): every pass that counted gives one per-call value (count / calls); a side
 is the mean of its passes and their range (min..max, replicate runs pooled).  A count is marked
-changed only where the two sides' ranges do not overlap: beyond the counts' own pass-to-pass spread
-(a kernel's occasional extra flush, a CPU-mask trim, moves a pass, not every pass).  Tracepoint
-counts (flushes, tlbie, hcalls) come from the traced warm-up passes, IPIs from the timed ones, as
-stats.per_call_counters reads them.
-
-Counts are the kernel's under emulation too; rates are not: result files from emulated guests
-(host.virtualized "qemu-tcg", see `atsdbench guest`) never get a rate verdict (mark_emulated).
-Pure: reads results only.
+changed only where the two sides' ranges do not overlap: beyond the counts' own pass-to-pass spread.
+Tracepoint counts (flushes, tlbie, hcalls) come from the traced warm-up passes, IPIs from the timed
+ones, as stats.per_call_counters reads them.  Counts are the kernel's under emulation too; rates are
+not: files from emulated guests (host.virtualized "qemu-tcg") never get a rate verdict
+(mark_emulated).  docs/guest.md#what-changed-means has the story.  Pure: reads results only.
 """
 import math
 import re

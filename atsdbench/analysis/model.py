@@ -1,22 +1,12 @@
 """`atsdbench model`: the per-call cost of mprotect as fixed + per-page x pages, and one whole-flush cost.
 
-Below the kernel's single-page flush ceiling a call invalidates page by page (x86 INVLPG, POWER
-tlbie per page), so its time grows with the pages it covers: fixed_us + per_page_us * pages.  Above
-it the kernel flushes the whole address space (CR3 write / INVPCID, a PID flush) for a cost that no
-longer grows per page: full_flush_us.  crossover_pages is where the two costs meet.
-
-Pure: functions of result tables and arrays.  render/model.py words what they return.
-
-Intervals: a bootstrap over the unit of replication gives each parameter's standard error, and the
-interval is estimate +- t(df) x that error.  The unit is compare's (compare.choose_unit): a side's
-runs (replicate files or `run --runs` sub-runs, each its own process) where it has two or more, else
-its rounds, which cover one process only; a before/after where every side is one process gives its
-change a within-run interval, not a CI (compare.withholds), unless --unit round asks for it
-(scripts/model_coverage.py measures what each covers).  Why not the bootstrap's percentiles: with
-the 3-5 units runs have, percentile intervals of a mean cover 73-85% instead of 95% (a bootstrap
-cannot see the t distribution's tails, and the plug-in variance is (n-1)/n too small).  The
-resampled units are therefore spread by sqrt(n/(n-1)) and the critical value is Student's t;
-tests/analysis/test_model.py checks the coverage by seeded simulation.
+Below the kernel's single-page flush ceiling a call invalidates page by page, so its time grows with
+the pages it covers: fixed_us + per_page_us * pages; above it the kernel flushes the whole address
+space for a cost that no longer grows per page: full_flush_us.  crossover_pages is where they meet.
+Intervals: a bootstrap over compare's unit of replication (compare.choose_unit) gives each
+parameter's standard error, the interval estimate +- t(df) x that error, resampled units spread by
+sqrt(n/(n-1)); why not the bootstrap's percentiles, and what each unit covers: docs/model.md
+("Confidence intervals").  Pure: functions of result tables and arrays; render/model.py words them.
 """
 import dataclasses
 import math

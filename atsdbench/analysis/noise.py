@@ -1,22 +1,13 @@
 """Variance components of log rates: a noise profile's estimates, and the comparison of sides of one
 process that borrow their between-run variance from one.  Pure: numpy and scipy.special.
 
-A run's observation is the log of the mean of its round means (what compare's run unit takes).  From
-K sub-runs of n_k rounds each (atsdbench calibrate), per (cell, stride):
-
-  within   pooled variance of log round means inside a sub-run, df sum(n_k - 1);
-  means    variance of the K sub-run observations, df K - 1;
-  between  means - h x within, h = mean(1/n_k): the sub-run effect (a fresh process's allocations
-           and address space, the host's drift slower than a run), clamped at 0, its df by
-           Satterthwaite.  E[means] = between + within / n for independent rounds.  Where rounds
-           inside a run are autocorrelated (they are: the host drifts over ~20 s), `between` also takes
-           up what the within-run spread misses of a run's mean, exactly so for runs of the
-           profile's own rounds: which is why a profile holds for its plan only.
-
-A one-process side's mean then has variance own within / its rounds + between (combine: a sum of
-estimated terms, df by Welch-Satterthwaite, a term of one profile used for both sides counted once
-with its coefficients added), and a difference of two sides the sum of both.
-"""
+From K sub-runs of n_k rounds each (atsdbench calibrate), per (cell, stride): `within`, the pooled
+variance of log round means inside a sub-run; `means`, the variance of the sub-run observations;
+`between` = means - mean(1/n_k) x within, clamped at 0, its df by Satterthwaite.  A one-process
+side's mean then has variance own within / its rounds + between (combine: Welch-Satterthwaite over
+estimated terms, a profile used for both sides counted once), and a difference of two sides the sum
+of both.  Why a profile holds for its plan only, and what it covers: docs/calibrate.md, docs/compare.md
+("Noise profiles: single runs with a verdict")."""
 import dataclasses
 import math
 

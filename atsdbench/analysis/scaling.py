@@ -1,17 +1,12 @@
 """A run with a threads axis read as a scaling sweep: per stride and thread count, the aggregate rate,
-the rate per task, the efficiency against linear scaling from the smallest thread count (paired by
-round), the spread of the threads' loop times and the share of disturbed passes.
+the rate per task, the efficiency against linear scaling from the smallest thread count N0 (paired
+by round), the spread of the threads' loop times and the share of disturbed passes.
 
-Efficiency of N tasks = rate(N) / (N / N0 x rate(N0)), N0 the smallest thread count of the group
-(1 in a sweep that starts there).  Per round it is one paired ratio: the N0 cell and the N cell ran
-in the same round, interleaved, so what moved the round moved both and cancels; the CI is paired
-t's on log rates (paired.paired_t on the N0 round means scaled by N/N0, which shifts every log
-difference by log(N/N0) and so tests "linear" itself: p is of efficiency = 100%).  It covers this
-run's own noise only: not the drift between sessions, nor boots.
-
-Generic over the rate: rate_of(config) names the sample column and its unit ("gbps", "GB/s" unless
-the result's config says otherwise in `rate`: {"column": ..., "unit": ..., "definition": ...}), so
-a workload whose rate is loops/s per task count reads the same way."""
+Efficiency of N tasks = rate(N) / (N / N0 x rate(N0)); its CI is paired t's on log rates
+(paired.paired_t on the N0 round means scaled by N/N0, so p tests "linear" itself), covering this
+run's own noise only (docs/workloads.md#scaling).  Generic over the rate: rate_of(config) names the
+sample column and its unit ("gbps", "GB/s" unless the config's `rate` says otherwise), so a
+workload whose rate is loops/s reads the same way."""
 import dataclasses
 import math
 

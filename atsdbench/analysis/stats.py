@@ -38,8 +38,8 @@ def observations_by_stride(table, unit="round", metric="mean", cell=None, column
     result's, data/columns.Columns)."""
     if column not in table:  # a rate this file does not have: no observation
         return {}
-    # numpy on the columns read, not pandas on a copy of a frame: a compare of two small files
-    # called this some twenty times at 3 ms each (a 10^6-pass file's copy of every column was 74 MB)
+    # numpy on the columns read, not pandas on a copy of a frame: a compare of two small files calls
+    # this some twenty times (pandas: 3 ms each), and a copy of a 10^6-pass file's columns is 74 MB
     keep = ~np.asarray(table["warmup"], dtype=bool)
     if cell is not None and "cell" in table:
         keep &= np.asarray(table["cell"] == cell, dtype=bool)
@@ -79,7 +79,7 @@ def mean_by_rows(keys, values, keep=None):
     pandas' groupby of several keys and its mean, over the passes `keep` (a mask; default all).
     keys: one 1-D array a key, a value a pass.  A pass with a NaN key is in no group, a NaN value is
     left out, a group whose values are all NaN gets NaN.  Each key is coded on its own and the codes
-    are combined into one integer a pass: 1-D sorts only (a 2-D unique of 10^6 passes took model's
+    are combined into one integer a pass: 1-D sorts only (a 2-D unique of 10^6 passes takes model's
     peak past 300 MiB)."""
     values = np.asarray(values, dtype=float)
     keep = np.ones(len(values), dtype=bool) if keep is None else keep.copy()
@@ -151,7 +151,7 @@ def run_value(round_values, metric="mean"):
 
 def effective_unit(table, unit):
     """Rounds, unless a stride has fewer than two rounds: then passes (and the caller warns).  A
-    stride at a time, by masks: grouping 10^6 passes took 57 MiB under tracemalloc, this 6."""
+    stride at a time, by masks: grouping 10^6 passes takes 57 MiB under tracemalloc, this 6."""
     if unit != "round":
         return unit
     rounds = np.asarray(table["round"])
@@ -168,8 +168,8 @@ def stride_summary(table):
     """Per stride: what `run` prints.  Within-round CV is the mean CV of a round's passes;
     between-round CV is the CV of the round means: the two spreads a user must tell apart."""
     rows = []
-    # numpy on the columns read: grouping sorted a copy of what it was given (74 MB a 10^6-pass
-    # file), and pandas took 14 ms for a small file's four strides
+    # numpy on the columns read: pandas' grouping sorts a copy of what it is given (74 MB a 10^6-pass
+    # file) and takes 14 ms for a small file's four strides
     keep = ~np.asarray(table["warmup"], dtype=bool)
     num = {c: np.asarray(table[c], dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "device_touch_ns",
                                                        "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us")
@@ -326,8 +326,8 @@ def alpha(confidence):
 
 
 # What one chunk of bootstrap resamples may hold (the picks and the values picked): model's 2000
-# resamples of 10^6 passes at once took 10 GB, plot's 4999 of its rounds 6 GB.  8 MiB: nanmean's
-# temporaries take about twice the chunk again, and with columnar loading a chunk of 32 MiB was a
+# resamples of 10^6 passes at once take 10 GB, plot's 4999 of its rounds 6 GB.  8 MiB: nanmean's
+# temporaries take about twice the chunk again, and with columnar loading a chunk of 32 MiB is a
 # third of model's peak at 10^6 passes; the draws are the same whatever the chunk.
 CHUNK_BYTES = 8 << 20
 
@@ -355,7 +355,7 @@ def percentile_bootstrap(v, statistic, confidence, n_resamples, seed):
     """(low, high): scipy.stats.bootstrap's percentile interval of one sample, step for step (its
     draws from default_rng(seed), the statistic of each resample, its linear quantile), held equal to
     it by tests/analysis/test_stats.py (to the last bit with scipy 1.17's quantile).  Not scipy's own only for its import: scipy.stats
-    is 60 MiB resident, a fifth of plot's peak at 10^6 passes a side (issue 34).  The resamples are
+    is 60 MiB resident, a fifth of plot's peak at 10^6 passes a side.  The resamples are
     drawn a chunk at a time (chunk_rows), which draws the same numbers as all at once."""
     v = np.asarray(v, dtype=float)
     rng, n = np.random.default_rng(seed), len(v)
@@ -379,7 +379,7 @@ def percentile_bootstrap(v, statistic, confidence, n_resamples, seed):
 
 def disturbed(records):
     """(disturbed, recorded): timed passes whose measuring thread was preempted, ran less than 90% of
-    the pass or lost time to steal, of those that recorded it (files from before issue 25: 0, 0)."""
+    the pass or lost time to steal, of those that recorded it (files that recorded none: 0, 0)."""
     from ..data.columns import as_columns, flag
 
     cols = as_columns(records)

@@ -102,7 +102,7 @@ def hodges_lehmann(base, new, confidence=95.0):
     if exact:
         u = np.count_nonzero(diffs > 0, axis=-1)
         p = np.minimum(1.0, 2 * cdf[np.minimum(u, m * n - u)])
-    else:  # scipy.stats only here: 60 MiB resident, which plot's medians need not carry (issue 34)
+    else:  # scipy.stats only here: 60 MiB resident, which plot's medians need not carry
         from scipy import stats
 
         p = stats.mannwhitneyu(y, x, axis=-1, method="asymptotic").pvalue

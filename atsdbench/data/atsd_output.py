@@ -1,13 +1,11 @@
 """`atsdbench import`: the standalone `atsd` program's output (csrc/atsd_output.c) as a result file.
 
 Each field is checked as it is read, against the ranges the result schema (schema.py) holds: a bad
-line gets one message naming the line and the field, the bad value cut short.  The result is then
-checked against the schema itself, so what import writes, load reads.
-
-Two versions: 'atsd-output 1' (every atsd), and 'atsd-output 2', what `atsd --breakdown` writes: its
-config has breakdown_* fields, and after the samples each traced pass is a `breakdown` record followed
-by its raw tracefs lines, one `trace` record each.  Those lines are cut into stages here by
-analysis/breakdown.py, the arithmetic of `run --breakdown`, into the same config `breakdown` section.
+line gets one message naming the line and the field, the bad value cut short; the result is then
+checked against the schema itself, so what import writes, load reads.  'atsd-output 2', what `atsd
+--breakdown` writes, adds breakdown_* config fields and, after the samples, each traced pass as a
+`breakdown` record and its raw tracefs lines (`trace` records), cut into stages here by
+analysis/breakdown.py as `run --breakdown`'s are.  The format: docs/atsd.md.
 """
 import itertools
 import math

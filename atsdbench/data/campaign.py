@@ -1,15 +1,12 @@
-"""A campaign directory (docs/lab.md#campaign-directory): the plan, an append-only journal, and one
-result file per boot.
-
-    DIR/campaign.json          the plan: kernels, boots each, schedule, method, run options (written once)
-    DIR/journal/NNNNNN-KIND.json  one event each (start, done, unfinished, missed, foreign, skipped,
-                               arranged, stopped), written once through the atomic writer and never replaced
-    DIR/NAME/BOOT_ID.json      kernel NAME's run in the boot BOOT_ID (-2, -3 where a slot was redone
-                               in the same boot)
+"""A campaign directory (docs/lab.md#campaign-directory): the plan (DIR/campaign.json, written once),
+an append-only journal (DIR/journal/NNNNNN-KIND.json, one event each, written once through the atomic
+writer and never replaced), and one result file per boot (DIR/NAME/BOOT_ID.json; -2, -3 where a slot
+was redone in the same boot).
 
 Nothing is rewritten: the state of a campaign is the fold of its journal (`Campaign`), so a power cut,
 a full disk or a Ctrl-C can lose at most the event being written, never one already saved.  This module
-is pure (compare, plot and model read campaigns through it); campaign/ holds the orchestration."""
+is pure (compare, plot and model read campaigns through it); campaign/ holds the orchestration.
+"""
 import json
 import os
 import re

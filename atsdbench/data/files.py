@@ -1,22 +1,9 @@
 """Writing an output file so that nothing is clobbered and nothing is half-written (reading an input
-file is inputs.py's).
-
-- check_writable refuses, before anything is measured, an output that is not a regular file (a
-  device node, FIFO, socket, symbolic link or directory: replacing it by rename would destroy it)
-  or that cannot be written.  It probes with lstat and access(2) and creates nothing, so two
-  processes checking the same name cannot race.
-- write_atomically writes a temporary file beside the target, fsyncs it and renames it over the
-  target: a reader sees the old file or the whole new one, never a prefix.  The temporary file is
-  removed on any failure (full disk, Ctrl-C).
-- claim takes an advisory lock (fcntl.flock on a hidden lock file beside the target) for as long as
-  this process means to write the target: a second atsdbench writing the same path refuses to start
-  instead of one of the two results being lost.
-- Leftovers: a writer killed between mkstemp and the rename (SIGKILL, the OOM killer, a power cut)
-  leaves a hidden .atsdbench-PID-*.tmp; the next write to that folder finds it, makes it visible
-  under a name of its own (a complete result or noise profile as atsdbench-recovered-*.json) and
-  says so.
-- write_rescue puts data that could not reach its file somewhere else: $TMPDIR, then the current
-  directory; where neither takes it the caller prints it on stdout (results.save_or_rescue).
+file is inputs.py's): check_writable refuses what is not a regular file, before anything is measured,
+and creates nothing; claim holds an advisory lock beside the target while this process means to write
+it; write_atomically writes a temporary file beside it, fsyncs it and renames it over the target;
+recover_leftovers makes a killed writer's temporary file visible; write_rescue puts data that could
+not reach its file in $TMPDIR or the current directory.  The whole story: docs/result-file.md.
 """
 import errno
 import fcntl

@@ -40,8 +40,9 @@ def load(items):
     return [files(item) for item in items]
 
 
-# How much of a label compare, model and plot print: a 10 MB --label was printed six times by compare
-# (1.2 GB of output).  The result file keeps it whole, and so do compare's json rows (whole_labels).
+# How much of a label compare, model and plot print: a 10 MB --label printed whole, six times by
+# compare, is 1.2 GB of output.  The result file keeps it whole, and so do compare's json rows
+# (whole_labels).
 LABEL_WIDTH = 60
 
 

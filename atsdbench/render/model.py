@@ -29,11 +29,6 @@ def _title(m):
             f"({format_size(m.page_bytes)} pages); one whole-flush cost past the ceiling")
 
 
-# A run: a replicate file or a --runs sub-run, each its own process (compare's words for its run unit).
-UNIT_WORDS = {"run": "runs (each its own process: a replicate file or a --runs sub-run; a run's value the mean "
-                     "of its round means)", "round": "rounds", "pass": "passes"}
-
-
 def no_ci(why):
     """Why a model has no CI (analysis/model.py's code), in words."""
     if why == NO_CI_TABLE:

@@ -123,7 +123,7 @@ def _ceiling_strides(files):
 # The rate panel's dots: a stride's passes drawn one by one, at most this many a side; past it, this
 # many evenly spaced quantiles of them (the fastest and slowest pass included).  Every dot of a
 # stride lies on one vertical line a few hundred pixels tall, so a thousand show its range and where
-# the passes crowd as well as 10^6 do, and the 10^6 took plot's memory past 700 MiB (issue 34).
+# the passes crowd as well as 10^6 do, and 10^6 would take plot's memory past 700 MiB.
 DOTS = 1000
 _PANEL_COLUMNS = ("warmup", "stride_bytes", "round", "gbps", "cell")
 
@@ -383,11 +383,11 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     sweep = any(scaling.has_sweep(side[0]) for side in sides)
     ticks = sorted({int(s) for side in sides for f in side for s in np.unique(_measured_column(f, "stride_bytes"))})
     # The numbers first, the figure after: at 10^6 passes a side the analysis's peak and matplotlib
-    # (its import, the figure) did not fit in 300 MB together (issue 34).
+    # (its import, the figure) do not fit in 300 MB together.
     big = sum(f.passes() for side in sides for f in side) > RELEASE_FROM
     rate = _rate_lines(sides, labels, metric, confidence)
     cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels) if len(sides) > 1 else None
-    if model and big:  # what the rate panel and compare freed, given back before model's own peak (issue 34)
+    if model and big:  # what the rate panel and compare freed, given back before model's own peak
         _release()
     analysis = _model_analysis(sides, labels, confidence) if model else None
     heads = (_ceiling_strides([side[0] for side in sides]), _op(sides))
@@ -395,7 +395,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     sweeps = _scaling_sweeps(sides, labels, confidence) if sweep else None
     heading, two = printable(title(sides)), len(sides) > 1
     # what the figure draws is worked out: the files read here are let go before matplotlib is loaded
-    # (10^6 passes a side: 141 MiB of columns, matplotlib about 28; issue 34)
+    # (10^6 passes a side: 141 MiB of columns, matplotlib about 28)
     files, sides = None, None
     if big:
         _release()
