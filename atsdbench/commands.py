@@ -333,7 +333,8 @@ def _calibrate_from(args):
     if given:
         raise UsageError(f"calibrate --from takes the plan from its file: no run options (got --{given[0]})")
     result = results.load(args.source)
-    path = args.output or noise_profile.default_path(result.host, noise_profile.plan_of(result.config), result.started)
+    path = args.output or noise_profile.default_path(result.host, noise_profile.plan_of(result.config),
+                                                     result.started)
     if args.output is None:
         import os
 

@@ -452,7 +452,8 @@ def size_warnings(groups, labels):
     sizes = [g[0].config.get("size") for g in groups]
     if len(set(map(repr, sizes))) < 2:  # a mangled file may hold anything there
         return []
-    listing = ", ".join(f"{format_size(s) if isinstance(s, int) else '?'} in {label}" for label, s in zip(labels, sizes))
+    listing = ", ".join(f"{format_size(s) if isinstance(s, int) else '?'} in {label}"
+                        for label, s in zip(labels, sizes))
     return [f"the files differ in size ({listing}): per-call costs differ for that reason alone"]
 
 

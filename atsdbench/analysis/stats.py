@@ -354,9 +354,10 @@ def interval(values, metric="mean", confidence=95.0, seed=0):
 def percentile_bootstrap(v, statistic, confidence, n_resamples, seed):
     """(low, high): scipy.stats.bootstrap's percentile interval of one sample, step for step (its
     draws from default_rng(seed), the statistic of each resample, its linear quantile), held equal to
-    it by tests/analysis/test_stats.py (to the last bit with scipy 1.17's quantile).  Not scipy's own only for its import: scipy.stats
-    is 60 MiB resident, a fifth of plot's peak at 10^6 passes a side.  The resamples are
-    drawn a chunk at a time (chunk_rows), which draws the same numbers as all at once."""
+    it by tests/analysis/test_stats.py (to the last bit with scipy 1.17's quantile).  Not scipy's own
+    only for its import: scipy.stats is 60 MiB resident, a fifth of plot's peak at 10^6 passes a
+    side.  The resamples are drawn a chunk at a time (chunk_rows), which draws the same numbers as
+    all at once."""
     v = np.asarray(v, dtype=float)
     rng, n = np.random.default_rng(seed), len(v)
     batch, theta = chunk_rows(n), []
