@@ -30,7 +30,7 @@ ABSENT = {"placements": 1, "threads": 1, "tasks": "threads", "op": "mprotect", "
 WORK = ("bystanders", "threads", "tasks", "workload", "op", "device")
 
 
-# Why a comparison gives no verdict, as a code render words (render/notes.withheld).  The rule and its
+# Why a comparison gives no verdict, as a code render words (render/notes.one_session_a_side).  The rule and its
 # evidence (scripts/bench_defaults.py: sides >= 60 s apart, one file a side is called different far
 # beyond its level) are in docs/methodology.md, "Measured: A/A across sessions".
 WITHHELD = "one-session"
@@ -337,8 +337,7 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
     for g in groups:
         for r in g:
             if not r.has_timed_pass():
-                raise UsageError(f"{r.name} has no measured pass (its run ended before the first "
-                                 "timed one)")
+                raise UsageError(f"{r.name} has no measured pass (its run ended before the first timed one)")
     given_labels, whole = labels, {}
     labels = choose_labels(groups, labels, whole)
     warnings = input_warnings(groups, level)

@@ -2,7 +2,7 @@
 import math
 import os
 
-from ..data import cells, files as outfile, sides as given_sides
+from ..data import cells, files as outfile, noise_profile, sides as given_sides
 from ..data.columns import known
 from ..analysis import compare as comparison, stats
 from ..errors import UsageError
@@ -386,7 +386,8 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     # (its import, the figure) do not fit in 300 MB together.
     big = sum(f.passes() for side in sides for f in side) > RELEASE_FROM
     rate = _rate_lines(sides, labels, metric, confidence)
-    cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels) if len(sides) > 1 else None
+    cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels,
+                             store=noise_profile.Store()) if len(sides) > 1 else None
     if model and big:  # what the rate panel and compare freed, given back before model's own peak
         _release()
     analysis = _model_analysis(sides, labels, confidence) if model else None
