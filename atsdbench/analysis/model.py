@@ -458,7 +458,7 @@ def size_warnings(groups, labels):
 
 
 def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, unit="auto", level="session"):
-    """groups: per side a list of Results (replicate files, or --runs sub-runs; level as compare.load_sides
+    """groups: per side a list of Results (replicate files, or --runs sub-runs; level as compare.replicates
     gives it).  The first side is the baseline.  unit: auto, run, round or pass, as compare's --unit."""
     _, _, _, unit = resolve_options(confidence=confidence, unit=unit)
     warns = input_warnings(groups, level) + size_warnings(groups, labels)
