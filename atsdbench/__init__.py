@@ -16,12 +16,27 @@ def load(path):
     return results.load(path)
 
 
-def compare(base, *more, **options):
-    """Compare results (Result objects or paths) per stride; returns a DataFrame (see `atsdbench compare`).
-    compare(path, by="bystanders"): one file's cells against each other, paired by round."""
-    from .analysis import compare as comparison
+def compare(base, *more, noise_profiles=(), find_noise_profiles=True, **options):
+    """Compare results (Result objects or paths; 'a.json,b.json' or a list: replicate runs of one side)
+    per stride; returns a DataFrame (see `atsdbench compare`).  noise_profiles: paths or NoiseProfiles
+    for sides of one process; find_noise_profiles: look the others up in the profile store.
+    compare(path, by="bystanders"): one file's cells against each other, paired by round.
+    `profiles=` and `find_profiles=`, their old names, are still taken."""
+    from .analysis import compare as comparison, compare_by
+    from .data import noise_profile, sides
 
-    return comparison.compare_frame([base, *more], **options)
+    noise_profiles = options.pop("profiles", noise_profiles)
+    find_noise_profiles = options.pop("find_profiles", find_noise_profiles)
+    items = [base, *more]
+    by = options.pop("by", None)
+    checked = {k: v for k, v in options.items() if k != "labels"}
+    comparison.check([sides.count(x) for x in items], by=by, noise_profiles=noise_profiles, **checked)
+    loaded = sides.load(items)
+    if by is not None:
+        return compare_by.compare_by(loaded, by, **options).frame()
+    store = noise_profile.Store() if find_noise_profiles else None
+    return comparison.compare(loaded, noise_profiles=[noise_profile.load(p) for p in noise_profiles], store=store,
+                              **options).frame()
 
 
 def scaling(result, confidence=95):
@@ -34,9 +49,7 @@ def scaling(result, confidence=95):
 
     from .analysis import scaling as sweep
     from .data import results
-    from .errors import UsageError
 
     r = results.load(result)
-    if not sweep.has_sweep(r):
-        raise UsageError(f"{r.path or 'the result'}: no threads axis of 2 or more thread counts")
+    sweep.require_sweep(r)
     return pd.DataFrame([dataclasses.asdict(row) for row in sweep.analyse(r, confidence).rows])

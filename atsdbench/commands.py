@@ -50,9 +50,8 @@ def cmd_run(args):
 
         plan = plans.make_plan(**plan_options(args))
         if plan.verify and any(c["gpu"] is not None for c in plan.cells):
-            from .render import text
-
-            _warn([text.verify_gpu()])
+            _warn(["--verify checks the CPUs, not the GPU's device TLBs (ATS, HMM) "
+                   "(docs/verify.md#what-a-pass-proves)"])
         refuse_extra_passes(plan, args)
         when = progress_option(args)
         probe = None
@@ -60,7 +59,10 @@ def cmd_run(args):
             from .measure import breakdown
 
             probe = breakdown.Probe(sorted({c["op"] for c in plan.cells}))
-            _warn(probe.notes())
+            if probe.missing:
+                from .render.breakdown import breakdown_missing
+
+                _warn([breakdown_missing(probe.missing)])
         sampler = None
         if getattr(args, "profile", None):
             from .measure import profile
@@ -93,10 +95,10 @@ def cmd_run(args):
 
 
 def print_stale(groups, stream, name=None):
-    """run --verify's loud lines (render/text.stale_lines) on `stream`; True where there were any."""
-    from .render import text
+    """run --verify's loud lines (render/verify.py) on `stream`; True where there were any."""
+    from .render.verify import stale_lines
 
-    for line in text.stale_lines(groups, name):
+    for line in stale_lines(groups, name):
         print(line, file=stream)
     stream.flush()
     return bool(groups)
@@ -139,31 +141,30 @@ CALIBRATE_RUNS, CALIBRATE_GAP = "8", "150s"
 def calibrate_gap_warnings(gap):
     """A gap under the default's: the profile would hold less of the host's drift over minutes than the
     design that was measured nominal (docs/calibrate.md, "What it does")."""
-    from .render import text
+    from .render import noise_profile as report
 
     floor = float(CALIBRATE_GAP.rstrip("s"))
-    return [] if gap >= floor else [text.short_gap(gap, floor)]
+    return [] if gap >= floor else [report.gap_under_floor(gap, floor)]
 
 
 @_releasing
 def cmd_calibrate(args):
     """An A/A of K sub-runs of the plan (fresh processes, starts >= --gap apart): the result file kept
     as run keeps it (every finished pass, Ctrl-C safe), then the noise profile made from it, which
-    compare uses for sides of one process (data/profile.py, analysis/noise.py)."""
+    compare uses for sides of one process (data/noise_profile.py, analysis/noise.py)."""
     if args.source is not None:
         return _calibrate_from(args)
     with signals.held():  # from the first import on, as in cmd_run
         import os
         import time
 
-        from .data import profile, results
+        from .data import noise_profile, results
         from .measure import host, plan as plans, save
 
         options = plan_options(args)
         if getattr(args, "breakdown", None) or getattr(args, "profile", None):
-            from .render import text
-
-            raise UsageError(text.breakdown_not_calibrate())
+            raise UsageError("calibrate measures noise: --breakdown and --profile are run's (extra passes per "
+                             "stride)")
         if options.get("until") is not None:
             raise UsageError("calibrate measures a fixed design: --until would stop on the noise it estimates")
         options.setdefault("runs", CALIBRATE_RUNS)
@@ -172,7 +173,7 @@ def cmd_calibrate(args):
         if plan.runs < 2:
             raise UsageError(f"calibrate --runs {plan.runs}: one sub-run has no between-run variance (give 2+; "
                              f"default {CALIBRATE_RUNS})")
-        if plan.rounds < 2:  # noise.profile_entries needs a sub-run's spread of round means: say so now
+        if plan.rounds < 2:  # noise.noise_profile_entries needs a sub-run's spread of round means: say so now
             raise UsageError(f"calibrate --rounds {plan.rounds}: one round a sub-run has no within-run variance "
                              "(give 2+)")
         _warn(calibrate_gap_warnings(plan.gap))
@@ -180,9 +181,9 @@ def cmd_calibrate(args):
         facts = host.probe()
         path = args.output
         if path is None:
-            path = profile.default_path(facts, profile.plan_of(plan.config()), time.time())
+            path = noise_profile.default_path(facts, noise_profile.plan_of(plan.config()), time.time())
             os.makedirs(os.path.dirname(path), exist_ok=True)
-        output = profile.result_path(path)
+        output = noise_profile.result_path(path)
         total = (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
         results.claim(path)  # both named, checked and locked before measuring
         results.claim(output, total, plan.latency)
@@ -192,27 +193,28 @@ def cmd_calibrate(args):
     _report_saved(result, output, save_error, calibrating=True)
     if not result.complete or interrupted:
         if result.records:
-            from .render import text
+            from .render import noise_profile as report
 
-            print(text.interrupted_calibration(output))
+            print(report.none_written(output))
         return 130
-    return _save_profile(result, path, _machine_id())
+    return _save_noise_profile(result, path, _machine_id())
 
 
 def _calibrate_from(args):
-    from .data import profile, results
+    from .data import noise_profile, results
 
     given = sorted(k for k in plan_options(args) if k != "output")
     if given:
         raise UsageError(f"calibrate --from takes the plan from its file: no run options (got --{given[0]})")
     result = results.load(args.source)
-    path = args.output or profile.default_path(result.host, profile.plan_of(result.config), result.started)
+    path = args.output or noise_profile.default_path(result.host, noise_profile.plan_of(result.config),
+                                                     result.started)
     if args.output is None:
         import os
 
         os.makedirs(os.path.dirname(path), exist_ok=True)
     results.claim(path)
-    return _save_profile(result, path, None)
+    return _save_noise_profile(result, path, None)
 
 
 def _machine_id():
@@ -221,16 +223,16 @@ def _machine_id():
     return (read("/etc/machine-id") or "").strip() or None
 
 
-def _save_profile(result, path, machine_id):
+def _save_noise_profile(result, path, machine_id):
     from .analysis import noise
-    from .data import profile
-    from .render import profile as profile_report
+    from .data import noise_profile
+    from .render import noise_profile as report
 
-    entries, rounds = noise.profile_entries(result)
-    data = profile.build(result.host, result.config, entries, result.complete, rounds, machine_id,
-                         result.path, span_s=profile.span(result))
-    profile.save(data, path)
-    print(profile_report.render(profile.Profile(data, path)))
+    entries, rounds = noise.noise_profile_entries(result)
+    data = noise_profile.build(result.host, result.config, entries, result.complete, rounds, machine_id,
+                               result.path, span_s=noise_profile.span(result))
+    noise_profile.save(data, path)
+    print(report.render(noise_profile.NoiseProfile(data, path)))
     print(f"wrote {path}")
     return 0
 
@@ -270,7 +272,8 @@ def campaign_sides(items, labels):
 
 
 def cmd_compare(args):
-    from .analysis import compare as comparison
+    from .analysis import compare as comparison, compare_by
+    from .data import noise_profile, sides
     from .render import compare as compare_formats
 
     if args.format not in compare_formats.RENDERERS and args.format != "lava":
@@ -280,10 +283,18 @@ def cmd_compare(args):
         raise UsageError("--format lava prints the rates alone: leave --counts out")
     labels = args.labels.split(",") if args.labels else None
     args.files, labels, campaign = campaign_sides(args.files, labels)
-    cmp = comparison.compare(args.files, metric=args.metric, test=args.test, confidence=args.confidence,
-                             unit=args.unit, labels=labels, adjust=args.adjust, by=args.by,
-                             profiles=getattr(args, "profile", None) or (),
-                             find_profiles=not getattr(args, "no_profile", False))
+    given = getattr(args, "noise_profile", None) or ()
+    comparison.check([sides.count(x) for x in args.files], args.metric, args.test, args.confidence, args.unit,
+                     args.adjust, args.by, given)
+    loaded = sides.load(args.files)
+    if args.by is not None:
+        cmp = compare_by.compare_by(loaded, args.by, metric=args.metric, confidence=args.confidence, unit=args.unit,
+                                    labels=labels, adjust=args.adjust)
+    else:
+        cmp = comparison.compare(loaded, metric=args.metric, test=args.test, confidence=args.confidence,
+                                 unit=args.unit, labels=labels, adjust=args.adjust,
+                                 noise_profiles=[noise_profile.load(p) for p in given],
+                                 store=None if getattr(args, "no_profile", False) else noise_profile.Store())
     _warn(cmp.warnings)
     from .render import counts as count_formats
 
@@ -307,9 +318,7 @@ def cmd_compare(args):
     if extra:
         print(f"\n{extra}")
     if campaign is not None and args.format in ("text", "markdown", "commit", "ministat"):
-        from .render import text
-
-        print("\n".join(text.campaign_legend(campaign)))
+        print("\n".join(compare_formats.campaign_legend(campaign)))
     if args.format in ("text", "markdown", "commit"):
         from .render import breakdown
 
@@ -320,7 +329,7 @@ def cmd_compare(args):
 
 
 def cmd_show(args):
-    from .render import tables as report, show
+    from .render import tables as report
     from .data import results
 
     result = results.load(args.file)
@@ -333,9 +342,9 @@ def cmd_show(args):
         print_stale(result.stale(), sys.stderr)  # loud, and off the lines lava/atsdbench.yaml reads
         print(lava.show_lines(result, args.unit))
         return 0
-    if args.format not in show.FORMATS:
-        raise UsageError(f"--format must be one of {', '.join(show.FORMATS)} or lava (got {args.format!r})")
-    table, warnings = show.render(result, args.unit, args.format, scaling=getattr(args, "scaling", False),
+    if args.format not in report.FORMATS:
+        raise UsageError(f"--format must be one of {', '.join(report.FORMATS)} or lava (got {args.format!r})")
+    table, warnings = report.show_table(result, args.unit, args.format, scaling=getattr(args, "scaling", False),
                                   gbps=getattr(args, "gbps", False))
     _warn(warnings)
     print_stale(result.stale(), sys.stderr if args.format in MACHINE_FORMATS else sys.stdout)  # above the table
@@ -482,14 +491,15 @@ def _import_table(args):
 
 def cmd_model(args):
     from .analysis import compare as comparison, model
+    from .data import sides
     from .render import model as model_formats
 
     if args.format not in model_formats.RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
     _, _, confidence, unit = comparison.resolve_options(confidence=args.confidence, unit=args.unit)
     args.files, given, campaign = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
-    groups, level = comparison.load_sides(args.files)
-    labels = comparison.choose_labels(groups, given)
+    groups, level = comparison.replicates(sides.load(args.files))
+    labels = sides.choose_labels(groups, given)
     analysis = model.analyse(groups, labels, confidence, unit=unit, level=level)
     _warn(analysis.warnings)
     print(model_formats.RENDERERS[args.format](analysis))
@@ -528,9 +538,8 @@ def cmd_campaign(args):
 
         path, name = unit.install(args.directory, **({"unit_dir": args.unit_dir} if args.unit_dir else {}),
                                   settle=args.settle)
-        from .render import text
-
-        print(text.campaign_installed(path, args.directory))
+        print(f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step {args.directory} at "
+              "each boot until the plan is done)")
         return 0
     import subprocess
 

@@ -34,9 +34,10 @@ static int32_t readback_workload;
 
 void say_readback(void)
 {
-	/* the words of atsdbench's ReadBackFailed */
-	fprintf(stderr, "atsd: %s: read-back check failed after %" PRIu64 " loops (a page read wrong after DONTNEED)\n",
-		atsd_workload_name(readback_workload), readback_loops);
+	char why[512];
+
+	fprintf(stderr, "atsd: %s\n", atsd_workload_failure(why, sizeof(why), readback_workload, 0, readback_loops,
+							  -EBADMSG));
 }
 
 static void write_latency(FILE *out, const uint64_t v[4])

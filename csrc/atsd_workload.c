@@ -77,6 +77,11 @@ const char *atsd_workload_failure(char *buf, uint64_t len, int32_t workload, int
 {
 	int file = workload != ATSD_WORKLOAD_TLB_FLUSH2 && err != -ECHILD && err != -EINTR;
 
+	if (err == -EBADMSG) {  /* never a rate: both front ends exit 3 with this line */
+		snprintf(buf, (size_t)len, "%s: read-back check failed after %" PRIu64 " loops (a page read wrong "
+			 "after DONTNEED)", atsd_workload_name(workload), loops);
+		return buf;
+	}
 	snprintf(buf, (size_t)len, "%s failed in one of %d tasks after %" PRIu64 " loops: %s%s%s%s",
 		 atsd_workload_name(workload), tasks, loops, atsd_strerror(err), file ? " (its file in TMPDIR, " : "",
 		 file ? atsd_workload_dir() : "", file ? ")" : "");

@@ -26,7 +26,7 @@ Canary (`--canary`): per stride, on sub-run means of log rates, log rate = side 
 (the canary's compute loop, its pointer chase, or both), the slope from within-side variation (ordinary
 least squares with one intercept per side), the side difference tested with the residual variance and
 n - 2 - covariates df, its standard error including the slope's estimation; Holm across strides as
-compare does; MDE from the same se and df (stats.mde_pct).  Beside it the same model without a covariate
+compare does; MDE from the same se and df (detectable.mde_pct).  Beside it the same model without a covariate
 (Student's t on sub-run means), so the two differ only by the canary.  Also how much of the variance of
 sub-run means within a file, and of file means between files, the canary explains.
 
@@ -47,7 +47,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from atsdbench.analysis import compare as comparison, stats  # noqa: E402
+from atsdbench.analysis import compare as comparison, detectable, multiplicity, stats  # noqa: E402
 from atsdbench.data import results  # noqa: E402
 
 # key: (sub-run indices out of 8, rounds a sub-run, gap s)
@@ -239,9 +239,9 @@ def canary_table(files, confidence=95.0):
                     t = abs(d) / se if se > 0 else math.inf
                     ps.append(float(2 * special.stdtr(df, -t)) if df > 0 else math.nan)
                     rows_mde.append((se, df))
-                adjusted = stats.adjust(ps, "holm")
+                adjusted = multiplicity.adjust(ps, "holm")
                 hit[(i, j)] = bool(np.any(np.asarray(adjusted) < stats.alpha(confidence)))
-                mdes += [stats.mde_pct(se, df, confidence, len(strides)) for se, df in rows_mde]
+                mdes += [detectable.mde_pct(se, df, confidence, len(strides)) for se, df in rows_mde]
             k_all, k_dis = sum(hit.values()), sum(hit[p] for p in disjoint)
             rows.append([key, name, f"{k_all}/{len(all_pairs)} = {100 * k_all / len(all_pairs):.0f}%",
                          f"{k_dis}/{len(disjoint)}", f"{np.nanmedian(mdes):.1f}"])

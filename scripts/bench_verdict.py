@@ -53,7 +53,7 @@ one file a side with `--unit round` forced (docs/methodology.md#what-placements-
 
 Profiled designs (1x5+PK): each side one process, its between-run variance from a noise profile of its
 kernel (analysis/noise.py).  Simulated, each kernel gets its own calibration (K sub-runs x 5 rounds, 150 s
-apart, at another time than the side, through the real estimator and the real compare --profile);
+apart, at another time than the side, through the real estimator and the real compare --noise-profile);
 `calibrate s` is that calibration's wall time, once per kernel and plan.  --real calibrates once (one
 kernel here), then measures the pairs against that profile.
 
@@ -133,12 +133,12 @@ def _cell(task):
                 if key in PROFILED:  # each kernel its own calibration: K - 1 df of between-run variance a side
                     found = [calibration(rng, PROFILED[key], rounds, sp, boot, c, side)
                              for c, side in ((0.0, "A"), (change, "B"))]
-                    cmp = compare([a, b], profiles=found, find_profiles=False)
+                    cmp = compare([a, b], noise_profiles=found)
                 else:
                     # One file a side gets no verdict by default (one session: the drift between sessions is
                     # not in it): what it would say is its within-session verdict, --unit round or run.  This
                     # simulation has no drift slower than 8 s (scripts/bench_defaults.py --simulate adds it).
-                    cmp = compare([a, b], unit="round" if runs == 1 else "run", find_profiles=False)
+                    cmp = compare([a, b], unit="round" if runs == 1 else "run")
             truth = change * 100
             for r in cmp.rows:
                 rows += 1
@@ -191,7 +191,7 @@ def real(key, pairs, spacing, size, strides, out_dir=None):
                         "--no-trace", "-o", found], check=True, capture_output=True)
         last_end = time.monotonic()
         print(f"calibrated in {last_end - t0:.0f} s: {found}", flush=True)
-        extra = ["--profile", found, "--no-profile"]
+        extra = ["--noise-profile", found, "--no-profile"]
 
     def side(name):
         nonlocal last_end
@@ -329,7 +329,7 @@ def from_runs(folder, calibration="before", spacing=2):
 
     from atsdbench.analysis import noise
     from atsdbench.analysis.compare import compare
-    from atsdbench.data import profile, results
+    from atsdbench.data import noise_profile, results
 
     files = sorted(glob.glob(os.path.join(folder, "run*.json")))
     loaded = [results.load(f) for f in files]
@@ -354,9 +354,9 @@ def from_runs(folder, calibration="before", spacing=2):
             for n, j in enumerate(range(k - count * step, k, step)):
                 recs += [dict(r, run=n) for r in parts[j][0].records]
             cal = _relabel(loaded[k - 1], kernel, recs, runs=count)
-        entries, per_run = noise.profile_entries(cal)
-        data = profile.build(cal.host, cal.config, entries, True, per_run, when=cal.started or 0.0)
-        return profile.Profile(data, f"{os.path.basename(files[k])}-{calibration}-{kernel}")
+        entries, per_run = noise.noise_profile_entries(cal)
+        data = noise_profile.build(cal.host, cal.config, entries, True, per_run, when=cal.started or 0.0)
+        return noise_profile.NoiseProfile(data, f"{os.path.basename(files[k])}-{calibration}-{kernel}")
 
     pairs = [(i, j) for i in range(len(files)) for j in range(i + spacing, len(files))]
     any_sig = rows = covered = withheld = 0
@@ -368,7 +368,7 @@ def from_runs(folder, calibration="before", spacing=2):
         used += 1
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            cmp = compare([single(i, "A"), single(j, "B")], profiles=[pa, pb], find_profiles=False)
+            cmp = compare([single(i, "A"), single(j, "B")], noise_profiles=[pa, pb])
         any_sig += any(r["significant"] for r in cmp.rows)
         for r in cmp.rows:
             rows += 1

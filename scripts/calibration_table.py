@@ -16,7 +16,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "analysis"))
 
-from test_calibration import EXPERIMENTS, aa_rates, covered, experiment, rounds, stats  # noqa: E402
+from test_calibration import EXPERIMENTS, aa_rates, covered, experiment, rounds, two_sample  # noqa: E402
 
 
 def power_table():
@@ -24,7 +24,7 @@ def power_table():
     lines = ["N a side | mean: coverage | mean: power | median: coverage | median: power"]
     for n in range(3, 11):
         row = [str(n)]
-        for method in (lambda a, b: stats.log_t(a, b, "welch", 95), lambda a, b: stats.hodges_lehmann(a, b, 95)):
+        for method in (lambda a, b: two_sample.log_t(a, b, "welch", 95), lambda a, b: two_sample.hodges_lehmann(a, b, 95)):
             rng = np.random.default_rng(50 + n)
             base, new = experiment(rng, rounds, n, n, 1.0)
             r = method(base, new)

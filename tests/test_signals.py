@@ -267,7 +267,7 @@ def _every_opcode(make, release, check, limit=3000):
 
 @pytest.mark.live
 def test_bystanders_stop_interrupted_anywhere_frees_once():
-    from atsdbench.measure import core, procfs
+    from atsdbench.measure import core
 
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:

@@ -1,38 +1,12 @@
 """Where the time of a call goes: the stage arithmetic of `run --breakdown`, from tracefs text.
 
-A breakdown pass (measure/breakdown.py) records, in a private tracefs instance, the op's syscall
-enter/exit of the measuring thread and the invalidation events of every CPU: tlb:tlb_flush (with
-its reason), csd:csd_function_entry/exit (a cross-call function running: x86's flush_tlb_func,
-locally and on the CPUs an IPI reached), ipi:ipi_send_cpu/ipi_send_cpumask, and on POWER
-powerpc:tlbie and powerpc:hcall_entry/exit.  Two trace_marker lines written around the pass carry
-CLOCK_MONOTONIC ns, which turn the trace clock's ticks (x86-tsc, ppc-tb, or a ns clock printed in
-seconds) into ns.
-
-Each call is cut on the measuring CPU's timeline into stages that do not overlap, in this order
-of precedence where two would claim the same tick:
-- local_flush: the measuring CPU running a TLB flush cross-call function (csd entry..exit whose
-  function names the TLB), or on a hypervisor (pseries hash) its page-table calls (hcall
-  entry..exit);
-- tlbie: on POWER radix, from the call's first to its last tlbie instruction (the broadcast
-  invalidations and their waits: the tracepoint has no duration of its own);
-- ipi_send: from the shootdown's start (x86's 'remote IPI send' tlb_flush note, or the first IPI
-  sent) to the local flush's start: building the request and sending the IPIs;
-- remote_wait: from the end of the local flush to the last remote CPU's end of its flush: the
-  caller waiting for the others (smp_call_function_many_cond);
-- device (--device hmm, where its kprobe pair was recorded): the measuring CPU in the HMM test
-  driver's invalidate callback (dmirror_interval_invalidate's entry to its return), which the mm's
-  notifier chain calls before the page-table change; it claims its ticks first;
-- page_table: the rest of the syscall (the page-table walk and its locks, entry and exit).
-So the stages sum to the syscall time exactly, and none is negative.
-
-Counts per call: flushed pages (the measuring CPU's tlb_flush events but the sender note; a full
-flush counts apart), full flushes, IPIs wanted (x86's sender note: the multi-CPU path was taken)
-and sent (ipi events on the measuring CPU: targets), remote flush time per remote CPU (that CPU's
-own time in the flush function, which overlaps the caller's wait), tlbie and global tlbie, hcalls,
-and the local flushes no csd pair timed (x86's single-CPU path calls flush_tlb_func directly).
-
-Pure: lines in, numbers out; tests/analysis/test_breakdown.py runs it on real traces captured on
-this project's VM (tests/fixtures/breakdown/) and on POWER guests (tests/fixtures/power/).
+A breakdown pass (measure/breakdown.py) records the op's syscall enter/exit of the measuring thread
+and every CPU's invalidation events (tlb:tlb_flush, csd, ipi; on POWER tlbie and hcalls) between two
+trace_marker lines that turn the trace clock's ticks into ns.  Each call is cut on the measuring
+CPU's timeline into stages that do not overlap (STAGES; _PRECEDENCE settles a shared tick), so they sum
+to the syscall time exactly; beside them, counts per call.  The stages, what each is on each
+architecture and the counts: docs/breakdown.md#stages.  Pure: lines in, numbers out
+(tests/analysis/test_breakdown.py runs it on real traces, tests/fixtures/breakdown/ and power/).
 """
 import re
 from collections import defaultdict

@@ -2,14 +2,11 @@
 
 Per (cell, stride, counter): every pass that counted gives one per-call value (count / calls); a side
 is the mean of its passes and their range (min..max, replicate runs pooled).  A count is marked
-changed only where the two sides' ranges do not overlap: beyond the counts' own pass-to-pass spread
-(a kernel's occasional extra flush, a CPU-mask trim, moves a pass, not every pass).  Tracepoint
-counts (flushes, tlbie, hcalls) come from the traced warm-up passes, IPIs from the timed ones, as
-stats.per_call_counters reads them.
-
-Counts are the kernel's under emulation too; rates are not: result files from emulated guests
-(host.virtualized "qemu-tcg", see `atsdbench guest`) never get a rate verdict (mark_emulated).
-Pure: reads results only.
+changed only where the two sides' ranges do not overlap: beyond the counts' own pass-to-pass spread.
+Tracepoint counts (flushes, tlbie, hcalls) come from the traced warm-up passes, IPIs from the timed
+ones, as stats.per_call_counters reads them.  Counts are the kernel's under emulation too; rates are
+not: files from emulated guests (host.virtualized "qemu-tcg") never get a rate verdict
+(mark_emulated).  docs/guest.md#what-changed-means has the story.  Pure: reads results only.
 """
 import math
 import re
@@ -143,7 +140,7 @@ def mark_emulated_file(rows, result, warnings):
     for r in rows:
         r["p_value"] = math.nan
         r["note"] = "emulated (qemu-tcg)"
-    warnings.append(f"{result.path or 'the file'} ran emulated (qemu-tcg): its rates get no verdict")
+    warnings.append(f"{result.name} ran emulated (qemu-tcg): its rates get no verdict")
 
 
 def attach_by(cmp, result, members, strides):
@@ -153,7 +150,7 @@ def attach_by(cmp, result, members, strides):
     groups = [[result] for _ in range(n)]
     cells = [[{g: m.get(j, -1) for g, m in members.items()}] for j in range(n)]  # -1: no such cell
     cmp.counts = compare_counts(groups, cmp.labels, cells, [(g, s) for g in members for s in strides])
-    cmp.emulated = [result.path or "the file"] if emulation(result) else []
+    cmp.emulated = [result.name] if emulation(result) else []
     return cmp
 
 

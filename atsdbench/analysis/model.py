@@ -1,22 +1,12 @@
 """`atsdbench model`: the per-call cost of mprotect as fixed + per-page x pages, and one whole-flush cost.
 
-Below the kernel's single-page flush ceiling a call invalidates page by page (x86 INVLPG, POWER
-tlbie per page), so its time grows with the pages it covers: fixed_us + per_page_us * pages.  Above
-it the kernel flushes the whole address space (CR3 write / INVPCID, a PID flush) for a cost that no
-longer grows per page: full_flush_us.  crossover_pages is where the two costs meet.
-
-Pure: functions of DataFrames and arrays.  Rendering is in model_formats.
-
-Intervals: a bootstrap over the unit of replication gives each parameter's standard error, and the
-interval is estimate +- t(df) x that error.  The unit is compare's (compare.choose_unit): a side's
-runs (replicate files or `run --runs` sub-runs, each its own process) where it has two or more, else
-its rounds, which cover one process only; a before/after where every side is one process gives its
-change a within-run interval, not a CI (compare.withholds), unless --unit round asks for it
-(scripts/model_coverage.py measures what each covers).  Why not the bootstrap's percentiles: with
-the 3-5 units runs have, percentile intervals of a mean cover 73-85% instead of 95% (a bootstrap
-cannot see the t distribution's tails, and the plug-in variance is (n-1)/n too small).  The
-resampled units are therefore spread by sqrt(n/(n-1)) and the critical value is Student's t;
-tests/analysis/test_model.py checks the coverage by seeded simulation.
+Below the kernel's single-page flush ceiling a call invalidates page by page, so its time grows with
+the pages it covers: fixed_us + per_page_us * pages; above it the kernel flushes the whole address
+space for a cost that no longer grows per page: full_flush_us.  crossover_pages is where they meet.
+Intervals: a bootstrap over compare's unit of replication (compare.choose_unit) gives each
+parameter's standard error, the interval estimate +- t(df) x that error, resampled units spread by
+sqrt(n/(n-1)); why not the bootstrap's percentiles, and what each unit covers: docs/model.md
+("Confidence intervals").  Pure: functions of result tables and arrays; render/model.py words them.
 """
 import dataclasses
 import math
@@ -45,7 +35,9 @@ DATA_DROP = 0.5
 # Whole-flush strides whose cost rises across them by more than half their mean are not one constant.
 GROWTH = 0.5
 PER_PAGE, WHOLE = "per-page", "whole-flush"
-ONE_ROUND = ("{name} has a single round: passes are the observations, so the CI ignores between-round variance")
+# Why a Model has no CI (Model.why_no_ci), as a code render/model.py words: one observation per stride,
+# from a published table (import --table) or from a file of one unit.
+NO_CI_TABLE, NO_CI_ONE_UNIT = "table", "one-unit"
 
 
 @dataclasses.dataclass
@@ -65,7 +57,7 @@ class Model:
     unit: object  # "run", "round", "pass", or None when there is no CI
     n_units: int
     confidence: float
-    why_no_ci: object
+    why_no_ci: object  # None, NO_CI_TABLE or NO_CI_ONE_UNIT
     warnings: list
     draws: np.ndarray = None  # (resamples, 4) bootstrap draws of PARAMS, for before/after
     processes: int = 1  # runs (processes) the side's data come from
@@ -219,7 +211,7 @@ def page_bytes(result, settings=None):
     key = "hugepage_size" if pages == "hugetlb" else "page_size"
     value = result.host.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise UsageError(f"{result.path or 'the file'} has no {key.replace('_', ' ')} in its host record: no page "
+        raise UsageError(f"{result.name} has no {key.replace('_', ' ')} in its host record: no page "
                          "counts")
     return value
 
@@ -324,10 +316,9 @@ def _fit(name, label, cell_name, members, unit_bytes, confidence, rng, resamples
     if n_units < 2:
         unit = None
         table = any(r.config.get("source") == "table" for r, _, _ in members)
-        why = ("imported from a table: one observation per stride, so no CI (point estimates only)" if table
-               else "one observation per stride: no CI (point estimates only)")
+        why = NO_CI_TABLE if table else NO_CI_ONE_UNIT
     elif unit == "pass":
-        warns.append(ONE_ROUND.format(name=name))
+        warns.append(f"{name} has a single round: passes are the observations (CI within a round)")
     with _warnings.catch_warnings():
         _warnings.simplefilter("ignore", RuntimeWarning)
         y = np.nanmean(matrix, axis=0)
@@ -382,7 +373,7 @@ def _us(v):
 
 CHANGE_COLUMNS = ["parameter", "cell", "base_label", "new_label", "base", "new", "change_pct", "ci_low_pct",
                   "ci_high_pct", "confidence", "unit", "n_base", "n_new", "verdict_withheld"]
-# compare's rule (analysis/compare.withholds), its code worded by render/text.  The coverage that backs
+# compare's rule (analysis/compare.withholds), its code worded by render/notes.  The coverage that backs
 # it for model (scripts/model_coverage.py, measured on the project's VM) is in docs/methodology.md.
 
 
@@ -458,17 +449,16 @@ class Analysis:
 def size_warnings(groups, labels):
     """Sides of different region sizes: the per-call cost, and so the fixed cost, scale with the size
     alone ("fixed cost -725%" from 1G against 256M), so say so (model compares them still)."""
-    from ..render import text
-
     sizes = [g[0].config.get("size") for g in groups]
     if len(set(map(repr, sizes))) < 2:  # a mangled file may hold anything there
         return []
-    return [text.size_mismatch([(label, format_size(s) if isinstance(s, int) else "?")
-                                for label, s in zip(labels, sizes)])]
+    listing = ", ".join(f"{format_size(s) if isinstance(s, int) else '?'} in {label}"
+                        for label, s in zip(labels, sizes))
+    return [f"the files differ in size ({listing}): per-call costs differ for that reason alone"]
 
 
 def analyse(groups, labels, confidence=95.0, resamples=RESAMPLES, seed=SEED, unit="auto", level="session"):
-    """groups: per side a list of Results (replicate files, or --runs sub-runs; level as compare.load_sides
+    """groups: per side a list of Results (replicate files, or --runs sub-runs; level as compare.replicates
     gives it).  The first side is the baseline.  unit: auto, run, round or pass, as compare's --unit."""
     _, _, _, unit = resolve_options(confidence=confidence, unit=unit)
     warns = input_warnings(groups, level) + size_warnings(groups, labels)

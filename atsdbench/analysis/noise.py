@@ -1,28 +1,19 @@
 """Variance components of log rates: a noise profile's estimates, and the comparison of sides of one
-process that borrow their between-run variance from one (issue 25.2).  Pure: numpy and scipy.special.
+process that borrow their between-run variance from one.  Pure: numpy and scipy.special.
 
-A run's observation is the log of the mean of its round means (what compare's run unit takes).  From
-K sub-runs of n_k rounds each (atsdbench calibrate), per (cell, stride):
-
-  within   pooled variance of log round means inside a sub-run, df sum(n_k - 1);
-  means    variance of the K sub-run observations, df K - 1;
-  between  means - h x within, h = mean(1/n_k): the sub-run effect (a fresh process's allocations
-           and address space, the host's drift slower than a run), clamped at 0, its df by
-           Satterthwaite.  E[means] = between + within / n for independent rounds.  Where rounds
-           inside a run are autocorrelated (they are: the host drifts over ~20 s), `between` also takes
-           up what the within-run spread misses of a run's mean, exactly so for runs of the
-           profile's own rounds: which is why a profile holds for its plan only.
-
-A one-process side's mean then has variance own within / its rounds + between (combine: a sum of
-estimated terms, df by Welch-Satterthwaite, a term of one profile used for both sides counted once
-with its coefficients added), and a difference of two sides the sum of both.
-"""
+From K sub-runs of n_k rounds each (atsdbench calibrate), per (cell, stride): `within`, the pooled
+variance of log round means inside a sub-run; `means`, the variance of the sub-run observations;
+`between` = means - mean(1/n_k) x within, clamped at 0, its df by Satterthwaite.  A one-process
+side's mean then has variance own within / its rounds + between (combine: Welch-Satterthwaite over
+estimated terms, a profile used for both sides counted once), and a difference of two sides the sum
+of both.  Why a profile holds for its plan only, and what it covers: docs/calibrate.md, docs/compare.md
+("Noise profiles: single runs with a verdict")."""
 import dataclasses
 import math
 
 import numpy as np
 
-from . import stats
+from . import detectable, stats
 
 CHECK_LEVEL = 0.01  # two-sided F test: a side's round spread against its profile's within-run variance
 
@@ -61,7 +52,7 @@ def entry(sub_runs):
             "inv_rounds": h, "between_var": b, "between_df": None if math.isnan(b_df) else b_df}
 
 
-def profile_entries(result):
+def noise_profile_entries(result):
     """Every (cell, stride) entry of a calibration's result file (a --runs file of >= 2 sub-runs),
     and the rounds of each sub-run.  A UsageError where it has fewer than two sub-runs."""
     from ..data import cells
@@ -69,7 +60,7 @@ def profile_entries(result):
 
     parts = result.sub_runs()
     if len(parts) < 2:
-        raise UsageError(f"{result.path or 'the file'} has one sub-run: its between-run variance cannot be "
+        raise UsageError(f"{result.name} has one sub-run: its between-run variance cannot be "
                          "estimated")
     labels = cells.labels(result)
     out = []
@@ -79,7 +70,7 @@ def profile_entries(result):
             if e is not None:
                 out.append({"cell": label, "stride_bytes": int(stride), **e})
     if not out:
-        raise UsageError(f"{result.path or 'the file'}: no stride has the sub-runs and rounds a profile needs")
+        raise UsageError(f"{result.name}: no stride has the sub-runs and rounds a profile needs")
     rounds = [int(p.measured["round"].nunique()) for p in parts]
     return out, rounds
 
@@ -95,7 +86,7 @@ class Side:
     unlike: bool = False  # its round spread disagrees with its profile's (spread_check)
 
 
-def profiled_side(log_means, entry, own, source):
+def side_with_noise_profile(log_means, entry, own, source):
     """A one-process side: its own log round means with its profile's entry (None: no profile).
     Terms: own within / n (df n - 1) + the profile's means - h x within (the between component),
     left out where the profile found none beyond what within-run noise explains."""
@@ -165,7 +156,7 @@ def unreadable(log_width, df):
 
 
 def difference(base, new, confidence=95.0):
-    """stats.difference's answer for two Sides: the speedup (ratio of the sides' run observations),
+    """two_sample.difference's answer for two Sides: the speedup (ratio of the sides' run observations),
     a t interval with the combined variance and Satterthwaite df, p; `why` where a side's between-run
     variance is unknown."""
     from scipy import special
@@ -208,6 +199,6 @@ def detects(entry, rounds, confidence=95.0, tests=1):
     variance, df = combine(sides)
     if not variance > 0:
         return math.nan
-    mde = stats.mde_pct(math.sqrt(variance), df, confidence, tests)
+    mde = detectable.mde_pct(math.sqrt(variance), df, confidence, tests)
     # a change past MAX_SPAN-fold, or on too few df, is no figure of what the design detects
     return math.nan if unreadable(math.log1p(mde / 100) if mde > -100 else math.inf, df) else mde

@@ -1,23 +1,18 @@
 """A run with a threads axis read as a scaling sweep: per stride and thread count, the aggregate rate,
-the rate per task, the efficiency against linear scaling from the smallest thread count (paired by
-round), the spread of the threads' loop times and the share of disturbed passes.
+the rate per task, the efficiency against linear scaling from the smallest thread count N0 (paired
+by round), the spread of the threads' loop times and the share of disturbed passes.
 
-Efficiency of N tasks = rate(N) / (N / N0 x rate(N0)), N0 the smallest thread count of the group
-(1 in a sweep that starts there).  Per round it is one paired ratio: the N0 cell and the N cell ran
-in the same round, interleaved, so what moved the round moved both and cancels; the CI is paired
-t's on log rates (stats.paired_t on the N0 round means scaled by N/N0, which shifts every log
-difference by log(N/N0) and so tests "linear" itself: p is of efficiency = 100%).  It covers this
-run's own noise only: not the drift between sessions, nor boots.
-
-Generic over the rate: rate_of(config) names the sample column and its unit ("gbps", "GB/s" unless
-the result's config says otherwise in `rate`: {"column": ..., "unit": ..., "definition": ...}), so
-a workload whose rate is loops/s per task count reads the same way."""
+Efficiency of N tasks = rate(N) / (N / N0 x rate(N0)); its CI is paired t's on log rates
+(paired.paired_t on the N0 round means scaled by N/N0, so p tests "linear" itself), covering this
+run's own noise only (docs/workloads.md#scaling).  Generic over the rate: rate_of(config) names the
+sample column and its unit ("gbps", "GB/s" unless the config's `rate` says otherwise), so a
+workload whose rate is loops/s reads the same way."""
 import dataclasses
 import math
 
 import numpy as np
 
-from . import noise, stats
+from . import noise, paired, stats
 from ..data import cells
 from ..data.columns import known, numbers
 
@@ -49,6 +44,15 @@ def thread_values(result):
 def has_sweep(result):
     """A file whose cells are a sweep of thread counts (two or more): show and plot read it as one."""
     return bool(thread_values(result)) and "cell" in result.table
+
+
+def require_sweep(result):
+    """has_sweep, or the usage error that show --scaling and the Python API give a result without one."""
+    if not has_sweep(result):
+        from ..errors import UsageError
+
+        raise UsageError(f"{result.name}: no threads axis of 2 or more thread counts (--threads 1,2,4 measures "
+                         "one)")
 
 
 @dataclasses.dataclass
@@ -172,7 +176,7 @@ def analyse(result, confidence=95.0):
                     eff.update(efficiency=100.0)
                 elif len(common) >= 2:
                     k = n / reference  # linear: the rate times N/N0
-                    t = stats.paired_t(np.array([ref_rounds[r] * k for r in common]),
+                    t = paired.paired_t(np.array([ref_rounds[r] * k for r in common]),
                                        np.array([rounds[r] for r in common]), confidence)
                     eff.update(efficiency=float(t["ratio"]) * 100, p_linear=float(t["p"]))
                     low_, high_ = float(t["low"]), float(t["high"])

@@ -1,17 +1,18 @@
-"""Statistics, pure: no I/O.  Everything comes from numpy/scipy.
+"""Observations and intervals, pure (numpy; scipy where a quantile needs it): what a result's passes
+give per stride at a unit of replication, the summaries run and show print, and the t and bootstrap
+intervals every estimate here uses.  The tests built on them are two_sample.py (files against each
+other) and paired.py (cells of one run); power.py says what a design detects, multiplicity.py adjusts
+a table's p values.
 
 The unit of replication is the round (one fresh allocation): a round's passes are averaged into
 one observation, so confidence intervals reflect the between-allocation noise a second run of
 the same kernel would meet.  `unit="pass"` treats every pass as an observation (ministat-style).
 """
-import functools
 import math
 
 import numpy as np
 
 CONFIDENCES = (80.0, 90.0, 95.0, 98.0, 99.0, 99.5)
-TESTS = ("welch", "student", "mannwhitney")
-ADJUSTMENTS = ("holm", "none")
 
 
 def cv_pct(values):
@@ -37,8 +38,8 @@ def observations_by_stride(table, unit="round", metric="mean", cell=None, column
     result's, data/columns.Columns)."""
     if column not in table:  # a rate this file does not have: no observation
         return {}
-    # numpy on the columns read, not pandas on a copy of a frame: a compare of two small files
-    # called this some twenty times at 3 ms each (a 10^6-pass file's copy of every column was 74 MB)
+    # numpy on the columns read, not pandas on a copy of a frame: a compare of two small files calls
+    # this some twenty times (pandas: 3 ms each), and a copy of a 10^6-pass file's columns is 74 MB
     keep = ~np.asarray(table["warmup"], dtype=bool)
     if cell is not None and "cell" in table:
         keep &= np.asarray(table["cell"] == cell, dtype=bool)
@@ -78,7 +79,7 @@ def mean_by_rows(keys, values, keep=None):
     pandas' groupby of several keys and its mean, over the passes `keep` (a mask; default all).
     keys: one 1-D array a key, a value a pass.  A pass with a NaN key is in no group, a NaN value is
     left out, a group whose values are all NaN gets NaN.  Each key is coded on its own and the codes
-    are combined into one integer a pass: 1-D sorts only (a 2-D unique of 10^6 passes took model's
+    are combined into one integer a pass: 1-D sorts only (a 2-D unique of 10^6 passes takes model's
     peak past 300 MiB)."""
     values = np.asarray(values, dtype=float)
     keep = np.ones(len(values), dtype=bool) if keep is None else keep.copy()
@@ -150,7 +151,7 @@ def run_value(round_values, metric="mean"):
 
 def effective_unit(table, unit):
     """Rounds, unless a stride has fewer than two rounds: then passes (and the caller warns).  A
-    stride at a time, by masks: grouping 10^6 passes took 57 MiB under tracemalloc, this 6."""
+    stride at a time, by masks: grouping 10^6 passes takes 57 MiB under tracemalloc, this 6."""
     if unit != "round":
         return unit
     rounds = np.asarray(table["round"])
@@ -167,8 +168,8 @@ def stride_summary(table):
     """Per stride: what `run` prints.  Within-round CV is the mean CV of a round's passes;
     between-round CV is the CV of the round means: the two spreads a user must tell apart."""
     rows = []
-    # numpy on the columns read: grouping sorted a copy of what it was given (74 MB a 10^6-pass
-    # file), and pandas took 14 ms for a small file's four strides
+    # numpy on the columns read: pandas' grouping sorts a copy of what it is given (74 MB a 10^6-pass
+    # file) and takes 14 ms for a small file's four strides
     keep = ~np.asarray(table["warmup"], dtype=bool)
     num = {c: np.asarray(table[c], dtype=float) for c in ("gbps", "us_per_call", "gpu_touch_ns", "device_touch_ns",
                                                        "lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_max_us")
@@ -196,6 +197,8 @@ def stride_summary(table):
 
 # --device hmm: the mmu notifier's invalidate starts and the driver's callbacks, counted from kprobe events
 DEVICE_COUNTERS = ("notifier_starts", "device_invalidates")
+
+
 POWER_COUNTERS = ("tlbie", "tlbie_global", "tlbie_full", "tlbie_fixup", "tlbia", "h_remove", "h_bulk_remove",
                   "h_protect", "h_enter", "h_clear_mod", "h_clear_ref")
 
@@ -322,181 +325,9 @@ def alpha(confidence):
     return (100 - float(confidence)) / 100
 
 
-def log_t(base, new, test="welch", confidence=95.0):
-    """Welch's or Student's t on log rates; the last axis holds one side's observations, leading
-    axes are independent comparisons (the calibration tests run thousands at once).
-
-    A speedup is a ratio: the difference of mean logs is the log of the ratio of geometric means,
-    and its t-interval, exponentiated, is an asymmetric CI of that ratio.  Dividing a CI of the
-    difference by the sample baseline (ministat's %) ignores the baseline's own error.
-    Student's pooled s accepts one side with a single observation: that side then adds no variance
-    of its own, and the other side's spread is assumed to hold for it (replicates on one side only).
-    Returns arrays: ratio, low, high (new/base), p, df, base, new (geometric means)."""
-    from scipy import special
-
-    x, y = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(new, dtype=float))
-    na, nb = x.shape[-1], y.shape[-1]
-    mx, my = x.mean(axis=-1), y.mean(axis=-1)
-    d = my - mx
-    va = x.var(axis=-1, ddof=1) if na > 1 else np.zeros_like(mx)
-    vb = y.var(axis=-1, ddof=1) if nb > 1 else np.zeros_like(my)
-    if test == "student":
-        df = np.full_like(d, na + nb - 2)
-        se = np.sqrt(((na - 1) * va + (nb - 1) * vb) / df * (1 / na + 1 / nb))
-    else:
-        wa, wb = va / na, vb / nb
-        se = np.sqrt(wa + wb)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            df = np.where(se > 0, (wa + wb) ** 2 / (wa ** 2 / (na - 1) + wb ** 2 / (nb - 1)), na + nb - 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, np.abs(d) / se, np.where(d == 0, 0.0, np.inf))
-    p = 2 * special.stdtr(df, -t)
-    low, high, _ = t_bounds(d, se, df, confidence)
-    return {"ratio": np.exp(d), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df,
-            "base": np.exp(mx), "new": np.exp(my), "se": se}
-
-
-@functools.lru_cache(maxsize=256)
-def u_null_cdf(m, n):
-    """P(U <= u) for u = 0..m*n: the exact null distribution of the Mann-Whitney U of samples of
-    m and n without ties, or None where its counts pass float64's exact integers (2^53)."""
-    if math.comb(m + n, m) > 2 ** 53:
-        return None
-    small, large = min(m, n), max(m, n)
-    # The counts are the coefficients of the Gaussian binomial [m+n choose m]_q =
-    # prod_{i=1..small} (1 - q^(large+i)) / (1 - q^i), truncated past q^(m*n) where it ends.
-    c = np.zeros(m * n + 1)
-    c[0] = 1
-    for i in range(1, small + 1):
-        c[large + i:] = c[large + i:] - c[:len(c) - large - i]
-        for r in range(i):
-            c[r::i] = np.cumsum(c[r::i])
-    return np.cumsum(c) / math.comb(m + n, m)
-
-
-def hl_rank(m, n, confidence, exact=True):
-    """k: the CI of the Hodges-Lehmann shift runs from the k-th smallest to the k-th largest of the
-    m*n pairwise differences; 0 when no outcome of m against n can reach the confidence level."""
-    level = alpha(confidence)
-    cdf = u_null_cdf(m, n) if exact else None
-    if cdf is not None:
-        return int(np.count_nonzero(2 * cdf < level))
-    from scipy import special
-
-    # Normal approximation with the continuity correction scipy's asymptotic p uses.
-    sd = math.sqrt(m * n * (m + n + 1) / 12)
-    return max(0, math.floor(m * n / 2 - 0.5 - float(special.ndtri(1 - level / 2)) * sd) + 1)
-
-
-def smallest_n(confidence):
-    """The fewest observations a side with which a median difference can reach this confidence."""
-    n = 1
-    while hl_rank(n, n, confidence) == 0:
-        n += 1
-    return n
-
-
-def hodges_lehmann(base, new, confidence=95.0):
-    """Hodges-Lehmann shift of log rates (the median of all log(new_j / base_i)) with the CI that
-    inverts the Mann-Whitney test: exact when there are no ties, else the normal approximation.
-    Vectorised like log_t.  Returns arrays ratio, low, high (NaN when k = 0), p, base, new (medians),
-    and k, exact (scalars)."""
-    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
-    x, y = np.log(a), np.log(b)
-    m, n = x.shape[-1], y.shape[-1]
-    diffs = np.sort((y[..., None, :] - x[..., :, None]).reshape(*x.shape[:-1], m * n), axis=-1)
-    pooled = np.sort(np.concatenate([x, y], axis=-1), axis=-1)
-    ties = bool(np.any(np.diff(pooled, axis=-1) == 0))
-    cdf = None if ties else u_null_cdf(m, n)
-    exact = cdf is not None
-    k = hl_rank(m, n, confidence, exact)
-    if exact:
-        u = np.count_nonzero(diffs > 0, axis=-1)
-        p = np.minimum(1.0, 2 * cdf[np.minimum(u, m * n - u)])
-    else:  # scipy.stats only here: 60 MiB resident, which plot's medians need not carry (issue 34)
-        from scipy import stats
-
-        p = stats.mannwhitneyu(y, x, axis=-1, method="asymptotic").pvalue
-    nan = np.full(diffs.shape[:-1], math.nan)
-    low, high = (diffs[..., k - 1], diffs[..., m * n - k]) if k else (nan, nan)
-    return {"ratio": np.exp(np.median(diffs, axis=-1)), "low": np.exp(low), "high": np.exp(high), "p": p,
-            "base": np.median(a, axis=-1), "new": np.median(b, axis=-1), "k": k, "exact": exact}
-
-
-def holm(p_values):
-    """Holm's step-down adjustment; NaN p-values (no test made) stay NaN and do not count."""
-    p = np.asarray(p_values, dtype=float)
-    out = np.full(p.shape, math.nan)
-    made = ~np.isnan(p)
-    m = int(made.sum())
-    if m:
-        order = np.argsort(p[made], kind="stable")
-        adjusted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[made][order]))
-        values = np.empty(m)
-        values[order] = adjusted
-        out[made] = values
-    return out
-
-
-def adjust(p_values, method="holm"):
-    p = np.asarray(p_values, dtype=float)
-    return holm(p) if method == "holm" else p.copy()
-
-
-def _too_few(a, b, test):
-    if min(len(a), len(b)) < 1:
-        return "no observations"
-    if test == "welch" and min(len(a), len(b)) < 2:
-        return "fewer than 2 observations"
-    if test == "student" and len(a) + len(b) < 3:
-        return "fewer than 2 observations"
-    if np.any(a <= 0) or np.any(b <= 0):
-        return "a rate is zero or negative"
-    return None
-
-
-def difference(base, new, test="welch", confidence=95.0):
-    """Compare two sets of observations (rates).  Returns the speedup % (new/base - 1), its CI,
-    the raw p and whether p < 1 - confidence, and `why` when there is no CI.
-
-    welch/student: t on log rates (log_t); speedup = ratio of geometric means - 1.
-    mannwhitney: Hodges-Lehmann shift of log rates with the exact Mann-Whitney CI and p; speedup =
-    median of the pairwise ratios - 1.  When too few observations can never reach the level, `why`
-    says so and names the smallest N a side that could."""
-    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
-    out = {"n_base": len(a), "n_new": len(b), "test": test, "confidence": confidence}
-    why = _too_few(a, b, test)
-    if why:
-        centre = np.median if test == "mannwhitney" else np.mean
-        out.update(base=float(centre(a)) if len(a) else math.nan, new=float(centre(b)) if len(b) else math.nan)
-        out.update(speedup_pct=(out["new"] / out["base"] - 1) * 100, ci_low_pct=math.nan, ci_high_pct=math.nan,
-                   p_value=math.nan, significant=False, why=why)
-        return out
-    if len(a) > 1 or len(b) > 1:  # the t design's standard error, for the smallest detectable change
-        out["se"] = float(log_t(a, b, "student" if test == "mannwhitney" else test, confidence)["se"])
-    if test == "mannwhitney":
-        r = hodges_lehmann(a, b, confidence)
-        if not r["k"]:
-            need = smallest_n(confidence)
-            why = (f"{len(a)} vs {len(b)} observations cannot reach {confidence:g}% confidence with a median test; "
-                   f"{need} a side could")
-        out["exact"] = r["exact"]
-    else:
-        r = log_t(a, b, test, confidence)
-        out["df"] = float(r["df"])
-        out["se"] = float(r["se"])
-    p = float(r["p"])
-    out.update(base=float(r["base"]), new=float(r["new"]), speedup_pct=(float(r["ratio"]) - 1) * 100,
-               ci_low_pct=(float(r["low"]) - 1) * 100, ci_high_pct=(float(r["high"]) - 1) * 100, p_value=p,
-               significant=bool(p < alpha(confidence)))
-    if why:
-        out["why"] = why
-    return out
-
-
 # What one chunk of bootstrap resamples may hold (the picks and the values picked): model's 2000
-# resamples of 10^6 passes at once took 10 GB, plot's 4999 of its rounds 6 GB.  8 MiB: nanmean's
-# temporaries take about twice the chunk again, and with columnar loading a chunk of 32 MiB was a
+# resamples of 10^6 passes at once take 10 GB, plot's 4999 of its rounds 6 GB.  8 MiB: nanmean's
+# temporaries take about twice the chunk again, and with columnar loading a chunk of 32 MiB is a
 # third of model's peak at 10^6 passes; the draws are the same whatever the chunk.
 CHUNK_BYTES = 8 << 20
 
@@ -523,9 +354,10 @@ def interval(values, metric="mean", confidence=95.0, seed=0):
 def percentile_bootstrap(v, statistic, confidence, n_resamples, seed):
     """(low, high): scipy.stats.bootstrap's percentile interval of one sample, step for step (its
     draws from default_rng(seed), the statistic of each resample, its linear quantile), held equal to
-    it by tests/analysis/test_stats.py (to the last bit with scipy 1.17's quantile).  Not scipy's own only for its import: scipy.stats
-    is 60 MiB resident, a fifth of plot's peak at 10^6 passes a side (issue 34).  The resamples are
-    drawn a chunk at a time (chunk_rows), which draws the same numbers as all at once."""
+    it by tests/analysis/test_stats.py (to the last bit with scipy 1.17's quantile).  Not scipy's own
+    only for its import: scipy.stats is 60 MiB resident, a fifth of plot's peak at 10^6 passes a
+    side.  The resamples are drawn a chunk at a time (chunk_rows), which draws the same numbers as
+    all at once."""
     v = np.asarray(v, dtype=float)
     rng, n = np.random.default_rng(seed), len(v)
     batch, theta = chunk_rows(n), []
@@ -546,166 +378,11 @@ def percentile_bootstrap(v, statistic, confidence, n_resamples, seed):
     return float(q[0]), float(q[1])
 
 
-# ---- paired by round (compare --by): the cells of one run, interleaved, so drift cancels ----
-# --metric mean: paired t on the log round means (the ratio of geometric means, CI exponentiated).
-# --metric median: Hodges-Lehmann estimate of the differences of log round medians (the median of their
-# Walsh averages) with the CI that inverts the Wilcoxon signed-rank test, and its p: exact without ties.
-# A percentile bootstrap of the median difference was tried first and measured short of its level at
-# the usual 6-15 rounds (92-94% for 95%, percentile and BCa; tests/cli/test_axes.py keeps it), and it could
-# disagree with the signed-rank p; the inverted test covers at least its level by construction.
-
-PAIRED_TESTS = {"mean": "paired-t", "median": "wilcoxon"}  # compare --by
-
-
-def paired_t(base, new, confidence=95.0):
-    """Paired t on log rates; the last axis holds the rounds, base[..., r] paired with new[..., r];
-    leading axes are independent comparisons.  Returns arrays ratio, low, high (new/base), p, df,
-    base, new (geometric means)."""
-    from scipy import special
-
-    x, y = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(new, dtype=float))
-    d = y - x
-    n = d.shape[-1]
-    mean = d.mean(axis=-1)
-    se = d.std(axis=-1, ddof=1) / math.sqrt(n)
-    df = np.full_like(mean, n - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, np.abs(mean) / se, np.where(mean == 0, 0.0, np.inf))
-    p = 2 * special.stdtr(df, -t)
-    low, high, _ = t_bounds(mean, se, df, confidence)
-    return {"ratio": np.exp(mean), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df, "se": se,
-            "base": np.exp(x.mean(axis=-1)), "new": np.exp(y.mean(axis=-1))}
-
-
-@functools.lru_cache(maxsize=128)
-def signed_rank_null_cdf(n):
-    """P(T+ <= t) for t = 0..n(n+1)/2: the exact null distribution of the Wilcoxon signed-rank
-    statistic of n differences without ties or zeros, or None where its counts (2^n in all) pass
-    float64's exact integers."""
-    if n > 52:
-        return None
-    # The counts are the coefficients of prod_{i=1..n} (1 + q^i): each rank is in T+ or not.
-    counts = np.zeros(n * (n + 1) // 2 + 1)
-    counts[0] = 1
-    for i in range(1, n + 1):
-        counts[i:] = counts[i:] + counts[:-i].copy()
-    return np.cumsum(counts) / 2.0 ** n
-
-
-def signed_rank_k(n, confidence, exact=True):
-    """k: the CI runs from the k-th smallest to the k-th largest of the n(n+1)/2 Walsh averages; 0
-    when no outcome of n pairs can reach the confidence level."""
-    level = alpha(confidence)
-    cdf = signed_rank_null_cdf(n) if exact else None
-    if cdf is not None:
-        return int(np.count_nonzero(2 * cdf < level))
-    from scipy import special
-
-    # Normal approximation with the continuity correction scipy's approximate p uses.
-    m = n * (n + 1) / 2
-    sd = math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
-    return max(0, math.floor(m / 2 - 0.5 - float(special.ndtri(1 - level / 2)) * sd) + 1)
-
-
-def smallest_pairs(confidence):
-    """The fewest paired rounds with which a signed-rank test can reach this confidence."""
-    n = 1
-    while signed_rank_k(n, confidence) == 0:
-        n += 1
-    return n
-
-
-def signed_rank(base, new, confidence=95.0):
-    """Hodges-Lehmann estimate of the paired log differences (the median of their Walsh averages)
-    with the CI and p of the Wilcoxon signed-rank test: exact without ties or zeros, else the
-    normal approximation.  Vectorised like paired_t.  Returns arrays ratio, low, high (NaN when
-    k = 0), p, base, new (medians), and k, exact (scalars)."""
-    from scipy import stats as sps
-
-    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
-    d = np.log(b) - np.log(a)
-    n = d.shape[-1]
-    i, j = np.triu_indices(n)
-    walsh = np.sort((d[..., i] + d[..., j]) / 2, axis=-1)
-    m = walsh.shape[-1]
-    magnitudes = np.sort(np.abs(d), axis=-1)
-    ties = bool(np.any(d == 0) or np.any(np.diff(magnitudes, axis=-1) == 0))
-    cdf = None if ties else signed_rank_null_cdf(n)
-    exact = cdf is not None
-    k = signed_rank_k(n, confidence, exact)
-    if exact:
-        t = np.count_nonzero(walsh > 0, axis=-1)  # = T+, the sum of the ranks of positive differences
-        p = np.minimum(1.0, 2 * cdf[np.minimum(t, m - t)])
-    else:
-        nonzero = np.any(d != 0, axis=-1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p = np.where(nonzero, sps.wilcoxon(np.where(nonzero[..., None], d, 1.0), axis=-1, method="approx",
-                                               correction=True).pvalue, 1.0)
-    nan = np.full(walsh.shape[:-1], math.nan)
-    low, high = (walsh[..., k - 1], walsh[..., m - k]) if k else (nan, nan)
-    return {"ratio": np.exp(np.median(walsh, axis=-1)), "low": np.exp(low), "high": np.exp(high), "p": p,
-            "base": np.median(a, axis=-1), "new": np.median(b, axis=-1), "k": k, "exact": exact}
-
-
-def paired_difference(base, new, metric="mean", confidence=95.0):
-    """One paired comparison (rates, paired position by position), in difference()'s terms."""
-    a, b = np.asarray(base, dtype=float), np.asarray(new, dtype=float)
-    n = len(a)
-    out = {"n_base": n, "n_new": n}
-    why = None
-    if n < 1:
-        why = "no round measured both cells"
-    elif np.any(a <= 0) or np.any(b <= 0):
-        why = "a rate is zero or negative"
-    elif metric == "mean" and n < 2:
-        why = "fewer than 2 paired rounds"
-    if why:
-        centre = np.mean if metric == "mean" else np.median
-        out.update(base=float(centre(a)) if n else math.nan, new=float(centre(b)) if n else math.nan)
-        out.update(speedup_pct=(out["new"] / out["base"] - 1) * 100, ci_low_pct=math.nan, ci_high_pct=math.nan,
-                   p_value=math.nan, why=why)
-        return out
-    if metric == "median":
-        r = signed_rank(a, b, confidence)
-        if not r["k"]:
-            why = (f"{n} paired rounds cannot reach {confidence:g}% confidence with a signed-rank test; "
-                   f"{smallest_pairs(confidence)} could")
-    else:
-        r = paired_t(a, b, confidence)
-    t = paired_t(a, b, confidence) if metric == "median" else r
-    out.update(se=float(t["se"]), df=float(t["df"]))  # the paired design's, for the smallest detectable change
-    out.update(base=float(r["base"]), new=float(r["new"]), speedup_pct=(float(r["ratio"]) - 1) * 100,
-               ci_low_pct=(float(r["low"]) - 1) * 100, ci_high_pct=(float(r["high"]) - 1) * 100,
-               p_value=float(r["p"]))
-    if why:
-        out["why"] = why
-    return out
-
-
 def disturbed(records):
     """(disturbed, recorded): timed passes whose measuring thread was preempted, ran less than 90% of
-    the pass or lost time to steal, of those that recorded it (files from before issue 25: 0, 0)."""
+    the pass or lost time to steal, of those that recorded it (files that recorded none: 0, 0)."""
     from ..data.columns import as_columns, flag
 
     cols = as_columns(records)
     flagged = cols.present("disturbed") & ~flag(cols, "warmup")
     return int((flag(cols, "disturbed") & flagged).sum()), int(flagged.sum())
-
-
-POWER = 80.0  # the power every "smallest detectable change" is quoted at
-RANK_EFFICIENCY = 3 / math.pi  # Mann-Whitney's and Wilcoxon's efficiency against t on normal data
-
-
-def mde_pct(se, df, confidence=95.0, tests=1, power=POWER, rank=False):
-    """The smallest speedup (percent) a two-sided test of this design detects with `power`% power:
-    (t at 1 - alpha/2 + t at power) x se on the log scale, exponentiated; alpha is split over `tests`
-    (Holm's first step, so the figure holds for every comparison of the table).  A rank test needs
-    1/efficiency times the observations of t (normal theory); nan without a variance."""
-    if not (se > 0 and df > 0 and math.isfinite(se)):
-        return math.nan
-    a = alpha(confidence) / max(1, tests)
-    # t_quantile(c) is the 1 - alpha(c)/2 quantile: c = 100(1 - a) for the test, 2 x power - 100 for power
-    delta = (float(t_quantile(100 * (1 - a), df)) + float(t_quantile(2 * power - 100, df))) * se
-    if rank:
-        delta /= math.sqrt(RANK_EFFICIENCY)
-    return (math.exp(delta) - 1) * 100

@@ -1,30 +1,12 @@
 """Round means as a time series, pure: autocorrelation, drift, and a CI of the mean that survives it.
 
-Rounds taken one after another share the machine's state (placement, caches, host noise), so their
-means are positively autocorrelated and the ordinary t interval, which assumes independent rounds,
-is too narrow.  Two remedies: space the rounds out in time (the runner's job), and, where a run has
-enough rounds, use a CI that absorbs short-range autocorrelation.
-
-The estimator is **batch means**: the rounds, in time order, are cut into BATCHES consecutive
-batches (sizes differ by at most one) and the t interval with BATCHES-1 degrees of freedom is taken
-over the batch means.  Batches absorb the short-range correlation; with a fixed number of batches
-the interval stays valid as batches grow (fixed-b asymptotics), and for independent normal rounds
-it is exact at any n.  Newey-West (Bartlett kernel, bandwidth n^(1/3) or Andrews' AR(1) plug-in,
-normal quantile) was the alternative: in the seeded simulation in tests/analysis/test_timeseries.py it
-covers 89% instead of 95% even for independent rounds at n = 20, and 75-82% for AR(1) with
-phi = 0.8 at n = 100, where 5 batch means cover 93%.  The price of 5 batches is a wider interval
-(t with 4 df), about 25% wider than the t interval when rounds really are independent.
-
-Absorbing is not removing: a 95% batch-means CI covers 91% at lag-1 0.5 over 20 rounds (95% by 50),
-and 79% (20 rounds) to 88% (50) for the drift measured on this VM (4.6% decaying exp(-dt/8 s), rounds
-1.5 s apart: shared/notes/noise-levels.md), seeded simulation for issue 25.  Drift slower than a
-run is seen by no estimator inside it: only runs in separate processes, spaced in time, cover it.
-
-Batch means are used from ROBUST_MIN_ROUNDS = 20 rounds (batches of at least 4 rounds); below that
-batches of 1-3 rounds absorb little and cost a lot of width, so the t interval is kept and
-`t_ci_note` says what it assumes.
-
-Callers import this module lazily (numpy/scipy).
+Rounds taken one after another share the machine's state, so their means are positively
+autocorrelated and the ordinary t interval is too narrow.  From ROBUST_MIN_ROUNDS = 20 rounds the
+CI is **batch means**: the rounds in time order cut into BATCHES consecutive batches, the t interval
+with BATCHES-1 df over their means; below that the t interval is kept and `t_ci_note` says what it
+assumes.  Why batch means and not Newey-West, what they absorb and what no estimator inside a run
+sees (drift slower than a run): docs/methodology.md#drift-and-autocorrelation.  Callers import this
+module lazily (numpy/scipy).
 """
 import math
 

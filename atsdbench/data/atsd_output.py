@@ -1,13 +1,11 @@
 """`atsdbench import`: the standalone `atsd` program's output (csrc/atsd_output.c) as a result file.
 
 Each field is checked as it is read, against the ranges the result schema (schema.py) holds: a bad
-line gets one message naming the line and the field, the bad value cut short.  The result is then
-checked against the schema itself, so what import writes, load reads.
-
-Two versions: 'atsd-output 1' (every atsd), and 'atsd-output 2', what `atsd --breakdown` writes: its
-config has breakdown_* fields, and after the samples each traced pass is a `breakdown` record followed
-by its raw tracefs lines, one `trace` record each.  Those lines are cut into stages here by
-analysis/breakdown.py, the arithmetic of `run --breakdown`, into the same config `breakdown` section.
+line gets one message naming the line and the field, the bad value cut short; the result is then
+checked against the schema itself, so what import writes, load reads.  'atsd-output 2', what `atsd
+--breakdown` writes, adds breakdown_* config fields and, after the samples, each traced pass as a
+`breakdown` record and its raw tracefs lines (`trace` records), cut into stages here by
+analysis/breakdown.py as `run --breakdown`'s are.  The format: docs/atsd.md.
 """
 import itertools
 import math
@@ -95,19 +93,25 @@ def _list(key, value, bounds, where):
     return [_whole(key, p, bounds, where) for p in parts if p]
 
 
+def _cpu_range(part):
+    """(first, last) of '3' or '2-5', or None where it is no range of CPUs below MAX_CPUS."""
+    m = _CPUS.fullmatch(part)
+    if not m or len(m[1]) > len(str(MAX_CPUS)) or len(m[2] or "") > len(str(MAX_CPUS)):
+        return None  # longer numbers are refused before int() reads them
+    lo, hi = int(m[1]), int(m[2] or m[1])
+    return (lo, hi) if lo <= hi < MAX_CPUS else None
+
+
 def cpu_list(text, where, key="online_cpus"):
     """'0-3,8' -> [0, 1, 2, 3, 8], each CPU below MAX_CPUS."""
     cpus = set()
     for part in (text or "").strip().split(","):
         if not part:
             continue
-        m = _CPUS.fullmatch(part)
-        if not m or len(m[1]) > len(str(MAX_CPUS)) or len(m[2] or "") > len(str(MAX_CPUS)):
+        found = _cpu_range(part)
+        if found is None:
             raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS}")
-        lo, hi = int(m[1]), int(m[2] or m[1])
-        if hi < lo or hi >= MAX_CPUS:
-            raise UsageError(f"{where}: {key}={cut(text)} is not a list of CPUs below {MAX_CPUS}")
-        cpus.update(range(lo, hi + 1))
+        cpus.update(range(found[0], found[1] + 1))
     return sorted(cpus)
 
 
@@ -322,6 +326,6 @@ def to_result(text, name="<atsd output>"):
 
 
 def load(path):
-    from .files import read_input
+    from .inputs import read_input
 
     return to_result(*read_input(path))

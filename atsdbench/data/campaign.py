@@ -1,21 +1,18 @@
-"""A campaign directory (docs/lab.md#campaign-directory): the plan, an append-only journal, and one
-result file per boot.
-
-    DIR/campaign.json          the plan: kernels, boots each, schedule, method, run options (written once)
-    DIR/journal/NNNNNN-KIND.json  one event each (start, done, unfinished, missed, foreign, skipped,
-                               arranged, stopped), written once through the atomic writer and never replaced
-    DIR/NAME/BOOT_ID.json      kernel NAME's run in the boot BOOT_ID (-2, -3 where a slot was redone
-                               in the same boot)
+"""A campaign directory (docs/lab.md#campaign-directory): the plan (DIR/campaign.json, written once),
+an append-only journal (DIR/journal/NNNNNN-KIND.json, one event each, written once through the atomic
+writer and never replaced), and one result file per boot (DIR/NAME/BOOT_ID.json; -2, -3 where a slot
+was redone in the same boot).
 
 Nothing is rewritten: the state of a campaign is the fold of its journal (`Campaign`), so a power cut,
 a full disk or a Ctrl-C can lose at most the event being written, never one already saved.  This module
-is pure (compare, plot and model read campaigns through it); campaign/ holds the orchestration."""
+is pure (compare, plot and model read campaigns through it); campaign/ holds the orchestration.
+"""
 import json
 import os
 import re
 
 from ..errors import UsageError
-from . import files
+from . import files, inputs
 from .schema import cut
 
 FORMAT = "atsdbench-campaign"
@@ -80,7 +77,7 @@ def load_plan(directory):
     path = plan_path(directory)
     if not os.path.isfile(path):
         raise UsageError(f"{directory} is not a campaign directory (no {PLAN}: atsdbench campaign init makes one)")
-    return check_plan(files.read_json(path, "a campaign plan"), path)
+    return check_plan(inputs.read_json(path, "a campaign plan"), path)
 
 
 # The fields each kind of event's readers take (the Campaign's fold, campaign status, compare's
@@ -123,7 +120,7 @@ def load_events(directory, kernels=None):
     for n in names:
         path = os.path.join(folder, n)
         try:
-            e = files.read_json(path, "a campaign event")
+            e = inputs.read_json(path, "a campaign event")
         except UsageError as err:
             warnings.append(f"{path}: skipped ({err})")
             continue
@@ -160,7 +157,7 @@ def complete_result(path):
     from . import results
 
     try:
-        data = files.read_json(path, "a result file")
+        data = inputs.read_json(path, "a result file")
     except (UsageError, OSError):
         return False
     return isinstance(data, dict) and data.get("format") == results.FORMAT and data.get("complete") is True

@@ -1,23 +1,12 @@
 """The samples of a result, column by column: one numpy array a field, never one dict a pass.
 
-A loaded file of 10^6 passes held as dicts took about 1 KB a pass (issue 34: show 1006 MiB, plot
-2096 MiB); as columns it takes the bytes of its values (8 a number, 1 a flag).  Columns are filled
-a batch of records at a time (results.load streams the file's samples array through a Builder), so
-neither the whole file text nor a dict per pass is held at once.  Until a column is put together, a
-batch's whole numbers are held in the narrowest integer type that fits them (the batches of a file
-are all held beside the columns of the files loaded before it); the columns themselves are int64,
-float64, bool or object as below.  A `--runs` file's sub-run is a slice of the file's columns (views,
-Columns.slice) where its passes are one stretch of the file, as `run --runs` writes them.
-
-Each column keeps what a reader of the records could tell: a field absent from some passes has a
-`present` mask, a whole-number column with gaps (held as float64, NaN where absent or null) remembers
-that its values are whole, so `records` gives back the dicts that were written (what save writes).
-The DataFrame (`frame`) has the dtypes pandas.DataFrame.from_records gave the dicts (int64 for whole
-numbers without gaps, float64 with NaN for numbers with gaps or nulls, bool, object otherwise), so
-every consumer computes what it computed from the dicts; tests/data/test_columns.py holds them equal.
-
-A new per-pass field needs nothing here: any key of the records becomes a column (the schema's
-SAMPLE record states its type and range, data/schema.py).
+A loaded file of 10^6 passes held as dicts takes about 1 KB a pass; as columns it takes the bytes of
+its values (8 a number, 1 a flag), filled a batch of records at a time as results.load streams the
+file (docs/result-file.md, "Loading is columnar and bounded").  Each column keeps what a reader of
+the records could tell (a `present` mask where a field is absent from some passes, whole numbers
+with gaps remembered as whole), so `records` gives back the dicts that were written and `frame`
+has the dtypes pandas.DataFrame.from_records gave them (tests/data/test_columns.py holds them
+equal).  A new per-pass field needs nothing here: any key of the records becomes a column.
 """
 import math
 
@@ -160,7 +149,7 @@ class Builder:
 # glibc's malloc serves a block of this many bytes or more from its own mmap, given back to the system
 # when freed.  By default the threshold rises to the largest block freed (up to 32 MiB), so numpy's
 # arrays of a few MiB (a column's temporaries, a bootstrap chunk) came from the heap after the first,
-# and the heap kept what they freed: plot at 10^6 passes a side held 60-75 MiB of it (issue 34).
+# and the heap kept what they freed: plot at 10^6 passes a side held 60-75 MiB of it.
 # Fixing the threshold keeps it where it is; smaller blocks (Python's objects) are unaffected.
 MMAP_THRESHOLD = 1 << 20
 _M_MMAP_THRESHOLD = -3  # glibc's malloc.h
@@ -265,7 +254,7 @@ class Columns:
     def slice(self, lo, hi):
         """The passes lo..hi-1 as new Columns that are views of these (no copy): what take(arange(lo,
         hi)) gives, fields absent from all of them left out.  A `--runs` file's sub-runs are such
-        ranges; copying each took show of 10^6 passes from 231 to 420 MiB (issue 34)."""
+        ranges; copying each would take show of 10^6 passes from 231 to 420 MiB."""
         cols = {}
         for k, c in self._cols.items():
             present = None if c.present is None else c.present[lo:hi]

@@ -1,15 +1,13 @@
-"""Result files carried out of a LAVA job in its log: the test definition (lava/atsdbench.yaml) prints
-each one between two marker lines, gzipped and base64-encoded, since LAVA keeps the serial log of every
-job whatever its lab keeps of the device's files:
+"""Result files carried out of a LAVA job in its log (docs/lab.md): the test definition
+(lava/atsdbench.yaml) prints each one gzipped and base64-encoded between two marker lines,
 
     ATSDBENCH-RESULT-BEGIN NAME BYTES
     H4sIA... (base64 lines of the gzipped file)
     ATSDBENCH-RESULT-END NAME SHA256
 
-`atsdbench import --lava-log LOG` reads them back from the log as LAVA writes it (`lava-run`'s
-stdout and the server's job log: one `{"dt": ..., "lvl": "target", "msg": ...}` a line, as a YAML list
-`- {...}` in a saved output.yaml) or as a plain console log, checks each against its size and digest (a serial line drops and mangles bytes),
-and against the result schema, as any result file is read."""
+and `atsdbench import --lava-log LOG` reads them back from the log as LAVA writes it (one YAML/JSON
+record a line) or a plain console log, each checked against its size and digest (a serial line
+drops and mangles bytes) and against the result schema."""
 import base64
 import binascii
 import hashlib

@@ -1,14 +1,10 @@
-"""`atsdbench import --table`: a published rate table (stride, GB/s, optional "after" GB/s) as result files.
+"""`atsdbench import --table`: a published rate table (stride, GB/s, optional "after" GB/s) as result
+files (docs/model.md, "From a published table").
 
-Kernel commit messages print tables like
-
-    mprotect rate (GB/s)
-    Stride  Before  After  Speedup
-    64K     5.9     6.5    10%
-
-often quoted ("> ") or with their line breaks lost in an archive.  So the text is read as a stream of
-words, and the table is the longest run of rows "SIZE RATE [RATE] [N%...]"; quote marks and
-markdown bars are not words.  A speedup column, when there is one, is checked against the rates.
+Kernel commit messages print tables ("Stride  Before  After  Speedup" over rows such as "64K  5.9
+6.5  10%"), often quoted ("> ") or with their line breaks lost in an archive.  So the text is read as
+a stream of words, and the table is the longest run of rows "SIZE RATE [RATE] [N%...]"; quote marks
+and markdown bars are not words.  A speedup column, when there is one, is checked against the rates.
 Each rate column becomes one result file with one pass per stride (calls = size / stride).
 """
 import os
@@ -203,7 +199,7 @@ def output_paths(output, count, name):
 
 
 def load(path, page_size, size, ceiling=None):
-    from .files import read_input
+    from .inputs import read_input
 
     text, name = read_input(path)
     labels, rows, warnings = parse(text, name)

@@ -1,74 +1,11 @@
-"""The result file: schema, save and load, and the samples as numpy columns (Result.table, what the
-commands read) or, for the Python API, a pandas DataFrame (Result.samples).
+"""The result file: save and load, and the samples as numpy columns (Result.table, what the commands
+read) or, for the Python API, a pandas DataFrame (Result.samples).  Its fields and their format
+history (SCHEMA_VERSION): docs/result-file.md.
 
-Schema history (bump SCHEMA_VERSION when a reader of the old version would misread the new):
-  1  first version: host, config, samples (one record per pass), complete flag, started/finished.
-     Sample columns: round, rep, order, stride_bytes, warmup, traced, ns, seconds, calls, gbps,
-     us_per_call; optional lat_p50_us/lat_p90_us/lat_p99_us/lat_max_us/lat_hist (--latency),
-     ipis, tlb_* (vmstat), flushes, full_flushes, flushes_<reason> (counters), gpu_touch_ns (--gpu).
-     An absent optional column means "not measured".
-  2  axes: config `axes` ({axis: [values]}) and `cells` (one dict of axis values per cell, the
-     list position is the cell index); sample columns `cell` plus one column per axis (bystanders,
-     pages, gpu, ceiling), present only in runs with axes.  Also new, optional: `round_t` (seconds
-     from the run's start to its round's), `bystander_share`/`bystander_spins_min`/`bystander_idle`,
-     config `round_lag1`, `spread`, `until`/`adaptive`, `ceiling`.  Version 1 files load unchanged
-     (one cell).
-  3  run --op: config `op` (mprotect, madvise or munmap: what each call did to its stride), and with
-     several ops an axis `op` (config axes/cells, sample column `op`).  A version 2 reader would
-     take a madvise or munmap file for mprotect rates.  Files before it timed mprotect: they load
-     as op mprotect.  Also run --threads N (config `threads`, `thread_cpus`; an axis `threads`): N
-     threads of one mm, each its own part; a pass's `ns` is the slowest thread's, `gbps` the
-     aggregate (size / ns), `us_per_call` per call of one thread (ns / (calls / N)); sample
-     `thread_ns_min`/`thread_ns_max` (the spread), `threads_disturbed` (threads the disturbance rule
-     caught), `preempted` (all threads'), `cpu_share` (the least of any thread over its own loop).
-     Config `tasks`: threads (one mm) or processes (--tasks processes: one mm and region each).
-  4  run --verify (issue 31): config `verify` (true/false) and `verify_cpus`; a top-level list
-     `verify`, one record per verify pass (untimed, never among `samples`): round, warmup, op,
-     stride_bytes, threads, invalidator_cpus, checker_cpus, calls, checks, faults, zeros, stale,
-     held, ns (cell and the axis values, run, as for samples).  A version 3 reader would drop the
-     list, and with it a stale translation the file records.  Files before it have no verify passes.
-  5  run --workload: config `workload` (tlb_flush1, tlb_flush2 or tlb_flush3; null or absent: passes
-     of `op`), with several an axis `workload`, and `aslr` ("off": the measuring processes were
-     executed with ADDR_NO_RANDOMIZE, or randomize_va_space is 0; "on" else).  A workload pass's
-     samples have `loops` (every task's loops) and `loops_per_s` (loops / ns, the rate), `calls`
-     the loops, `us_per_call` a loop of one task, and `gbps` the pages zapped (loops x page size /
-     ns, bytes per ns): its one stride is the page size.  A version 3 reader would take those GB/s
-     for a pass over a region.  Files before it ran no workload.
-     Optional config `rate` ({column, unit, definition}): the sample column holding the rate where it
-     is not GB/s in `gbps` (a workload's loops/s); show's, compare's and plot's scaling rows read it.
-  6  run --breakdown: config `breakdown` (clock, events, missing, calls_max, complete, error, passes:
-     per cell and stride a traced pass's `calls`, `syscall_us`, the stages `page_table_us`,
-     `local_flush_us`, `tlbie_us`, `ipi_send_us`, `remote_wait_us` (summing to syscall_us),
-     `remote_flush_us` {cpu: µs}, per-call counts `pages`, `full_flushes`, `flushes`,
-     `local_untimed`, `ipis_wanted`, `ipis_sent`, `tlbie`, `tlbie_global`, `hcalls` (null: event not
-     recorded), `untraced_us` (the timed passes' µs per call), `lost`).  Optional: files before it
-     load unchanged; an older reader would drop the breakdown silently, so it is refused.
-     In the same version, run --profile: config `profile` (event, freq, complete, error, passes: per
-     cell and stride `passes`, `lost`, `samples`, `bystander_samples`, `seconds`, ranked [name, share]
-     lists `self` and `inclusive`, and {stage: share} maps `stages` and `bystander_stages`).
-  7  placement (issue 35): sample columns placement_present, placement_contig2m (share of the region in
-     physically contiguous 2M-aligned runs), placement_pfn_min, placement_pfn_median,
-     placement_pfn_max and placement_pfn_hash (null or absent without root), placement_nodes ("0",
-     "0,1"); config placement_page_tables (not recorded, and why).  One value per round and cell,
-     repeated on each of its passes.  run --placements K: config `placements` (K), `placement_pool`
-     (held or chained) and sample `placement_slot` (the region the round used); run --mem-node N:
-     config `mem_node`.  An older reader would load it, but could not tell rounds on other physical
-     pages apart (the placement level of docs/methodology.md#placement).  Files before it recorded no
-     placement.
-  8  --device hmm: config `device` (none or hmm; an axis `device` where several), host `device` (kind,
-     node, driver, srcversion, kernel_release), sample `device_touch_ns` (the device's mirror of the
-     region before the pass, untimed by it), counts `notifier_starts` and `device_invalidates` (kprobe
-     events, traced passes), config `device_count_error`, verify `device_checks`, `device_failed`,
-     `device_zeros`, `device_stale`.  An older reader would report a stale device translation as 0
-     stale, so it is refused.  Files before it had no device.
-
-Every file is checked once, at load, against atsdbench/data/schema.py: a file that loads has the types
-and ranges every reader relies on; one that does not gets one message naming the field.
-
-Loading streams the samples array into columns (data/columns.py, files.stream_json), a batch of
-records at a time: a loaded Result holds one numpy array per field, never a dict per pass nor the
-file's text.  A new per-pass field needs no change here nor in columns.py: the runner puts it in
-each record, schema.SAMPLE gives its type and range, and it is a column (and a DataFrame column).
+Every file is checked once, at load, against data/schema.py, its samples streamed into columns
+(data/columns.py, inputs.stream_json) a batch of records at a time: a loaded Result holds one numpy
+array per field, never a dict per pass nor the file's text.  A new per-pass field needs no change
+here nor in columns.py: the runner puts it in each record, schema.SAMPLE gives its type and range.
 """
 import itertools
 import json
@@ -78,9 +15,8 @@ import socket
 import sys
 import time
 
-from . import files as outfile
+from . import files as outfile, inputs
 from ..errors import UsageError
-from .files import check_writable  # noqa: F401  (import and plot call it before working)
 
 SCHEMA_VERSION = 8
 FORMAT = "atsdbench-result"
@@ -148,8 +84,8 @@ class Result:
         if self._frame is None or self._frame[0] is not table:
             frame = table.frame()
             if getattr(self, "sub_run", None) is not None:
-                # a sub-run's frame is made again when asked: 6,250 sub-runs' frames kept took 88 MiB
-                # (pandas' overhead a frame, its columns being views of the file's; issue 34)
+                # a sub-run's frame is made again when asked: 6,250 sub-runs' frames kept take 88 MiB
+                # (pandas' overhead a frame, its columns being views of the file's)
                 return frame
             self._frame = (table, frame)
         return self._frame[1]
@@ -173,7 +109,7 @@ class Result:
         if run is not None:
             has = np.flatnonzero(columns.present("run"))
             keys = run[has].astype(np.int64)
-            order = np.argsort(keys, kind="stable")  # grouped once: a file of 625 sub-runs was quadratic
+            order = np.argsort(keys, kind="stable")  # one sort for every sub-run, not a filter each
             found, starts = np.unique(keys[order], return_index=True)
             if len(found) >= 2:
                 out = []
@@ -201,6 +137,11 @@ class Result:
         frame = self.samples
         warm = frame["warmup"]
         return frame.copy(deep=False) if not warm.any() else frame[~warm]  # no copy without warm-up passes
+
+    @property
+    def name(self):
+        """How messages name it: its file, or "the result" where it came from none (a run in Python)."""
+        return self.path or "the result"
 
     @property
     def label(self):
@@ -268,7 +209,7 @@ def bystander_fields(before, after, window_ns, ns):
     running had no live mm on its CPU: those flushes took no IPI.  Its CPU time is known over the window
     only, which is wider than the pass (more so on a loaded machine, where the reads themselves wait), so
     `bystander_share` is a lower bound of the share of the pass it ran: the time it could have spent
-    outside the pass is taken off (CPU time over a window three times the pass once read as 210%)."""
+    outside the pass is taken off (else CPU time over a window three times the pass reads as 210%)."""
     outside = max(window_ns - ns, 0)
     share = min((max(b[1] - a[1] - outside, 0) / ns if ns else 0.0) for a, b in zip(before, after))
     return {"bystander_spins_min": min(b[0] - a[0] for a, b in zip(before, after)),
@@ -479,7 +420,7 @@ def load(path):
         else:
             builder.add(batch)
 
-    data, streamed = outfile.stream_json(path, "a result file", "samples", sink)
+    data, streamed = inputs.stream_json(path, "a result file", "samples", sink)
     if not streamed:
         return from_dict(data, path)
     _check_head(data, path)

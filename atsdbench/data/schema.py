@@ -2,10 +2,8 @@
 
 Every number a reader computes with has a type and a range here, so a file that loads cannot crash
 `show`, `compare` or `plot`; a file that does not load gets one message naming the field.  Unknown
-keys are allowed (newer optional columns), but an unknown sample column must hold plain values
-(a DataFrame cell: null, true/false, a number or text).
-
-Hand-written rather than JSON Schema: jsonschema took 10 s to check a 20,000-pass file with latency
+keys are allowed (newer optional columns), but an unknown sample column must hold plain values.
+Hand-written rather than JSON Schema: jsonschema takes 10 s to check a 20,000-pass file with latency
 histograms (fastjsonschema 0.8 s, pydantic 0.25 s); checking the samples column by column, with
 C-level type sets and min/max, takes under a tenth (0.09 s; tests/data/test_results.py has such a file).
 """
@@ -176,14 +174,14 @@ SAMPLE = Record({
     "bystander_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True),
     "bystander_spins_min": _int(-MAX_INT64, null=True), "bystander_idle": BOOL,
     "thp_share": Value(int, float, lo=0, hi=1, null=True),
-    # issue 25: the host-drift canary of the pass's round, and the pass's self-disturbance
+    # the host-drift canary of the pass's round, and the pass's self-disturbance
     "canary_compute_ns": _int(), "canary_chase_ns": _int(), "preempted": _int(), "steal_ticks": _int(),
     "cpu_share": Value(int, float, lo=0, hi=MAX_SECONDS, null=True), "disturbed": BOOL,
     "run": _int(),  # run --runs: the sub-run (its own process) the pass belongs to
     "threads": _int(1), "thread_ns_min": _int(), "thread_ns_max": _int(), "threads_disturbed": _int(),  # --threads
     # run --workload (schema 5): every task's loops in the pass and their aggregate rate
     "workload": Value(str, null=True), "loops": _int(1), "loops_per_s": Value(int, float, lo=0, above=True, null=True),
-    # issue 35: where the round's region sat in physical memory (measure/placement.py; schema 7)
+    # where the round's region sat in physical memory (measure/placement.py; schema 7)
     "placement_present": Value(int, float, lo=0, hi=1, null=True),
     "placement_contig2m": Value(int, float, lo=0, hi=1, null=True),
     "placement_pfn_min": _int(null=True), "placement_pfn_median": _int(null=True),
@@ -276,12 +274,18 @@ TOP = Record({"complete": BOOL, "started": Value(int, float, lo=0, hi=MAX_SECOND
              required=("complete", "host", "config", "samples"))
 
 
-def _where(path, problem):
+def located(path, problem):
     """(field path, phrase) from a possibly nested problem."""
     while isinstance(problem, tuple):
         step, problem = problem
         path += step
     return path, problem
+
+
+def bad_field(path, where, problem):
+    """The one line naming a file's first field that breaks its schema ("a.json: samples[3].gbps is
+    ..."), as a UsageError to raise; `where` as located() gives it."""
+    return UsageError(f"{path}: {shorten(where.lstrip('.')) or 'the file'} {problem}")
 
 
 def _sample_problem(samples):
@@ -353,7 +357,7 @@ def _placement_problem(config, columns):
         found.append((i, 1, (f".samples[{i}].stride_bytes", f"is {stride[i]}, not one of config.strides")))
     rnd, rep = (columns.get(k).astype(np.int64, copy=False) for k in ("round", "rep"))
     key = _pass_key((cell0, rnd, rep, stride))
-    if key is not None:  # one array sorted, not four: this check was the peak of loading a file
+    if key is not None:  # one array sorted, not four: sorting four made this check loading's peak
         order = np.argsort(key, kind="stable")
         key = key[order]
         same = key[1:] == key[:-1]
@@ -380,7 +384,7 @@ def _placement_problem(config, columns):
 def _pass_key(parts):
     """One int64 a pass that sorts as the tuple of `parts` (int64 arrays, most significant first), or
     None where their ranges do not fit in 63 bits: sorting it is lexsort's order, in a quarter of
-    lexsort's memory (10^6 passes: 72 MiB of sorted copies, issue 34)."""
+    lexsort's memory (10^6 passes: 72 MiB of sorted copies)."""
     import numpy as np
 
     spans = [(int(p.min()), int(p.max()) - int(p.min()) + 1) for p in parts]
@@ -443,11 +447,11 @@ def check(data, path, streamed=None):
     """Raise UsageError naming the first field that breaks the schema; `data` came from json.
     `streamed`: (first bad sample or None, Columns) where results.load streamed the samples (its
     data["samples"] is then []), checked a batch at a time as they were read."""
-    where, problem = _where("", TOP.problem(data))
+    where, problem = located("", TOP.problem(data))
     if problem is None:
         found = _sample_problem(data["samples"]) if streamed is None else streamed[0]
         if found:
-            where, problem = _where(f".samples[{found[0]}]", found[1])
+            where, problem = located(f".samples[{found[0]}]", found[1])
     if problem is None:
         columns = streamed[1] if streamed is not None else _columns_of(data["samples"])
         found = ((_placement_problem(data["config"], columns) if columns is not None else None)
@@ -455,4 +459,4 @@ def check(data, path, streamed=None):
         if found:
             where, problem = found
     if problem is not None:
-        raise UsageError(f"{path}: {shorten(where.lstrip('.')) or 'the file'} {problem}")
+        raise bad_field(path, where, problem)

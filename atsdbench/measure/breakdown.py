@@ -67,15 +67,6 @@ class Probe:
         except OSError as e:
             raise UsageError(f"--breakdown: {instance_problem(self.root, e.errno, lockdown_state())}")
 
-    def notes(self):
-        """The warning that optional tracepoints this kernel lacks leave their stages out ('csd, ipi')."""
-        if not self.missing:
-            return []
-        systems = ", ".join(dict.fromkeys(e.split(":")[0] for e in self.missing))
-        return [f"--breakdown: no {systems} events here: those stages not measured "
-                "(docs/breakdown.md#permissions)"]
-
-
 def region_bytes(plan, stride):
     """A breakdown pass's region: the plan's layout, at most CALLS calls of the stride (csrc's rule)."""
     from .core import breakdown_region

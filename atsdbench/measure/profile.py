@@ -30,6 +30,19 @@ def _paranoid():
     return _sysctl("perf_event_paranoid")
 
 
+def symbols_hidden(kptr_restrict=None):
+    """kallsyms reads 0 addresses: kptr_restrict above 0 hides them; at 0 only root (CAP_SYSLOG) sees them."""
+    if kptr_restrict == 0:
+        return "kallsyms hides kernel addresses from non-root (CAP_SYSLOG): run as root"
+    return "kallsyms hides kernel addresses (as root: sysctl kernel.kptr_restrict=0)"
+
+
+def perf_refused(err, paranoid):
+    """err: the errno's name (EACCES); paranoid: kernel.perf_event_paranoid, or None."""
+    said = f", paranoid {paranoid}" if paranoid is not None else ""
+    return f"perf_event_open {err}{said}: needs root or kernel.perf_event_paranoid=0"
+
+
 class Probe:
     """Whether the profile can run here, checked before anything is measured: `event` ("cycles" or
     "cpu-clock"), `symbols`.  Raises UsageError (exit 2) with the reason and the way out."""
@@ -46,10 +59,7 @@ class Probe:
                 raise UsageError(f"--profile: /proc/kallsyms: {e.strerror}")
         self.symbols = arithmetic.Symbols(kallsyms)
         if self.symbols.hidden:
-            hidden = ("kallsyms hides kernel addresses from non-root (CAP_SYSLOG): run as root"
-                      if _sysctl("kptr_restrict") == 0 else
-                      "kallsyms hides kernel addresses (as root: sysctl kernel.kptr_restrict=0)")
-            raise UsageError(f"--profile: {hidden}")
+            raise UsageError(f"--profile: {symbols_hidden(_sysctl('kptr_restrict'))}")
         self.event = None
         for cycles in (1, 0):
             try:
@@ -57,10 +67,8 @@ class Probe:
             except OSError as e:
                 if e.errno in (errno.ENOENT, errno.EOPNOTSUPP, errno.ENODEV) and cycles:
                     continue  # no PMU (a VM): the software clock
-                paranoid = _paranoid()
-                said = f", paranoid {paranoid}" if paranoid is not None else ""
-                raise UsageError(f"--profile: perf_event_open {errno.errorcode.get(e.errno, e.strerror)}{said}: needs "
-                                 "root or kernel.perf_event_paranoid=0")
+                err = errno.errorcode.get(e.errno, e.strerror)
+                raise UsageError(f"--profile: {perf_refused(err, _paranoid())}")
             self.event = "cycles" if cycles else "cpu-clock"
             break
 

@@ -1,8 +1,64 @@
 """run --breakdown's table: per stride (and cell), where the µs of a traced call go, summing to the
-syscall time, and the counts beside them (analysis/breakdown.py holds the arithmetic)."""
+syscall time, and the counts beside them (analysis/breakdown.py holds the arithmetic); run
+--profile's table of sampled shares; compare's tables of both; and the notes under each."""
 from ..analysis.breakdown import STAGES
 from ..units import format_size
-from . import layout, numbers, text
+from . import layout, numbers
+from .notes import BREAKDOWN, GUEST_BREAKDOWN, MAX_NOTES, PERMISSIONS, PROFILE, see
+
+def breakdown_missing(events):
+    """Optional tracepoints this kernel lacks, by system ('csd, ipi')."""
+    systems = ", ".join(dict.fromkeys(e.split(":")[0] for e in events))
+    return see(f"--breakdown: no {systems} events here: those stages not measured", PERMISSIONS)
+
+
+BREAKDOWN_TITLE = "Where a call's time goes (run --breakdown: traced calls, µs per call)"
+PROFILE_TITLE = "Kernel profile of the calls (run --profile: share of the measuring thread's samples)"
+COMPARE_BREAKDOWN_TITLE = "Where a call's time went (run --breakdown: µs per traced call; % of the syscall)"
+COMPARE_PROFILE_TITLE = "Kernel profile shares (run --profile: % of the measuring thread's samples)"
+
+
+def stages_sum_to_syscall(traced_over):
+    """Under the breakdown table: the unit, N, what it does not cover."""
+    over = f"; tracing cost {traced_over}" if traced_over else ""
+    return see(f"N = 1 pass's calls; stages sum to syscall{over}", BREAKDOWN)
+
+
+def local_flush_untimed():
+    """Under a breakdown whose local flushes were not timed (no bystander on x86)."""
+    return see("untimed: no other CPU to reach, flushed in place, inside page tables", BREAKDOWN)
+
+
+def emulated_read_the_shares(virtualized):
+    """Under a breakdown or profile of a guest under full emulation: the shares hold, the µs do not."""
+    return see(f"emulated ({virtualized}): the µs are the emulator's, read the shares", GUEST_BREAKDOWN)
+
+
+def events_lost(strides):
+    return see(f"--breakdown: events lost at {strides}: no breakdown there", BREAKDOWN)
+
+
+def breakdown_interrupted():
+    return see("--breakdown interrupted: the strides shown were finished", BREAKDOWN)
+
+
+def samples_legend(event, n):
+    """Under the profile table: the event, N, and the caveat of a PMU-less (timer) profile."""
+    if event == "cycles":
+        return see(f"cycles samples, N = {n}; a stage: any frame of a sample in it", PROFILE)
+    return see(f"cpu-clock, no PMU: time with IRQs off shows after them; N = {n}", PROFILE)
+
+
+def profile_interrupted():
+    return see("--profile interrupted: the strides shown were finished", PROFILE)
+
+
+def files_a_side(files, intervals):
+    """Under compare's stage tables: N files a side, and what the interval covers (or that there is none)."""
+    if intervals:
+        return see(f"files a side {files}; [Welch CI over files] where both sides have 2+", BREAKDOWN)
+    return see(f"files a side {files}: one traced pass each, no interval (replicate files give one)", BREAKDOWN)
+
 
 NAMES = {"page_table": "page tables", "local_flush": "local flush", "tlbie": "tlbie span", "ipi_send": "IPI send",
          "remote_wait": "remote wait", "device": "device inval"}
@@ -89,7 +145,7 @@ def overhead(section):
 def _emulated(host):
     """The note of a file from a guest under TCG (host.virtualized qemu-tcg), else None."""
     virtualized = (host or {}).get("virtualized") or ""
-    return text.breakdown_emulated(virtualized) if virtualized.startswith("qemu-tcg") else None
+    return emulated_read_the_shares(virtualized) if virtualized.startswith("qemu-tcg") else None
 
 
 def table(section, fmt="text", config=None, host=None):
@@ -98,22 +154,22 @@ def table(section, fmt="text", config=None, host=None):
     if not section:
         return ""
     headers, body = rows(section, config)
-    out = [text.BREAKDOWN_TITLE]
+    out = [BREAKDOWN_TITLE]
     if body:
         out.append(layout.fitted(body, headers, "github" if fmt == "markdown" else "simple"))
-    notes = [text.breakdown_legend(overhead(section))]
+    notes = [stages_sum_to_syscall(overhead(section))]
     if _emulated(host):
         notes.append(_emulated(host))
     lost = [format_size(p["stride_bytes"]) for p in section.get("passes", []) if p.get("lost")]
     if lost:
-        notes.append(text.breakdown_lost(", ".join(lost)))
+        notes.append(events_lost(", ".join(lost)))
     if not section.get("complete", True):
-        notes.append(text.breakdown_interrupted())
+        notes.append(breakdown_interrupted())
     if section.get("missing"):
-        notes.append(text.breakdown_missing(section["missing"]))
+        notes.append(breakdown_missing(section["missing"]))
     if any(_untimed_only(p) for p in section.get("passes", []) if p.get("syscall_us") is not None):
-        notes.append(text.breakdown_local_untimed())
-    return "\n".join(out + notes[:text.MAX_NOTES])
+        notes.append(local_flush_untimed())
+    return "\n".join(out + notes[:MAX_NOTES])
 
 
 PROFILE_STAGES = {"page_table": "page tables", "flush": "flush (all)", "local_flush": "local flush",
@@ -141,17 +197,17 @@ def profile_table(section, fmt="text", top=3, config=None, host=None):
                     else "-")
         line.append(", ".join(f"{name} {_share(v)}" for name, v in (p.get("self") or [])[:top]))
         body.append(line)
-    out = [text.PROFILE_TITLE]
+    out = [PROFILE_TITLE]
     if body:
         out.append(layout.fitted(body, headers, "github" if fmt == "markdown" else "simple"))
     counts = [p["samples"] for p in passes] or [0]
     n = str(min(counts)) if min(counts) == max(counts) else f"{min(counts)}-{max(counts)}"
-    notes = [text.profile_legend(section.get("event"), n)]
+    notes = [samples_legend(section.get("event"), n)]
     if _emulated(host):
         notes.append(_emulated(host))
     if not section.get("complete", True):
-        notes.append(text.profile_interrupted())
-    return "\n".join(out + notes[:text.MAX_NOTES])
+        notes.append(profile_interrupted())
+    return "\n".join(out + notes[:MAX_NOTES])
 
 
 STAGE_NAMES = dict(NAMES, syscall="syscall", flush="flush (all)", notifier="notifier")
@@ -197,10 +253,10 @@ def compare_table(cmp, fmt="text"):
                 line += [numbers.fixed(r["base_share"], 1), numbers.fixed(r["new_share"], 1),
                          _change(r["change_pp"], r["pp_interval"], "")]
             body.append(line)
-        out.append(text.COMPARE_BREAKDOWN_TITLE if kind == "breakdown" else text.COMPARE_PROFILE_TITLE)
+        out.append(COMPARE_BREAKDOWN_TITLE if kind == "breakdown" else COMPARE_PROFILE_TITLE)
         out.append(layout.fitted(body, headers, tablefmt))
     sizes = sorted({(r["n_base"], r["n_new"]) for r in rows})
     # one base/new pair per new side: "3/3, 3/1" (joined with "/" they read as one side's count)
-    out.append(text.compare_stages_legend(", ".join(f"{a}/{b}" for a, b in sizes),
-                                          any(r["pp_interval"] is not None for r in rows)))
+    out.append(files_a_side(", ".join(f"{a}/{b}" for a, b in sizes),
+                            any(r["pp_interval"] is not None for r in rows)))
     return "\n".join(out)

@@ -1,9 +1,12 @@
-"""Renderers for `atsdbench compare`: one function per --format, each returns a string."""
+"""Renderers for `atsdbench compare`: one function per --format, each returns a string, and the
+notes under compare's tables (render/notes.py holds those model's tables print too)."""
 import json
 import math
 
 from ..analysis import stats, timeseries
-from . import layout, numbers, scaling, text
+from . import layout, numbers, scaling
+from .notes import (FOR_A_VERDICT, NOISE_PROFILES, PAIRED, SCALING, WIDTH, boots_not_measured, leaves_out_sessions,
+                    one_session_a_side, one_side_replicated, plural, see, what_gives_a_verdict, wrap)
 from ..data.cells import where
 from ..units import format_size
 
@@ -65,18 +68,58 @@ def _sizes(cmp):
     return ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.rows}))
 
 
+# ---- the notes under compare's tables ----
+
+def between_run_from_noise_profiles(runs, boot=True):
+    """Where one-process sides took their between-run variance: runs = the profiles' sub-run counts."""
+    return see(f"between-run variance: noise profiles ({'/'.join(map(str, runs))} sub-runs)"
+               + ("; boots not covered" if boot else ""), NOISE_PROFILES)
+
+
+def drift_cancels():
+    """compare --by: what pairing by round covers."""
+    return see("paired by round: drift cancels; the CI is this run's own noise", PAIRED)
+
+
+def efficiency_from_speedup(references):
+    """Above compare --by threads's table."""
+    return see(f"efficiency = (1 + speedup) / (N/N0), N0 = {references}; CI: the paired speedup's", SCALING)
+
+
+def rounds_over_placements(ks):
+    """compare's unit where the files rotated their rounds over K placements (run --placements)."""
+    return f"round (over {' or '.join(map(str, ks))} placements)"
+
+
+def campaign_legend(c):
+    """The campaign's lines under compare's table: the boots' order, how often it switched kernel,
+    and each side's boot_ids (8 characters)."""
+    letters = {n: chr(ord("A") + i) if i < 26 else n for i, n in enumerate(c.names)}
+    order = "".join(letters[e["kernel"]] for e in c.done)
+    switches = sum(1 for a, b in zip(order, order[1:]) if a != b)
+    lines = [f"campaign: one file per boot; boots in order {order or '-'}; {switches} of "
+             f"{max(len(order) - 1, 0)} consecutive boots switch kernel"]
+    for n in c.names:
+        ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
+        lines.append(f"{letters[n]} = {n}: boot_ids {', '.join(ids) or 'none'}")
+    missed = [e for e in c.events if e["event"] in ("missed", "foreign")]
+    if missed:
+        lines.append(f"{len(missed)} missed slot{'s' * (len(missed) != 1)} (atsdbench campaign status lists them)")
+    return [line if len(line) <= WIDTH else line[:WIDTH - 3] + "..." for line in lines]
+
+
 def adjustment(cmp):
     """What a verdict means: Holm over the family, or each comparison alone."""
     level = numbers.general(stats.alpha(cmp.confidence), 6)
     made = cmp.tests_made
     if cmp.withheld:
-        return text.withheld()
+        return one_session_a_side()
     if made == 0:
         return "no verdict: no comparison could be made (the warnings say why)"
     if made <= 1:
         return f"verdict: p < {level} (one comparison: nothing to adjust)"
     if cmp.adjust == "holm":
-        return f"verdicts: Holm-adjusted p < {level} over the {text.plural(made, 'comparison')} made"
+        return f"verdicts: Holm-adjusted p < {level} over the {plural(made, 'comparison')} made"
     return f"verdicts: p < {level} each, not adjusted for the {made} made (--adjust none)"
 
 
@@ -88,46 +131,48 @@ def _unit_words(cmp):
         return f"batch of consecutive rounds ({timeseries.BATCHES} a side)"
     words = {"round+profile": "round"}.get(cmp.unit, unit_name(cmp))
     if cmp.placements and words == "round":  # run --placements: the rounds rotate over K regions
-        words = text.rounds_over_placements(cmp.placements)
+        words = rounds_over_placements(cmp.placements)
     return words
 
 
 def legend(cmp):
-    """At most text.MAX_NOTES lines under the table: the test and N, what a verdict means, and the
+    """At most notes.MAX_NOTES lines under the table: the test and N, what a verdict means, and the
     one thing the CI does not cover that matters most here, each naming its docs/ anchor."""
     if cmp.paired:
         n = ", ".join(sorted({str(r["n_base"]) for r in cmp.rows}, key=int))
         return "\n".join([f"{SHORT_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; N (rounds) = {n}",
-                          adjustment(cmp), text.paired()])
+                          adjustment(cmp), drift_cancels()])
     lines = [f"{SHORT_NAMES[cmp.test]}, {numbers.level(cmp.confidence)} confidence; one observation per "
              f"{_unit_words(cmp)}; N = {_sizes(cmp)}", adjustment(cmp)]
     boot = bool(one_boot(cmp.boots))
     if cmp.mixed:
-        lines.append(text.mixed(cmp.test == "student"))
+        lines.append(one_side_replicated(cmp.test == "student"))
     elif cmp.withheld:
-        lines.append(text.for_a_verdict())
-    elif cmp.profiles:
-        lines.append(text.profiled(sorted({p.calibration["runs"] for p in cmp.profiles.values()}), boot))
+        lines.append(what_gives_a_verdict())
+    elif cmp.noise_profiles:
+        runs = sorted({p.calibration["runs"] for p in cmp.noise_profiles.values()})
+        lines.append(between_run_from_noise_profiles(runs, boot))
     elif cmp.unit != "run" or cmp.level != "file":
-        lines.append(text.within_session(boot))
+        lines.append(leaves_out_sessions(boot))
     elif boot:
-        lines.append(text.one_boot())
+        lines.append(boots_not_measured())
     return "\n".join(lines)
 
 
 def one_boot(boots):
-    """boots: per side, the boots its runs came from (compare.boots): the note, or ''."""
-    return text.one_boot() if boots and max(boots) < 2 else ""
+    """boots: per side, the boots its runs came from (compare.boots): the note where every side is
+    one boot, else ''."""
+    return boots_not_measured() if boots and max(boots) < 2 else ""
 
 
-def profile_sources(cmp, short=False):
+def noise_profile_sources(cmp, short=False):
     """Where each side's between-run variance came from: 'Before: NAME (8 sub-runs x 5 rounds, 20 s
     apart, DATE)'; short: 'Before: 8 sub-runs, DATE'."""
     def one(p):
         c = p.calibration
         return f"{c['runs']} sub-runs, {p.data['date'][:10]}" if short else p.describe()
     sides = {}  # one profile may serve several sides (an A/A of one kernel)
-    for i, p in sorted(cmp.profiles.items()):
+    for i, p in sorted(cmp.noise_profiles.items()):
         sides.setdefault(p.key, (p, []))[1].append(cmp.labels[i])
     return "; ".join(f"{', '.join(labels)}: {one(p)}" for p, labels in sides.values())
 
@@ -168,7 +213,7 @@ def _head(cmp):
     """The title, and for compare --by threads what its efficiency column is."""
     head = f"{_title(cmp, units=True)}, {CENTRES[cmp.metric]}"
     if cmp.paired and cmp.by == "threads" and cmp.by_values:
-        head += "\n" + text.scaling_by(cmp.by_values[0])
+        head += "\n" + efficiency_from_speedup(cmp.by_values[0])
     return head
 
 
@@ -192,20 +237,21 @@ def _commit_footer(cmp):
     unit = "one difference per round" if cmp.paired else f"one observation per {unit_name(cmp)}"
     if not cmp.paired and cmp.unit == "round" and cmp.batched:
         unit = f"one observation per batch of consecutive rounds ({timeseries.BATCHES} a side)"
-    if cmp.profiles:
-        unit = f"one observation per round, between-run variance from noise profiles ({profile_sources(cmp, True)})"
-        unit += "".join(f"; no profile for {cmp.labels[i]}, so n.s." for i in sorted(cmp.unprofiled))
+    if cmp.noise_profiles:
+        unit = (f"one observation per round, between-run variance from noise profiles "
+                f"({noise_profile_sources(cmp, True)})")
+        unit += "".join(f"; no profile for {cmp.labels[i]}, so n.s." for i in sorted(cmp.without_noise_profile))
     boot = "; one boot a side" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
-    if not cmp.paired and cmp.level != "file" and not cmp.profiles and not cmp.withheld:
+    if not cmp.paired and cmp.level != "file" and not cmp.noise_profiles and not cmp.withheld:
         boot = "; one session a side" + boot
     mdes = [r["mde_pct"] for r in cmp.rows if not _nan(r.get("mde_pct", math.nan))]
     if mdes:
         low, high = numbers.pct(min(mdes), 0, sign=False), numbers.pct(max(mdes), 0, sign=False)
         boot += f"; detects >= {low if low == high else low[:-1] + '-' + high} (80% power)"
     if cmp.withheld:
-        return text.wrap(f"no verdict: one session a side, so n.s. throughout; {unit}; {n}{boot}; "
-                         f"for a verdict: {text.FOR_A_VERDICT}")
-    return text.wrap(f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
+        return wrap(f"no verdict: one session a side, so n.s. throughout; {unit}; {n}{boot}; "
+                    f"for a verdict: {FOR_A_VERDICT}")
+    return wrap(f"{SHORT_NAMES[cmp.test]}, {adjusted}; {unit}; {n}{boot}; "
                      f"{numbers.level(cmp.confidence)} confidence; n.s. = no difference proven")
 
 
@@ -265,7 +311,7 @@ def render_ministat(cmp):
 
 
 def _ministat_unit(cmp):
-    if cmp.profiles:  # ministat's t sees the rounds only
+    if cmp.noise_profiles:  # ministat's t sees the rounds only
         return ("round (ministat's t below ignores the between-run variance compare's verdict takes from the noise "
                 "profiles)")
     return unit_name(cmp)
@@ -319,7 +365,7 @@ def by_threads_table(cmp, tablefmt):
     """compare FILE --by threads, a row per thread count: the base cell's row (the reference of the
     efficiency), then each other value's rate, per task, speedup against the base, efficiency
     (1 + speedup) / (N / N0) and its CI (the paired speedup's, mapped the same way), verdict.  Other
-    axes give a block each, headed by their values (as show's), not a column: within text.WIDTH."""
+    axes give a block each, headed by their values (as show's), not a column: within WIDTH."""
     from ..analysis.scaling import efficiency
 
     values = cmp.by_values

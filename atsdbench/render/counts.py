@@ -4,7 +4,26 @@ each rate row (csv columns, a json field)."""
 import json
 
 from ..analysis import counts as analysis
-from . import layout, numbers, text
+from . import layout, numbers
+from .notes import COUNTED, see, wrap
+
+
+def events_per_call_title(ops):
+    """Above compare --counts' table: per call of what the files timed (run --op, a --workload's loop)."""
+    return f"kernel invalidation events per {'/'.join(ops)} call (IPIs from timed passes)"
+
+
+def changed_rule(sizes):
+    """Under compare --counts' table: what "changed" and "n/a" mean; sizes = 'N = 6/6' (passes counted,
+    base/new)."""
+    return "\n".join([wrap(f"changed: the sides' per-call counts do not overlap beyond their spread; {sizes} passes "
+                           "(base/new)"), see("n/a: not counted; counters at 0 in every pass left out", COUNTED)])
+
+
+def emulated_counts_only(names):
+    return (f"emulated (qemu-tcg): {', '.join(names)}: the counts are the kernel's own, the rates are not the "
+            "hardware's, so no rate gets a verdict")
+
 
 def _value(x):
     return numbers.general(x)
@@ -63,12 +82,12 @@ def _sizes(cmp):
 
 
 def legend(cmp):
-    rule = text.counts_rule(f"N = {_sizes(cmp)}")
+    rule = changed_rule(f"N = {_sizes(cmp)}")
     return rule + "\n" + emulated_line(cmp) if cmp.emulated else rule
 
 
 def emulated_line(cmp):
-    return text.wrap(text.counts_emulated(cmp.emulated))
+    return wrap(emulated_counts_only(cmp.emulated))
 
 
 def summary(cmp):
@@ -77,7 +96,7 @@ def summary(cmp):
 
 
 def render_text(cmp):
-    return f"{text.wrap(text.counts_title(_ops(cmp)) + '; ' + summary(cmp))}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
+    return f"{wrap(events_per_call_title(_ops(cmp)) + '; ' + summary(cmp))}\n{_table(cmp, 'simple')}\n{legend(cmp)}"
 
 
 def _ops(cmp):
@@ -113,7 +132,7 @@ def render_commit(cmp):
             f"N (base/new) = {_sizes(cmp)} passes")
     if cmp.emulated:
         foot += "; emulated (qemu-tcg): counts only, rates have no verdict"
-    return "Kernel invalidations\n" + table + "\n" + text.wrap(foot)
+    return "Kernel invalidations\n" + table + "\n" + wrap(foot)
 
 
 FIELDS = ("base", "new", "change", "changed")

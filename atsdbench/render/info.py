@@ -1,7 +1,7 @@
 """`atsdbench info` as text: one fact a line, warnings last."""
 from ..units import format_cpulist
 from ..units import format_size
-from . import text
+from .notes import hang
 from .numbers import fixed
 
 
@@ -57,6 +57,6 @@ def render(facts, warnings):
         ("load average", " ".join(fixed(x, 2) for x in f["loadavg"])),
     ]
     width = max(len(k) for k, _ in lines)
-    out = [text.hang(f"{k + ':':<{width + 1}} {v}", width + 2) for k, v in lines]
-    out += [text.hang(f"warning: {w}", 2) for w in warnings]
+    out = [hang(f"{k + ':':<{width + 1}} {v}", width + 2) for k, v in lines]
+    out += [hang(f"warning: {w}", 2) for w in warnings]
     return "\n".join(out)

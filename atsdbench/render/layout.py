@@ -1,13 +1,13 @@
-"""Text tables at most render/text.WIDTH columns: `fitted`, which run, show, compare, its counts and the
+"""Text tables at most render/notes.WIDTH columns: `fitted`, which run, show, compare, its counts and the
 scaling tables share (its own module: render/tables and render/scaling both use it)."""
 from tabulate import tabulate
 
-from . import text
+from . import notes
 
 
 def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
     """tabulate's table as text a commit message takes: columns two spaces apart (no padding beyond
-    the widest cell), and where that is wider than text.WIDTH, blocks of it one under another, each
+    the widest cell), and where that is wider than notes.WIDTH, blocks of it one under another, each
     repeating the first `lead` columns (the stride; compare's base rate too) and holding whole
     `groups` (lists of column indexes: compare's columns of one side stay together; by default each
     column alone).  tablefmt "commit" is a commit message's table: the header and rows left-aligned,
@@ -35,7 +35,7 @@ def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
         return sum(widths[i] for i in columns) + 2 * (len(columns) - 1)
 
     groups = groups or [[i] for i in range(lead, len(headers))]
-    if any(span(list(range(lead)) + g) > text.WIDTH for g in groups):  # a group too wide alone: by column
+    if any(span(list(range(lead)) + g) > notes.WIDTH for g in groups):  # a group too wide alone: by column
         groups = [[i] for g in groups for i in g]
 
     def pack(limit):
@@ -47,7 +47,7 @@ def fitted(body, headers, tablefmt="simple", lead=1, groups=None, **options):
             current = current + group
         return blocks + [current]
 
-    blocks = pack(text.WIDTH)
+    blocks = pack(notes.WIDTH)
     # as few blocks as fit, and of even widths: not a last block of one column
-    limit = next(w for w in range(span(range(lead)), text.WIDTH + 1) if len(pack(w)) <= len(blocks))
+    limit = next(w for w in range(span(range(lead)), notes.WIDTH + 1) if len(pack(w)) <= len(blocks))
     return "\n\n".join(one(columns) for columns in pack(limit))

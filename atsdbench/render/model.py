@@ -4,10 +4,11 @@ import math
 
 from tabulate import tabulate
 
-from ..analysis.model import CHANGE_COLUMNS, PARAMS, RESAMPLES, SEED, WHOLE
+from ..analysis.model import CHANGE_COLUMNS, NO_CI_TABLE, PARAMS, RESAMPLES, SEED, WHOLE
 from ..units import format_size
-from . import text
 from .compare import one_boot
+from .notes import (BOOTS, FOR_A_VERDICT, WITHIN, boots_not_measured, leaves_out_sessions, one_session_a_side,
+                    one_side_replicated, see, what_gives_a_verdict, wrap)
 from .numbers import beside, csv_text, general, interval, level, pct, pct_interval, records, sig3
 
 NAMES = {"fixed_us": ("fixed cost", "us"), "per_page_us": ("per-page cost", "us"),
@@ -28,25 +29,27 @@ def _title(m):
             f"({format_size(m.page_bytes)} pages); one whole-flush cost past the ceiling")
 
 
-# A run: a replicate file or a --runs sub-run, each its own process (compare's words for its run unit).
-UNIT_WORDS = {"run": "runs (each its own process: a replicate file or a --runs sub-run; a run's value the mean "
-                     "of its round means)", "round": "rounds", "pass": "passes"}
+def no_ci(why):
+    """Why a model has no CI (analysis/model.py's code), in words."""
+    if why == NO_CI_TABLE:
+        return "imported from a table: one observation per stride, so no CI (point estimates only)"
+    return "one observation per stride: no CI (point estimates only)"
 
 
 def ci_note(m):
-    """The unit, N, and what the interval does not cover: two lines of at most text.WIDTH columns."""
+    """The unit, N, and what the interval does not cover: two lines of at most notes.WIDTH columns."""
     if m.why_no_ci:
-        return m.why_no_ci
+        return no_ci(m.why_no_ci)
     units = {"run": "runs" if m.sessions > 1 else "sub-runs", "round": "rounds", "pass": "passes"}[m.unit]
     head = (f"{level(m.confidence)} CI: estimate +- t({m.n_units - 1}) x SE, bootstrap of {m.n_units} {units} "
             f"({RESAMPLES} resamples, seed {SEED})")
     one_boot = m.boots < 2
     if m.unit == "run" and m.sessions > 1:
-        covers = text.one_boot() if one_boot else text.see("covers run-to-run variance and boots", text.BOOTS)
+        covers = boots_not_measured() if one_boot else see("covers run-to-run variance and boots", BOOTS)
     elif m.unit == "run" or m.processes == 1:
-        covers = text.within_session(one_boot)
+        covers = leaves_out_sessions(one_boot)
     else:
-        covers = text.see(f"the {units} of {m.processes} runs pooled: it leaves out run-to-run drift", text.WITHIN)
+        covers = see(f"the {units} of {m.processes} runs pooled: it leaves out run-to-run drift", WITHIN)
     return f"{head}\n{covers}"
 
 
@@ -71,7 +74,7 @@ def _sizes(rows):
 
 
 def change_legend(analysis):
-    """Under the before/after tables, at most text.MAX_NOTES lines: what the change is, its interval's
+    """Under the before/after tables, at most notes.MAX_NOTES lines: what the change is, its interval's
     method, unit and N a side; then why there is no CI, or the level the CI leaves out (compare's words)."""
     rows = analysis.changes
     units = {r["unit"] for r in rows} - {None}
@@ -84,17 +87,16 @@ def change_legend(analysis):
     lines = [f"{head}; {ci}: bootstrap of {each}; N = {_sizes(rows)}"]
     boot = bool(one_boot(analysis.boots))
     if analysis.withheld:
-        lines += [text.withheld("CI"), text.for_a_verdict("CI")]
+        lines += [one_session_a_side("CI"), what_gives_a_verdict("CI")]
     elif analysis.mixed:
-        lines.append(text.mixed(True))
+        lines.append(one_side_replicated(True))
     elif units == {"run"}:
         if boot:
-            lines.append(text.one_boot())
+            lines.append(boots_not_measured())
     elif all(m.processes == 1 for models in analysis.sides for m in models):
-        lines.append(text.within_session(boot))
+        lines.append(leaves_out_sessions(boot))
     else:
-        lines.append(text.see(f"the {each} of each side's runs pooled: the CI leaves out run-to-run drift",
-                              text.WITHIN))
+        lines.append(see(f"the {each} of each side's runs pooled: the CI leaves out run-to-run drift", WITHIN))
     return "\n".join(lines)
 
 
@@ -104,7 +106,7 @@ def _has_interval(analysis):
 
 def _no_interval(analysis):
     why = next((m.why_no_ci for models in analysis.sides for m in models if m.why_no_ci), None)
-    return f"no CI: {why or 'no interval could be had (the warnings say why)'}"
+    return f"no CI: {no_ci(why) if why else 'no interval could be had (the warnings say why)'}"
 
 
 def change_text(analysis):
@@ -202,11 +204,11 @@ def _commit_footer(analysis):
     n = f"N = {only[0]} per side" if len(sizes) == 1 and only[0] == only[1] else f"N (base/new) = {_sizes(rows)}"
     per = f"one observation per {'/'.join(units)}"
     if analysis.withheld:
-        return text.wrap(f"no CI: one session a side (within-session only: {per}; {n}){boot}; "
-                         f"for a CI: {text.FOR_A_VERDICT}")
+        return wrap(f"no CI: one session a side (within-session only: {per}; {n}){boot}; "
+                    f"for a CI: {FOR_A_VERDICT}")
     mixed = "; a one-process side is one run, assumed to vary as the other side's runs" if analysis.mixed else ""
-    return text.wrap(f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for "
-                     "reading four at once")
+    return wrap(f"{level(analysis.confidence)} CIs, bootstrap; {per}; {n}{mixed}{boot}; not adjusted for "
+                "reading four at once")
 
 
 RENDERERS = {"text": render_text, "json": render_json, "csv": render_csv, "commit": render_commit}

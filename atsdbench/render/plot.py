@@ -2,7 +2,7 @@
 import math
 import os
 
-from ..data import cells, files as outfile, results
+from ..data import cells, files as outfile, noise_profile, sides as given_sides
 from ..data.columns import known
 from ..analysis import compare as comparison, stats
 from ..errors import UsageError
@@ -12,11 +12,15 @@ from .numbers import general, level
 FORMATS = ("png", "svg", "pdf")
 
 
+def _no_matplotlib():
+    return UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
+
+
 def require_matplotlib():
     try:
         import matplotlib
     except ImportError:
-        raise UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'") from None
+        raise _no_matplotlib() from None
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -33,7 +37,7 @@ def check_matplotlib():
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise UsageError("plot needs matplotlib, which is not installed: pip install 'atsdbench[plot]'")
+        raise _no_matplotlib()
 
 
 def printable(label):
@@ -119,7 +123,7 @@ def _ceiling_strides(files):
 # The rate panel's dots: a stride's passes drawn one by one, at most this many a side; past it, this
 # many evenly spaced quantiles of them (the fastest and slowest pass included).  Every dot of a
 # stride lies on one vertical line a few hundred pixels tall, so a thousand show its range and where
-# the passes crowd as well as 10^6 do, and the 10^6 took plot's memory past 700 MiB (issue 34).
+# the passes crowd as well as 10^6 do, and 10^6 would take plot's memory past 700 MiB.
 DOTS = 1000
 _PANEL_COLUMNS = ("warmup", "stride_bytes", "round", "gbps", "cell")
 
@@ -318,18 +322,22 @@ def _scaling_panel(ax, disturbed, sweeps, confidence):
     disturbed.set_title("disturbed passes: a cell's timed passes, in the colours above", fontsize="small")
     disturbed.set_xlabel("tasks (threads or processes)")
     unit = ", ".join(sorted(units)) or "GB/s"
-    from . import text
-
     low, high = min(rounds, default=0), max(rounds, default=0)
     _finish(ax, "", f"{unit}, all tasks",
-            text.scaling_panel(level(confidence), str(low) if low == high else f"{low}-{high}"), outside=True)
+            scaling_panel_title(level(confidence), str(low) if low == high else f"{low}-{high}"), outside=True)
+
+
+def scaling_panel_title(confidence, rounds):
+    """The scaling panel's title: the centre, its CI's N, and what that CI does not cover."""
+    return (f"scaling: geometric mean of round means, {confidence} CI; dashed: linear\n"
+            f"N = {rounds} rounds a cell; the CI covers the first file's own rounds, not sessions")
 
 
 def _labels(sides, given):
     """The user's labels, else each side's --label or kernel release; where two sides would read the
     same (one kernel twice), the file name joins it: "6.8.0 (a.json)"."""
     if given is not None:
-        return [printable(x) for x in comparison.choose_labels(sides, given)]
+        return [printable(x) for x in given_sides.choose_labels(sides, given)]
     names = [side[0].label for side in sides]
     if len(set(names)) < len(names):
         names = [f"{n} ({','.join(os.path.basename(f.path or '?') for f in side)})" for n, side in zip(names, sides)]
@@ -360,28 +368,27 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     written.  files: per side a result file, or a set of replicate files ('a1.json,a2.json', as
     compare takes them); warnings, a list, gets what the picture cannot show (sides of different
     sizes)."""
-    from . import text
-
     import numpy as np
 
-    sides = [comparison.side_files(item) for item in files]
+    from ..analysis.model import size_warnings
+
+    sides = given_sides.load(files)
     _check_drawable(sides)
     labels = _labels(sides, labels)
-    sizes = [side[0].config.get("size") for side in sides]
-    if len(set(map(repr, sizes))) > 1 and warnings is not None:  # a "-80%" speedup panel of 1G against 256M
-        warnings.append(text.size_mismatch([(label, format_size(s) if isinstance(s, int) else "?")
-                                            for label, s in zip(labels, sizes)]))
+    if warnings is not None:  # a "-80%" speedup panel of 1G against 256M
+        warnings += size_warnings(sides, labels)
     has_latency = any(latency_distribution(side[0], s) for side in sides for s in side[0].config.get("strides", []))
     from ..analysis import scaling
 
     sweep = any(scaling.has_sweep(side[0]) for side in sides)
     ticks = sorted({int(s) for side in sides for f in side for s in np.unique(_measured_column(f, "stride_bytes"))})
     # The numbers first, the figure after: at 10^6 passes a side the analysis's peak and matplotlib
-    # (its import, the figure) did not fit in 300 MB together (issue 34).
+    # (its import, the figure) do not fit in 300 MB together.
     big = sum(f.passes() for side in sides for f in side) > RELEASE_FROM
     rate = _rate_lines(sides, labels, metric, confidence)
-    cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels) if len(sides) > 1 else None
-    if model and big:  # what the rate panel and compare freed, given back before model's own peak (issue 34)
+    cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels,
+                             store=noise_profile.Store()) if len(sides) > 1 else None
+    if model and big:  # what the rate panel and compare freed, given back before model's own peak
         _release()
     analysis = _model_analysis(sides, labels, confidence) if model else None
     heads = (_ceiling_strides([side[0] for side in sides]), _op(sides))
@@ -389,7 +396,7 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     sweeps = _scaling_sweeps(sides, labels, confidence) if sweep else None
     heading, two = printable(title(sides)), len(sides) > 1
     # what the figure draws is worked out: the files read here are let go before matplotlib is loaded
-    # (10^6 passes a side: 141 MiB of columns, matplotlib about 28; issue 34)
+    # (10^6 passes a side: 141 MiB of columns, matplotlib about 28)
     files, sides = None, None
     if big:
         _release()

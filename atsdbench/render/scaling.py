@@ -8,7 +8,8 @@ times, the disturbed share and the least thread's CPU share.  compare's scaling 
 The rate's unit is the result's (analysis/scaling.rate_of): GB/s by default, loops/s for a workload
 that says so."""
 from ..units import format_size
-from . import layout, numbers, text
+from . import layout, numbers
+from .notes import SCALING, see
 
 FORMATS = {"text": "simple", "markdown": "github"}
 
@@ -26,9 +27,24 @@ def tasks_title(tasks):
 
 # ---- show ----
 
+def rate_of_all_tasks(definition, rounds):
+    """Above show's scaling table: the rate, its unit and N."""
+    return f"scaling: {definition} of all tasks, geometric mean of round means; N = {rounds} rounds a cell"
+
+
+def efficiency_paired_by_round(references, confidence):
+    """What efficiency is and what its CI leaves out (drift between sessions, boots)."""
+    return (f"efficiency = rate / (N/N0 x rate at N0), N0 = {references}; {confidence} CI paired by round: "
+            "this run, not sessions")
+
+
+# What the last columns of show's scaling table are, and where the long story is.
+SPREAD_AND_DISTURBED = see("spread: slowest/fastest task's loop - 1; disturbed: a task off its CPU", SCALING)
+
+
 def show_rows(sc):
     """(headers, rows of text by group) and (csv names, csv rows) of show's scaling table.  The least
-    task's CPU share is in csv only (the text table stays within text.WIDTH)."""
+    task's CPU share is in csv only (the text table stays within notes.WIDTH)."""
     ci = f"{numbers.level(sc.confidence)} CI"
     headers = ["Stride", tasks_title(sc.tasks), sc.unit, "per task", "Efficiency", ci, "Spread", "Disturbed"]
     names = ["cell", "stride", "tasks", "rate", "rate_per_task", "efficiency_pct", "efficiency_ci_low_pct",
@@ -53,9 +69,9 @@ def heading(sc):
     covers; what spread and disturbed are (with the long story's anchor)."""
     low, high = min(sc.rounds, default=0), max(sc.rounds, default=0)
     rounds = str(low) if low == high else f"{low}-{high}"
-    return [text.scaling_rate(sc.definition, rounds),
-            text.scaling_efficiency(", ".join(map(str, sc.references)), numbers.level(sc.confidence)),
-            text.SCALING_COLUMNS]
+    return [rate_of_all_tasks(sc.definition, rounds),
+            efficiency_paired_by_round(", ".join(map(str, sc.references)), numbers.level(sc.confidence)),
+            SPREAD_AND_DISTURBED]
 
 
 def show_table(sc, fmt="text"):

@@ -8,10 +8,14 @@ titles stay) Median, Min, Max of single passes to 2 decimals and the two spreads
 Max, Median, Mean, Stddev and CV% of its unit to 3 decimals, the unit in the titles."""
 
 from ..units import format_size
-from . import numbers, text
+from . import numbers
 from .layout import fitted
+from .notes import NOISE_PROFILES, PLACEMENT, SESSION, VERIFY_HELD, WIDTH, hang, plural, see, what_gives_a_verdict
 
-UNITS_NOTE = text.UNITS
+UNITS_NOTE = "GB/s = 10^9 bytes/s; sizes are binary (1G = 2^30 bytes)"
+# show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.
+RUN_UNIT_NOTE = "Median, Min, Max: of single passes; CV% within: of a round's passes, between: of round means"
+INTERRUPTED_NOTE = "interrupted: only finished passes are shown and saved (complete: false)"
 # Per-call counter columns of the `run` and `show` tables: (summary key, title, scale).
 COUNTER_COLUMNS = (("gpu_touch_ms", "GPU touch ms", 1), ("ipis_per_call", "IPIs/call", 1),
                    ("flushes_per_call", "flushes/call", 1), ("full_flush_share", "full flush %", 100),
@@ -64,30 +68,30 @@ def headline(result):
     if c.get("gpu") is not None and "gpu" not in axes:
         extras.append(f"GPU {c['gpu']}")
     h = result.host
-    rounds = text.plural(c['rounds'], 'round')
+    rounds = plural(c['rounds'], 'round')
     if (c.get("adaptive") or {}).get("unit") == "run":  # --until --runs: config runs is the minimum
-        rounds = (f"{text.plural(c['adaptive'].get('runs') or 0, 'sub-run')} (adaptive, at least {c.get('runs')}) "
-                  f"of {text.plural(c['rounds'], 'round')}")
+        rounds = (f"{plural(c['adaptive'].get('runs') or 0, 'sub-run')} (adaptive, at least {c.get('runs')}) "
+                  f"of {plural(c['rounds'], 'round')}")
     elif c.get("adaptive"):  # config rounds is then the minimum
-        rounds = f"{text.plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
+        rounds = f"{plural(c['adaptive'].get('rounds', 0), 'round')} (adaptive, at least {c['rounds']})"
     what = f"{op_text(c)} rate over {format_size(c['size'])}"
     workloads = workloads_of(c)
     if workloads:  # will-it-scale's loop: size is each task's pages a pass
         what = f"{','.join(map(str, workloads))} loops (will-it-scale) over {format_size(c['size'])} a task"
         extras.append(f"ASLR {c.get('aslr') or 'unknown'}")
     what += f" ({', '.join(extras)})" if extras else ""
-    how = f"{rounds} x {text.plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}"
+    how = f"{rounds} x {plural(c['reps'], 'rep')}{' per cell' if axes else ''}, CPU {c.get('cpu')}"
     host = f"{h.get('kernel_release', '?')} {h.get('arch', '?')}, page size {format_size(h.get('page_size') or 0)}"
     # one line where it fits, else broken after the plan or before it; the cells on a line of their own
     line1 = f"{what}, {how}; {host}"
-    if len(line1) > text.WIDTH:
-        line1 = f"{what}, {how};\n{host}" if len(f"{what}, {how};") <= text.WIDTH else f"{what},\n{how}; {host}"
-    line1 = "\n".join(text.hang(line, 2) for line in line1.split("\n"))
+    if len(line1) > WIDTH:
+        line1 = f"{what}, {how};\n{host}" if len(f"{what}, {how};") <= WIDTH else f"{what},\n{how}; {host}"
+    line1 = "\n".join(hang(line, 2) for line in line1.split("\n"))
     units = [UNITS_NOTE]
     if workloads:
-        units.append(text.workload_units(format_size(h.get("page_size") or 0)))
-    placed = [text.placements_legend(c["placements"], c.get("placement_pool"))] if (c.get("placements") or 1) > 1 else []
-    return "\n".join([line1] + ([text.hang(axes_text(c), 2)] if axes else []) + units + placed + trace_notes(c)
+        units.append(workload_rates(format_size(h.get("page_size") or 0)))
+    placed = [placements_rotate(c["placements"], c.get("placement_pool"))] if (c.get("placements") or 1) > 1 else []
+    return "\n".join([line1] + ([hang(axes_text(c), 2)] if axes else []) + units + placed + trace_notes(c)
                      + verify_notes(result))
 
 
@@ -96,7 +100,38 @@ def verify_notes(result):
     from ..data.results import verify_summary
 
     summary = verify_summary(getattr(result, "verify", None) or [])
-    return [text.verified(summary, bool(workloads_of(result.config)))] if summary else []
+    return [verify_passes_line(summary, bool(workloads_of(result.config)))] if summary else []
+
+
+def verify_passes_line(summary, workload=False):
+    """Above run's and show's table, for a file with verify passes: what they checked, and how many of
+    the checks proved something (the checker held the translation while the call ran).  workload: a
+    --workload run, which takes them unasked (its loop's read-back is checked the same way)."""
+    checks, held = summary["checks"], summary["held"]
+    why = ", on by default for --workload (--no-verify skips them)" if workload else ""
+    line = (f"verify: untimed passes after each round's timed ones{why}: {summary['stale']} stale in "
+            f"{plural(checks, 'check')}; {held} of {checks} held the translation while the call ran")
+    if checks - held:
+        line += f" (the other {checks - held} proved nothing)"
+    if summary.get("device_checks") is not None:  # --device hmm: the device's read after each call
+        must = summary["device_failed"] + summary["device_zeros"]
+        line += (f"; device (test_hmm): {summary['device_stale']} stale in {plural(summary['device_checks'], 'read')}, "
+                 f"{must} refused or zero as they must be")
+    return hang(see(line, VERIFY_HELD), 2)
+
+
+def workload_rates(page):
+    """Under a --workload run's headline: what its GB/s column is."""
+    return hang(f"workload: a loop writes, zaps (MADV_DONTNEED) and reads back one {page} page: rates in loops/s, "
+                f"as will-it-scale counts them (show --gbps: GB/s = loops/s x {page}) "
+                "(docs/workloads.md#will-it-scales-loops)", 2)
+
+
+def placements_rotate(k, mode):
+    """Above run's and show's table for `run --placements K`: what the between-round spread holds."""
+    if mode == "chained":
+        return f"--placements {k}: too little memory for {k} at once; each round's region mapped beside the last"
+    return f"--placements {k}: rounds rotate over {k} regions held at once; CV between includes placement"
 
 
 def trace_notes(config):
@@ -107,7 +142,7 @@ def trace_notes(config):
         how = "tracepoint" if events == "tlb:tlb_flush" else "trace events"
         return [f"flush counts: {events} {how} ({config['trace_scope']}-wide), on warm-up passes (none timed)"]
     if config.get("trace_error") and config.get("trace") != "off":
-        return [text.hang(f"no flush counts: {config['trace_error']}", 2)]  # the core's sentence
+        return [hang(f"no flush counts: {config['trace_error']}", 2)]  # the core's sentence
     return []
 
 
@@ -191,7 +226,7 @@ def _rate_columns(view, unit, loops=False):
                 col("CV% within", "cv_within_pct", "within_cv", cv),
                 col("CV% between", "cv_between_pct", "between_cv", cv)]
     # run prints Median/Min/Max of single passes, show by default of round means: the same words
-    # for two different numbers, so the line over show's table names its unit (text.show_units).
+    # for two different numbers, so the line over show's table names its unit (what_show_summarizes).
     return [("N", "n", lambda r: str(r["n"]))] + [
         col(title, title.lower(), title.lower(), rate3) for title in ("Min", "Max", "Median", "Mean")] + [
         col("Stddev", "stddev", "stddev", rate3), col("CV%", "cv_pct", "cv", cv)]
@@ -272,7 +307,7 @@ def run_table(result, fmt="text"):
 def no_measured_pass(result):
     """What run and show print for a file without a timed pass, in the table's place."""
     warm = sum(1 for s in result.records if s.get("warmup"))
-    kept = f" ({text.plural(warm, 'warm-up pass', 'warm-up passes')} kept)" if warm else ""
+    kept = f" ({plural(warm, 'warm-up pass', 'warm-up passes')} kept)" if warm else ""
     return f"no measured pass: the run ended before its first timed pass{kept}"
 
 
@@ -283,21 +318,24 @@ def show_table(result, unit="round", fmt="text", scaling=False, gbps=False):
     from ..analysis import scaling as sweep
 
     if scaling:
-        if not sweep.has_sweep(result):
-            from ..errors import UsageError
-
-            raise UsageError(f"{result.path or 'the file'}: no threads axis of 2 or more thread counts (--threads "
-                             "1,2,4 measures one)")
+        sweep.require_sweep(result)
         return scaling_table(result, fmt), []
     if not result.has_timed_pass() and fmt != "csv":
         return no_measured_pass(result), []
     table, warnings, shown = stride_table(result, unit, fmt, view="show", gbps=gbps)
     if fmt == "csv":
         return table, warnings
-    unit_note = text.show_units(shown, "loops/s" if workloads_of(result.config) and not gbps else "GB/s")
+    unit_note = what_show_summarizes(shown, "loops/s" if workloads_of(result.config) and not gbps else "GB/s")
     if sweep.has_sweep(result):
         table += "\n\n" + scaling_table(result, fmt)
     return f"{unit_note}\n{table}", warnings
+
+
+def what_show_summarizes(unit, rate="GB/s"):
+    """The line over show's table: which observations its columns are of."""
+    if unit == "round":
+        return f"Min to Stddev: {rate} of round means (N = rounds); run's Median, Min, Max: of passes (--unit pass)"
+    return f"Min to Stddev: {rate} of single passes (N = passes), as run prints them"
 
 
 def scaling_table(result, fmt="text"):
@@ -306,10 +344,6 @@ def scaling_table(result, fmt="text"):
     from . import scaling as sweep_table
 
     return sweep_table.show_table(sweep.analyse(result), fmt)
-
-
-# show summarizes round means by default: its Median/Min/Max differ from these, and its columns say so.
-RUN_UNIT_NOTE = text.RUN_UNITS
 
 
 def run_report(result, calibrating=False):
@@ -324,7 +358,7 @@ def notes(result, calibrating=False):
     (where the flush counts came from is in the headline, trace_notes)."""
     lines = adaptive_notes(result.config)
     if not result.complete:
-        lines.append(text.INTERRUPTED)
+        lines.append(INTERRUPTED_NOTE)
     notes = bystander_notes(result.columns) + disturbance_notes(result.columns) + thp_notes(result.columns)
     lag1 = result.config.get("round_lag1")
     if lag1 is None:  # files from before lag-1 was recorded
@@ -334,30 +368,47 @@ def notes(result, calibrating=False):
     notes += lag1_notes(lag1)
     notes += placement_notes(result.records)
     notes += [] if calibrating else detect_notes(result)
-    return [text.hang(line, 2) if line.startswith("warning: ") else line for line in lines + notes]
+    return [hang(line, 2) if line.startswith("warning: ") else line for line in lines + notes]
 
 
 def detect_notes(result):
     """What a compare of two files like this one could see: each stride's smallest detectable speedup
-    (80% power), from this file's own variance, as `compare` would compute it (issue 25)."""
+    (80% power), from this file's own variance, as `compare` would compute it (with the noise
+    profile it would find in the store)."""
     import math
 
     from ..analysis.compare import compare
+    from ..data.noise_profile import Store
     from ..errors import UsageError
 
+    store = Store()
     try:
-        cmp = compare([result, result])  # the same design on both sides: the A/A of this file
+        cmp = compare([result, result], store=store)  # the same design on both sides: the A/A of this file
     except UsageError:
         return []
     if cmp.withheld:
         if len(result.sub_runs()) < 2:
-            return [text.detects_alone(""), text.for_a_verdict()]
-        return [text.detects_alone(_detects(compare([result, result], unit="run"))), text.for_a_verdict()]
+            return [no_verdict_alone(""), what_gives_a_verdict()]
+        return [no_verdict_alone(_detects(compare([result, result], unit="run", store=store))),
+                what_gives_a_verdict()]
     found = _detects(cmp)
     if not found:
         return []
     n = next(r["n_base"] for r in cmp.rows if not math.isnan(r.get("mde_pct", math.nan)))
-    return [text.detects_profiled(found, n)]
+    return [detects_with_noise_profiles(found, n)]
+
+
+def no_verdict_alone(found):
+    """Under run's and show's table, where one session a side gets no verdict: found = the range
+    --unit run detects within a --runs file's session ('2.0-2.4%'), or ''."""
+    if found:
+        return see(f"no verdict alone for two such files; --unit run detects >= {found}", SESSION)
+    return see("two files like this give no verdict alone: one session a side", SESSION)
+
+
+def detects_with_noise_profiles(found, n):
+    """A one-process file with a noise profile: what a compare of two like it detects."""
+    return see(f"two runs like this: detects >= {found} (80% power, {plural(n, 'round')} a side)", NOISE_PROFILES)
 
 
 def _detects(cmp):
@@ -384,8 +435,8 @@ def adaptive_notes(config):
     target = f"target {numbers.level(a['target'])}" + ("" if a.get("confidence", 95) == 95 else
                                                         f" ({numbers.level(a['confidence'])} CI)")
     seconds = a.get("elapsed_s") or 0
-    taken = text.plural(a.get("runs") or 0, "sub-run") if a.get("unit") == "run" else \
-        text.plural(a.get("rounds") or 0, "round")
+    taken = plural(a.get("runs") or 0, "sub-run") if a.get("unit") == "run" else \
+        plural(a.get("rounds") or 0, "round")
     after = f"after {taken} ({numbers.fixed(seconds, 0 if seconds >= 10 else 1)} s)"
     stopped = a.get("stop_reason") or "error"
     missed = [r for r in a.get("half_widths") or [] if not r.get("met")]
@@ -409,18 +460,20 @@ def bystander_notes(records):
     idle = int((flag(cols, "bystander_idle") & flagged).sum())
     if not idle:
         return []
-    return [text.idle_bystanders(idle, int(flagged.sum()), BYSTANDER_BUSY)]
+    return [f"warning: {idle} of {int(flagged.sum())} timed passes had a bystander under "
+            f"{numbers.pct(100 * BYSTANDER_BUSY, 0, sign=False)} of the pass: fewer remote flushes"]
 
 
 def disturbance_notes(records):
-    """Passes that did not have their CPU to themselves (measured around each pass, issue 25)."""
+    """Passes that did not have their CPU to themselves (measured around each pass)."""
     from ..analysis.stats import disturbed
     from ..data.results import CPU_BUSY
 
     n, of = disturbed(records)
     if not n:
         return []
-    return [text.disturbed(n, of, CPU_BUSY)]
+    return [f"warning: {n} of {of} timed passes disturbed (preempted, under "
+            f"{numbers.pct(100 * CPU_BUSY, 0, sign=False)} on CPU, or steal): cpu_share"]
 
 
 def thp_notes(records):
@@ -432,21 +485,17 @@ def thp_notes(records):
     if not shares or min(shares) >= 0.9:
         return []
     low, high = (numbers.pct(100 * x, 0, sign=False) for x in (min(shares), max(shares)))
-    return [text.thp_short(low, high)]
+    return [f"warning: --pages thp: huge pages backed {low} to {high} of the region (fragmented, or THP off)"]
 
 
 def wrap_note(line):
-    """A note longer than text.WIDTH (one value per stride and cell) on lines of its own, under its start."""
-    from . import text
-
-    return text.hang(line, 2)
+    """A note longer than WIDTH (one value per stride and cell) on lines of its own, under its start."""
+    return hang(line, 2)
 
 
 def placement_notes(records):
-    """Where the rounds' regions sat in physical memory, when that varied (issue 35): how many
-    placements, their median PFNs' range, the 2M-contiguous share, the NUMA nodes."""
-    from . import text
-
+    """Where the rounds' regions sat in physical memory, when that varied: how many placements, their
+    median PFNs' range, the 2M-contiguous share, the NUMA nodes."""
     from ..data.columns import as_columns
 
     cols = as_columns(records)
@@ -463,7 +512,7 @@ def placement_notes(records):
         return []
     medians = [s["placement_pfn_median"] for s in regions.values() if s.get("placement_pfn_median") is not None]
     contig = [s["placement_contig2m"] for s in regions.values() if s.get("placement_contig2m") is not None]
-    return [text.placement_varied(
+    return [placement_varied(
         max(len(hashes - {None}), len(nodes)), len({key[:2] for key in regions}),
         tuple(numbers.general(v / 1e6, 3, "M") for v in (min(medians), max(medians))) if medians else None,
         tuple(numbers.pct(100 * v, 0, sign=False) for v in (min(contig), max(contig))) if contig else None,
@@ -487,3 +536,14 @@ def lag1_notes(rows):
         if w:
             out.append(f"warning: {format_size(r['stride_bytes'])}: {w}")
     return out
+
+
+def placement_varied(placements, regions, medians=None, contig=None, nodes=None):
+    """show/run, under the table, where rounds' regions sat on different physical pages.  medians and
+    contig are (low, high) already formatted (render/numbers.py), None without root; nodes is None
+    where one node held them all.  Wrapped under its first word where it is longer than WIDTH."""
+    parts = ([f"NUMA nodes {nodes}"] if nodes else []) + \
+        ([f"the median page frame number ranged {medians[0]} to {medians[1]}"] if medians else []) + \
+        ([f"{contig[0]} to {contig[1]} of a region in 2M-contiguous runs"] if contig else [])
+    head = f"placement: the rounds' regions sat on {placements} different sets of physical pages in {regions} rounds"
+    return hang(see(head + "".join(f"; {p}" for p in parts), PLACEMENT), 2)

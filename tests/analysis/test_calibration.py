@@ -5,14 +5,14 @@ Simulated experiments have the structure of real data: passes inside rounds insi
 level with its own multiplicative noise, 2-13% CV between rounds, 3-10 observations a side.  The
 new side is the base side scaled by a known ratio, so every location (mean, geometric mean, median)
 moves by exactly that ratio: it is the truth each CI must cover.  All experiments of one size run
-at once through the vectorised functions compare itself uses (stats.log_t, stats.hodges_lehmann).
+at once through the vectorised functions compare itself uses (two_sample.log_t, two_sample.hodges_lehmann).
 
 `scripts/calibration_table.py` prints the coverage and power table quoted in the docs from these helpers.
 """
 import numpy as np
 import pytest
 
-from atsdbench.analysis import stats
+from atsdbench.analysis import multiplicity, two_sample
 
 EXPERIMENTS = 2000  # per sample size: a coverage estimate's standard error is 0.5 points
 PASSES = 4
@@ -68,7 +68,7 @@ TRUTHS = [0.4, 1.0, 2.0]  # a 0.4x slowdown, no change, a 2x speedup (the review
 @pytest.mark.parametrize("test", ["welch", "student"])
 def test_mean_ci_covers_the_true_ratio(structure, test):
     for i, ratio in enumerate(TRUTHS):
-        cov = coverage(lambda a, b: stats.log_t(a, b, test, 95), structure, SIZES_MEAN, seed=10 + i, ratio=ratio)
+        cov = coverage(lambda a, b: two_sample.log_t(a, b, test, 95), structure, SIZES_MEAN, seed=10 + i, ratio=ratio)
         assert 0.93 <= cov <= 0.97, (test, structure.__name__, ratio, cov)
 
 
@@ -83,7 +83,7 @@ def test_mean_ci_covers_when_the_sides_differ_in_spread():
         new = rounds(rng, EXPERIMENTS, n_new, np.full(EXPERIMENTS, 0.13), 2.0)
         # pass noise scales with cv, so remove the (tiny) difference its mean adds to each side
         bias = np.exp((np.log1p(0.13) ** 2 - np.log1p(0.02) ** 2) / 25 / 2 * (1 - 1 / PASSES))
-        hits += int(covered(stats.log_t(base, new, "welch", 95), 2.0 * bias).sum())
+        hits += int(covered(two_sample.log_t(base, new, "welch", 95), 2.0 * bias).sum())
         total += EXPERIMENTS
     assert 0.93 <= hits / total <= 0.97
 
@@ -92,7 +92,7 @@ def test_mean_ci_covers_when_the_sides_differ_in_spread():
 @pytest.mark.parametrize("structure", [rounds, runs])
 def test_median_ci_covers_the_true_ratio(structure):
     for i, ratio in enumerate(TRUTHS):
-        cov = coverage(lambda a, b: stats.hodges_lehmann(a, b, 95), structure, SIZES_MEDIAN, seed=20 + i,
+        cov = coverage(lambda a, b: two_sample.hodges_lehmann(a, b, 95), structure, SIZES_MEDIAN, seed=20 + i,
                        ratio=ratio)
         assert 0.93 <= cov <= 0.97, (structure.__name__, ratio, cov)
 
@@ -103,8 +103,8 @@ def test_median_coverage_is_the_exact_level():
     rng = np.random.default_rng(30)
     for n in (4, 5, 8):
         base, new = experiment(rng, rounds, n, n, 1.3)
-        r = stats.hodges_lehmann(base, new, 95)
-        theory = 1 - 2 * stats.u_null_cdf(n, n)[r["k"] - 1]
+        r = two_sample.hodges_lehmann(base, new, 95)
+        theory = 1 - 2 * two_sample.u_null_cdf(n, n)[r["k"] - 1]
         assert abs(covered(r, 1.3).mean() - theory) < 4 * np.sqrt(theory * (1 - theory) / EXPERIMENTS)
 
 
@@ -112,14 +112,14 @@ def test_median_finds_a_two_fold_slowdown_from_four_a_side():
     """The review's case: 3 a side never could (p >= 0.1); 4 a side at 5% CV nearly always does."""
     rng = np.random.default_rng(31)
     base, new = experiment(rng, rounds, 3, 3, 0.5)
-    assert (stats.hodges_lehmann(base, new, 95)["p"] >= 0.1).all()
+    assert (two_sample.hodges_lehmann(base, new, 95)["p"] >= 0.1).all()
     base, new = experiment(rng, rounds, 4, 4, 0.5)
-    assert (stats.hodges_lehmann(base, new, 95)["p"] < 0.05).mean() > 0.99
+    assert (two_sample.hodges_lehmann(base, new, 95)["p"] < 0.05).mean() > 0.99
 
 
-METHODS = {"welch": lambda x, y: stats.log_t(x, y, "welch", 95),
-           "student": lambda x, y: stats.log_t(x, y, "student", 95),
-           "median": lambda x, y: stats.hodges_lehmann(x, y, 95)}
+METHODS = {"welch": lambda x, y: two_sample.log_t(x, y, "welch", 95),
+           "student": lambda x, y: two_sample.log_t(x, y, "student", 95),
+           "median": lambda x, y: two_sample.hodges_lehmann(x, y, 95)}
 
 
 def aa_rates(seed, shared, compares=4000, strides=4, n=5):
@@ -138,7 +138,7 @@ def aa_rates(seed, shared, compares=4000, strides=4, n=5):
     for name, method in METHODS.items():
         p = np.stack([method(x, y)["p"] for x, y in zip(a, b)], axis=-1)
         out[name, "none"] = float((p < 0.05).any(axis=-1).mean())
-        out[name, "holm"] = float(np.mean([(stats.holm(row) < 0.05).any() for row in p]))
+        out[name, "holm"] = float(np.mean([(multiplicity.holm(row) < 0.05).any() for row in p]))
     return out
 
 

@@ -5,7 +5,7 @@ import json
 import pytest
 
 import atsdbench
-from atsdbench.data import results
+from atsdbench.data import noise_profile, results, sides
 from atsdbench.analysis import compare as comparison
 from conftest import unwrap
 
@@ -178,12 +178,12 @@ def test_mixed_groups_are_student_on_runs_and_say_the_assumption(cli, fixtures):
 def test_holm_by_default_and_adjust_none(fixtures):
     import numpy as np
 
-    from atsdbench.analysis import stats
+    from atsdbench.analysis import multiplicity
 
     files = [str(fixtures / f) for f in ("before.json", "after.json", "again.json")]
     holm = atsdbench.compare(*files, unit="round")
     assert set(holm["adjust"]) == {"holm"} and len(holm) == 8  # one family: every stride of every file
-    assert list(holm["p_adjusted"]) == pytest.approx(list(stats.holm(holm["p_value"])))
+    assert list(holm["p_adjusted"]) == pytest.approx(list(multiplicity.holm(holm["p_value"])))
     assert (holm["p_adjusted"] >= holm["p_value"]).all()
     assert list(holm["significant"]) == list(holm["p_adjusted"] < 0.05)
     none = atsdbench.compare(*files, adjust="none", unit="round")
@@ -244,7 +244,7 @@ def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
     base = _with_cells(fixtures, tmp_path, "before.json", [({"bystanders": 0}, 1.0), ({"bystanders": 1}, 0.5)])
     # the new file lists its cells in another order: matched by name, not by index
     new = _with_cells(fixtures, tmp_path, "after.json", [({"bystanders": 1}, 0.5), ({"bystanders": 0}, 1.0)])
-    cmp = comparison.compare([str(base), str(new)], unit="round")
+    cmp = comparison.compare(sides.load([str(base), str(new)]), unit="round")
     assert [(r["cell"], r["stride"]) for r in cmp.rows][:5] == [
         ("bystanders=0", "64K"), ("bystanders=0", "1M"), ("bystanders=0", "2M"), ("bystanders=0", "4M"),
         ("bystanders=1", "64K")]
@@ -265,7 +265,7 @@ def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
 def test_group_observations_are_run_means(fixtures):
     from atsdbench.analysis import stats
 
-    group = comparison.load_group(f"{fixtures / 'before.json'},{fixtures / 'again.json'}")
+    group = comparison.sub_runs(sides.files(f"{fixtures / 'before.json'},{fixtures / 'again.json'}"))
     obs = comparison.group_observations(group, 65536, "run", "mean")
     assert list(obs) == pytest.approx([stats.observations(r.table, 65536).mean() for r in group])
 
@@ -312,11 +312,11 @@ def test_long_runs_compare_batch_means_and_short_autocorrelated_runs_warn(tmp_pa
 
     rng = np.random.default_rng(3)
     x = np.cumsum(rng.normal(0, 0.3, 40)) + 20  # a random walk: strongly autocorrelated
-    cmp = comparison.compare([_series_file(tmp_path, "a", x), _series_file(tmp_path, "b", x[::-1] + 0.01)])
+    cmp = comparison.compare(sides.load([_series_file(tmp_path, "a", x), _series_file(tmp_path, "b", x[::-1] + 0.01)]))
     assert any("5 batch means" in w for w in cmp.warnings)
     assert cmp.frame()["n_base"].iloc[0] == 5
     short = np.linspace(20, 22, 10)  # a trend: lag-1 high for 10 rounds
-    cmp = comparison.compare([_series_file(tmp_path, "c", short), _series_file(tmp_path, "d", short[::-1])])
+    cmp = comparison.compare(sides.load([_series_file(tmp_path, "c", short), _series_file(tmp_path, "d", short[::-1])]))
     assert any("autocorrelated" in w and "over 10 rounds" in w for w in cmp.warnings)
 
 
@@ -347,7 +347,7 @@ def test_compare_of_runs_files_uses_the_sub_run_as_the_unit(cli, fixtures, tmp_p
     --unit run asks for the within-session one."""
     a = _with_sub_runs(fixtures, tmp_path, "a.json")
     b = _with_sub_runs(fixtures, tmp_path, "b.json", "after.json")
-    cmp = comparison.compare([str(a), str(b)])
+    cmp = comparison.compare(sides.load([str(a), str(b)]))
     assert cmp.unit == "run" and cmp.level == "session" and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(3, 3)}
     assert cmp.withheld and all(r["verdict_withheld"] and not r["significant"] for r in cmp.rows)
     assert cmp.boots == [1, 1]
@@ -360,7 +360,7 @@ def test_compare_of_runs_files_uses_the_sub_run_as_the_unit(cli, fixtures, tmp_p
     p = cli("compare", a, b, "--format", "commit", "--unit", "run")
     assert "one observation per sub-run; N = 3 per side; one session a side; one boot a side" in \
         " ".join(p.stdout.splitlines())
-    asked = comparison.compare([str(a), str(b)], unit="run")
+    asked = comparison.compare(sides.load([str(a), str(b)]), unit="run")
     assert not asked.withheld and all(not math.isnan(r["mde_pct"]) for r in asked.rows)
 
 
@@ -370,12 +370,12 @@ def test_replicate_files_of_sub_runs_are_one_observation_each(fixtures, tmp_path
     a = _with_sub_runs(fixtures, tmp_path, "a.json")
     a2 = _with_sub_runs(fixtures, tmp_path, "a2.json", "again.json")
     b = _with_sub_runs(fixtures, tmp_path, "b.json", "after.json")
-    cmp = comparison.compare([[str(a), str(a2)], str(b)], test="student")
+    cmp = comparison.compare(sides.load([[str(a), str(a2)], str(b)]), test="student")
     assert cmp.level == "file" and cmp.unit == "run" and not cmp.withheld
     assert {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(2, 1)} and cmp.mixed
-    groups, level = comparison.load_sides([[str(a), str(a2)], str(b)])
+    groups, level = comparison.replicates(sides.load([[str(a), str(a2)], str(b)]))
     assert level == "file" and [len(g) for g in groups] == [2, 1]
-    groups, level = comparison.load_sides([str(a), str(b)])
+    groups, level = comparison.replicates(sides.load([str(a), str(b)]))
     assert level == "session" and [len(g) for g in groups] == [3, 3]
 
 
@@ -410,7 +410,7 @@ def test_batch_means_are_named_as_the_observation(fixtures, tmp_path):
         path = tmp_path / name
         path.write_text(json.dumps(data))
         paths.append(str(path))
-    cmp = comparison.compare(paths)
+    cmp = comparison.compare(sides.load(paths))
     assert cmp.batched == {0: [25], 1: [25]} and {(r["n_base"], r["n_new"]) for r in cmp.rows} == {(5, 5)}
     text = render.legend(cmp)
     assert "one observation per batch of consecutive rounds (5 a side)" in text
@@ -421,7 +421,7 @@ def test_batch_means_are_named_as_the_observation(fixtures, tmp_path):
 def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
     """Issue 25: two single runs have no run-to-run variance; the default compare says so and gives no
     verdict (rates, speedup and a within-run interval only); --unit round asks for the within-run one."""
-    cmp = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")])
+    cmp = comparison.compare(sides.load([str(fixtures / "before.json"), str(fixtures / "after.json")]))
     assert cmp.withheld and all(not r["significant"] and r["verdict_withheld"] for r in cmp.rows)
     assert all(math.isnan(r["mde_pct"]) for r in cmp.rows)
     out = cli("compare", "before.json", "after.json", cwd=fixtures).stdout
@@ -430,11 +430,11 @@ def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
     assert "59%" not in out and "measured here" not in out  # our VM's evidence is in docs, not printed
     commit = cli("compare", "before.json", "after.json", "--format", "commit", cwd=fixtures).stdout
     assert commit.count("n.s.") >= 4 and "no verdict: one session a side" in commit
-    asked = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")], unit="round")
+    asked = comparison.compare(sides.load([str(fixtures / "before.json"), str(fixtures / "after.json")]), unit="round")
     assert not asked.withheld and any(r["significant"] for r in asked.rows)
 
 
-# ---- sides of one process with a noise profile (issue 25.2): analysis/noise.py, data/profile.py ----
+# ---- sides of one process with a noise profile (issue 25.2): analysis/noise.py, data/noise_profile.py ----
 
 @pytest.fixture(scope="module")
 def sim():
@@ -463,26 +463,26 @@ def _profiled_sides(sim, seed=1, change=0.0):
 
 
 def _saved(tmp_path, a, b, pa, pb):
-    from atsdbench.data import profile, results
+    from atsdbench.data import noise_profile, results
 
     paths = [str(tmp_path / n) for n in ("a.json", "b.json", "pa.json", "pb.json")]
     results.save(a, paths[0])
     results.save(b, paths[1])
-    profile.save(pa.data, paths[2])
-    profile.save(pb.data, paths[3])
+    noise_profile.save(pa.data, paths[2])
+    noise_profile.save(pb.data, paths[3])
     return paths
 
 
 def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
     import numpy as np
 
-    from atsdbench.analysis import noise, stats
+    from atsdbench.analysis import detectable, noise, stats
     from atsdbench.render import compare as render
 
     a, b, pa, pb = _profiled_sides(sim, change=1.0)
-    cmp = comparison.compare([a, b], profiles=[pa, pb], find_profiles=False)
+    cmp = comparison.compare([a, b], noise_profiles=[pa, pb])
     assert cmp.unit == "round+profile" and cmp.test == "satterthwaite" and not cmp.withheld
-    assert set(cmp.profiles) == {0, 1} and cmp.unprofiled == {}
+    assert set(cmp.noise_profiles) == {0, 1} and cmp.without_noise_profile == {}
     for r in cmp.rows:
         assert r["significant"] and not r["verdict_withheld"] and (r["n_base"], r["n_new"]) == (5, 5)
         assert r["profile_base"].startswith("calibration-A.json (8 sub-runs x 5 rounds, 150 s apart")
@@ -490,10 +490,10 @@ def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
         # the row is the combination, recomputed here from its parts
         s = r["stride_bytes"]
         x, y = (np.log(stats.observations(side.table, s)) for side in (a, b))
-        terms = noise.profiled_side(x, pa.entry("", s), 0, "A").terms + \
-            noise.profiled_side(y, pb.entry("", s), 1, "B").terms
+        terms = noise.side_with_noise_profile(x, pa.entry("", s), 0, "A").terms + \
+            noise.side_with_noise_profile(y, pb.entry("", s), 1, "B").terms
         variance, df = noise.combine(terms)
-        assert len(terms) in (2, 4, 6) and r["mde_pct"] == pytest.approx(stats.mde_pct(math.sqrt(variance), df,
+        assert len(terms) in (2, 4, 6) and r["mde_pct"] == pytest.approx(detectable.mde_pct(math.sqrt(variance), df,
                                                                                         tests=4))
         low, high, _ = stats.t_bounds(math.log(r["new_gbps"] / r["base_gbps"]), math.sqrt(variance), df)
         assert r["ci_low_pct"] == pytest.approx((math.exp(low) - 1) * 100)
@@ -505,7 +505,7 @@ def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
     commit = " ".join(render.render_commit(cmp).splitlines()[6:])
     assert commit.startswith("Welch-Satterthwaite t on log rates") and "noise profiles (A: 8 sub-runs, 1970-01-01" in \
         commit and "N = 5 per side" in commit and "one boot a side" in commit
-    assert "profile_base" in render.render_csv(cmp).splitlines()[0] and not cmp.profile_notes
+    assert "profile_base" in render.render_csv(cmp).splitlines()[0] and not cmp.noise_profile_notes
     assert pa.calibration["span_s"] == 7 * 150.0
     assert json.loads(render.render_json(cmp))[0]["profile_new"].startswith("calibration-B.json")
     assert "ignores the between-run variance" in render.render_ministat(cmp)
@@ -515,26 +515,24 @@ def test_a_side_without_a_profile_gets_no_verdict_and_the_command(sim):
     from atsdbench.render import compare as render
 
     a, b, pa, pb = _profiled_sides(sim, change=1.0)
-    cmp = comparison.compare([a, b], profiles=[pa], find_profiles=False)
+    cmp = comparison.compare([a, b], noise_profiles=[pa])
     assert all(math.isnan(r["p_value"]) and r["note"] == "no noise profile for B" for r in cmp.rows)
     assert all(render.verdict(r) == "n/a (no noise profile for B)" for r in cmp.rows)
     assert any("no noise profile for B" in w and "atsdbench calibrate --size 256M --strides 64K,1M,2M,4M --rounds 5"
                in w for w in cmp.warnings)
     assert any("no noise profile for B" in w and "atsdbench calibrate" in w for w in cmp.warnings)
     assert "no profile for B, so n.s." in render.render_commit(cmp)
-    base_only = comparison.compare([a, b], profiles=[pb], find_profiles=False)  # the baseline has none
-    assert base_only.withheld and not base_only.profiles
+    base_only = comparison.compare([a, b], noise_profiles=[pb])  # the baseline has none
+    assert base_only.withheld and not base_only.noise_profiles
     assert any("no noise profile for the baseline A" in w for w in base_only.warnings)
 
 
 def test_sides_further_apart_than_their_profiles_span_are_warned_about(sim):
-    from atsdbench.render import compare as render
-
     a, b, pa, pb = _profiled_sides(sim, change=1.0)
     b.started = a.started + 3600  # an hour later; the calibrations' sub-runs spanned 17.5 minutes
-    cmp = comparison.compare([a, b], profiles=[pa, pb], find_profiles=False)
+    cmp = comparison.compare([a, b], noise_profiles=[pa, pb])
     words = "A and B were measured 60 min apart, beyond the 18 min their profiles' sub-runs spanned"
-    assert cmp.profile_notes and cmp.profile_notes[0].startswith(words) and words in " ".join(cmp.warnings)
+    assert cmp.noise_profile_notes and cmp.noise_profile_notes[0].startswith(words) and words in " ".join(cmp.warnings)
     assert any(words in w for w in cmp.warnings)
 
 
@@ -543,7 +541,7 @@ def test_a_side_whose_spread_is_unlike_its_profile_gets_no_verdict(sim):
     for s in b.records:  # rounds 20% apart from each other: far beyond the profile's within-run spread
         s["gbps"] *= 1.25 ** (s["round"] % 2)
     b._frame = None
-    cmp = comparison.compare([a, b], profiles=[pa, pb], find_profiles=False)
+    cmp = comparison.compare([a, b], noise_profiles=[pa, pb])
     assert all(r["verdict_withheld"] and r["note"] == "B's spread unlike its profile" and not r["significant"]
                for r in cmp.rows)
     assert any("B: its rounds spread unlike its profile calibration-B.json" in w for w in cmp.warnings)
@@ -556,11 +554,11 @@ def test_a_profile_that_cannot_apply_is_refused(sim, tmp_path, cli):
                            ({"metric": "median"}, "not with --metric median"),
                            ({"test": "student"}, "--test student")):
         with pytest.raises(comparison.UsageError, match=words):
-            comparison.compare([a, b], profiles=[pa_path], find_profiles=False, **options)
+            comparison.compare([a, b], noise_profiles=[noise_profile.load(pa_path)], **options)
     with pytest.raises(comparison.UsageError, match="is of kernel 'sim-B'.*describes no side"):
-        comparison.compare([a, a], profiles=[pb_path], find_profiles=False)
+        comparison.compare([a, a], noise_profiles=[noise_profile.load(pb_path)])
     with pytest.raises(comparison.UsageError, match="--by pairs the cells of one run"):
-        comparison.compare([a], by="bystanders", profiles=[pa_path])
+        comparison.check([1], by="bystanders", noise_profiles=[pa_path])
     for args in (["a.json", "b.json", "--profile", "pb.json", "--profile", "pb.json"],
                  ["a.json", "a.json", "--profile", "pb.json"],
                  ["a.json", "b.json", "--profile", "missing.json"],
@@ -574,7 +572,7 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     import os
     import shutil
 
-    from atsdbench.data import profile
+    from atsdbench.data import noise_profile
     from atsdbench.render import tables
 
     a, b, pa, pb = _profiled_sides(sim, change=1.0)
@@ -592,7 +590,7 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     assert given.returncode == 0 and given.stdout.count("faster") == 4
     # run and show say what a compare of two such runs detects, with the profile found
     monkeypatch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
-    assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    assert noise_profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
     note = tables.detect_notes(a)[0]
     assert note.startswith("two runs like this: detects >= ") and note.endswith("(docs/compare.md#profiles)")
     assert len(note) <= 100
@@ -603,7 +601,7 @@ def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
     LABEL_WIDTH characters and an ellipsis, the json rows keep it whole."""
     import json
 
-    from atsdbench.analysis import compare
+    from atsdbench.data import sides
 
     paths = []
     for name, letter in (("before", "b"), ("after", "a")):
@@ -614,10 +612,10 @@ def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
     text = cli("compare", *paths, "--unit", "round")
     assert text.returncode == 0, text.stderr
     assert len(text.stdout) + len(text.stderr) < 20_000
-    assert "b" * (compare.LABEL_WIDTH - 3) + "..." in text.stdout and "b" * compare.LABEL_WIDTH not in text.stdout
+    assert "b" * (sides.LABEL_WIDTH - 3) + "..." in text.stdout and "b" * sides.LABEL_WIDTH not in text.stdout
     rows = json.loads(cli("compare", *paths, "--unit", "round", "--format", "json").stdout)
     assert rows[0]["base_label"] == "b" * 1_000_000 and rows[0]["new_label"] == "a" * 1_000_000
-    assert compare.shown_label("x" * 10) == "x" * 10
+    assert sides.shown_label("x" * 10) == "x" * 10
 
 
 def test_a_runs_file_is_grouped_once(monkeypatch):
@@ -651,12 +649,12 @@ def test_an_interrupted_file_and_a_file_given_twice_are_warned_about(fixtures, t
     r.complete = False
     cut = str(tmp_path / "cut.json")
     results.save(r, cut)
-    cmp = comparison.compare([cut, str(fixtures / "after.json")])
+    cmp = comparison.compare(sides.load([cut, str(fixtures / "after.json")]))
     assert any("interrupted run (complete: false)" in w and "cut.json" in w for w in cmp.warnings)
-    twice = comparison.compare([str(fixtures / "before.json"), str(fixtures / "before.json")])
+    twice = comparison.compare(sides.load([str(fixtures / "before.json"), str(fixtures / "before.json")]))
     assert any("is given 2 times" in w for w in twice.warnings)
-    assert not any("given" in w for w in comparison.compare([str(fixtures / "before.json"),
-                                                              str(fixtures / "after.json")]).warnings)
+    assert not any("given" in w for w in comparison.compare(sides.load([str(fixtures / "before.json"),
+                                                              str(fixtures / "after.json")])).warnings)
 
 
 def test_commit_format_honours_labels_with_two_files(cli, fixtures):
@@ -678,12 +676,12 @@ def test_a_meaningless_profile_interval_is_refused_with_its_reason():
 def test_the_title_names_the_op_and_a_change_of_op_is_said(fixtures, tmp_path):
     from atsdbench.render.compare import render_text
 
-    same = comparison.compare([str(fixtures / "before.json"), str(fixtures / "after.json")])
+    same = comparison.compare(sides.load([str(fixtures / "before.json"), str(fixtures / "after.json")]))
     assert render_text(same).startswith("mprotect rate (GB/s = 10^9")  # files before --op timed mprotect
     data = json.loads((fixtures / "after.json").read_text())
     data["config"]["op"] = "madvise"
     (tmp_path / "madvise.json").write_text(json.dumps(data))
-    other = comparison.compare([str(fixtures / "before.json"), str(tmp_path / "madvise.json")])
+    other = comparison.compare(sides.load([str(fixtures / "before.json"), str(tmp_path / "madvise.json")]))
     assert render_text(other).startswith("mprotect/madvise rate (GB/s = 10^9")
     assert any("the sides time different calls (mprotect, madvise)" in w for w in other.warnings)
     assert not any("different calls" in w for w in same.warnings)

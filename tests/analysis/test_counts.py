@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 
 import atsdbench
-from atsdbench.analysis import compare as comparison, counts
+from atsdbench.analysis import compare as comparison, compare_by, counts
+from atsdbench.data import sides
 
 RADIX, HASH = "guest/6.1.0-57-powerpc64le.json", "guest/6.1.0-57-powerpc64le-power9-hash.json"
 X61, X612 = "guest/6.1.0-50-amd64.json", "guest/6.12.107+deb12-amd64.json"
 
 
 def cmp_of(fixtures, *names, **kw):
-    return comparison.compare([str(fixtures / n) for n in names], **kw)
+    return comparison.compare(sides.load([str(fixtures / n) for n in names]), **kw)
 
 
 def row(cmp, cell, stride, counter):
@@ -146,14 +147,14 @@ def test_counts_need_counts(cli, fixtures, tmp_path):
 
 
 def test_compare_by_of_an_emulated_file_gives_no_verdict(fixtures):
-    cmp = comparison.compare([str(fixtures / X61)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(fixtures / X61)]), "bystanders")
     assert cmp.rows and all(math.isnan(r["p_value"]) and not r["significant"] for r in cmp.rows)
     assert all(r["note"] == "emulated (qemu-tcg)" and r["base_gbps"] > 0 for r in cmp.rows)
     assert any("emulated (qemu-tcg)" in w for w in cmp.warnings)
 
 
 def test_counts_by_axis_of_one_guest_file(cli, fixtures):
-    cmp = comparison.compare([str(fixtures / RADIX)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(fixtures / RADIX)]), "bystanders")
     r = row(cmp, "", "4M", "tlbie_full")
     assert (r["base_label"], r["new_label"], r["base_per_call"], r["new_per_call"], r["changed"]) == \
         ("bystanders=0", "bystanders=1", 0.0, 1.0, True)

@@ -474,7 +474,11 @@ def runs_side(label, scale=1.0, runs=5, seed=0, level=0.05):
 
 
 def test_sub_runs_are_the_unit():
-    from atsdbench.analysis.compare import load_group
+    from atsdbench.analysis.compare import sub_runs
+    from atsdbench.data.sides import files
+
+    def load_group(item):
+        return sub_runs(files(item))
 
     a, b = runs_side("old", seed=1), runs_side("new", 0.9, seed=2)
     # one --runs file a side is one session a side: no CI of the change unless --unit run asks for it
@@ -515,7 +519,11 @@ def test_one_process_a_side_gets_a_within_run_interval_not_a_ci():
 
 def test_one_process_against_runs_borrows_their_spread():
     """compare's mixed group: the one process is one run, varying as the other side's runs do."""
-    from atsdbench.analysis.compare import load_group
+    from atsdbench.analysis.compare import sub_runs
+    from atsdbench.data.sides import files
+
+    def load_group(item):
+        return sub_runs(files(item))
 
     runs, one = runs_side("old", seed=3), make(X86, ceiling=33, seed=9, label="new")
     assert model.analyse([load_group(runs), [one]], ["old", "new"]).withheld  # one session a side
@@ -533,7 +541,11 @@ def test_one_process_against_runs_borrows_their_spread():
 
 
 def test_legends_say_unit_n_and_what_is_not_covered():
-    from atsdbench.analysis.compare import load_group
+    from atsdbench.analysis.compare import sub_runs
+    from atsdbench.data.sides import files
+
+    def load_group(item):
+        return sub_runs(files(item))
     from atsdbench.render import compare as compare_formats, model as formats
 
     a, b = runs_side("old", seed=1), runs_side("new", 0.9, seed=2)
@@ -707,7 +719,11 @@ def test_chunked_median_interval_is_unchanged(monkeypatch):
 
 def test_sides_of_different_sizes_are_warned_about(fixtures):
     # 1G against 64M: the per-call costs differ with the size alone ("fixed cost -725%" said nothing)
-    from atsdbench.analysis.compare import load_group
+    from atsdbench.analysis.compare import sub_runs
+    from atsdbench.data.sides import files
+
+    def load_group(item):
+        return sub_runs(files(item))
 
     big, small = (load_group(str(fixtures / n)) for n in ("before.json", "small_other.json"))
     try:

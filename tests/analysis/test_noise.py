@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from atsdbench.analysis import noise, stats
+from atsdbench.analysis import noise, two_sample
 
 
 def test_an_entry_is_the_one_way_anova_of_sub_runs():
@@ -36,7 +36,7 @@ def test_combine_is_welch_for_two_plain_sides_and_adds_a_shared_estimate_once():
     rng = np.random.default_rng(1)
     a, b = rng.normal(0, 0.05, 5), rng.normal(0, 0.09, 7)
     variance, df = noise.combine([(a.var(ddof=1) / 5, 4, "a"), (b.var(ddof=1) / 7, 6, "b")])
-    welch = stats.log_t(np.exp(a), np.exp(b))
+    welch = two_sample.log_t(np.exp(a), np.exp(b))
     assert math.sqrt(variance) == pytest.approx(float(welch["se"])) and df == pytest.approx(float(welch["df"]))
     # one estimate used on both sides (an A/A of one kernel, one profile): its value doubles, its df stays
     shared, shared_df = noise.combine([(0.01, 4, "own a"), (0.01, 4, "own b"), (0.02, 7, "p"), (0.02, 7, "p")])
@@ -77,7 +77,7 @@ def test_a_profiled_side_covers_its_level_seeded(between_sd, runs):
     for k in range(1500):
         ea, a = _simulated(rng, between_sd, 0.04, 5, runs)
         eb, b = _simulated(rng, between_sd, 0.04, 5, runs)
-        d = noise.difference(noise.profiled_side(a, ea, 0, "pa"), noise.profiled_side(b, eb, 1, "pb"))
+        d = noise.difference(noise.side_with_noise_profile(a, ea, 0, "pa"), noise.side_with_noise_profile(b, eb, 1, "pb"))
         made += 1
         covered += d["ci_low_pct"] <= 0 <= d["ci_high_pct"]
     assert 0.92 <= covered / made <= 0.98
@@ -85,9 +85,9 @@ def test_a_profiled_side_covers_its_level_seeded(between_sd, runs):
 
 def test_without_a_profile_a_side_has_rates_but_no_interval():
     x = np.log([10.0, 11.0, 10.5])
-    side = noise.profiled_side(x, None, 0, None)
+    side = noise.side_with_noise_profile(x, None, 0, None)
     assert side.terms is None
-    d = noise.difference(side, noise.profiled_side(x + 0.1, noise.entry([x, x + 0.05]), 1, "p"))
+    d = noise.difference(side, noise.side_with_noise_profile(x + 0.1, noise.entry([x, x + 0.05]), 1, "p"))
     assert d["why"] == "no noise profile" and math.isnan(d["p_value"]) and d["speedup_pct"] == pytest.approx(
         (math.exp(0.1) - 1) * 100)
 

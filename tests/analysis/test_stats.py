@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from atsdbench.analysis import stats
+from atsdbench.analysis import detectable, multiplicity, stats, two_sample
 from atsdbench.data.columns import Columns
 from conftest import table_of
 
@@ -25,7 +25,7 @@ def test_ministat_format_keeps_the_seed_numbers():
     lines = ministat.relative(ministat.Dataset("b", new), ministat.Dataset("a", base), 95)
     assert lines[1].split()[0] == "372.32" and lines[2].split()[0] == "15.6787%"
     assert "pooled s = 68.1679" in lines[3]
-    d = stats.difference(base, new, "student", 95)
+    d = two_sample.difference(base, new, "student", 95)
     assert d["speedup_pct"] != pytest.approx(15.6787, abs=1e-3)  # the ratio of geometric means
 
 
@@ -34,7 +34,7 @@ def test_log_t_is_scipys_t_test_on_log_rates(test):
     from scipy import stats as ss
 
     base, new = sample_with(10, 1, 5), sample_with(12, 3, 8)
-    d = stats.difference(base, new, test, 95)
+    d = two_sample.difference(base, new, test, 95)
     x, y = np.log(base), np.log(new)
     ref = ss.ttest_ind(y, x, equal_var=test == "student")
     assert d["p_value"] == pytest.approx(ref.pvalue)
@@ -56,45 +56,45 @@ def test_t_verdict_and_ci_agree():
     rng = np.random.default_rng(3)
     for _ in range(200):
         a, b = rng.lognormal(0, 0.1, 4), rng.lognormal(0.1, 0.1, 6)
-        d = stats.difference(a, b, "welch", 95)
+        d = two_sample.difference(a, b, "welch", 95)
         assert d["significant"] == (d["ci_low_pct"] > 0 or d["ci_high_pct"] < 0)
 
 
 def test_student_with_one_run_on_one_side_uses_the_other_sides_spread():
     a, b = [10.0, 11.0, 12.5], [14.0]
-    d = stats.difference(a, b, "student", 95)
+    d = two_sample.difference(a, b, "student", 95)
     from scipy import stats as ss
 
     x = np.log(a)
     se = x.std(ddof=1) * math.sqrt(1 / 3 + 1)
     t = (math.log(14) - x.mean()) / se
     assert d["df"] == 2 and d["p_value"] == pytest.approx(2 * ss.t.sf(abs(t), 2))
-    assert stats.difference(a, b, "welch")["why"] == "fewer than 2 observations"
-    assert stats.difference([1.0], [2.0], "student")["why"]
+    assert two_sample.difference(a, b, "welch")["why"] == "fewer than 2 observations"
+    assert two_sample.difference([1.0], [2.0], "student")["why"]
 
 
 def test_identical_samples_are_no_difference():
     x = [10.0, 11.0, 12.0, 10.5, 11.5]
-    for test in stats.TESTS:
-        d = stats.difference(x, x, test, 95)
+    for test in two_sample.TESTS:
+        d = two_sample.difference(x, x, test, 95)
         assert d["speedup_pct"] == pytest.approx(0.0, abs=1e-12) and not d["significant"]
         assert d["p_value"] == pytest.approx(1.0)
 
 
 def test_constant_samples_are_exact():
-    d = stats.difference([10.0, 10.0, 10.0], [12.0, 12.0], "welch")
+    d = two_sample.difference([10.0, 10.0, 10.0], [12.0, 12.0], "welch")
     assert d["significant"] and d["ci_low_pct"] == pytest.approx(20) == d["ci_high_pct"]
 
 
 def test_hodges_lehmann_is_the_median_of_pairwise_ratios():
     base, new = [10, 11, 12, 13, 100], [20, 21, 22, 23, 24]
-    d = stats.difference(base, new, "mannwhitney", 95)
+    d = two_sample.difference(base, new, "mannwhitney", 95)
     ratios = [n / b for b in base for n in new]
     assert d["speedup_pct"] == pytest.approx((np.median(ratios) - 1) * 100)
     assert d["base"] == 12 and d["new"] == 22  # the columns stay the medians
     # exact CI, 5 vs 5 at 95%: from the 3rd smallest to the 3rd largest pairwise ratio
     srt = sorted(ratios)
-    assert stats.hl_rank(5, 5, 95) == 3
+    assert two_sample.hl_rank(5, 5, 95) == 3
     assert d["ci_low_pct"] == pytest.approx((srt[2] - 1) * 100) and d["ci_high_pct"] == pytest.approx(
         (srt[-3] - 1) * 100)
 
@@ -106,46 +106,46 @@ def test_exact_null_distribution_matches_scipy(m, n):
     rng = np.random.default_rng(m * 100 + n)
     for _ in range(25):
         x, y = rng.lognormal(0, 0.1, m), rng.lognormal(0.05, 0.1, n)
-        r = stats.hodges_lehmann(x, y)
+        r = two_sample.hodges_lehmann(x, y)
         assert r["exact"] and r["p"] == pytest.approx(ss.mannwhitneyu(y, x, method="exact").pvalue, abs=1e-12)
-        d = stats.difference(x, y, "mannwhitney")
+        d = two_sample.difference(x, y, "mannwhitney")
         if r["k"]:  # the CI excludes no shift exactly when p < alpha: one test, two views
             assert d["significant"] == (d["ci_low_pct"] > 0 or d["ci_high_pct"] < 0)
-    assert stats.u_null_cdf(m, n)[-1] == pytest.approx(1.0)
+    assert two_sample.u_null_cdf(m, n)[-1] == pytest.approx(1.0)
 
 
 def test_ties_fall_back_to_the_normal_approximation():
     from scipy import stats as ss
 
     base, new = [10.0, 10.0, 11.0, 12.0, 12.0, 13.0], [12.0, 13.0, 14.0, 14.0, 15.0, 16.0]
-    r = stats.hodges_lehmann(base, new)
+    r = two_sample.hodges_lehmann(base, new)
     assert not r["exact"] and r["p"] == pytest.approx(ss.mannwhitneyu(new, base, method="asymptotic").pvalue)
-    assert r["k"] == stats.hl_rank(6, 6, 95, exact=False) > 0
+    assert r["k"] == two_sample.hl_rank(6, 6, 95, exact=False) > 0
 
 
 def test_median_with_too_few_observations_says_so_and_names_the_smallest_n():
     """3 vs 3: the smallest two-sided Mann-Whitney p is 2/20 = 0.1, so 95% is out of reach."""
-    d = stats.difference([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], "mannwhitney", 95)
+    d = two_sample.difference([1.0, 1.1, 1.2], [2.0, 2.1, 2.2], "mannwhitney", 95)
     assert d["p_value"] == pytest.approx(0.1) and not d["significant"]
     assert math.isnan(d["ci_low_pct"]) and "4 a side could" in d["why"] and "3 vs 3" in d["why"]
-    assert stats.smallest_n(95) == 4 and stats.smallest_n(80) == 3 and stats.smallest_n(99) == 5
-    d = stats.difference([1.0, 1.1, 1.2, 1.3], [2.0, 2.1, 2.2, 2.3], "mannwhitney", 95)
+    assert two_sample.smallest_n(95) == 4 and two_sample.smallest_n(80) == 3 and two_sample.smallest_n(99) == 5
+    d = two_sample.difference([1.0, 1.1, 1.2, 1.3], [2.0, 2.1, 2.2, 2.3], "mannwhitney", 95)
     assert d["significant"] and not d.get("why")
 
 
 def test_holm():
     # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 -> 0.06 (monotone)
-    assert list(stats.holm([0.01, 0.04, 0.03, 0.005])) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    out = stats.holm([0.02, math.nan, 0.5])  # no test made: not counted, stays NaN
+    assert list(multiplicity.holm([0.01, 0.04, 0.03, 0.005])) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    out = multiplicity.holm([0.02, math.nan, 0.5])  # no test made: not counted, stays NaN
     assert out[0] == pytest.approx(0.04) and math.isnan(out[1]) and out[2] == pytest.approx(0.5)
-    assert list(stats.holm([0.9, 0.8])) == [1.0, 1.0]  # 0.8 * 2 caps at 1, and the next may not be smaller
-    assert list(stats.adjust([0.01, 0.04], "none")) == [0.01, 0.04]
+    assert list(multiplicity.holm([0.9, 0.8])) == [1.0, 1.0]  # 0.8 * 2 caps at 1, and the next may not be smaller
+    assert list(multiplicity.adjust([0.01, 0.04], "none")) == [0.01, 0.04]
 
 
 def test_fewer_than_two_observations():
-    d = stats.difference([1.0], [2.0, 3.0], "welch")
+    d = two_sample.difference([1.0], [2.0, 3.0], "welch")
     assert math.isnan(d["ci_low_pct"]) and not d["significant"] and d["why"]
-    d = stats.difference([1.0, 0.0], [2.0, 3.0], "welch")
+    d = two_sample.difference([1.0, 0.0], [2.0, 3.0], "welch")
     assert "zero or negative" in d["why"]
 
 
@@ -181,14 +181,14 @@ def test_smallest_detectable_change_is_detected_80_percent_of_the_time(n):
     rng = np.random.default_rng(25 + n)
     sigma = 0.05
     se, df = sigma * math.sqrt(2 / n), 2 * n - 2
-    mde = stats.mde_pct(se, df, 95)
+    mde = detectable.mde_pct(se, df, 95)
     delta = math.log1p(mde / 100)
     a = np.exp(rng.normal(0, sigma, (20000, n)))
     b = np.exp(rng.normal(delta, sigma, (20000, n)))
-    power = (stats.log_t(a, b, "student", 95)["p"] < 0.05).mean()
+    power = (two_sample.log_t(a, b, "student", 95)["p"] < 0.05).mean()
     assert 0.78 <= power <= 0.82
-    assert stats.mde_pct(se, df, 95, tests=4) > mde and stats.mde_pct(se, df, 95, rank=True) > mde
-    assert math.isnan(stats.mde_pct(0.0, df)) and math.isnan(stats.mde_pct(se, 0))
+    assert detectable.mde_pct(se, df, 95, tests=4) > mde and detectable.mde_pct(se, df, 95, rank=True) > mde
+    assert math.isnan(detectable.mde_pct(0.0, df)) and math.isnan(detectable.mde_pct(se, 0))
 
 
 def _grouped_unit(frame, unit):

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import atsdbench
-from atsdbench.analysis import compare as comparison, stats
-from atsdbench.render import tables as report, show
-from atsdbench.data import results
+from atsdbench.analysis import compare as comparison, compare_by, multiplicity, paired, stats, two_sample
+from atsdbench.render import tables as report
+from atsdbench.data import results, sides
 from atsdbench.units import format_size
 from conftest import unwrap
 
@@ -72,7 +72,7 @@ def test_paired_t_is_scipys_ttest_rel_on_log_rates():
     rng = np.random.default_rng(1)
     for n in (2, 3, 7):
         a, b = np.exp(rng.normal(0, 0.1, n)), np.exp(rng.normal(0.05, 0.1, n))
-        r = stats.paired_t(a, b, 90)
+        r = paired.paired_t(a, b, 90)
         ref = sps.ttest_rel(np.log(b), np.log(a))
         ci = ref.confidence_interval(0.90)
         assert float(r["p"]) == pytest.approx(ref.pvalue)
@@ -87,7 +87,7 @@ def test_signed_rank_p_is_scipys_exact_wilcoxon():
     for n in (3, 6, 9, 14):
         for shift in (0.0, 0.03, -0.08):
             a, b = np.exp(rng.normal(0, 0.05, n)), np.exp(rng.normal(shift, 0.05, n))
-            mine = float(stats.signed_rank(a, b, 95)["p"])
+            mine = float(paired.signed_rank(a, b, 95)["p"])
             assert mine == pytest.approx(sps.wilcoxon(np.log(b) - np.log(a), method="exact").pvalue)
 
 
@@ -96,7 +96,7 @@ def test_signed_rank_ci_agrees_with_its_p():
     rng = np.random.default_rng(3)
     a = np.exp(rng.normal(0, 0.05, (3000, 8)))
     b = a * np.exp(rng.normal(0.03, 0.04, (3000, 8)))
-    r = stats.signed_rank(a, b, 95)
+    r = paired.signed_rank(a, b, 95)
     excludes = (r["low"] > 1) | (r["high"] < 1)
     assert np.array_equal(excludes, r["p"] < 0.05) and 0.2 < excludes.mean() < 0.95
 
@@ -105,7 +105,7 @@ def test_signed_rank_ci_agrees_with_its_p():
 def test_smallest_pairs_is_where_scipys_best_p_passes_the_level(confidence):
     from scipy import stats as sps
 
-    n = stats.smallest_pairs(confidence)
+    n = paired.smallest_pairs(confidence)
     best = [sps.wilcoxon(np.arange(1.0, k + 1), method="exact").pvalue for k in (n - 1, n)]
     assert best[0] >= stats.alpha(confidence) > best[1]
 
@@ -144,10 +144,10 @@ def test_paired_t_covers_the_truth_and_is_far_narrower_than_unpaired():
     for ratio in TRUTHS:
         for n in range(3, 11):
             base, new = paired_experiments(rng, n, ratio)
-            r = stats.paired_t(base, new, 95)
+            r = paired.paired_t(base, new, 95)
             hits += int(_covered(r, ratio).sum())
             total += EXPERIMENTS
-            w = stats.log_t(base, new, "welch", 95)
+            w = two_sample.log_t(base, new, "welch", 95)
             widths.append(np.median(np.log(r["high"] / r["low"]) / np.log(w["high"] / w["low"])))
     assert 0.94 <= hits / total <= 0.96, hits / total
     assert max(widths) < 0.5, widths
@@ -160,8 +160,8 @@ def test_signed_rank_ci_covers_at_least_its_level_exactly_as_theory_says():
     rng = np.random.default_rng(11)
     for n in (6, 8, 10, 13):
         base, new = paired_experiments(rng, n, 1.3)
-        r = stats.signed_rank(base, new, 95)
-        theory = 1 - 2 * stats.signed_rank_null_cdf(n)[r["k"] - 1]
+        r = paired.signed_rank(base, new, 95)
+        theory = 1 - 2 * paired.signed_rank_null_cdf(n)[r["k"] - 1]
         cov = _covered(r, 1.3).mean()
         assert theory >= 0.95 and abs(cov - theory) < 4 * math.sqrt(theory * (1 - theory) / EXPERIMENTS), (n, cov)
 
@@ -192,9 +192,9 @@ def test_within_run_aa_is_called_different_about_five_percent_of_the_time():
     """An A/A inside one run (two cells of the same thing) over 4 strides: each stride's paired t
     calls it different ~5% of the time, and Holm keeps the whole compare at <= 5%."""
     rng = np.random.default_rng(13)
-    p = np.stack([stats.paired_t(*paired_experiments(rng, 5, 1.0, k=4000), 95)["p"] for _ in range(4)], axis=-1)
+    p = np.stack([paired.paired_t(*paired_experiments(rng, 5, 1.0, k=4000), 95)["p"] for _ in range(4)], axis=-1)
     assert 0.04 <= (p < 0.05).mean() <= 0.06
-    holm = np.mean([(stats.holm(row) < 0.05).any() for row in p])
+    holm = np.mean([(multiplicity.holm(row) < 0.05).any() for row in p])
     assert 0.03 <= holm <= 0.06, holm
 
 
@@ -203,13 +203,13 @@ def test_within_run_aa_is_called_different_about_five_percent_of_the_time():
 def test_by_finds_what_unpaired_cannot(bystanders_file):
     """A 5% cost under 10% round-to-round luck: paired, it is proven and the CI holds the truth;
     the same rounds compared unpaired (Welch) prove nothing."""
-    cmp = comparison.compare([str(bystanders_file)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(bystanders_file)]), "bystanders")
     assert cmp.paired and cmp.labels == ["bystanders=0", "bystanders=1"] and len(cmp.rows) == 2
     for r in cmp.rows:
         assert r["test"] == "paired-t" and r["unit"] == "round" and r["n_base"] == r["n_new"] == 8
         assert r["significant"] and r["ci_low_pct"] < -5 < r["ci_high_pct"]
         base, new = cmp.pairs[(1, "", r["stride_bytes"])]
-        unpaired = stats.difference(base, new, "welch", 95)
+        unpaired = two_sample.difference(base, new, "welch", 95)
         assert not unpaired["significant"]
         assert (r["ci_high_pct"] - r["ci_low_pct"]) < (unpaired["ci_high_pct"] - unpaired["ci_low_pct"]) / 3
 
@@ -217,7 +217,7 @@ def test_by_finds_what_unpaired_cannot(bystanders_file):
 def test_by_holds_the_other_axes_equal(tmp_path, fixtures):
     path = write_cells(tmp_path / "two.json", fixtures, {"bystanders": [0, 1, 3], "pages": ["base", "thp"]},
                        lambda s: (1 - 0.1 * s["bystanders"]) * (1.5 if s["pages"] == "thp" else 1.0))
-    cmp = comparison.compare([str(path)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(path)]), "bystanders")
     assert cmp.labels == ["bystanders=0", "bystanders=1", "bystanders=3"]
     assert [(r["cell"], r["stride"], r["new_label"]) for r in cmp.rows][:4] == [
         ("pages=base", "64K", "bystanders=1"), ("pages=base", "64K", "bystanders=3"),
@@ -230,7 +230,7 @@ def test_by_holds_the_other_axes_equal(tmp_path, fixtures):
     for r in cmp.rows:
         want = -10 if r["new_label"] == "bystanders=1" else -30
         assert r["ci_low_pct"] < want < r["ci_high_pct"]
-    cmp = comparison.compare([str(path)], by="pages")
+    cmp = compare_by.compare_by(sides.load([str(path)]), "pages")
     assert cmp.labels == ["pages=base", "pages=thp"] and {r["cell"] for r in cmp.rows} == {
         "bystanders=0", "bystanders=1", "bystanders=3"}
     assert all(r["ci_low_pct"] < 50 < r["ci_high_pct"] for r in cmp.rows)
@@ -238,10 +238,10 @@ def test_by_holds_the_other_axes_equal(tmp_path, fixtures):
 
 def test_holm_over_everything_and_raw_p_kept(tmp_path, fixtures):
     path = write_cells(tmp_path / "two.json", fixtures, {"bystanders": [0, 1, 3]}, lambda s: 1.0, seed=4)
-    holm = comparison.compare([str(path)], by="bystanders")
-    none = comparison.compare([str(path)], by="bystanders", adjust="none")
+    holm = compare_by.compare_by(sides.load([str(path)]), "bystanders")
+    none = compare_by.compare_by(sides.load([str(path)]), "bystanders", adjust="none")
     assert [r["p_value"] for r in holm.rows] == [r["p_value"] for r in none.rows]
-    assert list(stats.holm([r["p_value"] for r in none.rows])) == [r["p_adjusted"] for r in holm.rows]
+    assert list(multiplicity.holm([r["p_value"] for r in none.rows])) == [r["p_adjusted"] for r in holm.rows]
     assert [r["p_adjusted"] for r in none.rows] == [r["p_value"] for r in none.rows]
 
 
@@ -257,7 +257,7 @@ def test_repeated_values_are_an_aa_told_apart_by_position(tmp_path, fixtures, cl
 def test_two_files_with_repeated_values_match_cells_by_position(tmp_path, fixtures):
     a = write_cells(tmp_path / "a.json", fixtures, {"bystanders": [0, 0]}, lambda s: 1.0, seed=1)
     b = write_cells(tmp_path / "b.json", fixtures, {"bystanders": [0, 0]}, lambda s: 1.0, seed=2)
-    cmp = comparison.compare([str(a), str(b)])
+    cmp = comparison.compare(sides.load([str(a), str(b)]))
     assert [r["cell"] for r in cmp.rows] == ["bystanders=0 (cell 0)"] * 2 + ["bystanders=0 (cell 1)"] * 2
 
 
@@ -281,14 +281,14 @@ def test_every_format_says_paired(cli, bystanders_file, fmt):
 
 
 def test_median_is_signed_rank_and_says_when_too_few(cli, tmp_path, fixtures):
-    need = stats.smallest_pairs(95)
+    need = paired.smallest_pairs(95)
     few = write_cells(tmp_path / "few.json", fixtures, {"bystanders": [0, 1]}, lambda s: 0.9, rounds=need - 1)
     p = cli("compare", few, "--by", "bystanders", "--metric", "median")
     assert p.returncode == 0 and "n/a (too few to prove any)" in p.stdout
     assert f"{need - 1} paired rounds cannot reach 95% confidence with a signed-rank test; {need} could" in unwrap(p.stderr)
     enough = write_cells(tmp_path / "enough.json", fixtures, {"bystanders": [0, 1]},
                          lambda s: 0.9 if s["bystanders"] else 1.0, rounds=10)
-    cmp = comparison.compare([str(enough)], by="bystanders", metric="median")
+    cmp = compare_by.compare_by(sides.load([str(enough)]), "bystanders", metric="median")
     assert cmp.test == "wilcoxon" and all(r["significant"] and r["ci_low_pct"] < -10 < r["ci_high_pct"]
                                           for r in cmp.rows)
     p = cli("compare", enough, "--by", "bystanders", "--metric", "median")
@@ -297,7 +297,7 @@ def test_median_is_signed_rank_and_says_when_too_few(cli, tmp_path, fixtures):
 
 def test_interrupted_rounds_are_left_out_of_the_pairs(tmp_path, fixtures):
     path = write_cells(tmp_path / "cut.json", fixtures, {"bystanders": [0, 1]}, lambda s: 1.0, drop={(7, 1)})
-    cmp = comparison.compare([str(path)], by="bystanders")
+    cmp = compare_by.compare_by(sides.load([str(path)]), "bystanders")
     assert all(r["n_base"] == 7 for r in cmp.rows)
     assert any("1 round measured one cell only" in w for w in cmp.warnings)
 
@@ -355,13 +355,13 @@ def test_run_and_show_print_a_block_per_cell(tmp_path, fixtures):
     blocks = table.split("\n\n")
     assert blocks[0].splitlines()[-1].split()[-1] == "full" and blocks[1].splitlines()[-1].split()[-1] == "per-page"
     assert "4 cells interleaved in every round: bystanders 0,1 x ceiling 1,33" in report.headline(r)
-    text, _ = show.render(r)
+    text, _ = report.show_table(r)
     assert [line for line in text.splitlines() if line.startswith("cell ")] == heads
-    csv, _ = show.render(r, fmt="csv")
+    csv, _ = report.show_table(r, fmt="csv")
     lines = csv.splitlines()
     assert lines[0].startswith("cell,bystanders,ceiling,stride,n,") and lines[1].startswith("0,0,1,64K,8,")
     assert len(lines) == 1 + 4 * 2
-    md, _ = show.render(r, fmt="markdown")
+    md, _ = report.show_table(r, fmt="markdown")
     assert "**cell 3: bystanders=1 ceiling=33**\n\n| Stride" in md
 
 
@@ -370,7 +370,7 @@ def test_files_without_cells_print_as_before(fixtures):
     r = results.load(str(fixtures / "before.json"))
     assert report.run_report(r) + "\n" == (golden / "run_report_before.text").read_text()
     for fmt in ("text", "csv"):
-        assert show.render(r, fmt=fmt)[0] + "\n" == (golden / f"show_before.{fmt}").read_text()
+        assert report.show_table(r, fmt=fmt)[0] + "\n" == (golden / f"show_before.{fmt}").read_text()
 
 
 def test_plot_draws_a_line_per_cell(tmp_path, fixtures):

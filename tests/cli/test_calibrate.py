@@ -10,7 +10,7 @@ import time
 import noise_sim
 import pytest
 
-from atsdbench.data import profile, results
+from atsdbench.data import noise_profile, results
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_a_profile_from_a_runs_file(cli, tmp_path, calibration_file):
     assert [line.split()[0] for line in lines[4:8]] == ["64K", "1M", "2M", "4M"]
     assert "Holm over 4 strides" in p.stdout and all(len(line) <= 100 for line in lines[2:])
     assert lines[-1] == f"wrote {tmp_path / 'p.json'}" and "boot-to-boot not measured" in p.stdout
-    made = profile.load(str(tmp_path / "p.json"))
+    made = noise_profile.load(str(tmp_path / "p.json"))
     assert made.calibration == {"runs": 4, "gap": 20.0, "rounds": [3, 3, 3, 3], "complete": True,
                                 "source": calibration_file, "span_s": 60.0}  # sub-runs start 20 s apart
     assert {e["within_df"] for e in made.entries.values()} == {8} and made.host["machine_id"] is None
@@ -89,7 +89,7 @@ def test_the_profile_goes_to_the_store_by_default(cli, tmp_path, calibration_fil
     assert p.returncode == 0, p.stderr
     written = p.stdout.splitlines()[-1].removeprefix("wrote ")
     assert os.path.dirname(written) == str(tmp_path / "xdg" / "atsdbench" / "profiles")
-    assert os.path.basename(written).startswith("sim-sim-A-") and profile.load(written).calibration["runs"] == 4
+    assert os.path.basename(written).startswith("sim-sim-A-") and noise_profile.load(written).calibration["runs"] == 4
 
 
 SMALL = ["--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--no-trace"]
@@ -104,7 +104,7 @@ def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
     assert f"wrote {tmp_path / 'p.run.json'}" in cal.stdout and f"wrote {tmp_path / 'p.json'}" in cal.stdout
     kept = results.load(str(tmp_path / "p.run.json"))
     assert kept.complete and len(kept.sub_runs()) == 3
-    made = profile.load(str(tmp_path / "p.json"))
+    made = noise_profile.load(str(tmp_path / "p.json"))
     assert made.calibration["runs"] == 3 and made.host["boot_id"] == kept.host["boot_id"]
     for name in ("a.json", "b.json"):
         assert cli("run", *SMALL, "-o", tmp_path / name).returncode == 0

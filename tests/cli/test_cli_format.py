@@ -127,8 +127,8 @@ def test_a_bad_progress_is_refused_before_measuring(cli, tmp_path):
 
 
 def test_a_cut_never_splits_a_version():
-    from atsdbench.analysis.compare import _common_cut
+    from atsdbench.data.sides import common_cut
 
     stems = ["atsdbench-h-6.12.0-T1", "atsdbench-h-6.13.0-T1"]
-    head, tail = _common_cut(stems)
+    head, tail = common_cut(stems)
     assert [x[head:len(x) - tail] for x in stems] == ["6.12.0", "6.13.0"]

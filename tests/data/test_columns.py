@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from atsdbench.data import columns, files, results
+from atsdbench.data import columns, inputs, results
 from atsdbench.errors import UsageError
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
@@ -18,7 +18,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 
 def _whole(path):
     """The old way: the whole file parsed, a dict per pass."""
-    return files.read_json(path, "a result file")
+    return inputs.read_json(path, "a result file")
 
 
 def _odd_samples():
@@ -118,7 +118,7 @@ def test_a_run_s_records_are_written_as_json_dumps_wrote_them(tmp_path):
 @pytest.mark.parametrize("chunk", [1, 2, 7, 64, 1 << 20])
 def test_any_read_size_gives_the_same_load(tmp_path, monkeypatch, chunk):
     """Values cut by the read window (a number in two, a string, a key) are decoded whole."""
-    monkeypatch.setattr(files, "STREAM_CHUNK", chunk)
+    monkeypatch.setattr(inputs, "STREAM_CHUNK", chunk)
     samples = _odd_samples()
     path = _write(tmp_path, samples)
     assert list(results.load(path).records) == samples
@@ -169,7 +169,7 @@ def test_what_the_stream_cannot_follow_gets_the_whole_parse_words(tmp_path, text
     with pytest.raises(UsageError) as streamed:
         results.load(str(path))
     try:
-        results.from_dict(files.read_json(str(path), "a result file"), str(path))
+        results.from_dict(inputs.read_json(str(path), "a result file"), str(path))
     except UsageError as e:
         assert str(streamed.value) == str(e)
 

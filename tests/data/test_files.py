@@ -12,7 +12,7 @@ import time
 import pytest
 
 import atsdbench
-from atsdbench.data import files, results
+from atsdbench.data import files, inputs, results
 from atsdbench.errors import UsageError
 from conftest import unwrap
 
@@ -65,10 +65,10 @@ def test_a_failed_write_names_its_path(tmp_path, monkeypatch, writer):
     def fsync(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(os, "fsync", fsync)
-    from atsdbench.data import profile
+    from atsdbench.data import noise_profile
 
     path = str(tmp_path / "out")
-    write = {"result": lambda: results.save(make(), path), "profile": lambda: profile.save({"x": 1}, path),
+    write = {"result": lambda: results.save(make(), path), "profile": lambda: noise_profile.save({"x": 1}, path),
              "picture": lambda: files.write_atomically(path, lambda f: f.write(b"x"), binary=True)}[writer]
     with pytest.raises(OSError) as e:
         write()
@@ -105,7 +105,7 @@ def test_readers_read_regular_files_only(tmp_path, kind):
         path.mkdir()
     word = {"fifo": "is a FIFO, not a regular file", "dev_zero": "is a character device, not a regular file",
             "directory": "is a directory"}[kind]
-    for read in (lambda: results.load(str(path)), lambda: files.read_input(str(path))):
+    for read in (lambda: results.load(str(path)), lambda: inputs.read_input(str(path))):
         with pytest.raises(UsageError, match=word):
             read()
 
@@ -114,8 +114,8 @@ def test_readers_stop_at_the_size_bound(tmp_path):
     path = tmp_path / "big.json"
     path.write_text(" " * 2000)
     with pytest.raises(UsageError, match="big.json is over 0 MiB: larger than any file atsdbench reads"):
-        files.read_json(str(path), "a result file", limit=1000)
-    assert files.read_bytes(str(path), limit=2000) == b" " * 2000
+        inputs.read_json(str(path), "a result file", limit=1000)
+    assert inputs.read_bytes(str(path), limit=2000) == b" " * 2000
 
 
 def test_cli_show_of_special_files_is_one_line(tmp_path, cli):

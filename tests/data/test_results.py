@@ -267,18 +267,18 @@ def test_missing_file(tmp_path):
 
 def test_check_writable(tmp_path):
     before = os.stat(tmp_path).st_mtime_ns
-    results.check_writable(str(tmp_path / "ok.json"))
+    outfile.check_writable(str(tmp_path / "ok.json"))
     # probes without creating (and unlinking) anything: two processes checking one name cannot race
     assert os.listdir(tmp_path) == [] and os.stat(tmp_path).st_mtime_ns == before
     with pytest.raises(UsageError, match="cannot write output .*: no directory"):
-        results.check_writable(str(tmp_path / "missing-dir" / "x.json"))
+        outfile.check_writable(str(tmp_path / "missing-dir" / "x.json"))
     with pytest.raises(UsageError, match="is a directory"):
-        results.check_writable(str(tmp_path))
+        outfile.check_writable(str(tmp_path))
     with pytest.raises(UsageError, match="the output file name is empty"):
-        results.check_writable("")
+        outfile.check_writable("")
     (tmp_path / "file").write_text("x")
     with pytest.raises(UsageError, match="Not a directory"):
-        results.check_writable(str(tmp_path / "file" / "x.json"))
+        outfile.check_writable(str(tmp_path / "file" / "x.json"))
 
 
 @pytest.mark.parametrize("kind", ["fifo", "symlink", "chardev"])
@@ -294,7 +294,7 @@ def test_non_regular_outputs_are_refused_and_kept(tmp_path, kind):
     else:
         path = "/dev/null"
         word = "a character device"
-    for attempt in (results.check_writable, lambda p: results.save(make(), p)):
+    for attempt in (outfile.check_writable, lambda p: results.save(make(), p)):
         with pytest.raises(UsageError, match=f"is {word}, not a regular file: refusing to replace it"):
             attempt(str(path))
     mode = os.lstat(path).st_mode
@@ -308,10 +308,10 @@ def test_unwritable_outputs_say_why(tmp_path, monkeypatch):
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, mode: False if str(p).endswith("old.json") else real(p, mode))
     with pytest.raises(UsageError, match="cannot write output .*old.json: Permission denied"):
-        results.check_writable(str(tmp_path / "old.json"))
+        outfile.check_writable(str(tmp_path / "old.json"))
     monkeypatch.setattr(os, "access", lambda p, mode: False)
     with pytest.raises(UsageError, match="cannot write output .*new.json: Permission denied"):
-        results.check_writable(str(tmp_path / "new.json"))
+        outfile.check_writable(str(tmp_path / "new.json"))
 
 
 def test_save_replaces_a_regular_file_with_the_umask_mode(tmp_path):
@@ -527,13 +527,15 @@ FIELDS_BEFORE_HISTORY_CHECK = set(
 
 
 def test_every_field_the_schema_checks_is_named_in_the_schema_history():
-    """A field added to the schema (data/schema.py) has its version note in results.py's history, the one
-    data-model file: config.profile and run --placements' fields once had none."""
+    """A field added to the schema (data/schema.py) has its version note in the format history
+    (docs/result-file.md): config.profile and run --placements' fields once had none."""
+    import pathlib
     import re
 
     from atsdbench.data import schema
 
     fields = set(schema.SAMPLE.fields) | set(schema.CONFIG.fields) | set(schema.TOP.fields)
-    history = results.__doc__
+    page = pathlib.Path(__file__).resolve().parents[2] / "docs" / "result-file.md"
+    history = page.read_text().split("## Format history", 1)[1]
     unnamed = sorted(f for f in fields - FIELDS_BEFORE_HISTORY_CHECK if not re.search(rf"(?<!\w){f}(?!\w)", history))
     assert not unnamed, unnamed

@@ -39,7 +39,6 @@ def test_cli_ceiling_without_debugfs_stops_before_measuring(cli, tmp_path):
 
 def _refusing(err):
     """open() as debugfs answers under lockdown (EPERM) or to a user (EACCES)."""
-    import errno
     import os
 
     def fake(path, *a, **k):

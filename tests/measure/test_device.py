@@ -138,10 +138,10 @@ def test_atsd_takes_the_device_as_run_does(fake_hmm, atsd, tmp_path):
 
 def test_the_loud_line_is_one_sentence_in_both_front_ends():
     from atsdbench.measure import core
-    from atsdbench.render import text
+    from atsdbench.render import verify
 
     for op in ("mprotect", "madvise", "munmap"):
-        assert core.device_stale_text(3, 256, op, 65536) == text.stale_device_translation(3, 256, op, "64K")
+        assert core.device_stale_text(3, 256, op, 65536) == verify.stale_device_translation(3, 256, op, "64K")
 
 
 def test_the_kprobes_are_the_cores_and_name_their_columns():

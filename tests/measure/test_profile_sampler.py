@@ -58,7 +58,7 @@ def test_a_live_profile_gives_shares(cli, tmp_path):
 
 
 def test_the_hidden_symbols_line_fits_the_sysctl():
-    from atsdbench.render import text
+    from atsdbench.measure import profile as text
 
     assert "run as root" in text.symbols_hidden(0) and "kptr_restrict=0" in text.symbols_hidden(2)
     assert all(len("atsdbench: --profile: " + text.symbols_hidden(k)) <= 100 for k in (0, 1, 2, None))

@@ -7,7 +7,7 @@ import signal
 import pytest
 
 from atsdbench.measure import core
-from atsdbench.render import text
+from atsdbench.render import verify
 
 OPS = ("mprotect", "madvise", "munmap")
 
@@ -124,11 +124,11 @@ def test_stop_twice_stops_nothing(pinned):
     (1, 7, "mprotect", 4096, [5], [0, 1, 2, 3, 4, 6, 7]),
 ])
 def test_atsd_says_the_loud_line_as_atsdbench_does(args):
-    """atsd's sentence (C) and atsdbench's (render/text.py) are one wording: held equal here."""
+    """atsd's sentence (C) and atsdbench's (render/verify.py) are one wording: held equal here."""
     from atsdbench.units import format_size
 
     stale, checks, op, stride, inv, chk = args
-    assert core.stale_text(*args) == text.stale_translation(stale, checks, op, format_size(stride), inv, chk)
+    assert core.stale_text(*args) == verify.stale_translation(stale, checks, op, format_size(stride), inv, chk)
 
 
 def test_the_checkers_are_every_cpu_but_a_lone_invalidator():

@@ -1,4 +1,4 @@
-"""The house (issue 23): what needs the machine lives in measure/; data/, analysis/ and render/ only
+"""The house: what needs the machine lives in measure/; data/, analysis/ and render/ only
 read results and never import it, nor the compiled core; no module imports itself round a cycle."""
 import ast
 import functools
@@ -9,6 +9,9 @@ import sources
 
 PKG = sources.PKG
 PURE = ("data", "analysis", "render")
+# What may import render, the leaf that words every table: render itself and the command line.
+CLI_LAYER = ("atsdbench.commands", "atsdbench.cli", "atsdbench.__main__", "atsdbench.guest.command",
+             "atsdbench.campaign.command")
 
 
 def _module_name(path):
@@ -89,6 +92,19 @@ def test_importing_the_pure_side_leaves_the_core_unloaded():
                        cwd=str(PKG.parent.parent))
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "[]", p.stdout
+
+
+def _render_importers():
+    return [f"{m} imports {d}" for m, deps in sorted(_graph().items()) for d in sorted(deps)
+            if (d == "atsdbench.render" or d.startswith("atsdbench.render."))
+            and not (m == "atsdbench.render" or m.startswith("atsdbench.render.")) and m not in CLI_LAYER]
+
+
+def test_nothing_below_the_command_line_imports_render():
+    """render is a leaf: data, analysis, measure, campaign, guest's rooms, errors and units give
+    records and raise their own words; only the command line turns records into tables and notes."""
+    bad = _render_importers()
+    assert not bad, bad
 
 
 def test_every_module_is_in_a_house():

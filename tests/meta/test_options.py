@@ -69,8 +69,6 @@ def test_defaults_come_from_the_table_alone():
 
 
 def test_run_help_prints_every_option(capsys):
-    import pytest
-
     with pytest.raises(SystemExit) as e:
         cli.main(["run", "--help"])
     out = capsys.readouterr().out

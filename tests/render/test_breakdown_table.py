@@ -3,7 +3,7 @@
 import json
 
 from atsdbench.analysis import breakdown as b
-from atsdbench.render import breakdown, text
+from atsdbench.render import breakdown, notes as shared
 
 
 def _section(fixtures, bystanders=1, untraced=None):
@@ -24,7 +24,7 @@ def _section(fixtures, bystanders=1, untraced=None):
 def test_each_stride_is_a_row_whose_stages_add_up(fixtures):
     whole = breakdown.table(_section(fixtures))
     out = whole.splitlines()
-    assert out[0] == text.BREAKDOWN_TITLE and max(map(len, out)) <= text.WIDTH  # blocks where wider
+    assert out[0] == breakdown.BREAKDOWN_TITLE and max(map(len, out)) <= shared.WIDTH  # blocks where wider
     for name in ("Stride", "Calls", "Syscall µs", "page tables", "local flush", "Pages", "IPIs wanted", "IPIs sent"):
         assert name in whole
     rows = out[3:6]  # the first block's rows
@@ -47,8 +47,8 @@ def test_lost_interrupted_and_missing_are_notes_at_most_three(fixtures):
     section["missing"] = ["csd:csd_function_entry"]
     lines = breakdown.table(section).splitlines()
     notes = lines[lines.index(next(x for x in lines if x.startswith("N = 1 pass's calls"))):]
-    assert len(notes) == text.MAX_NOTES and "events lost at 2M" in notes[1] and "interrupted" in notes[2]
-    assert all(len(x) <= text.WIDTH for x in notes)
+    assert len(notes) == shared.MAX_NOTES and "events lost at 2M" in notes[1] and "interrupted" in notes[2]
+    assert all(len(x) <= shared.WIDTH for x in notes)
     assert "2M " not in "\n".join(lines[:lines.index(notes[0])])  # a lost pass has no row
 
 
@@ -57,7 +57,7 @@ def test_nothing_to_show_is_nothing():
 
 
 def test_the_legend_fits_with_the_widest_overhead():
-    assert len(text.breakdown_legend("-100% to +1000%")) <= text.WIDTH
+    assert len(breakdown.stages_sum_to_syscall("-100% to +1000%")) <= shared.WIDTH
 
 
 PROFILE = {"event": "cpu-clock", "freq": 4000, "complete": True, "passes": [
@@ -73,7 +73,7 @@ PROFILE = {"event": "cpu-clock", "freq": 4000, "complete": True, "passes": [
 def test_the_profile_table_gives_stage_shares_and_the_pmu_caveat():
     whole = breakdown.profile_table(PROFILE)
     lines = whole.splitlines()
-    assert lines[0] == text.PROFILE_TITLE and max(map(len, lines)) <= text.WIDTH  # blocks where wider
+    assert lines[0] == breakdown.PROFILE_TITLE and max(map(len, lines)) <= shared.WIDTH  # blocks where wider
     assert "page tables" in lines[1] and "remote wait" in whole and "top 3 self" in whole
     assert lines[3].split()[:4] == ["64K", "313", "57.5%", "24.6%"] and "change_pte_range 44.1%" in whole
     assert "10.0%" in whole  # the bystanders' flush share
@@ -82,7 +82,7 @@ def test_the_profile_table_gives_stage_shares_and_the_pmu_caveat():
     cycles = dict(PROFILE, event="cycles")
     assert breakdown.profile_table(cycles).splitlines()[-1].startswith("cycles samples, N = 302-313;")
     assert breakdown.profile_table(None) == ""
-    assert len(text.profile_legend("cpu-clock", "10000-20000")) <= text.WIDTH
+    assert len(breakdown.samples_legend("cpu-clock", "10000-20000")) <= shared.WIDTH
 
 
 def test_compare_appends_the_stage_tables_in_text_markdown_and_commit(cli, tmp_path):
@@ -105,13 +105,13 @@ def test_compare_appends_the_stage_tables_in_text_markdown_and_commit(cli, tmp_p
     for fmt in ("text", "markdown", "commit"):
         p = cli("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--format", fmt)
         assert p.returncode == 0, p.stderr
-        assert text.COMPARE_BREAKDOWN_TITLE in p.stdout and text.COMPARE_PROFILE_TITLE in p.stdout
-        assert p.stdout.index(text.COMPARE_BREAKDOWN_TITLE) > p.stdout.index("GB/s")  # after the rate table
+        assert breakdown.COMPARE_BREAKDOWN_TITLE in p.stdout and breakdown.COMPARE_PROFILE_TITLE in p.stdout
+        assert p.stdout.index(breakdown.COMPARE_BREAKDOWN_TITLE) > p.stdout.index("GB/s")  # after the rate table
         local = next(x for x in p.stdout.splitlines() if "local flush" in x)
         assert "+1.00" in local and "+15.00" in local  # µs and percentage points (10% -> 25%)
         assert "one traced pass each, no interval" in p.stdout
     p = cli("compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--format", "csv")
-    assert text.COMPARE_BREAKDOWN_TITLE not in p.stdout  # machine formats: the rates only
+    assert breakdown.COMPARE_BREAKDOWN_TITLE not in p.stdout  # machine formats: the rates only
 
 
 def fixtures_dir():
@@ -132,8 +132,8 @@ def test_show_prints_the_breakdown_and_profile_of_a_file(cli, tmp_path, fixtures
     results.save(r, str(tmp_path / "r.json"))
     p = cli("show", str(tmp_path / "r.json"))
     assert p.returncode == 0, p.stderr
-    assert text.BREAKDOWN_TITLE in p.stdout and text.PROFILE_TITLE in p.stdout
-    assert cli("show", str(tmp_path / "r.json"), "--format", "csv").stdout.count(text.BREAKDOWN_TITLE) == 0
+    assert breakdown.BREAKDOWN_TITLE in p.stdout and breakdown.PROFILE_TITLE in p.stdout
+    assert cli("show", str(tmp_path / "r.json"), "--format", "csv").stdout.count(breakdown.BREAKDOWN_TITLE) == 0
 
 
 def test_cells_are_named_as_compare_names_them(fixtures):
@@ -163,11 +163,11 @@ def test_the_stage_legend_names_each_new_sides_files_apart():
 
 def test_a_guest_under_full_emulation_is_marked_and_the_shares_asked_for(fixtures):
     section = _section(fixtures)
-    note = text.breakdown_emulated("qemu-tcg")
+    note = breakdown.emulated_read_the_shares("qemu-tcg")
     assert note in breakdown.table(section, host={"virtualized": "qemu-tcg"}).splitlines()
     assert note not in breakdown.table(section, host={"virtualized": "kvm"})
     assert note not in breakdown.table(section)
-    assert "emulated (qemu-tcg)" in note and "shares" in note and len(note) <= text.WIDTH
+    assert "emulated (qemu-tcg)" in note and "shares" in note and len(note) <= shared.WIDTH
     profile = {"event": "cpu-clock", "complete": True, "passes": [
         {"stride_bytes": 65536, "samples": 10, "stages": {"page_table": 0.5}, "self": [["f", 0.5]]}]}
     assert note in breakdown.profile_table(profile, host={"virtualized": "qemu-tcg"}).splitlines()

@@ -5,7 +5,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from atsdbench.render import text
+from atsdbench.render import notes
 
 BASE = "guest/6.1.0-50-amd64.json"
 COUNTERS = ("ipis", "flushes", "full_flushes")
@@ -38,7 +38,7 @@ def test_any_mix_of_count_changes_across_files_renders(cli, fixtures, tmp_path, 
         assert p.returncode == 0, (extra, p.stderr)
         assert "Traceback" not in p.stderr
         if "markdown" not in extra:
-            assert max(map(len, p.stdout.splitlines())) <= text.WIDTH, extra
+            assert max(map(len, p.stdout.splitlines())) <= notes.WIDTH, extra
 
 
 def test_a_count_changed_in_one_of_three_files(cli, fixtures, tmp_path):

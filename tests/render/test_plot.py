@@ -239,10 +239,10 @@ def test_the_files_are_let_go_before_matplotlib_is_loaded(fixtures, monkeypatch)
     time; these small files stand for big ones.)"""
     import weakref
 
-    from atsdbench.analysis import compare as comparison
+    from atsdbench.data import sides
 
     loaded, alive = [], []
-    side_files = comparison.side_files
+    side_files = sides.files
 
     def tracked(item):
         side = side_files(item)
@@ -254,7 +254,7 @@ def test_the_files_are_let_go_before_matplotlib_is_loaded(fixtures, monkeypatch)
         return plot.require_matplotlib.__wrapped__()
 
     require.__wrapped__ = plot.require_matplotlib
-    monkeypatch.setattr(comparison, "side_files", tracked)
+    monkeypatch.setattr(sides, "files", tracked)
     monkeypatch.setattr(plot, "require_matplotlib", require)
     monkeypatch.setattr(plot, "RELEASE_FROM", 0)
     fig = plot.make_figure([str(fixtures / "before.json"), str(fixtures / "after.json")], model=True)

@@ -88,14 +88,14 @@ def _columns(text, names):
 def test_run_and_show_say_which_unit_and_agree_on_passes(fixtures):
     """run printed 64K Min 5.45 and show Min 5.58 under the same name: one is of passes, the other of
     round means.  Now show names the unit over its table and with --unit pass prints run's numbers."""
-    from atsdbench.render import show
+    from atsdbench.render import tables
 
     r = atsdbench.load(str(fixtures / "before.json"))
     run = report.run_report(r)
     assert "Median, Min, Max: of single passes" in run
-    by_round, _ = show.render(r)
+    by_round, _ = tables.show_table(r)
     assert "GB/s of round means (N = rounds); run's Median, Min, Max: of passes" in by_round
-    by_pass, _ = show.render(r, unit="pass")
+    by_pass, _ = tables.show_table(r, unit="pass")
     assert "GB/s of single passes (N = passes), as run prints them" in by_pass
     ran = _columns(run, ["Median GB/s", "Min", "Max", "CV% between"])
     passes = _columns(by_pass, ["Median", "Min", "Max"])
@@ -107,5 +107,5 @@ def test_run_and_show_say_which_unit_and_agree_on_passes(fixtures):
             assert float(passes[stride][theirs]) == pytest.approx(float(row[mine]), abs=0.0051), (stride, mine)
         assert row["CV% between"] == rounds[stride]["CV%"]  # the spread of round means, in both
         assert float(rounds[stride]["Min"]) > float(row["Min"])  # a round mean is above its worst pass
-    csv, _ = show.render(r, fmt="csv")
+    csv, _ = tables.show_table(r, fmt="csv")
     assert csv.splitlines()[0].startswith("stride,n,min,max,median,mean,")  # machine names unchanged

@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from atsdbench.analysis import compare as comparison
-from atsdbench.render import compare as compare_formats, text
+from atsdbench.analysis import compare as comparison, compare_by
+from atsdbench.data import sides
+from atsdbench.render import compare as compare_formats, notes
 
 
 def _rows(out, first):
@@ -35,7 +36,7 @@ def test_show_reads_a_sweep_by_thread_count(cli, fixtures):
     from atsdbench.render import tables
 
     alone = tables.scaling_table(results.load(str(fixtures / "sweep.json")))
-    assert alone in out and max(map(len, alone.split("\n"))) <= text.WIDTH
+    assert alone in out and max(map(len, alone.split("\n"))) <= notes.WIDTH
 
 
 def test_show_scaling_alone_in_every_format(cli, fixtures):
@@ -61,20 +62,20 @@ def test_compare_by_threads_is_a_row_per_thread_count(cli, fixtures):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.split("\n")
     assert lines[0] == "madvise rate (GB/s = 10^9 bytes/s), geometric mean"
-    assert lines[1] == text.scaling_by(1)
+    assert lines[1] == compare_formats.efficiency_from_speedup(1)
     rows = _rows(p.stdout, "2M")
     assert [r[1] for r in rows] == ["1", "2", "4"]
     speedup = float(rows[2][4].rstrip("%"))
     assert int(rows[2][5][:-1]) == round((1 + speedup / 100) / 4 * 100)  # efficiency from the paired speedup
     assert rows[2][-1] == "faster" and "N (rounds) = 6" in p.stdout
-    assert all(len(line) <= text.WIDTH for line in lines)
+    assert all(len(line) <= notes.WIDTH for line in lines)
 
 
 def test_by_threads_efficiency_ci_is_the_speedups_mapped(fixtures):
     from atsdbench.analysis import scaling
     from atsdbench.data import results
 
-    cmp = comparison.compare([str(fixtures / "sweep.json")], by="threads")
+    cmp = compare_by.compare_by(sides.load([str(fixtures / "sweep.json")]), "threads")
     assert cmp.by_values == [1, 2, 4] and cmp.rate[1] == "GB/s"
     sc = scaling.analyse(results.load(str(fixtures / "sweep.json")))
     for row in cmp.rows:
@@ -94,7 +95,7 @@ def test_two_files_one_session_a_side_row_per_thread_count_and_no_verdict(cli, f
     assert all(r[-1] == "no verdict" for r in rows)
     assert "within-run interval" in p.stdout and "N = 6/6" in p.stdout
     assert "no verdict: one session a side" in p.stdout
-    cmp = comparison.compare([str(fixtures / "sweep.json"), str(fixtures / "sweep_after.json")])
+    cmp = comparison.compare(sides.load([str(fixtures / "sweep.json"), str(fixtures / "sweep_after.json")]))
     assert cmp.withheld and all(r["verdict_withheld"] and not r["significant"] for r in cmp.rows)
     asked = cli("compare", "sweep.json", "sweep_after.json", "--unit", "round", cwd=fixtures)
     assert "faster" in asked.stdout and "one file a side: the CI leaves out drift" in asked.stdout
@@ -102,7 +103,7 @@ def test_two_files_one_session_a_side_row_per_thread_count_and_no_verdict(cli, f
 
 def test_replicate_files_a_side_give_verdicts_per_thread_count(fixtures):
     side = ",".join(str(fixtures / n) for n in ("sweep.json", "sweep.json"))  # shape only: the file is the unit
-    cmp = comparison.compare([side, ",".join(str(fixtures / "sweep_after.json") for _ in range(2))])
+    cmp = comparison.compare(sides.load([side, ",".join(str(fixtures / "sweep_after.json") for _ in range(2))]))
     assert not cmp.withheld and cmp.level == "file"
     out = compare_formats.render_text(cmp)
     assert [r[1] for r in _rows(out, "2M")] == ["1", "2", "4"]
@@ -186,7 +187,7 @@ def test_other_axes_and_processes(cli, tmp_path, sweep_data):
     assert lines[2:4] == ["bystanders=0", lines[3]] and lines[3].split()[:2] == ["Stride", "Processes"]
     after = by.stdout.split("\nbystanders=1\n", 1)[1]
     assert [r[1] for r in _rows(after, "2M")] == ["1", "2", "4"]
-    assert max(map(len, lines)) <= text.WIDTH
+    assert max(map(len, lines)) <= notes.WIDTH
 
 
 def test_show_scaling_has_no_lava_format(cli, fixtures):

@@ -3,7 +3,7 @@ import json
 import atsdbench
 
 from atsdbench.data import results
-from atsdbench.render import show, tables
+from atsdbench.render import tables
 
 
 def _with_latency_and_a_lost_rate(tmp_path, fixtures):
@@ -23,7 +23,7 @@ def _with_latency_and_a_lost_rate(tmp_path, fixtures):
 
 
 def _row(table, stride, titles):
-    """The stride's row, across the blocks a table wider than text.WIDTH is cut into."""
+    """The stride's row, across the blocks a table wider than notes.WIDTH is cut into."""
     out, cols = {}, []
     for line in table.splitlines():
         if line.lstrip().startswith("Stride"):
@@ -36,7 +36,7 @@ def _row(table, stride, titles):
 def test_show_has_run_s_columns_and_numbers(tmp_path, fixtures):
     r = _with_latency_and_a_lost_rate(tmp_path, fixtures)
     run = tables.run_table(r)
-    by_pass, _ = show.render(r, unit="pass")
+    by_pass, _ = tables.show_table(r, unit="pass")
     shared = ["us/call", "p50 us", "p90 us", "p99 us", "max us", "GPU touch ms", "IPIs/call", "flushes/call",
               "full flush %", "expected flush"]
     for title in shared:
@@ -53,7 +53,7 @@ def test_show_has_run_s_columns_and_numbers(tmp_path, fixtures):
 
 def test_csv_names_are_one_word_each(tmp_path, fixtures):
     r = _with_latency_and_a_lost_rate(tmp_path, fixtures)
-    head = show.render(r, fmt="csv")[0].splitlines()[0]
+    head = tables.show_table(r, fmt="csv")[0].splitlines()[0]
     assert head == ("stride,n,min,max,median,mean,stddev,cv_pct,us_per_call,p50_us,p90_us,p99_us,max_us,"
                     "gpu_touch_ms,ipis_per_call,flushes_per_call,full_flush_pct,expected_flush")
 
@@ -76,7 +76,7 @@ def _placed(round_, h, median, contig=0.0, nodes="0"):
 
 
 def test_placement_note_only_when_placement_varies():
-    from atsdbench.render import tables, text
+    from atsdbench.render import notes, tables
 
     same = [_placed(r, "aa", 2_170_000) for r in range(3)]
     assert tables.placement_notes(same) == []
@@ -85,21 +85,21 @@ def test_placement_note_only_when_placement_varies():
     one = " ".join(line.split())
     assert one.startswith("placement: the rounds' regions sat on 2 different sets of physical pages in 3 rounds; "
                           "the median page frame number ranged 2.17M to 2.28M; ")
-    assert "0% to 25% of a region in 2M-contiguous runs" in one and one.endswith(f"({text.PLACEMENT})")
-    assert all(len(x) <= text.WIDTH for x in line.splitlines())
+    assert "0% to 25% of a region in 2M-contiguous runs" in one and one.endswith(f"({notes.PLACEMENT})")
+    assert all(len(x) <= notes.WIDTH for x in line.splitlines())
     # without root: no PFN, but two NUMA nodes still say the rounds' memory moved
     unprivileged = [{"round": r, "warmup": False, "placement_nodes": n} for r, n in enumerate(["0", "1"])]
     (line,) = tables.placement_notes(unprivileged)
-    assert " ".join(line.split()) == text.see(
+    assert " ".join(line.split()) == notes.see(
         "placement: the rounds' regions sat on 2 different sets of physical pages in 2 rounds; NUMA nodes 0 / 1",
-        text.PLACEMENT)
+        notes.PLACEMENT)
 
 
 def test_placement_note_wraps_and_keeps_every_part():
-    from atsdbench.render import text
+    from atsdbench.render import notes, tables
 
-    line = text.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
-    assert all(len(x) <= text.WIDTH for x in line.splitlines()) and "NUMA nodes 0 / 1" in " ".join(line.split())
+    line = tables.placement_varied(12, 120, ("2.17M", "2.28M"), ("0%", "100%"), "0 / 1 / 2 / 3 / 0,1 / 0,1,2,3")
+    assert all(len(x) <= notes.WIDTH for x in line.splitlines()) and "NUMA nodes 0 / 1" in " ".join(line.split())
     assert "2M-contiguous" in line and all(x.startswith("  ") for x in line.splitlines()[1:])
 
 

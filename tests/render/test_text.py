@@ -1,6 +1,6 @@
-"""The text around every output (render/text.py): each output's longest line and its count of notes
+"""The text around every output (render/notes.py and the notes beside each table): each output's longest line and its count of notes
 under the table are held in tests/golden/shapes.json (regenerate with ATSDBENCH_REGOLD=1 and review
-the diff); every note is at most text.WIDTH columns, at most text.MAX_NOTES of them, each naming a
+the diff); every note is at most shared.WIDTH columns, at most shared.MAX_NOTES of them, each naming a
 docs/ anchor that exists."""
 import json
 import os
@@ -9,17 +9,19 @@ import re
 
 import pytest
 
-from atsdbench.analysis import compare as comparison
-from atsdbench.data import results
-from atsdbench.render import compare as compare_formats, show, tables, text
+from atsdbench.analysis import compare as comparison, compare_by
+from atsdbench.data import results, sides
+from atsdbench.render import compare as compare_formats, notes as shared, tables, verify
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
 SHAPES = ROOT / "tests" / "golden" / "shapes.json"
 
 
-def _compare(*files, **options):
-    return comparison.compare(list(files), **options)
+def _compare(*files, by=None, **options):
+    if by is not None:
+        return compare_by.compare_by(sides.load(list(files)), by, **options)
+    return comparison.compare(sides.load(list(files)), **options)
 
 
 _CACHE = {}
@@ -31,14 +33,14 @@ def _profile_text():
     import numpy as np
 
     from atsdbench.analysis import noise
-    from atsdbench.data import profile
-    from atsdbench.render import profile as profile_report
+    from atsdbench.data import noise_profile
+    from atsdbench.render import noise_profile as noise_profile_report
 
     r = noise_sim.simulate_side(np.random.default_rng(4), 4, 3, 20.0, 0.03, 0.0, label="A")
-    entries, rounds = noise.profile_entries(r)
-    data = profile.build(r.host, r.config, entries, True, rounds, None, "cal.json", span_s=60.0)
+    entries, rounds = noise.noise_profile_entries(r)
+    data = noise_profile.build(r.host, r.config, entries, True, rounds, None, "cal.json", span_s=60.0)
     data["date"] = "2026-01-01 00:00:00 UTC"  # the golden holds lengths: no clock in them
-    return profile_report.render(profile.Profile(data, "p.json"))
+    return noise_profile_report.render(noise_profile.NoiseProfile(data, "p.json"))
 
 
 def _outputs():
@@ -58,9 +60,9 @@ def _make_outputs():
 
     before = results.load("before.json")
     out = {"run before.json": tables.run_report(before),
-           "show before.json": "\n".join([tables.headline(before), show.render(before)[0]] + tables.notes(before))}
+           "show before.json": "\n".join([tables.headline(before), tables.show_table(before)[0]] + tables.notes(before))}
     # a threads sweep's scaling table with the lines above it (show's notes under it are show's own)
-    out["show sweep.json --scaling"] = show.render(results.load("sweep.json"), scaling=True)[0]
+    out["show sweep.json --scaling"] = tables.show_table(results.load("sweep.json"), scaling=True)[0]
     cases = {"compare before after": (("before.json", "after.json"), {}),
              "compare --unit round": (("before.json", "after.json"), {"unit": "round"}),
              "compare three --unit round": (("before.json", "after.json", "again.json"), {"unit": "round"}),
@@ -81,10 +83,10 @@ def _make_outputs():
     out["compare three --counts --format commit"] = counts.render_commit(three)
     wide = _every_column(before)
     out["run, every column"] = tables.run_report(wide)
-    out["show, every column"] = "\n".join([tables.headline(wide), show.render(wide)[0]])
-    sides = [comparison.load_group(f) for f in ("before.json", "after.json")]
+    out["show, every column"] = "\n".join([tables.headline(wide), tables.show_table(wide)[0]])
+    groups = [comparison.sub_runs(sides.files(f)) for f in ("before.json", "after.json")]
     for unit in ("auto", "round"):
-        analysis = model.analyse(sides, ["Before", "After"], unit=unit)
+        analysis = model.analyse(groups, ["Before", "After"], unit=unit)
         out[f"model --unit {unit}"] = model_formats.render_text(analysis)
         out[f"model --unit {unit} --format commit"] = model_formats.render_commit(analysis)
     out["calibrate's profile"] = _profile_text()
@@ -93,7 +95,7 @@ def _make_outputs():
 
 def _every_column(result):
     """before.json with latency percentiles, GPU touch and POWER's counters on every pass: the widest
-    table run and show print, which must still fit in text.WIDTH columns (as blocks)."""
+    table run and show print, which must still fit in shared.WIDTH columns (as blocks)."""
     from atsdbench.data import results
 
     extra = {"lat_p50_us": 11.0, "lat_p90_us": 12.5, "lat_p99_us": 19.25, "lat_max_us": 123.5,
@@ -131,17 +133,17 @@ def test_shapes_are_the_golden_ones():
 @pytest.mark.parametrize("name", sorted(_outputs()))
 def test_every_line_fits(name):
     """Tables included: a wide one is cut into blocks (layout.fitted), a long headline wrapped."""
-    long = [line for line in _outputs()[name].split("\n") if len(line) > text.WIDTH]
+    long = [line for line in _outputs()[name].split("\n") if len(line) > shared.WIDTH]
     assert not long, long
-    assert json.loads(SHAPES.read_text())[name]["longest"] <= text.WIDTH
+    assert json.loads(SHAPES.read_text())[name]["longest"] <= shared.WIDTH
 
 
 @pytest.mark.parametrize("name", sorted(_outputs()))
 def test_notes_are_short_few_and_anchored(name):
     output = _outputs()[name]
     notes = _notes(output)
-    assert len(notes) <= text.MAX_NOTES, notes
-    assert all(len(line) <= text.WIDTH for line in notes), notes
+    assert len(notes) <= shared.MAX_NOTES, notes
+    assert all(len(line) <= shared.WIDTH for line in notes), notes
     if "--format commit" not in name and name.startswith(("compare", "model")):
         # the legend's two lines (test, confidence, unit, N; what a verdict means) and then one note of
         # what the interval leaves out, which names its long story
@@ -153,9 +155,20 @@ def test_notes_are_short_few_and_anchored(name):
 def test_every_anchor_exists():
     from doc_anchors import anchors
 
-    for target in text.ANCHORS:
+    for target in shared.ANCHORS:
         file, _, anchor = target.partition("#")
         assert anchor in anchors(ROOT / file), target
+
+
+def test_every_anchor_a_message_names_exists():
+    """Warnings worded where they are raised (analysis/, data/, ...) name docs/ anchors too."""
+    from doc_anchors import anchors
+
+    found = {m for path in (ROOT / "atsdbench").rglob("*.py")
+             for m in re.findall(r"docs/[\w-]+\.md#[\w-]+", path.read_text())}
+    assert found >= set(shared.ANCHORS)
+    missing = [t for t in sorted(found) if t.partition("#")[2] not in anchors(ROOT / t.partition("#")[0])]
+    assert not missing, missing
 
 
 def test_no_figure_of_our_machines_is_printed():
@@ -164,21 +177,21 @@ def test_no_figure_of_our_machines_is_printed():
 
 
 def test_plurals():
-    assert text.plural(1, "round") == "1 round" and text.plural(2, "pass", "passes") == "2 passes"
+    assert shared.plural(1, "round") == "1 round" and shared.plural(2, "pass", "passes") == "2 passes"
 
 
 def test_a_long_fact_hangs_under_its_value():
     line = "mitigations: " + ", ".join(f"spectre_v{i}: Mitigation; retpolines, IBPB conditional" for i in range(4))
-    out = text.hang(line, 13).split("\n")
-    assert len(out) > 1 and all(len(x) <= text.WIDTH for x in out) and all(x.startswith(" " * 13) for x in out[1:])
-    assert text.hang("short: yes", 7) == "short: yes"
+    out = shared.hang(line, 13).split("\n")
+    assert len(out) > 1 and all(len(x) <= shared.WIDTH for x in out) and all(x.startswith(" " * 13) for x in out[1:])
+    assert shared.hang("short: yes", 7) == "short: yes"
 
 
 def test_wrap_breaks_after_semicolons_and_keeps_every_word():
     line = "; ".join(["alpha beta gamma delta"] * 12) + "; " + "word " * 40
-    out = text.wrap(line).split("\n")
-    assert all(len(x) <= text.WIDTH for x in out) and " ".join(out).split() == line.split()
-    assert text.wrap("short; line") == "short; line"
+    out = shared.wrap(line).split("\n")
+    assert all(len(x) <= shared.WIDTH for x in out) and " ".join(out).split() == line.split()
+    assert shared.wrap("short; line") == "short; line"
 
 
 def test_one_round_of_one_rep_reads_singular():
@@ -188,23 +201,22 @@ def test_one_round_of_one_rep_reads_singular():
 
 
 def test_the_stale_line_is_worded_as_the_issue_words_it():
-    line = text.stale_translation(3, 16384, "madvise", "64K", [1], [0])
+    line = verify.stale_translation(3, 16384, "madvise", "64K", [1], [0])
     assert line == ("STALE TRANSLATION: 3 of 16384 checks read through a translation after the invalidation "
                     "returned (madvise, 64K, CPUs 1 -> 0)")
     groups = [{"op": "munmap", "stride_bytes": 2 << 20, "invalidator_cpus": [0, 1], "checker_cpus": [0, 1, 2, 3],
                "stale": 16384, "checks": 16384}]
-    lines = text.stale_lines(groups, "a-very-long-file-name-of-a-result.json")
+    lines = verify.stale_lines(groups, "a-very-long-file-name-of-a-result.json")
     assert lines[0].startswith("a-very-long-file-name-of-a-result.json: STALE TRANSLATION: 16384 of 16384")
-    assert all(len(part) <= text.WIDTH for part in lines[0].split("\n"))
+    assert all(len(part) <= shared.WIDTH for part in lines[0].split("\n"))
     assert " ".join(lines[0].split()).endswith("(munmap, 2M, CPUs 0,1 -> 0,1,2,3)")
 
 
 def test_the_verify_line_reports_the_checks_that_proved_nothing():
-    line = text.verified({"checks": 98304, "held": 97310, "stale": 0, "calls": 98304})
+    line = tables.verify_passes_line({"checks": 98304, "held": 97310, "stale": 0, "calls": 98304})
     assert " ".join(line.split()) == (
         "verify: untimed passes after each round's timed ones: 0 stale in 98304 checks; 97310 of 98304 held the "
         "translation while the call ran (the other 994 proved nothing) (docs/verify.md#held)")
-    assert all(len(x) <= text.WIDTH for x in line.splitlines())
-    assert "on by default for --workload" in text.verified({"checks": 1, "held": 1, "stale": 0, "calls": 1}, True)
-    assert "proved nothing" not in text.verified({"checks": 1, "held": 1, "stale": 0, "calls": 1})
-    assert len(text.verify_gpu()) <= text.WIDTH and text.EXIT_STALE == 3
+    assert all(len(x) <= shared.WIDTH for x in line.splitlines())
+    assert "on by default for --workload" in tables.verify_passes_line({"checks": 1, "held": 1, "stale": 0, "calls": 1}, True)
+    assert "proved nothing" not in tables.verify_passes_line({"checks": 1, "held": 1, "stale": 0, "calls": 1})

@@ -96,15 +96,16 @@ def simulate_side(rng, runs, rounds, gap, sp, boot, change=0.0, label="A", boot_
 
 
 def calibration(rng, runs, rounds, sp, boot, change, label):
-    """A noise profile of one kernel (data.profile.Profile) from a simulated `atsdbench calibrate`: `runs`
+    """A noise profile of one kernel (data.noise_profile.NoiseProfile) from a simulated `atsdbench calibrate`: `runs`
     sub-runs x `rounds`, CALIBRATION_GAP apart, through the real estimator (analysis/noise.py)."""
     from atsdbench.analysis import noise
-    from atsdbench.data import profile
+    from atsdbench.data import noise_profile
 
     cal = simulate_side(rng, runs, rounds, CALIBRATION_GAP, sp, boot, change, label, f"boot-cal-{label}")
-    entries, per_run = noise.profile_entries(cal)
-    data = profile.build(cal.host, cal.config, entries, True, per_run, when=0.0, span_s=profile.span(cal))
-    return profile.Profile(data, f"calibration-{label}.json")
+    entries, per_run = noise.noise_profile_entries(cal)
+    data = noise_profile.build(cal.host, cal.config, entries, True, per_run, when=0.0,
+                               span_s=noise_profile.span(cal))
+    return noise_profile.NoiseProfile(data, f"calibration-{label}.json")
 
 
 def map_cells(cell, tasks, jobs=1):

@@ -15,14 +15,12 @@ def tasks_failure(rc, call, tasks, done, stride):
 def workload_failure(rc, workload, tasks, loops):
     """A failed --workload pass (workload's code) after `loops` loops in all: a read-back that failed is
     ReadBackFailed (never a rate), anything else an OSError in the core's words."""
+    why = _text(lib.atsd_workload_failure(ffi.new("char[512]"), 512, workload, tasks, loops, rc))
     if rc == -errno.EBADMSG:
         from ...errors import ReadBackFailed
 
-        name = _text(lib.atsd_workload_name(workload))
-        return ReadBackFailed(errno.EBADMSG, f"{name}: read-back check failed after {loops} loops "
-                                             "(a page read wrong after DONTNEED)")
-    why = ffi.new("char[512]")
-    return OSError(-rc, _text(lib.atsd_workload_failure(why, 512, workload, tasks, loops, rc)))
+        return ReadBackFailed(errno.EBADMSG, why)
+    return OSError(-rc, why)
 
 
 class Threads:

@@ -78,7 +78,7 @@ def verify_checkers(verify_cpus, invalidators):
 
 
 def stale_text(stale, checks, op, stride, invalidators, checkers):
-    """atsd's loud line (csrc/atsd_verify.c), for the parity test with render/text.py's."""
+    """atsd's loud line (csrc/atsd_verify.c), for the parity test with render/verify.py's."""
     out = ffi.new("char[]", 1024)
     inv, chk = ffi.new("int32_t[]", list(invalidators)), ffi.new("int32_t[]", list(checkers))
     return _text(lib.atsd_verify_stale_text(stale, checks, lib.atsd_op_parse(op.encode()), stride, inv, len(inv),

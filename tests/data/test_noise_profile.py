@@ -1,11 +1,11 @@
-"""data/profile: the noise profile's file (build, save, load, its schema check), what it names and is
+"""data/noise_profile: the noise profile's file (build, save, load, its schema check), what it names and is
 matched on (host, kernel, plan), the store and the calibrate command it gives."""
 import json
 import os
 
 import pytest
 
-from atsdbench.data import profile, results
+from atsdbench.data import noise_profile, results
 from atsdbench.errors import UsageError
 from conftest import unwrap
 
@@ -20,9 +20,9 @@ ENTRY = {"within_var": 0.0009, "within_df": 32, "means_var": 0.0025, "means_df":
 
 def _profile(tmp_path, host=HOST, config=CONFIG, when=1000.0, name="p.json"):
     entries = [{"cell": "", "stride_bytes": s, **ENTRY} for s in config["strides"]]
-    data = profile.build(host, config, entries, True, [5] * 8, machine_id="abc", source="cal.run.json", when=when)
+    data = noise_profile.build(host, config, entries, True, [5] * 8, machine_id="abc", source="cal.run.json", when=when)
     path = str(tmp_path / name)
-    profile.save(data, path)
+    noise_profile.save(data, path)
     return path
 
 
@@ -31,7 +31,7 @@ def _result(host=HOST, config=CONFIG, path="side.json"):
 
 
 def test_a_profile_round_trips_and_names_what_it_measured(tmp_path):
-    p = profile.load(_profile(tmp_path))
+    p = noise_profile.load(_profile(tmp_path))
     assert p.host["machine_id"] == "abc" and p.host["boot_id"] == "b-1" and p.data["date"].startswith("1970-01-01")
     assert "runs" not in p.plan and "seed" not in p.plan and "label" not in p.plan and p.plan["rounds"] == 5
     assert p.entry("", 65536)["within_df"] == 32 and p.entry("", 4096) is None
@@ -49,7 +49,7 @@ def test_a_profile_round_trips_and_names_what_it_measured(tmp_path):
     ({"config": {"bystanders": 1}}, 2, "bystanders"),
 ])
 def test_another_host_kernel_or_plan_does_not_match(tmp_path, change, level, words):
-    p = profile.load(_profile(tmp_path))
+    p = noise_profile.load(_profile(tmp_path))
     side = _result(dict(HOST, **change.get("host", {})), dict(CONFIG, **change.get("config", {})))
     found = p.mismatch(side)
     assert found[0] == level and words in found[1]
@@ -67,7 +67,7 @@ def test_a_bad_file_is_one_line(tmp_path, text, words):
     path = tmp_path / "bad.json"
     path.write_text(text)
     with pytest.raises(UsageError) as e:
-        profile.load(str(path))
+        noise_profile.load(str(path))
     assert words in str(e.value) and "\n" not in str(e.value)
 
 
@@ -88,17 +88,17 @@ def test_a_profile_that_breaks_its_schema_is_refused(tmp_path, edit, words):
     edit(data)
     json.dump(data, open(path, "w"))
     with pytest.raises(UsageError, match=words.replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")):
-        profile.load(path)
+        noise_profile.load(path)
     with pytest.raises(UsageError, match="no such file"):
-        profile.load(str(tmp_path / "missing.json"))
+        noise_profile.load(str(tmp_path / "missing.json"))
 
 
 def test_the_store_follows_xdg_and_finds_the_newest_match(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    assert noise_profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert profile.store() == str(tmp_path / "home" / ".local" / "share" / "atsdbench" / "profiles")
+    assert noise_profile.store() == str(tmp_path / "home" / ".local" / "share" / "atsdbench" / "profiles")
     folder = tmp_path / "store"
     folder.mkdir()
     old = _profile(folder, when=1000.0, name="old.json")
@@ -106,39 +106,40 @@ def test_the_store_follows_xdg_and_finds_the_newest_match(tmp_path, monkeypatch)
     _profile(folder, host=dict(HOST, kernel_release="6.12.0"), when=3000.0, name="other-kernel.json")
     (folder / "broken.json").write_text("{")
     (folder / "cal.run.json").write_text("{}")  # a calibration's result file, not a profile
-    found = profile.stored(str(folder))
+    found = noise_profile.stored(str(folder))
     assert [p.name for p in found] == ["other-kernel.json", "new.json", "old.json"]
-    assert profile.find(_result(), found).path == new
-    assert profile.assign({0: _result()}, [], folder=str(folder))[0].path == new
-    assert profile.assign({0: _result()}, [], search=False, folder=str(folder)) == {}
-    assert profile.assign({0: _result()}, [profile.load(old)], folder=str(folder))[0].path == old  # given wins
-    path = profile.default_path(HOST, profile.plan_of(CONFIG), 0)
+    assert noise_profile.find(_result(), found).path == new
+    assert noise_profile.assign({0: _result()}, [], noise_profile.Store(str(folder)))[0].path == new
+    assert noise_profile.assign({0: _result()}, []) == {}
+    given = noise_profile.load(old)
+    assert noise_profile.assign({0: _result()}, [given], noise_profile.Store(str(folder)))[0].path == old  # given wins
+    path = noise_profile.default_path(HOST, noise_profile.plan_of(CONFIG), 0)
     assert os.path.basename(path).startswith("h1-6.1.0-") and path.endswith(".json")
-    assert profile.result_path("a/p.json") == "a/p.run.json"
+    assert noise_profile.result_path("a/p.json") == "a/p.run.json"
 
 
 def test_an_explicit_profile_must_describe_a_side(tmp_path):
-    other = profile.load(_profile(tmp_path, host=dict(HOST, kernel_release="6.12.0"), name="k2.json"))
-    mine = profile.load(_profile(tmp_path))
+    other = noise_profile.load(_profile(tmp_path, host=dict(HOST, kernel_release="6.12.0"), name="k2.json"))
+    mine = noise_profile.load(_profile(tmp_path))
     sides = {0: _result(path="a.json"), 1: _result(dict(HOST, kernel_release="5.4"), path="b.json")}
     with pytest.raises(UsageError, match=r"--profile .*k2.json is of kernel '6.12.0' \(kernel_release\), a.json "
                                          r"'6.1.0': it describes no side"):
-        profile.assign(sides, [other], search=False)
-    plan = profile.load(_profile(tmp_path, config=dict(CONFIG, rounds=10), name="r10.json"))
+        noise_profile.assign(sides, [other])
+    plan = noise_profile.load(_profile(tmp_path, config=dict(CONFIG, rounds=10), name="r10.json"))
     with pytest.raises(UsageError, match="is of another plan: rounds 10, a.json 5"):  # the closest side's reason
-        profile.assign(sides, [plan], search=False)
+        noise_profile.assign(sides, [plan])
     with pytest.raises(UsageError, match="give one per kernel"):
-        profile.assign(sides, [mine, mine], search=False)
-    assert profile.assign(sides, [mine], search=False) == {0: mine}
+        noise_profile.assign(sides, [mine, mine])
+    assert noise_profile.assign(sides, [mine]) == {0: mine}
 
 
 def test_the_calibrate_command_repeats_the_plan():
-    words = profile.calibrate_command(dict(CONFIG, latency=True, retouch=False, trace="off"))
+    words = noise_profile.calibrate_command(dict(CONFIG, latency=True, retouch=False, trace="off"))
     assert words.startswith("atsdbench calibrate --size 256M --strides 64K,1M --rounds 5 --reps 4 --warmup 1 "
                             "--warmup-rounds 1 --pages base --bystanders 0 --cpu 1 --latency --no-retouch --no-trace")
     axes = dict(CONFIG, axes={"bystanders": [0, 1], "ceiling": [None, 33]}, cells=[{}])
-    assert "--bystanders 0,1" in profile.calibrate_command(axes) and "--ceiling kernel,33" in \
-        profile.calibrate_command(axes)
+    assert "--bystanders 0,1" in noise_profile.calibrate_command(axes) and "--ceiling kernel,33" in \
+        noise_profile.calibrate_command(axes)
 
 
 def test_special_files_in_the_store_are_skipped_without_hanging(tmp_path):
@@ -149,7 +150,7 @@ def test_special_files_in_the_store_are_skipped_without_hanging(tmp_path):
     os.mkfifo(folder / "x.json")
     os.symlink("/dev/zero", folder / "zero.json")
     broken = []
-    assert [p.path for p in profile.stored(str(folder), broken)] == [good]
+    assert [p.path for p in noise_profile.stored(str(folder), broken)] == [good]
     assert sorted(os.path.basename(p) for p, _, _ in broken) == ["x.json", "zero.json"]
     assert all("not a regular file" in why for _, why, _ in broken)
 
@@ -159,7 +160,7 @@ def test_a_corrupt_matching_profile_is_reported(tmp_path):
     one of another host is not the side's business."""
     folder = tmp_path / "store"
     folder.mkdir()
-    named = os.path.basename(profile.default_path(HOST, profile.plan_of(CONFIG), 0))
+    named = os.path.basename(noise_profile.default_path(HOST, noise_profile.plan_of(CONFIG), 0))
     (folder / named).write_text('{"format": "atsdbench-noise-')  # by its name: this side's
     path = _profile(folder, name="renamed.json")  # by its host and kernel: this side's, its variance absurd
     data = json.load(open(path))
@@ -170,7 +171,7 @@ def test_a_corrupt_matching_profile_is_reported(tmp_path):
     data["entries"][0]["within_df"] = 0
     json.dump(data, open(other, "w"))
     warnings = []
-    assert profile.assign({0: _result()}, [], folder=str(folder), warnings=warnings) == {}
+    assert noise_profile.assign({0: _result()}, [], noise_profile.Store(str(folder)), warnings=warnings) == {}
     assert len(warnings) == 2, warnings
     assert warnings[0].startswith(f"{folder / named} is not JSON") and "may be side.json's; not used" in warnings[0]
     assert warnings[1].startswith(f"{path}: entries[0].means_var must be at most")
@@ -193,25 +194,24 @@ def test_compare_reports_a_corrupt_matching_profile(tmp_path, fixtures, cli):
 
 
 def test_a_profile_of_one_op_or_thread_count_is_not_another_s(tmp_path):
-    old = profile.load(_profile(tmp_path))  # a config from before --op and --threads: mprotect, 1 thread
-    assert profile.assign({0: _result(config=dict(CONFIG, op="mprotect", threads=1))}, [old], search=False) == {0: old}
+    old = noise_profile.load(_profile(tmp_path))  # a config from before --op and --threads: mprotect, 1 thread
+    assert noise_profile.assign({0: _result(config=dict(CONFIG, op="mprotect", threads=1))}, [old]) == {0: old}
     for key, value, text in (("op", "madvise", "op 'mprotect', a.json 'madvise'"),
                               ("threads", 2, "threads 1, a.json 2")):
         with pytest.raises(UsageError, match=f"is of another plan: {text}"):
-            profile.assign({0: _result(config=dict(CONFIG, **{key: value}), path="a.json")}, [old], search=False)
-    words = profile.calibrate_command(dict(CONFIG, op="munmap", threads=2, tasks="threads"))
+            noise_profile.assign({0: _result(config=dict(CONFIG, **{key: value}), path="a.json")}, [old])
+    words = noise_profile.calibrate_command(dict(CONFIG, op="munmap", threads=2, tasks="threads"))
     assert "--op munmap" in words and "--threads 2" in words and "--tasks" not in words
 
 
 def test_a_profile_of_one_placement_or_node_is_not_another_s(tmp_path):
     """run --placements K measures another level and spread (docs/methodology.md#placement): a profile of
     one-region rounds does not stand for a file of K regions, nor one of another --mem-node."""
-    old = profile.load(_profile(tmp_path))  # a config from before --placements and --mem-node
-    assert profile.assign({0: _result(config=dict(CONFIG, placements=1, mem_node=None))}, [old],
-                          search=False) == {0: old}
+    old = noise_profile.load(_profile(tmp_path))  # a config from before --placements and --mem-node
+    assert noise_profile.assign({0: _result(config=dict(CONFIG, placements=1, mem_node=None))}, [old]) == {0: old}
     for key, value, text in (("placements", 4, "placements 1, a.json 4"), ("mem_node", 0, "mem_node None, a.json 0")):
         with pytest.raises(UsageError, match=f"is of another plan: {text}"):
-            profile.assign({0: _result(config=dict(CONFIG, **{key: value}), path="a.json")}, [old], search=False)
-    words = profile.calibrate_command(dict(CONFIG, placements=4, mem_node=0))
+            noise_profile.assign({0: _result(config=dict(CONFIG, **{key: value}), path="a.json")}, [old])
+    words = noise_profile.calibrate_command(dict(CONFIG, placements=4, mem_node=0))
     assert "--placements 4" in words and "--mem-node 0" in words
-    assert "--placements" not in profile.calibrate_command(dict(CONFIG, placements=1, mem_node=None))
+    assert "--placements" not in noise_profile.calibrate_command(dict(CONFIG, placements=1, mem_node=None))

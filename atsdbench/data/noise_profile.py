@@ -1,38 +1,22 @@
 """The noise profile: what `atsdbench calibrate` measured of a host's between-run noise, for one
-kernel and one plan, and where it is kept and found again.
+kernel and one plan, and the store where compare finds it again.
 
-A side of a comparison measured in one process has no between-run variance of its own (issue 25).
-A profile supplies it: per (cell, stride), on log rates, the within-run variance of round means and
-the variance of sub-run means, from K sub-runs in fresh processes started >= gap apart
-(analysis/noise.py computes both and the between-run component from them).  The variance belongs
-to what was measured, so a profile names it, and is used only where all of it matches:
-
-  host    hostname, CPU model and arch (and /etc/machine-id where it was read, for the reader);
-  kernel  release and version string (a rebuilt kernel often keeps its release);
-  plan    every option that changes the noise (PLAN_KEYS, as the result file's config records them);
-
-plus the boot it was measured in and its date, which it does not cover and says so.
-
-Schema history (bump PROFILE_VERSION when a reader of the old version would misread the new):
-  1  first version: format, schema_version, created, date, host, plan, calibration
-     {runs, gap, rounds: [per sub-run], complete, source, span_s (first to last sub-run start)},
-     entries [{cell, stride_bytes, within_var, within_df, means_var, means_df, inv_rounds,
-     between_var, between_df}].
-
-Kept by default in $XDG_DATA_HOME/atsdbench/profiles (~/.local/share/atsdbench/profiles), each
-beside the result file it was made from (NAME.run.json).
+Per (cell, stride), on log rates: the within-run variance of round means and the variance of sub-run
+means, from K sub-runs in fresh processes (analysis/noise.py computes both and the between-run part).
+A profile names the host, kernel and plan (PLAN_KEYS) it describes and is used only where all of them
+match a side.  Its fields, format history and the store are in docs/calibrate.md ("Where it goes").
 """
 import hashlib
 import json
 import os
 import time
 
-from . import files, schema
+from . import files, inputs, schema
 from ..errors import UsageError
 from ..units import format_size
 
 FORMAT = "atsdbench-noise-profile"
-PROFILE_VERSION = 1
+VERSION = 1
 RESULT_SUFFIX = ".run.json"  # the calibration's own result file, beside its profile
 # What a plan's noise depends on, as the result file's config names it.  Not here: label, seed (the
 # stride order's draw), runs and gap (the calibration's design), and what the plan check derives
@@ -113,7 +97,7 @@ def build(host, config, entries, complete, rounds, machine_id=None, source=None,
     when = time.time() if when is None else when
     facts = {k: host.get(k) for k in HOST_KEYS + KERNEL_KEYS + ("boot_id",)}
     facts["machine_id"] = machine_id
-    return {"format": FORMAT, "schema_version": PROFILE_VERSION, "created": when,
+    return {"format": FORMAT, "schema_version": VERSION, "created": when,
             "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(when)), "host": facts,
             "plan": plan_of(config),
             "calibration": {"runs": len(rounds), "gap": config.get("gap", 0.0), "rounds": list(rounds),
@@ -121,7 +105,7 @@ def build(host, config, entries, complete, rounds, machine_id=None, source=None,
             "entries": entries}
 
 
-class Profile:
+class NoiseProfile:
     """A loaded, checked profile."""
 
     def __init__(self, data, path=None):
@@ -154,7 +138,7 @@ class Profile:
         """Why this profile does not describe `result`, or None: (level, text), level 0 host, 1 kernel,
         2 plan, the first that differs (a key the profile does not record is not compared, nor a plan
         key the file does not)."""
-        h, name = result.host, result.path or "the file"
+        h, name = result.host, result.name
         for level, keys in ((0, HOST_KEYS), (1, KERNEL_KEYS)):
             for key in keys:
                 mine = self.host.get(key)
@@ -192,28 +176,28 @@ def from_dict(data, path="<profile>"):
     version = data.get("schema_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise UsageError(f"{path} has no schema_version (a whole number from 1)")
-    if version > PROFILE_VERSION:
-        raise UsageError(f"{path}: schema_version {schema.cut(version)} is newer than {PROFILE_VERSION} (upgrade)")
-    where, problem = schema._where("", TOP.problem(data))
+    if version > VERSION:
+        raise UsageError(f"{path}: schema_version {schema.cut(version)} is newer than {VERSION} (upgrade)")
+    where, problem = schema.located("", TOP.problem(data))
     if problem is not None:
-        raise UsageError(f"{path}: {schema.shorten(where.lstrip('.')) or 'the file'} {problem}")
+        raise schema.bad_field(path, where, problem)
     strides = set(data["plan"]["strides"])
     for i, e in enumerate(data["entries"]):
         if e["stride_bytes"] not in strides:
             raise UsageError(f"{path}: entries[{i}].stride_bytes is {e['stride_bytes']}, not one of plan.strides")
         if e["within_df"] < 1 or e["means_df"] < 1:
             raise UsageError(f"{path}: entries[{i}] has no degrees of freedom")
-    return Profile(data, path)
+    return NoiseProfile(data, path)
 
 
 files.LOADERS[FORMAT] = from_dict  # as results registers its own
 
 
 def load(path):
-    """A Profile from a file; anything wrong with it is one UsageError line naming the file."""
-    if isinstance(path, Profile):
+    """A NoiseProfile from a file; anything wrong with it is one UsageError line naming the file."""
+    if isinstance(path, NoiseProfile):
         return path
-    data = files.read_json(path, "a noise profile")
+    data = inputs.read_json(path, "a noise profile")
     return from_dict(data, path)
 
 
@@ -240,7 +224,7 @@ def stored(folder=None, broken=None):
         path = os.path.join(folder, name)
         data = None
         try:
-            data = files.read_json(path, "a noise profile", limit=MAX_SIZE)
+            data = inputs.read_json(path, "a noise profile", limit=MAX_SIZE)
             found.append(from_dict(data, path))
         except UsageError as e:  # a broken or foreign file in the store must not stop a compare
             if broken is not None:
@@ -249,7 +233,7 @@ def stored(folder=None, broken=None):
 
 
 # A profile holds a few entries per cell and stride: 16 MiB is far beyond any real one, and a store's
-# stray file is not read further (files.MAX_INPUT is for result files).
+# stray file is not read further (inputs.MAX_INPUT is for result files).
 MAX_SIZE = 16 << 20
 
 
@@ -266,7 +250,7 @@ def _might_describe(result, path, data):
 
 def broken_for(result, broken):
     """The lines saying which broken profiles of the store `result` might have used (see stored)."""
-    return [f"{why} (a noise profile that may be {result.path or 'this side'}'s; not used: remove or replace it)"
+    return [f"{why} (a noise profile that may be {result.name}'s; not used: remove or replace it)"
             for path, why, data in broken if _might_describe(result, path, data)]
 
 
@@ -275,13 +259,14 @@ def find(result, candidates):
     return next((p for p in candidates if p.mismatch(result) is None), None)
 
 
-def assign(sides, explicit, search=True, folder=None, warnings=None):
-    """{side index: Profile} for `sides` ({index: Result}, the one-process sides of a compare).
+def assign(sides, explicit, store=None, warnings=None):
+    """{side index: NoiseProfile} for `sides` ({index: Result}, the one-process sides of a compare).
 
-    Each explicit profile (compare --profile) must describe some side: one of another host, kernel or
-    plan is refused (UsageError: which, and how it differs), and so are two for one side.  Sides
-    without one are looked up in the store (newest match) unless search is False; a side left without
-    one for which a store file that does not load looks meant gets a line in `warnings`."""
+    Each explicit profile (compare --noise-profile) must describe some side: one of another host,
+    kernel or plan is refused (UsageError: which, and how it differs), and so are two for one side.
+    Sides without one are looked up in `store` (a Store; None: not looked up), newest match first; a
+    side left without one for which a store file that does not load looks meant gets a line in
+    `warnings`."""
     out = {}
     for p in explicit:
         why = {i: p.mismatch(r) for i, r in sides.items()}
@@ -291,13 +276,12 @@ def assign(sides, explicit, search=True, folder=None, warnings=None):
             raise UsageError(f"--profile {p.path or p.name} {text}: it describes no side")
         for i in matched:
             if i in out:
-                raise UsageError(f"--profile {out[i].path} and {p.path} both describe {sides[i].path or 'the file'}: "
-                                 "give one per kernel")
+                raise UsageError(f"--profile {out[i].path} and {p.path} both describe {sides[i].name}: give one "
+                                 "per kernel")
             out[i] = p
     missing = [i for i in sides if i not in out]
-    if search and missing:
-        broken = []
-        candidates = stored(folder, broken)
+    if store is not None and missing:
+        candidates, broken = store.read()
         for i in missing:
             found = find(sides[i], candidates)
             if found is not None:
@@ -305,6 +289,21 @@ def assign(sides, explicit, search=True, folder=None, warnings=None):
             elif warnings is not None:
                 warnings.extend(broken_for(sides[i], broken))
     return out
+
+
+class Store:
+    """The profiles of a store folder (store() by default), read once, when a compare first needs them:
+    (readable profiles newest first, the profile-like files that did not load, as stored() gives them)."""
+
+    def __init__(self, folder=None):
+        self.folder = folder
+        self._found = None
+
+    def read(self):
+        if self._found is None:
+            broken = []
+            self._found = (stored(self.folder, broken), broken)
+        return self._found
 
 
 def _words(key, value):
