@@ -143,7 +143,8 @@ def _compare_options(c):
                    help="a noise profile (atsdbench calibrate) giving a one-process side its between-run variance; "
                    "repeat, one per kernel (default: found in the profile store by host, kernel and plan)")
     c.add_argument("--profile", action="append", dest="noise_profile", help=argparse.SUPPRESS)  # its old name
-    c.add_argument("--no-profile", action="store_true", help="do not look for noise profiles in the store")
+    c.add_argument("--no-noise-profile", action="store_true", help="do not look for noise profiles in the store")
+    c.add_argument("--no-profile", action="store_true", dest="no_noise_profile", help=argparse.SUPPRESS)  # its old name
     c.add_argument("--counts", action="store_true", help="the kernel's invalidation counts per call only (flushes, "
                    "IPIs, tlbie, hcalls): each side and the change, beyond their pass-to-pass spread")
 

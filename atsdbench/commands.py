@@ -294,7 +294,7 @@ def cmd_compare(args):
         cmp = comparison.compare(loaded, metric=args.metric, test=args.test, confidence=args.confidence,
                                  unit=args.unit, labels=labels, adjust=args.adjust,
                                  noise_profiles=[noise_profile.load(p) for p in given],
-                                 store=None if getattr(args, "no_profile", False) else noise_profile.Store())
+                                 store=None if getattr(args, "no_noise_profile", False) else noise_profile.Store())
     _warn(cmp.warnings)
     from .render import counts as count_formats
 

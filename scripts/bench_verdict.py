@@ -191,7 +191,7 @@ def real(key, pairs, spacing, size, strides, out_dir=None):
                         "--no-trace", "-o", found], check=True, capture_output=True)
         last_end = time.monotonic()
         print(f"calibrated in {last_end - t0:.0f} s: {found}", flush=True)
-        extra = ["--noise-profile", found, "--no-profile"]
+        extra = ["--noise-profile", found, "--no-noise-profile"]
 
     def side(name):
         nonlocal last_end

@@ -1,4 +1,4 @@
-"""Interrupts never crash, never lose a finished sample (issue 22).
+"""Interrupts never crash, never lose a finished sample.
 
 Three layers: atsdbench.signals on its own (pure); every C release interrupted at every bytecode of
 its Python caller (a KeyboardInterrupt injected by an opcode tracer, the way a signal handler would
@@ -547,7 +547,7 @@ def test_signal_storm_into_atsd(atsd, cli, tmp_path, busy):
     assert hits >= trials // 2, f"only {hits} of {trials} signals landed during a run"
 
 
-# The workloads (issue 30), one test per kind so `-k` picks them: a storm into each, idle and busy,
+# The workloads, one test per kind so `-k` picks them: a storm into each, idle and busy,
 # a few times.  The munmap kind also checks that a signal never finds the region's hole unreserved.
 WORKLOADS = {
     "op-madvise": ["--strides", "64K,1M", "--rounds", "40", "--op", "madvise"],
@@ -618,7 +618,7 @@ def test_signal_storm_into_atsd_workloads(atsd, tmp_path, kind):
     assert hits >= 1
 
 
-# ---- run --verify (issue 31): Ctrl-C during a verify pass ----
+# ---- run --verify: Ctrl-C during a verify pass ----
 
 @pytest.mark.live
 def test_verifier_stop_interrupted_anywhere_frees_once():

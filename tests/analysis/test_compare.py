@@ -419,7 +419,7 @@ def test_batch_means_are_named_as_the_observation(fixtures, tmp_path):
 
 
 def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
-    """Issue 25: two single runs have no run-to-run variance; the default compare says so and gives no
+    """two single runs have no run-to-run variance; the default compare says so and gives no
     verdict (rates, speedup and a within-run interval only); --unit round asks for the within-run one."""
     cmp = comparison.compare(sides.load([str(fixtures / "before.json"), str(fixtures / "after.json")]))
     assert cmp.withheld and all(not r["significant"] and r["verdict_withheld"] for r in cmp.rows)
@@ -434,7 +434,7 @@ def test_one_process_a_side_gets_no_verdict_unless_asked(cli, fixtures):
     assert not asked.withheld and any(r["significant"] for r in asked.rows)
 
 
-# ---- sides of one process with a noise profile (issue 25.2): analysis/noise.py, data/noise_profile.py ----
+# ---- sides of one process with a noise profile: analysis/noise.py, data/noise_profile.py ----
 
 @pytest.fixture(scope="module")
 def sim():
@@ -586,6 +586,7 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     assert out.stdout.count(",holm,true,") == 4  # significant, every row
     unused = cli("compare", "a.json", "b.json", "--no-profile", cwd=tmp_path, env=env)
     assert "no verdict: one session a side" in unused.stdout
+    assert cli("compare", "a.json", "b.json", "--no-noise-profile", cwd=tmp_path, env=env).stdout == unused.stdout
     given = cli("compare", "a.json", "b.json", "--profile", "pa.json", "--profile", "pb.json", cwd=tmp_path)
     assert given.returncode == 0 and given.stdout.count("faster") == 4
     # run and show say what a compare of two such runs detects, with the profile found
@@ -597,7 +598,7 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
 
 
 def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
-    """Issue 34, 13: a 10 MB label was printed six times by compare; text now shows its first
+    """a 10 MB label was printed six times by compare; text now shows its first
     LABEL_WIDTH characters and an ellipsis, the json rows keep it whole."""
     import json
 
@@ -619,7 +620,7 @@ def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
 
 
 def test_a_runs_file_is_grouped_once(monkeypatch):
-    """Issue 34, 9: show of a --runs file of 625 sub-runs took 50 s, Result.sub_runs() filtering every
+    """show of a --runs file of 625 sub-runs took 50 s, Result.sub_runs() filtering every
     record once per sub-run, on every call, and each compare of show's notes splitting each sub-run
     once per stride and side.  Now the sub-runs are made once, and each is split by stride once per
     unit, however many strides and compares ask."""

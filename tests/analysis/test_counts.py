@@ -93,7 +93,7 @@ def test_counts_in_every_format(cli, fixtures):
                for line in lines)
     assert "emulated (qemu-tcg): radix, hash" in text.stdout
     commit = cli(*args, "--format", "commit", cwd=fixtures).stdout.splitlines()
-    # --labels hold in the commit format with two files too (issue 29)
+    # --labels hold in the commit format with two files too
     assert commit[0] == "Kernel invalidations" and commit[1].split() == ["Cell", "Stride", "Per", "call", "radix",
                                                                          "hash", "Change"]
     assert all(line == line.rstrip() for line in commit) and commit[-2].startswith("Counts per mprotect call")

@@ -449,7 +449,7 @@ def test_replicate_files_are_the_unit_and_round_pools_them_when_asked():
     assert any("--unit pass pools the passes of" in w for w in model.analyse([[r1, r2]], ["a"], unit="pass").warnings)
 
 
-# --- before/after on the unit of replication (issue 25.6: compare's rules) -----------------------
+# --- before/after on the unit of replication (compare's rules) -----------------------
 
 def with_runs(parts, label):
     """One result file of `run --runs len(parts)`: each part a sub-run (samples carry `run`, rounds
@@ -694,7 +694,7 @@ def test_real_small_run(cli, small_run):
 
 
 def test_chunked_resampling_draws_what_one_big_draw_does():
-    """Issue 34, 8: the bootstrap resamples a chunk at a time (bounded memory at 10^6 passes); for a
+    """the bootstrap resamples a chunk at a time (bounded memory at 10^6 passes); for a
     seed the draws are those of all resamples at once, whatever the chunk."""
     units = np.random.default_rng(1).normal(10, 1, size=(9, 3))
     units[2, 1] = np.nan

@@ -226,7 +226,7 @@ def test_effective_unit_is_the_grouped_rule_without_its_copies():
 
 def test_the_percentile_bootstrap_is_scipys():
     """stats.percentile_bootstrap is scipy.stats.bootstrap(method="percentile") without its import:
-    the same draws, statistic and quantile, so plot's intervals are what scipy gave (issue 34)."""
+    the same draws, statistic and quantile, so plot's intervals are what scipy gave."""
     import inspect
 
     import numpy as np

@@ -8,7 +8,7 @@ from atsdbench import cli
 from bad_plans import BAD_PLANS
 
 
-# What issue 11 named: docs/run-options.md's list of bad input (unparsable or zero sizes, strides that do not
+# docs/run-options.md's list of bad input (unparsable or zero sizes, strides that do not
 # fit, a size above MemAvailable, rounds or reps below 1, more bystanders than other CPUs, --cpu
 # outside the mask, an empty hugetlb pool, an unwritable output path), plus overflow, duplicate strides
 # and a hugetlb pool too small.  Each: its row of the table, and a sentence `run` must give for it.

@@ -168,7 +168,7 @@ def test_an_interrupted_calibration_keeps_its_passes_and_writes_no_profile(tmp_p
 
 
 def test_a_profile_to_a_full_disk_names_its_path(cli, full_disk, calibration_file):
-    """Issue 34, 11: calibrate --from ... -o FULL/prof.json said "No space left on device" alone."""
+    """calibrate --from ... -o FULL/prof.json said "No space left on device" alone."""
     err = _one_line(cli("calibrate", "--from", calibration_file, "-o", full_disk / "prof.json"))
     assert f"{full_disk / 'prof.json'}: No space left on device" in err
     assert sorted(os.listdir(full_disk)) == ["filler"]

@@ -231,7 +231,7 @@ def test_runs_are_sub_runs_in_fresh_processes_spaced_by_the_gap(tmp_path):
 
 
 def test_no_rescue_folder_prints_the_table_then_the_json(monkeypatch, tmp_path, capsys):
-    """Issue 34, 1: no temporary directory usable (gettempdir() itself fails) and the current
+    """no temporary directory usable (gettempdir() itself fails) and the current
     directory full: the table, then the result file itself on stdout, and one line saying so."""
     import errno
     import tempfile
@@ -267,7 +267,7 @@ def test_no_rescue_folder_prints_the_table_then_the_json(monkeypatch, tmp_path, 
 
 
 def test_a_second_run_to_the_same_output_refuses_to_start(tmp_path, cli):
-    """Issue 34, 3: two runs with one -o both said "wrote"; the second now stops before measuring."""
+    """two runs with one -o both said "wrote"; the second now stops before measuring."""
     target = tmp_path / "r.json"
     code = "import sys; from atsdbench.data import files; files.claim(sys.argv[1]); print('held', flush=True); " \
            "sys.stdin.read()"

@@ -1,4 +1,4 @@
-"""run --workload tlb_flush1|2|3 (issue 30): will-it-scale's loops, counted and checked; the read-back
+"""run --workload tlb_flush1|2|3: will-it-scale's loops, counted and checked; the read-back
 double failing loudly (exit 3); the plan as the result records it.  No timing is asserted: the
 loops' counts are exact, their rates are whatever this machine gave."""
 import json

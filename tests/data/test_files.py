@@ -31,7 +31,7 @@ def fresh():
 
 
 def test_no_usable_temporary_directory_falls_back_to_stdout(full_disk, monkeypatch, capsys):
-    """Issue 34, 1: $TMPDIR, /tmp and the current directory on one full disk: gettempdir() itself
+    """$TMPDIR, /tmp and the current directory on one full disk: gettempdir() itself
     fails, and the result still reaches stdout (the JSON itself), the error naming the output."""
     monkeypatch.setattr(tempfile, "tempdir", None)
     monkeypatch.setattr(tempfile, "_candidate_tempdir_list", lambda: [str(full_disk)])
@@ -61,7 +61,7 @@ def test_later_leaves_stdout_to_the_caller(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.parametrize("writer", ["result", "profile", "picture"])
 def test_a_failed_write_names_its_path(tmp_path, monkeypatch, writer):
-    """Issue 34, 11: "No space left on device" with the path, whichever file it was."""
+    """A full disk is said with the path ("No space left on device"), whichever file it was."""
     def fsync(fd):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
     monkeypatch.setattr(os, "fsync", fsync)
@@ -95,7 +95,7 @@ def test_space_is_checked_before_working(tiny_disk):
 
 @pytest.mark.parametrize("kind", ["fifo", "dev_zero", "directory"])
 def test_readers_read_regular_files_only(tmp_path, kind):
-    """Issue 34, 7: a FIFO would hang the reader, /dev/zero (through a link) fill the memory."""
+    """a FIFO would hang the reader, /dev/zero (through a link) fill the memory."""
     path = tmp_path / "x.json"
     if kind == "fifo":
         os.mkfifo(path)
@@ -136,7 +136,7 @@ sys.stdin.read()
 
 
 def test_two_writers_of_one_path(tmp_path, fixtures, cli):
-    """Issue 34, 3: while one atsdbench holds an output, a second refuses it (one line, exit 2) and the
+    """while one atsdbench holds an output, a second refuses it (one line, exit 2) and the
     first one's file is what is left; once it is done the path is free again."""
     target = tmp_path / "r.json"
     picture = tmp_path / "p.png"
@@ -206,7 +206,7 @@ while True:
 
 @pytest.mark.parametrize("kills", [2, pytest.param(12, marks=pytest.mark.slow)])  # a process start each
 def test_sigkill_during_saves_loses_nothing(tmp_path, kills):
-    """Issue 34, 4: a writer SIGKILLed at random moments while it saves, twice (12 times under
+    """a writer SIGKILLed at random moments while it saves, twice (12 times under
     --slow): the target is always a whole file, and the next write to the folder reports every
     temporary file left behind, keeping each under a visible name (a complete one as a result that
     loads)."""

@@ -77,7 +77,7 @@ def test_a_bad_file_is_one_line(tmp_path, text, words):
     (lambda d: d["calibration"].update(runs=1), "calibration.runs must be at least 2"),
     (lambda d: d["entries"][0].update(within_var=-1.0), "entries[0].within_var must be at least 0"),
     (lambda d: d["host"].pop("kernel_release"), "host has no kernel_release"),
-    # issue 34, 6: squared in the Satterthwaite combination, 1e160 overflowed every compare
+    # squared in the Satterthwaite combination, 1e160 overflowed every compare
     (lambda d: d["entries"][0].update(means_var=1e160), "entries[0].means_var must be at most"),
     (lambda d: d["entries"][0].update(between_df=1e300), "entries[0].between_df must be at most"),
     (lambda d: d.update(created=-1e300), "created must be at least 0"),
@@ -143,7 +143,7 @@ def test_the_calibrate_command_repeats_the_plan():
 
 
 def test_special_files_in_the_store_are_skipped_without_hanging(tmp_path):
-    """Issue 34, 7: a FIFO named x.json hung every compare, a link to /dev/zero read until the OOM killer."""
+    """a FIFO named x.json hung every compare, a link to /dev/zero read until the OOM killer."""
     folder = tmp_path / "store"
     folder.mkdir()
     good = _profile(folder, name="good.json")
@@ -156,7 +156,7 @@ def test_special_files_in_the_store_are_skipped_without_hanging(tmp_path):
 
 
 def test_a_corrupt_matching_profile_is_reported(tmp_path):
-    """Issue 34, 14: a broken profile a side would have used is said, not skipped silently; a broken
+    """a broken profile a side would have used is said, not skipped silently; a broken
     one of another host is not the side's business."""
     folder = tmp_path / "store"
     folder.mkdir()

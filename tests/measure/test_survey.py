@@ -1,4 +1,4 @@
-"""`atsdbench info --cpus` (issue 25.4): each allowed CPU measured briefly."""
+"""`atsdbench info --cpus`: each allowed CPU measured briefly."""
 import json
 import os
 

@@ -1,4 +1,4 @@
-"""Without the compiled core (issue 29): every command that only reads files works, `--help` too, and
+"""Without the compiled core: every command that only reads files works, `--help` too, and
 what needs the core says in one line how to get it; a core of another ABI is refused the same way."""
 import importlib
 import json

@@ -72,7 +72,7 @@ def test_bad_extension_and_missing_matplotlib(cli, cli_process, fixtures, tmp_pa
 
 def test_matplotlib_is_looked_for_before_the_files_are_read(monkeypatch):
     """cmd_plot finds matplotlib first (one line, exit 2, before any file is read) and imports it only
-    once the numbers are worked out (issue 34: the two did not fit in 300 MB at 10^6 passes)."""
+    once the numbers are worked out (the two did not fit in 300 MB at 10^6 passes)."""
     import importlib.util
 
     from atsdbench.errors import UsageError
@@ -108,7 +108,7 @@ def test_one_kernel_twice_keeps_the_kernel_in_the_legend(fixtures, tmp_path):
     assert labels == ["4.19.0-rc4 (x.json)", "4.19.0-rc4 (y.json)"]
 
 
-# --- what the figure says, number by number (issue 34: plot at 10^6 passes in bounded memory) ----------
+# --- what the figure says, number by number (plot at 10^6 passes in bounded memory) ----------
 
 def figure_numbers(fig):
     """Every number and text a figure draws, panel by panel: titles, legends, the lines' points, the
@@ -137,7 +137,7 @@ def figure_numbers(fig):
     return out
 
 
-# the figures tests/golden/plot_numbers.json holds (captured before plot's memory work, issue 34)
+# the figures tests/golden/plot_numbers.json holds (captured before plot's memory work)
 GOLDEN_FIGURES = {
     "median, model": (["before.json", "after.json"], {"model": True}),
     "mean, model": (["before.json", "after.json"], {"metric": "mean", "model": True}),
@@ -206,7 +206,7 @@ def _traced_peak(files, tmp_path):
 
 @pytest.mark.slow
 def test_plot_model_memory_is_bounded(script, tmp_path, fixtures):
-    """Issue 34: plot --model of two files of 10^4 and of 10^5 passes (a warm-up round each).  What the
+    """plot --model of two files of 10^4 and of 10^5 passes (a warm-up round each).  What the
     analysis (compare's, model's bootstrap, the rate panel's CIs) and the figure take on top of the
     loaded files grows by at most a quarter of what the files grow by, and stays under a quarter of
     them plus 24 MiB (the bootstrap's chunks: stats.CHUNK_BYTES).  At 10^6 passes a side that is at
@@ -233,7 +233,7 @@ def test_plot_model_memory_is_bounded(script, tmp_path, fixtures):
 
 
 def test_the_files_are_let_go_before_matplotlib_is_loaded(fixtures, monkeypatch):
-    """Issue 34: the files' columns (141 MiB at 10^6 passes a side) and matplotlib (about 28 MiB) are
+    """the files' columns (141 MiB at 10^6 passes a side) and matplotlib (about 28 MiB) are
     never resident together: when make_figure loads matplotlib, no file it read is alive.  (Where the
     files hold RELEASE_FROM passes or more: below, the collection that frees them is not worth its
     time; these small files stand for big ones.)"""

@@ -59,7 +59,7 @@ def test_the_simulation_table_and_its_seed(bench, capsys):
 
 @pytest.mark.slow
 def test_a_profiled_single_run_keeps_its_coverage_seeded(bench):
-    """One process a side with a noise profile of its kernel (issue 25.2), through the real estimator and
+    """One process a side with a noise profile of its kernel, through the real estimator and
     the real compare: its CI must cover the truth (the within-run verdict it replaces covered 46-65%)."""
     row = bench._cell((25, "1x5+P8", 3.0, 0.0, 12))
     assert row["calibrate s"] == 1059.0 and row["wall s"] == 9.0
@@ -70,7 +70,7 @@ def test_a_profiled_single_run_keeps_its_coverage_seeded(bench):
 
 
 def test_the_placement_level_rotates_over_k_regions_a_sub_run(monkeypatch):
-    """Issue 35's level: round i of a sub-run on region i mod k; with k = 1 the region is one more
+    """The placement level: round i of a sub-run on region i mod k; with k = 1 the region is one more
     per-process effect (every round of a sub-run alike, sub-runs apart)."""
     import numpy as np
 

@@ -1,6 +1,6 @@
 """scripts/model_coverage.py (not live: nothing is measured): model's before/after intervals on the
 sub-run unit hold the true change about as often as they say under the noise measured on this VM, and
-the same files' pooled rounds do not (issue 25.6: they covered 60-75%).  Seeded: the same numbers
+the same files' pooled rounds do not (they covered 60-75%).  Seeded: the same numbers
 every run."""
 import pytest
 

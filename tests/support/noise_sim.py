@@ -10,7 +10,7 @@ loader (scripts/_support.py).
     clock: rounds every 1.5 s, sub-runs starting `gap` apart; two sides are independent, as a reboot
     >= 60 s apart makes them);
   - a per-process (sub-run) effect sP;
-  - optionally a per-boot effect (one boot a side), and a per-placement (region) effect (issue 35);
+  - optionally a per-boot effect (one boot a side), and a per-placement (region) effect;
   - every effect but the pass noise correlated 0.7 across strides (one shared factor).
 
 simulate_side makes one side (an atsdbench.data.results.Result), calibration a simulated `atsdbench
@@ -48,7 +48,7 @@ def _factor(rng, shape):
 
 def simulate_side(rng, runs, rounds, gap, sp, boot, change=0.0, label="A", boot_id="boot-a", placement=0.0, k=1):
     """One side: a Result of `runs` sub-runs (no `run` column for one), log-normal noise as above.
-    placement: the sd of a region's effect (issue 35: which physical pages it got); each sub-run holds k
+    placement: the sd of a region's effect (which physical pages it got); each sub-run holds k
     regions and its measured round i uses region i mod k, so with k = 1 the region's effect is one more
     per-process effect, as measured (a process's fresh allocations get the same recycled pages)."""
     import numpy as np
