@@ -71,11 +71,11 @@ def build_parser(command=None):
 
 def _subcommands():
     """(name, help, the function adding its options, add_parser's other arguments), in help order."""
-    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS
+    from .data.noise_profile import CALIBRATION_GAP as GAP, CALIBRATION_RUNS as RUNS
 
     return (
         ("run", "measure and write a result file", _add_plan_options, {}),
-        ("calibrate", f"measure the between-run noise of a plan ({CALIBRATE_RUNS} sub-runs {CALIBRATE_GAP} apart) "
+        ("calibrate", f"measure the between-run noise of a plan ({RUNS} sub-runs {GAP} apart) "
          "into a noise profile, which gives single runs a compare verdict", _calibrate_options, {}),
         ("show", "one result file's per-stride summary", _show_options, {}),
         ("compare", "before/after speedup per stride with confidence intervals", _compare_options, {}),
@@ -97,9 +97,9 @@ def _subcommands():
 
 
 def _calibrate_options(cal):
-    from .commands import CALIBRATE_GAP, CALIBRATE_RUNS
+    from .data.noise_profile import CALIBRATION_GAP as GAP, CALIBRATION_RUNS as RUNS
 
-    _add_plan_options(cal, defaults={"runs": CALIBRATE_RUNS, "gap": CALIBRATE_GAP},
+    _add_plan_options(cal, defaults={"runs": RUNS, "gap": GAP},
                       helps={"runs": "sub-runs, each in a fresh process: the profile's between-run variance "
                                      "has M - 1 df",
                              "gap": "sub-runs start at least this long apart: the host drifts over minutes, "
@@ -356,7 +356,7 @@ def _stdout_gone():
 
 
 # the subcommands that live in a package of their own; the rest are atsdbench/commands.py's
-COMMAND_HOMES = {"guest": ".guest.command"}
+COMMAND_HOMES = {"guest": ".guest.command", "campaign": ".campaign.command"}
 
 
 def main(argv=None):

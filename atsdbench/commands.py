@@ -21,22 +21,6 @@ def _releasing(command):
     return run
 
 
-def plan_options(args):
-    """The plan's options as given on the command line (None: the option table's default)."""
-    from .measure import core
-
-    fields = {(o["field"] or o["name"]).replace("-", "_") for o in core.options() if o["run"] and o["field"]}
-    return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
-
-
-def refuse_extra_passes(plan, args):
-    """run's --breakdown and --profile add passes of each cell's --op: a workload cell's would be
-    mprotect's, shown under the workload's name.  Refused (run, campaign init's check of run options)."""
-    extra = [o for o in ("breakdown", "profile") if getattr(args, o, None)]
-    if extra and any(c.get("workload") for c in plan.cells):
-        raise UsageError(f"{'--' + extra[0]} adds passes of an --op; --workload's loop has none: give one of them")
-
-
 @_releasing
 def cmd_run(args):
     # Held from the first import on: a Ctrl-C inside numpy's import would reach us as an ImportError
@@ -48,26 +32,18 @@ def cmd_run(args):
         from .measure import host, plan as plans, save
         from .render import tables  # noqa: F401  (imported held: numpy's import is no place for a Ctrl-C)
 
-        plan = plans.make_plan(**plan_options(args))
+        plan = plans.make_plan(**plans.options_given(args))
         if plan.verify and any(c["gpu"] is not None for c in plan.cells):
             _warn(["--verify checks the CPUs, not the GPU's device TLBs (ATS, HMM) "
                    "(docs/verify.md#what-a-pass-proves)"])
-        refuse_extra_passes(plan, args)
+        plans.refuse_extra_passes(plan, args)
         when = progress_option(args)
-        probe = None
-        if getattr(args, "breakdown", None):  # refused here: exit 2 before anything is measured
-            from .measure import breakdown
+        # refused here where they cannot run: exit 2 before anything is measured
+        probe, sampler = save.probes(plan, getattr(args, "breakdown", None), getattr(args, "profile", None))
+        if probe is not None and probe.missing:
+            from .render.breakdown import breakdown_missing
 
-            probe = breakdown.Probe(sorted({c["op"] for c in plan.cells}))
-            if probe.missing:
-                from .render.breakdown import breakdown_missing
-
-                _warn([breakdown_missing(probe.missing)])
-        sampler = None
-        if getattr(args, "profile", None):
-            from .measure import profile
-
-            sampler = profile.Probe([plan.cpu] + list(plan.bystander_cpus))
+            _warn([breakdown_missing(probe.missing)])
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
@@ -131,22 +107,6 @@ def _report_saved(result, output, save_error, calibrating=False):
         raise UsageError(result.error)
 
 
-# calibrate's design (docs/calibrate.md): the between-run component's df is K - 1, and its sub-runs must
-# spread over the minutes the host drifts on: cut out of 16 real --runs 8 files (scripts/bench_verdict.py
-# --from-runs), profiles of 8 sub-runs ~150 s apart gave reboot-spaced single runs a nominal A/A (1 of 21,
-# CIs holding 0 in 95% of rows), profiles of 8 sub-runs 20 s apart 26% (75%)
-CALIBRATE_RUNS, CALIBRATE_GAP = "8", "150s"
-
-
-def calibrate_gap_warnings(gap):
-    """A gap under the default's: the profile would hold less of the host's drift over minutes than the
-    design that was measured nominal (docs/calibrate.md, "What it does")."""
-    from .render import noise_profile as report
-
-    floor = float(CALIBRATE_GAP.rstrip("s"))
-    return [] if gap >= floor else [report.gap_under_floor(gap, floor)]
-
-
 @_releasing
 def cmd_calibrate(args):
     """An A/A of K sub-runs of the plan (fresh processes, starts >= --gap apart): the result file kept
@@ -159,24 +119,12 @@ def cmd_calibrate(args):
         import time
 
         from .data import noise_profile, results
-        from .measure import host, plan as plans, save
+        from .measure import calibration, host, plan as plans, save
+        from .render import noise_profile as report
 
-        options = plan_options(args)
-        if getattr(args, "breakdown", None) or getattr(args, "profile", None):
-            raise UsageError("calibrate measures noise: --breakdown and --profile are run's (extra passes per "
-                             "stride)")
-        if options.get("until") is not None:
-            raise UsageError("calibrate measures a fixed design: --until would stop on the noise it estimates")
-        options.setdefault("runs", CALIBRATE_RUNS)
-        options.setdefault("gap", CALIBRATE_GAP)
-        plan = plans.make_plan(**options)
-        if plan.runs < 2:
-            raise UsageError(f"calibrate --runs {plan.runs}: one sub-run has no between-run variance (give 2+; "
-                             f"default {CALIBRATE_RUNS})")
-        if plan.rounds < 2:  # noise.noise_profile_entries needs a sub-run's spread of round means: say so now
-            raise UsageError(f"calibrate --rounds {plan.rounds}: one round a sub-run has no within-run variance "
-                             "(give 2+)")
-        _warn(calibrate_gap_warnings(plan.gap))
+        plan = calibration.make_plan(plans.options_given(args), args)
+        if plan.gap < calibration.gap_floor():
+            _warn([report.gap_under_floor(plan.gap, calibration.gap_floor())])
         when = progress_option(args)
         facts = host.probe()
         path = args.output
@@ -197,13 +145,14 @@ def cmd_calibrate(args):
 
             print(report.none_written(output))
         return 130
-    return _save_noise_profile(result, path, _machine_id())
+    return _save_noise_profile(result, path, calibration.machine_id())
 
 
 def _calibrate_from(args):
     from .data import noise_profile, results
+    from .measure import plan as plans
 
-    given = sorted(k for k in plan_options(args) if k != "output")
+    given = sorted(k for k in plans.options_given(args) if k != "output")
     if given:
         raise UsageError(f"calibrate --from takes the plan from its file: no run options (got --{given[0]})")
     result = results.load(args.source)
@@ -215,12 +164,6 @@ def _calibrate_from(args):
         os.makedirs(os.path.dirname(path), exist_ok=True)
     results.claim(path)
     return _save_noise_profile(result, path, None)
-
-
-def _machine_id():
-    from .measure.procfs import read
-
-    return (read("/etc/machine-id") or "").strip() or None
 
 
 def _save_noise_profile(result, path, machine_id):
@@ -249,31 +192,9 @@ def _warn(lines):
 MACHINE_FORMATS = ("csv", "json", "lava")
 
 
-def campaign_sides(items, labels):
-    """compare/plot/model DIR: a campaign directory given alone is its kernels' sides, each boot's file one
-    observation (the replicate design, unit file), labelled by the plan's names.  Returns (items, labels,
-    the Campaign or None)."""
-    import os
-
-    from .data import campaign as store
-
-    dirs = [x for x in items if isinstance(x, str) and os.path.isdir(x)]
-    if not dirs:
-        return items, labels, None
-    if len(items) > 1 or not store.is_campaign(dirs[0]):
-        raise UsageError(f"{dirs[0]} is a directory: give result files, or one campaign directory alone")
-    c, sides = store.sides(dirs[0])
-    _warn(c.warnings)
-    empty = [name for name, paths in sides if not paths]
-    if empty:
-        raise UsageError(f"campaign {dirs[0]}: {', '.join(empty)} has no finished boot yet "
-                         f"(campaign status {dirs[0]})")
-    return [paths for _, paths in sides], labels or [name for name, _ in sides], c
-
-
 def cmd_compare(args):
     from .analysis import compare as comparison, compare_by
-    from .data import noise_profile, sides
+    from .data import campaign as store, noise_profile, sides
     from .render import compare as compare_formats
 
     if args.format not in compare_formats.RENDERERS and args.format != "lava":
@@ -282,7 +203,7 @@ def cmd_compare(args):
     if args.format == "lava" and getattr(args, "counts", False):
         raise UsageError("--format lava prints the rates alone: leave --counts out")
     labels = args.labels.split(",") if args.labels else None
-    args.files, labels, campaign = campaign_sides(args.files, labels)
+    args.files, labels, campaign = store.sides_of(args.files, labels, _warn)
     given = getattr(args, "noise_profile", None) or ()
     comparison.check([sides.count(x) for x in args.files], args.metric, args.test, args.confidence, args.unit,
                      args.adjust, args.by, given)
@@ -366,8 +287,6 @@ def cmd_show(args):
 
 
 def cmd_info(args):
-    import json
-
     from .measure import host
     from .render import info
 
@@ -379,31 +298,23 @@ def cmd_info(args):
         chosen = plans.make_plan(size="16M", strides=str(facts["page_size"]))  # only its CPU is used
         auto = (chosen.cpu, chosen.cpu_reason)
         cpus = survey.survey()
-    if args.json:
-        out = {"host": facts, "warnings": host.warnings(facts)}
-        if cpus is not None:
-            out.update(cpus=cpus, cpu_auto={"cpu": auto[0], "reason": auto[1]})
-        print(json.dumps(out, indent=1))
-    else:
-        print(info.render(facts, host.warnings(facts)))
-        if cpus is not None:
-            print()
-            print(info.render_cpus(cpus, auto))
+    print(info.render_json(facts, host.warnings(facts), cpus, auto) if args.json else
+          info.render(facts, host.warnings(facts), cpus, auto))
     return 0
 
 
 @_releasing
 def cmd_plot(args):
     from .analysis import compare as comparison
+    from .data import campaign as store, results
     from .render import plot
-    from .data import results
 
     fmt = plot.output_format(args.output)
     plot.check_matplotlib()
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
     results.claim(args.output)
     warnings = []
-    args.files, labels, _ = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
+    args.files, labels, _ = store.sides_of(args.files, args.labels.split(",") if args.labels else None, _warn)
     args.labels = ",".join(labels) if labels else None
     fig = plot.make_figure(args.files, metric=args.metric, confidence=confidence,
                            labels=args.labels.split(",") if args.labels else None, model=args.model,
@@ -421,10 +332,10 @@ def cmd_import(args):
 
     if args.table:
         return _import_table(args)
-    if getattr(args, "lava_log", False):
-        return _import_lava_log(args)
     if args.page_size or args.ceiling is not None or args.size:
         raise UsageError("--page-size, --ceiling and --size go with --table")
+    if getattr(args, "lava_log", False):
+        return _import_lava_log(args)
     result = importer.load(args.file)
     output = args.output if args.output is not None else results.default_path(result.host)
     results.claim(output, len(result.records))
@@ -439,25 +350,13 @@ def cmd_import(args):
 
 def _import_lava_log(args):
     """import --lava-log LOG [-o DIR]: the results a LAVA job printed, each DIR/NAME.json (-2, -3 where taken)."""
-    import os
-
     from .data import lava_log, results
 
-    if args.page_size or args.ceiling is not None or args.size:
-        raise UsageError("--page-size, --ceiling and --size go with --table")
     found, warnings = lava_log.read(args.file)
     _warn(warnings)
-    folder = args.output or "."
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as e:
-        raise UsageError(f"{folder}: {e.strerror}") from None
+    folder = lava_log.output_folder(args.output)
     for name, result in found:
-        stem = os.path.join(folder, name[:-5] if name.endswith(".json") else name)
-        path, k = stem + ".json", 1
-        while os.path.lexists(path):
-            k += 1
-            path = f"{stem}-{k}.json"
+        path = lava_log.free_path(folder, name)
         results.claim(path, len(result.records))
         print(f"wrote {results.save_or_rescue(result, path)}")
     return 0
@@ -465,19 +364,8 @@ def _import_lava_log(args):
 
 def _import_table(args):
     from .data import results, published_table as table
-    from .units import parse_size
 
-    if not args.page_size:
-        raise UsageError("import --table needs --page-size (the table's machine's: 64K POWER9, 4K x86)")
-    # The bounds `run --ceiling` takes: a kernel flushes at least one page singly.
-    if args.ceiling is not None and args.ceiling < 1:
-        raise UsageError(f"--ceiling must be at least 1 (got {(str(args.ceiling)[:40])})")
-    if args.ceiling is not None and args.ceiling > 1 << 30:
-        raise UsageError(f"--ceiling is a page count: at most 2^30 (got {(str(args.ceiling)[:40])})")
-    page = parse_size(args.page_size, "--page-size")
-    if page & (page - 1):  # else every stride would be blamed for not being a multiple of it
-        raise UsageError(f"--page-size {args.page_size} is not a power of two (a page is 4K, 16K, 64K, ...)")
-    size = parse_size(args.size or "1G", "--size")
+    page, size = table.check_options(args.page_size, args.ceiling, args.size)
     found, warnings = table.load(args.file, page, size, args.ceiling)
     paths = table.output_paths(args.output, len(found), args.file)
     for path in paths:
@@ -491,64 +379,17 @@ def _import_table(args):
 
 def cmd_model(args):
     from .analysis import compare as comparison, model
-    from .data import sides
+    from .data import campaign as store, sides
     from .render import model as model_formats
 
     if args.format not in model_formats.RENDERERS:
         raise UsageError(f"--format must be one of {', '.join(model_formats.RENDERERS)} (got {args.format!r})")
     _, _, confidence, unit = comparison.resolve_options(confidence=args.confidence, unit=args.unit)
-    args.files, given, campaign = campaign_sides(args.files, args.labels.split(",") if args.labels else None)
+    given = args.labels.split(",") if args.labels else None
+    args.files, given, campaign = store.sides_of(args.files, given, _warn)
     groups, level = comparison.replicates(sides.load(args.files))
     labels = sides.choose_labels(groups, given)
     analysis = model.analyse(groups, labels, confidence, unit=unit, level=level)
     _warn(analysis.warnings)
     print(model_formats.RENDERERS[args.format](analysis))
     return 0
-
-
-def cmd_campaign(args):
-    """campaign init|step|status|install (atsdbench/campaign/)."""
-    from .campaign import actions
-
-    action = args.campaign_command
-    if action is None:
-        raise UsageError("campaign needs an action: init, step, status or install (atsdbench campaign -h)")
-    if action == "init":
-        from .guest import options as guest
-        from .measure import core, plan as plans
-
-        def run_check():  # run's parser (in cli) and the C plan on this host
-            refuse_extra_passes(plans.make_plan(**plan_options(args.run_parsed)), args.run_parsed)
-            return list(args.run_options)
-
-        def atsd_check():  # atsd's options, as guest checks them
-            checked = guest.check_run_options(args.run_options, core.options())
-            guest.plan_of(checked)
-            return guest.atsd_words(checked)
-        return actions.init(args.directory, args.kernel, boots=args.boots, schedule=args.schedule,
-                            method=args.method, run_options=args.run_options, runner=args.runner,
-                            plan_check=atsd_check if args.runner == "atsd" else run_check)
-    if action == "status":
-        return actions.status(args.directory)
-    from .data import campaign as store
-
-    c = store.load(args.directory)  # a plan that loads before anything is done
-    if action == "install":
-        from .campaign import unit
-
-        path, name = unit.install(args.directory, **({"unit_dir": args.unit_dir} if args.unit_dir else {}),
-                                  settle=args.settle)
-        print(f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step {args.directory} at "
-              "each boot until the plan is done)")
-        return 0
-    import subprocess
-
-    from .campaign import methods, step
-
-    if c.plan["method"] == "qemu":
-        raise UsageError(f"campaign {args.directory} was made by guest --boots (host-driven qemu boots): no step "
-                         "to run")
-    method = methods.method(c.plan["method"], args.directory)
-    disable = (args.disable, subprocess.run) if args.disable else None
-    runner = step.run_atsd if c.plan.get("runner") == "atsd" else step.run_subprocess
-    return step.Step(args.directory, method, runner=runner, disable=disable)(dry_run=args.dry_run)

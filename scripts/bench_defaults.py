@@ -35,7 +35,6 @@ sub-run means within a file, and of file means between files, the canary explain
 """
 import argparse
 import glob
-import json
 import math
 import os
 import subprocess

@@ -313,3 +313,20 @@ def sides(directory):
         out.append((name, paths))
     return c, out
 
+
+def sides_of(items, labels, warn):
+    """compare/plot/model DIR: a campaign directory given alone is its kernels' sides, each boot's file one
+    observation (the replicate design, unit file), labelled by the plan's names.  Returns (items, labels,
+    the Campaign or None); warn(lines) gets the campaign's warnings before anything is refused."""
+    dirs = [x for x in items if isinstance(x, str) and os.path.isdir(x)]
+    if not dirs:
+        return items, labels, None
+    if len(items) > 1 or not is_campaign(dirs[0]):
+        raise UsageError(f"{dirs[0]} is a directory: give result files, or one campaign directory alone")
+    c, found = sides(dirs[0])
+    warn(c.warnings)
+    empty = [name for name, paths in found if not paths]
+    if empty:
+        raise UsageError(f"campaign {dirs[0]}: {', '.join(empty)} has no finished boot yet "
+                         f"(campaign status {dirs[0]})")
+    return [paths for _, paths in found], labels or [name for name, _ in found], c

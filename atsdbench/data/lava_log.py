@@ -103,3 +103,27 @@ def read(path):
     if not out:
         raise UsageError(f"{path}: no whole atsdbench result between markers ({len(found)} found whole)")
     return out, warnings
+
+
+def output_folder(output):
+    """import --lava-log's -o DIR (default: here), made where missing."""
+    import os
+
+    folder = output or "."
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"{folder}: {e.strerror}") from None
+    return folder
+
+
+def free_path(folder, name):
+    """FOLDER/NAME.json, else NAME-2.json, NAME-3.json, ...: the first that no file there has."""
+    import os
+
+    stem = os.path.join(folder, name[:-5] if name.endswith(".json") else name)
+    path, k = stem + ".json", 1
+    while os.path.lexists(path):
+        k += 1
+        path = f"{stem}-{k}.json"
+    return path

@@ -15,6 +15,12 @@ from . import files, inputs, schema
 from ..errors import UsageError
 from ..units import format_size
 
+# calibrate's design: K sub-runs in fresh processes, starts at least GAP apart.  The between-run
+# component's degrees of freedom are K - 1, and the sub-runs must spread over the minutes the host drifts
+# on: profiles of 8 sub-runs ~150 s apart gave reboot-spaced single runs a nominal A/A, profiles of 8
+# sub-runs 20 s apart did not (docs/methodology.md has the evidence).
+CALIBRATION_RUNS, CALIBRATION_GAP = "8", "150s"
+
 FORMAT = "atsdbench-noise-profile"
 VERSION = 1
 RESULT_SUFFIX = ".run.json"  # the calibration's own result file, beside its profile

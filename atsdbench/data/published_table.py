@@ -216,3 +216,18 @@ def summary(results, paths):
         rates = ", ".join(f"{s['gbps']:g}" for s in r._records)
         lines.append(f"wrote {p}: column '{r.config['label']}' (GB/s {rates}), one observation per stride")
     return "\n".join(lines)
+
+
+def check_options(page_size, ceiling, size):
+    """import --table's own options, before the table is read: (page size, region size) in bytes."""
+    if not page_size:
+        raise UsageError("import --table needs --page-size (the table's machine's: 64K POWER9, 4K x86)")
+    # The bounds `run --ceiling` takes: a kernel flushes at least one page singly.
+    if ceiling is not None and ceiling < 1:
+        raise UsageError(f"--ceiling must be at least 1 (got {str(ceiling)[:40]})")
+    if ceiling is not None and ceiling > 1 << 30:
+        raise UsageError(f"--ceiling is a page count: at most 2^30 (got {str(ceiling)[:40]})")
+    page = parse_size(page_size, "--page-size")
+    if page & (page - 1):  # else every stride would be blamed for not being a multiple of it
+        raise UsageError(f"--page-size {page_size} is not a power of two (a page is 4K, 16K, 64K, ...)")
+    return page, parse_size(size or "1G", "--size")

@@ -225,3 +225,19 @@ def round_kinds(plan, run=0):
     file has its own index (and stride order)."""
     per_run = plan.warmup_rounds + plan.rounds
     return [(run * per_run + i, i < plan.warmup_rounds) for i in range(per_run)]
+
+
+def options_given(args):
+    """The plan's options as given on the command line (None: the option table's default)."""
+    from . import core
+
+    fields = {(o["field"] or o["name"]).replace("-", "_") for o in core.options() if o["run"] and o["field"]}
+    return {name: getattr(args, name) for name in fields if getattr(args, name, None) is not None}
+
+
+def refuse_extra_passes(plan, args):
+    """run's --breakdown and --profile add passes of each cell's --op: a workload cell's would be
+    mprotect's, shown under the workload's name.  Refused (run, campaign init's check of run options)."""
+    extra = [o for o in ("breakdown", "profile") if getattr(args, o, None)]
+    if extra and any(c.get("workload") for c in plan.cells):
+        raise UsageError(f"{'--' + extra[0]} adds passes of an --op; --workload's loop has none: give one of them")

@@ -37,6 +37,21 @@ def measure_and_save(plan, output, progress=None, probe=None, sampler=None):
     return result, save_error
 
 
+def probes(plan, breakdown=False, profile=False):
+    """(run --breakdown's probe or None, run --profile's sampler or None), each refused (UsageError)
+    where this machine cannot take it."""
+    probe = sampler = None
+    if breakdown:
+        from . import breakdown as traced
+
+        probe = traced.Probe(sorted({c["op"] for c in plan.cells}))
+    if profile:
+        from . import profile as sampled
+
+        sampler = sampled.Probe([plan.cpu] + list(plan.bystander_cpus))
+    return probe, sampler
+
+
 def _section(run):
     """An extra pass's section {"passes": [...]}: a Ctrl-C keeps what finished (complete false there; the
     signal stays pending, so the run exits 130); an error ends the section, never the run's file."""

@@ -30,7 +30,8 @@ def render_cpus(rows, auto=None):
     return "\n".join(lines)
 
 
-def render(facts, warnings):
+def render(facts, warnings, cpus=None, auto=None):
+    """info: the host's facts, a line each, its warnings, and with --cpus the CPU table."""
     f = facts
     pools = ", ".join(f"{format_size(size)}: {p['free']}/{p['total']} free" for size, p in
                       sorted(f.get("hugepage_pools", {}).items(), key=lambda kv: int(kv[0]))) or "none"
@@ -59,4 +60,16 @@ def render(facts, warnings):
     width = max(len(k) for k, _ in lines)
     out = [hang(f"{k + ':':<{width + 1}} {v}", width + 2) for k, v in lines]
     out += [hang(f"warning: {w}", 2) for w in warnings]
+    if cpus is not None:
+        out += ["", render_cpus(cpus, auto)]
     return "\n".join(out)
+
+
+def render_json(facts, warnings, cpus=None, auto=None):
+    """info --json: the facts and warnings (and --cpus' rows with the CPU --cpu auto takes)."""
+    import json
+
+    out = {"host": facts, "warnings": warnings}
+    if cpus is not None:
+        out.update(cpus=cpus, cpu_auto={"cpu": auto[0], "reason": auto[1]})
+    return json.dumps(out, indent=1)

@@ -41,11 +41,12 @@ def test_bad_input_is_one_line_before_anything_runs(cli, tmp_path, args, words):
 
 
 def test_a_gap_under_the_measured_design_warns():
-    from atsdbench import commands
+    from atsdbench.measure import calibration
+    from atsdbench.render import noise_profile as report
 
-    floor = float(commands.CALIBRATE_GAP.rstrip("s"))
-    assert commands.calibrate_gap_warnings(floor) == []
-    (line,) = commands.calibrate_gap_warnings(0.0)
+    floor = calibration.gap_floor()
+    assert floor == 150.0
+    line = report.gap_under_floor(0.0, floor)
     assert line.startswith("--gap 0s under 150s") and "docs/calibrate.md#" in line
 
 

@@ -26,7 +26,7 @@ SIZE = 256 << 20
 REPS = 4  # timed passes a round
 PASS_SD, ROUND_SD, DRIFT_SD, DRIFT_TAU, RHO = 0.034, 0.028, 0.046, 8.0, 0.7
 TRUE_CHANGE = 0.10  # the studies' true change: the new side of a +10% pair is 10% faster
-CALIBRATION_GAP = 150.0  # calibrate's default (commands.CALIBRATE_GAP); the simulated drift (8 s) is gone by 20 s
+CALIBRATION_GAP = 150.0  # calibrate's default (measure/calibration.py's GAP); the simulated drift (8 s) is gone by 20 s
 
 
 def sub_run_seconds(rounds, warmup_rounds=1):
