@@ -1,17 +1,9 @@
 #!/usr/bin/env python3
 """Verdicts across runs and boots: what each run design costs a side and what its compare says.
 
-Simulation (the default): the noise simulator (tests/support/noise_sim.py), a seeded model of the noise
-measured on this VM (shared/notes/noise-levels.md), on the log scale, for 4 strides:
-
-  - pass noise 3.4% (4 timed passes a round, each stride its own passes: independent);
-  - a white round effect 2.8%;
-  - a drift component 4.6% with exp(-dt/8 s) correlation (an Ornstein-Uhlenbeck process over the side's
-    clock: rounds every 1.5 s, sub-runs starting `gap` apart; two sides are independent, as a reboot
-    >= 60 s apart makes them);
-  - a per-process (sub-run) effect sP;
-  - optionally a per-boot effect (one boot a side);
-  - every effect but the pass noise correlated 0.7 across strides (one shared factor).
+Simulation (the default): the noise simulator (tests/support/noise_sim.py; its docstring gives the
+model, measured on this VM: shared/notes/noise-levels.md), with an optional per-boot effect (one boot a
+side).
 
 Each simulated side is an atsdbench.data.results.Result with the real sample schema (round, rep, order,
 stride_bytes, warmup, ns, seconds, calls, gbps, us_per_call, round_t and, with sub-runs, `run`; rounds

@@ -23,8 +23,8 @@ _test_the_installed_package()
 
 FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
-# The tests' helpers that are no tests (sources, bad_plans, noise_sim, the fakes) live in tests/support/ and
-# are imported by their plain names from any folder: `import sources`, `import noise_sim`.
+# The tests' helpers that are no tests (sources, bad_plans, noise_sim, traced, the fakes) live in
+# tests/support/ and are imported by their plain names from any folder: `import sources`, `import noise_sim`.
 SUPPORT = pathlib.Path(__file__).parent / "support"
 if str(SUPPORT) not in sys.path:
     sys.path.insert(0, str(SUPPORT))

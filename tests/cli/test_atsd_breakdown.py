@@ -11,15 +11,9 @@ import sys
 import tempfile
 
 import pytest
+from traced import SIGNAL_IN_TRACED_PASSES, in_namespace
 
 needs_tracefs = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
-
-
-def _in_namespace(in_tracefs, script, *args, timeout=300):
-    """A Python script run in a mount namespace with tracefs mounted."""
-    return subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs +
-                           '[ -d /sys/kernel/tracing/events/syscalls/sys_enter_mprotect ] && exec "$0" -c "$@"',
-                           sys.executable, script, *args], capture_output=True, text=True, timeout=timeout)
 
 
 RUN = r"""
@@ -39,7 +33,7 @@ def test_a_live_atsd_breakdown_imports_and_adds_up(atsd, in_tracefs, tmp_path, c
     from atsdbench.data import atsd_output
 
     out = tmp_path / "b.txt"
-    p = _in_namespace(in_tracefs, RUN, atsd, str(out))
+    p = in_namespace(in_tracefs, RUN, atsd, str(out))
     if p.returncode and "{" not in p.stdout:
         pytest.skip(f"no tracefs with the syscall tracepoints here: {p.stderr.strip()[-200:]}")
     end = json.loads(p.stdout.strip().splitlines()[-1])
@@ -61,36 +55,6 @@ def test_a_live_atsd_breakdown_imports_and_adds_up(atsd, in_tracefs, tmp_path, c
     assert "bystanders=1" in shown.stdout  # the cells named as compare names them
 
 
-SIGNAL = r"""
-import os, signal, subprocess, sys, time
-atsd, out, sig = sys.argv[1], sys.argv[2], getattr(signal, sys.argv[3])
-# The traced passes are short: on a loaded machine this poll can miss them, so a few runs are tried
-# until one signal lands inside them (the test asserts on that run).
-for attempt in range(6):
-    if os.path.exists(out):
-        os.unlink(out)
-    p = subprocess.Popen([atsd, "--size", "128M", "--strides", "64K,128K,256K,512K,1M,2M", "--rounds", "1", "--reps",
-                          "1", "--warmup", "0", "--warmup-rounds", "0", "--breakdown", "-o", out],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    inst = f"/sys/kernel/tracing/instances/atsdbench-{p.pid}"
-    seen, t0 = False, time.monotonic()
-    while p.poll() is None and time.monotonic() - t0 < 120:
-        try:  # the passes' instance: its syscall filter names the thread (the probe's has none)
-            with open(inst + "/events/syscalls/sys_enter_mprotect/filter") as f:
-                seen = "common_pid" in f.read()
-        except OSError:
-            seen = False
-        if seen:
-            p.send_signal(sig)
-            break
-        time.sleep(0.002)
-    stdout, stderr = p.communicate(timeout=120)
-    if seen:
-        break
-print(seen, p.returncode, os.path.exists(inst), repr(stderr.strip()))
-"""
-
-
 @pytest.mark.live
 @needs_tracefs
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
@@ -98,7 +62,7 @@ def test_a_signal_during_the_traced_passes_removes_the_instance(atsd, in_tracefs
     from atsdbench.data import atsd_output
 
     out = tmp_path / "b.txt"
-    p = _in_namespace(in_tracefs, SIGNAL, atsd, str(out), sig)
+    p = in_namespace(in_tracefs, SIGNAL_IN_TRACED_PASSES, str(out), sig, atsd)
     if p.returncode and not p.stdout:
         pytest.skip(f"no tracefs with the syscall tracepoints here: {p.stderr.strip()[-200:]}")
     seen, code, left, stderr = p.stdout.strip().split(" ", 3)
@@ -161,7 +125,7 @@ print(json.dumps({"code": p.returncode, "left": left, "stderr": p.stderr}))
 def test_a_stale_instance_of_a_reused_pid_is_removed_not_a_refusal(atsd, in_tracefs, tmp_path, front):
     argv = [atsd] if front == "atsd" else [sys.executable, "-m", "atsdbench", "run"]
     out = tmp_path / ("b.txt" if front == "atsd" else "b.json")
-    p = _in_namespace(in_tracefs, REUSED, str(out), *argv)
+    p = in_namespace(in_tracefs, REUSED, str(out), *argv)
     if p.returncode != 0 or not p.stdout.strip():
         pytest.skip(f"no tracefs with syscall events here: {p.stderr.strip()[-200:]}")
     r = json.loads(p.stdout)

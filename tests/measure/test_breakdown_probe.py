@@ -3,10 +3,10 @@
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 import pytest
+from traced import SIGNAL_IN_TRACED_PASSES, in_namespace
 
 from atsdbench.errors import UsageError
 from atsdbench.measure import breakdown
@@ -102,14 +102,6 @@ NEUTRAL = os.path.dirname(os.path.abspath(__file__))
 needs_tracefs = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("unshare"), reason="needs root and unshare")
 
 
-def _in_namespace(in_tracefs, script, *args, timeout=240):
-    """A Python script run in a mount namespace with tracefs mounted (this machine's mounts stay)."""
-    return subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs +
-                           '[ -d /sys/kernel/tracing/events/syscalls/sys_enter_mprotect ] && exec "$0" -c "$@"',
-                           sys.executable, script, *args], capture_output=True, text=True, cwd=NEUTRAL,
-                          timeout=timeout)
-
-
 LIVE_RUN = r"""
 import os, sys, json
 from atsdbench import cli
@@ -127,7 +119,7 @@ def test_a_live_breakdown_adds_up_and_leaves_no_instance(in_tracefs, tmp_path):
     from atsdbench.analysis.breakdown import check_sum
     from atsdbench.data import results
 
-    p = _in_namespace(in_tracefs, LIVE_RUN, str(tmp_path / "r.json"))
+    p = in_namespace(in_tracefs, LIVE_RUN, str(tmp_path / "r.json"), cwd=NEUTRAL)
     if p.returncode and "{" not in p.stdout:
         pytest.skip(f"no tracefs with the syscall tracepoints here: {p.stderr.strip()[-200:]}")
     end = json.loads(p.stdout.strip().splitlines()[-1])
@@ -140,43 +132,13 @@ def test_a_live_breakdown_adds_up_and_leaves_no_instance(in_tracefs, tmp_path):
         assert q["untraced_us"] > 0 and q["flushes"] >= 1
 
 
-CTRL_C = r"""
-import glob, os, signal, subprocess, sys, time
-out = sys.argv[1]
-# The traced passes are short: on a loaded machine this poll can miss them, so a few runs are tried
-# until one signal lands inside them (the test asserts on that run).
-for attempt in range(6):
-    if os.path.exists(out):
-        os.unlink(out)
-    p = subprocess.Popen([sys.executable, "-m", "atsdbench", "run", "--size", "128M", "--strides",
-                          "64K,128K,256K,512K,1M,2M", "--rounds", "1", "--reps", "1", "--warmup", "0",
-                          "--warmup-rounds", "0", "--breakdown", "-o", out], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    inst = f"/sys/kernel/tracing/instances/atsdbench-{p.pid}"
-    seen, t0 = False, time.monotonic()
-    while p.poll() is None and time.monotonic() - t0 < 120:
-        try:  # the breakdown's own instance: its syscall filter names the measuring thread (the probe's has none)
-            with open(inst + "/events/syscalls/sys_enter_mprotect/filter") as f:
-                seen = "common_pid" in f.read()
-        except OSError:
-            seen = False
-        if seen:
-            p.send_signal(signal.SIGINT)
-            break
-        time.sleep(0.002)
-    stdout, stderr = p.communicate(timeout=120)
-    if seen:
-        break
-print(seen, p.returncode, os.path.exists(inst), repr(stderr.strip()))
-"""
-
-
 @pytest.mark.live
 @needs_tracefs
 def test_ctrl_c_during_the_traced_passes_removes_the_instance(in_tracefs, tmp_path):
     from atsdbench.data import results
 
-    p = _in_namespace(in_tracefs, CTRL_C, str(tmp_path / "r.json"))
+    p = in_namespace(in_tracefs, SIGNAL_IN_TRACED_PASSES, str(tmp_path / "r.json"), "SIGINT",
+                     sys.executable, "-m", "atsdbench", "run", cwd=NEUTRAL)
     if p.returncode and not p.stdout:
         pytest.skip(f"no tracefs with the syscall tracepoints here: {p.stderr.strip()[-200:]}")
     seen, code, left, stderr = p.stdout.strip().split(" ", 3)
