@@ -173,17 +173,15 @@ static int check_workload(struct atsd_plan *p, const struct atsd_host *h, char *
 		if (atsd_plan_given(p, fixed[i]) && (strcmp(fixed[i], "gpu") || p->ngpu > 1 || p->gpu[0] >= 0) &&
 		    (strcmp(fixed[i], "device") || p->ndevices > 1 || p->devices[0] != ATSD_DEVICE_NONE) &&
 		    (strcmp(fixed[i], "pages") || p->npages > 1 || p->pages[0] != ATSD_PAGES_BASE))
-			return fail(-EINVAL, msg, msglen, "--workload runs will-it-scale's loop as it is (one base page "
-				    "a loop, written, madvise(MADV_DONTNEED), read back): it takes no --%s",
-				    !strcmp(fixed[i], "retouch") ? "no-retouch" : fixed[i]);
+			return fail(-EINVAL, msg, msglen, "--workload runs will-it-scale's loop as it is (one page a loop): "
+				    "it takes no --%s", !strcmp(fixed[i], "retouch") ? "no-retouch" : fixed[i]);
 	for (i = 0; i < p->nworkloads; i++)
 		if (atsd_workload_unit(p->workloads[i]) > unit)
 			unit = atsd_workload_unit(p->workloads[i]);
 	if (p->size % unit)
-		return fail(-EINVAL, msg, msglen, "--workload: size %s (the pages each task goes through a pass) is "
-			    "not a multiple of %s, the unit %s maps at a time", fmt_size(p->size, a, sizeof(a)),
-			    fmt_size(unit, b, sizeof(b)), unit == atsd_workload_unit(ATSD_WORKLOAD_TLB_FLUSH2) ?
-			    "tlb_flush2" : "tlb_flush1/3");
+		return fail(-EINVAL, msg, msglen, "--workload: size %s is not a multiple of %s, what %s maps "
+			    "at a time", fmt_size(p->size, a, sizeof(a)), fmt_size(unit, b, sizeof(b)),
+			    unit == atsd_workload_unit(ATSD_WORKLOAD_TLB_FLUSH2) ? "tlb_flush2" : "tlb_flush1/3");
 	if (unit < h->page_size)
 		return fail(-EINVAL, msg, msglen, "--workload: the page size %s is larger than the unit %s",
 			    fmt_size(h->page_size, a, sizeof(a)), fmt_size(unit, b, sizeof(b)));
@@ -234,8 +232,8 @@ static int check_strides(const struct atsd_plan *p, const struct atsd_host *h, u
 		int64_t free_pages = h->hugepages_free < 0 ? 0 : h->hugepages_free;
 		if ((uint64_t)free_pages < need)
 			return fail(-ENOMEM, msg, msglen, "--pages hugetlb: the pool has %" PRId64 " free %s pages, %"
-				    PRIu64 " are needed (e.g. echo %" PRIu64 " > /proc/sys/vm/nr_hugepages)", free_pages,
-				    fmt_size(*unit, a, sizeof(a)), need, need);
+				    PRIu64 " needed (sysctl vm.nr_hugepages)", free_pages, fmt_size(*unit, a, sizeof(a)),
+				    need);
 	}
 	return 0;
 }
@@ -251,8 +249,7 @@ static int check_memory(const struct atsd_plan *p, const struct atsd_host *h, ch
 	/* compared a term at a time: size x 2 + the canary wrapped past 2^64 for a size of 2^63 */
 	if (h->mem_available >= 0 && (one > (uint64_t)h->mem_available / (twice ? 2 : 1) ||
 				      one * (twice ? 2 : 1) + ATSD_CANARY_BYTES > (uint64_t)h->mem_available))
-		return fail(-ENOMEM, msg, msglen, "%s%s%s%sthe canary's %s %s more than the memory available "
-			    "(%.1f GiB MemAvailable)", one ? "size " : "", one ? fmt_size(one, a, sizeof(a)) : "",
+		return fail(-ENOMEM, msg, msglen, "%s%s%s%sthe canary's %s %s more than MemAvailable (%.1f GiB)", one ? "size " : "", one ? fmt_size(one, a, sizeof(a)) : "",
 			    twice ? " twice (--placements)" : "", one ? " and " : "", fmt_size(ATSD_CANARY_BYTES, c, sizeof(c)),
 			    one ? "are" : "is", (double)h->mem_available / (double)(1ULL << 30));
 	return 0;
@@ -282,13 +279,13 @@ static int check_cpus(struct atsd_plan *p, const struct atsd_host *h, const char
 		return fail(-EINVAL, msg, msglen, "--bystanders %d needs %d other CPUs, but the affinity mask has %d "
 			    "besides CPU %d", want, want, others, p->cpu);
 	if (threads - 1 + want > others)
-		return fail(-EINVAL, msg, msglen, "--threads %d and --bystanders %d need %d CPUs besides CPU %d, but the "
-			    "affinity mask has %d", threads, want, threads - 1 + want, p->cpu, others);
+		return fail(-EINVAL, msg, msglen, "--threads %d and --bystanders %d need %d CPUs besides CPU %d; the "
+			    "mask has %d", threads, want, threads - 1 + want, p->cpu, others);
 	for (i = 0; !p->nworkloads && i < p->nthreads; i++)  /* a workload's size is each task's */
 		for (s = 0; s < p->nstrides; s++)
 			if (p->size % ((uint64_t)p->threads[i] * p->strides[s]))
-				return fail(-EINVAL, msg, msglen, "size %s is not a multiple of --threads %d x stride %s: each "
-					    "thread takes an equal part of the region in whole strides",
+				return fail(-EINVAL, msg, msglen, "size %s is not a multiple of --threads %d x stride %s "
+					    "(equal parts in whole strides)",
 					    fmt_size(p->size, a, sizeof(a)), p->threads[i], fmt_size(p->strides[s], b, sizeof(b)));
 	if (p->tasks == ATSD_TASKS_PROCESSES && threads < 2 && !p->nworkloads)  /* will-it-scale's -t 1 */
 		return fail(-EINVAL, msg, msglen, "--tasks processes makes the --threads processes: it needs --threads 2 "
@@ -315,8 +312,8 @@ static int check_devices(const struct atsd_plan *p, const struct atsd_host *h, u
 	for (i = 0; i < p->nops; i++)
 		for (k = 0; p->ops[i] == ATSD_OP_MUNMAP && k < p->ngpu; k++)
 			if (p->gpu[k] >= 0)
-				return fail(-EINVAL, msg, msglen, "--op munmap with --gpu: the GPU toucher is not made for "
-					    "a region unmapped and mapped anew every pass; give --op mprotect or madvise");
+				return fail(-EINVAL, msg, msglen, "--op munmap with --gpu: the GPU toucher cannot follow a "
+					    "region remapped every pass");
 	if (!has_device(p, ATSD_DEVICE_HMM))
 		return 0;
 	for (i = 0; i < p->ngpu; i++)
@@ -324,15 +321,15 @@ static int check_devices(const struct atsd_plan *p, const struct atsd_host *h, u
 			return fail(-EINVAL, msg, msglen, "--device hmm with --gpu: one device path a run; give one of "
 				    "them");
 	if (p->tasks == ATSD_TASKS_PROCESSES && threads > 1)
-		return fail(-EINVAL, msg, msglen, "--device hmm mirrors one mm: --tasks processes gives each task "
-			    "its own; use --tasks threads");
+		return fail(-EINVAL, msg, msglen, "--device hmm mirrors one mm, --tasks processes make one a task: "
+			    "use --tasks threads");
 	if (!h->hmm_device)
 		return fail(-ENODEV, msg, msglen, "--device hmm: no %s (read-write): load the test_hmm driver "
 			    "(docs/device.md)", atsd_device_path());
 	if (h->mem_available >= 0 && p->size + ATSD_CANARY_BYTES + atsd_device_mirror_bytes(p->size, unit) >
 				     (uint64_t)h->mem_available)
-		return fail(-ENOMEM, msg, msglen, "--device hmm: size %s, the canary and the mirror's %s are more "
-			    "than the memory available (%.1f GiB MemAvailable)", fmt_size(p->size, a, sizeof(a)),
+		return fail(-ENOMEM, msg, msglen, "--device hmm: size %s, the canary and the mirror's %s exceed "
+			    "MemAvailable (%.1f GiB)", fmt_size(p->size, a, sizeof(a)),
 			    fmt_size(atsd_device_mirror_bytes(p->size, unit) & ~1023ULL, b, sizeof(b)),
 			    (double)h->mem_available / (double)(1ULL << 30));
 	return 0;
@@ -350,8 +347,8 @@ static int check_verify(struct atsd_plan *p, const struct atsd_host *h, const ch
 	if (p->verify < 0)
 		p->verify = p->nworkloads > 0 && h->naffinity > 1;
 	if (p->verify && h->naffinity < 2)
-		return fail(-EINVAL, msg, msglen, "--verify checks each call from another CPU, but the affinity mask "
-			    "has one (%s): nothing to check from", list);
+		return fail(-EINVAL, msg, msglen, "--verify checks each call from another CPU; the affinity mask has "
+			    "one (%s)", list);
 	p->nverify_cpus = 0;
 	for (i = 0; p->verify && i < h->naffinity; i++)
 		p->verify_cpus[p->nverify_cpus++] = h->affinity[i];
@@ -363,35 +360,34 @@ static int check_verify(struct atsd_plan *p, const struct atsd_host *h, const ch
 static int check_repetition(struct atsd_plan *p, char *msg, uint64_t msglen)
 {
 	if (p->trace == ATSD_TRACE_ON && p->warmup < 1)
-		return fail(-EINVAL, msg, msglen, "--trace counts flushes on warm-up passes, so no timed pass is "
-			    "traced: it needs --warmup 1 or more");
+		return fail(-EINVAL, msg, msglen, "--trace needs --warmup 1 or more: it counts flushes on warm-up "
+			    "passes, not timed ones");
 	if (p->until <= 0 && (p->max_time > 0 || p->max_rounds > 0 || p->confidence > 0))
 		return fail(-EINVAL, msg, msglen, "--%s applies to adaptive runs: give --until P%% too",
 			    p->max_time > 0 ? "max-time" : p->max_rounds > 0 ? "max-rounds" : "confidence");
 	if (p->confidence <= 0)
 		atsd_plan_set(p, "confidence", atsd_option_default("confidence"), NULL, 0);
 	if (p->runs > 1 && p->processes)
-		return fail(-EINVAL, msg, msglen, "--runs %d already runs each sub-run in a fresh process; --processes "
-			    "makes every round one: give one of them", p->runs);
+		return fail(-EINVAL, msg, msglen, "--runs %d gives each sub-run a fresh process, --processes each "
+			    "round: give one of them", p->runs);
 	if (p->placements > 1 && p->processes)
-		return fail(-EINVAL, msg, msglen, "--placements %d rotates the rounds of one process over its regions; "
-			    "--processes gives every round a process of its own: give one of them", p->placements);
+		return fail(-EINVAL, msg, msglen, "--placements %d rotates one process's rounds over its regions: it "
+			    "takes no --processes", p->placements);
 	if (p->placements > 1 && (p->nops > 1 || p->ops[0] != ATSD_OP_MPROTECT))
-		return fail(-EINVAL, msg, msglen, "--placements %d keeps each region's pages from round to round; "
-			    "madvise and munmap free them at every pass: use it with --op mprotect", p->placements);
+		return fail(-EINVAL, msg, msglen, "--placements %d keeps each region's pages across rounds: it takes "
+			    "--op mprotect only", p->placements);
 	if (p->placements > 1 && (p->nthreads > 1 || p->threads[0] > 1))
 		return fail(-EINVAL, msg, msglen, "--placements %d: the --threads' regions are not pooled; give one of "
 			    "them", p->placements);
 	if (p->runs > 1 && p->spread > 0)
-		return fail(-EINVAL, msg, msglen, "--spread paces the rounds of one process; with --runs each sub-run "
-			    "runs its rounds back to back and --gap spaces the sub-runs: give one of them");
+		return fail(-EINVAL, msg, msglen, "--spread paces the rounds of one process, --gap the sub-runs of "
+			    "--runs: give one of them");
 	if (p->until > 0 && p->runs > 1) {
 		/* --until --runs M adds sub-runs of --rounds each: M of them are the minimum, and --max-rounds
 		 * caps the measured rounds of the whole file */
 		if (p->max_rounds > 0 && p->max_rounds < p->runs * p->rounds)
-			return fail(-EINVAL, msg, msglen, "--max-rounds %d is below the %d rounds of --runs %d x --rounds "
-				    "%d, the minimum of an adaptive run of sub-runs", p->max_rounds, p->runs * p->rounds,
-				    p->runs, p->rounds);
+			return fail(-EINVAL, msg, msglen, "--max-rounds %d is below --runs %d x --rounds %d (%d rounds, "
+				    "the adaptive minimum)", p->max_rounds, p->runs, p->rounds, p->runs * p->rounds);
 	} else if (p->until > 0) {
 		/* --rounds is the minimum, 3 at least (a CI from fewer says nothing), and 3 unless given */
 		if (p->rounds < 3 || !p->rounds_given)

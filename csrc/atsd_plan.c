@@ -209,7 +209,7 @@ static int each_token(const char *field, const char *value, int max, int *n,
 	if (!err && *n == 0)
 		err = atsd_plan_fail(-EINVAL, msg, msglen, "no %s given", strcmp(field, "strides") ? field : "stride");
 	if (!err && empty)
-		err = atsd_plan_fail(-EINVAL, msg, msglen, "--%s '%s' has an empty value (a comma at an end, or two in a row)",
+		err = atsd_plan_fail(-EINVAL, msg, msglen, "--%s '%s' has an empty value (a comma at an end or doubled)",
 			   field, cut(value, c1, sizeof(c1)));
 	return err;
 }

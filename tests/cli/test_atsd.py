@@ -42,7 +42,7 @@ def test_runs_and_imports(atsd, tmp_path, cli):
     (["--strides", "6K"], "is not a multiple of the page size"),
     (["--size", "64M", "--strides", "128M"], "is larger than the size"),
     (["--size", "65M", "--strides", "2M"], "is not a multiple of stride"),
-    (["--size", "1T"], "more than the memory available"),
+    (["--size", "1T"], "more than MemAvailable"),
     (["--rounds", "0"], "--rounds must be at least 1"),
     (["--bystanders", "4096"], "other CPUs"),
     (["--cpu", "4095"], "not in this process's CPU affinity"),
@@ -442,5 +442,5 @@ def test_verify_with_one_cpu_is_refused_as_run_refuses_it(atsd, tmp_path):
     cpu = min(os.sched_getaffinity(0))
     p = subprocess.run([atsd, "--size", "4M", "--verify"], capture_output=True, text=True,
                        preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
-    assert p.returncode == 2 and p.stderr == (f"atsd: --verify checks each call from another CPU, but the affinity "
-                                              f"mask has one ({cpu}): nothing to check from\n")
+    assert p.returncode == 2 and p.stderr == (f"atsd: --verify checks each call from another CPU; the affinity "
+                                              f"mask has one ({cpu})\n")

@@ -47,7 +47,7 @@ def test_processes_mode(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["--strides", "6K"], "not a multiple of the page size"),
-    (["--size", "1T"], "more than the memory available"),
+    (["--size", "1T"], "more than MemAvailable"),
     (["--rounds", "0"], "--rounds must be at least 1"),
     (["--bystanders", "512"], "other CPUs"),
     (["--cpu", "4095"], "not in this process's CPU affinity"),

@@ -49,7 +49,7 @@ def test_processes_and_memory_are_refused_by_the_check(fake_hmm, monkeypatch):
     # the region fits, the region and the mirror's table do not
     meminfo = {"MemAvailable": (1 << 30) + (16 << 20) + (3 << 20)}  # the canary 16M, the mirror 6M
     plan.make_plan(meminfo=meminfo, size=1 << 30, strides=[65536])
-    with pytest.raises(UsageError, match="mirror's .* are more than the memory available"):
+    with pytest.raises(UsageError, match="mirror's .* exceed MemAvailable"):
         plan.make_plan(meminfo=meminfo, device="hmm", size=1 << 30, strides=[65536])
 
 

@@ -30,7 +30,7 @@ def test_defaults():
     (dict(size="0"), "must not be zero"),
     (dict(strides="0"), "must not be zero"),
     (dict(size="zz"), "is not a size"),
-    (dict(size="16G"), "more than the memory available"),
+    (dict(size="16G"), "more than MemAvailable"),
     (dict(rounds=0), "--rounds must be at least 1"),
     (dict(reps=0), "--reps must be at least 1"),
     (dict(bystanders=4), "needs 4 other CPUs"),
@@ -128,8 +128,7 @@ def test_threads_take_the_cpu_then_further_cpus_and_bystanders_the_rest():
     (dict(threads=0), r"--threads must be at least 1 \(got 0\)"),
     (dict(threads=5), r"--threads 5 needs 5 CPUs \(one a thread\), but the affinity mask has 4 \(0-3\)"),
     (dict(threads="1,5"), "--threads 5 needs 5 CPUs"),
-    (dict(threads=3, bystanders=2), "--threads 3 and --bystanders 2 need 4 CPUs besides CPU 1, but the affinity mask "
-                                    "has 3"),
+    (dict(threads=3, bystanders=2), "--threads 3 and --bystanders 2 need 4 CPUs besides CPU 1; the mask has 3"),
     (dict(threads=3, size="64M", strides="64K,2M"), "size 64M is not a multiple of --threads 3 x stride 64K"),
     (dict(threads="2,4", size="4M", strides="2M"), "size 4M is not a multiple of --threads 4 x stride 2M"),
     (dict(tasks="processes"), "--tasks processes makes the --threads processes: it needs --threads 2 or more"),
@@ -182,11 +181,11 @@ def test_only_values_of_run_options_are_joined():
 @pytest.mark.parametrize("options,message", [
     ({"runs": "0"}, "--runs must be at least 1 (got 0)"),
     ({"runs": "2", "gap": "soon"}, "--gap 'soon' is not a duration"),
-    ({"runs": "2", "processes": True}, "--runs 2 already runs each sub-run in a fresh process"),
+    ({"runs": "2", "processes": True}, "--runs 2 gives each sub-run a fresh process"),
     ({"runs": "2", "spread": "10s"}, "--spread paces the rounds of one process"),
     ({"runs": "1", "until": "5%"}, "--until with --runs 1: a CI over sub-runs needs two: give --runs 2+"),
     ({"runs": "3", "rounds": "4", "until": "5%", "max_rounds": "10"},
-     "--max-rounds 10 is below the 12 rounds of --runs 3 x --rounds 4, the minimum of an adaptive run of sub-runs"),
+     "--max-rounds 10 is below --runs 3 x --rounds 4 (12 rounds, the adaptive minimum)"),
 ])
 def test_runs_refused_with_one_sentence(options, message):
     with pytest.raises(UsageError, match=re.escape(message)):
@@ -238,8 +237,7 @@ def test_verify_checks_from_every_allowed_cpu():
 def test_verify_with_one_cpu_has_nothing_to_check_from():
     with pytest.raises(UsageError) as e:
         make_plan(meminfo=MEM, affinity=[3], page_size=4096, verify=True)
-    assert str(e.value) == ("--verify checks each call from another CPU, but the affinity mask has one (3): "
-                            "nothing to check from")
+    assert str(e.value) == "--verify checks each call from another CPU; the affinity mask has one (3)"
     assert make_plan(meminfo=MEM, affinity=[3], page_size=4096).verify is False
 
 
@@ -251,11 +249,11 @@ def test_verify_cpus_are_the_checks_to_choose():
 @pytest.mark.parametrize("options,message", [
     ({"placements": "0"}, "--placements must be at least 1 (got 0)"),
     ({"placements": "65"}, "--placements '65' is too large (at most 64)"),
-    ({"placements": "2", "processes": True}, "--placements 2 rotates the rounds of one process over its regions"),
-    ({"placements": "2", "op": "madvise"}, "madvise and munmap free them at every pass: use it with --op mprotect"),
-    ({"placements": "2", "op": "mprotect,munmap"}, "use it with --op mprotect"),
+    ({"placements": "2", "processes": True}, "--placements 2 rotates one process's rounds over its regions"),
+    ({"placements": "2", "op": "madvise"}, "--placements 2 keeps each region's pages across rounds: it takes --op mprotect only"),
+    ({"placements": "2", "op": "mprotect,munmap"}, "it takes --op mprotect only"),
     ({"placements": "2", "threads": "2"}, "--placements 2: the --threads' regions are not pooled"),
-    ({"placements": "2", "size": "1G"}, "size 1G twice (--placements) and the canary's 16M are more than the memory"),
+    ({"placements": "2", "size": "1G"}, "size 1G twice (--placements) and the canary's 16M are more than MemAvailable"),
     # 2^63: size x 2 + the canary wrapped to 16M past 2^64, and the check passed
     ({"placements": "2", "size": "8388608T"}, "size 8388608T twice (--placements) and the canary's 16M are more than"),
 ])

@@ -1,6 +1,7 @@
 """Every usage error and warning is worded where it is raised; filled with values of a realistic
 length, each fits in WIDTH columns after the prefix the CLI puts before it ("atsdbench: " for an
-error, "atsdbench: warning: " for a warning), on one line."""
+error, "atsdbench: warning: " for a warning), on one line; and the plan's refusals that C words
+(csrc/), which both front ends print, the same way."""
 import ast
 import re
 
@@ -101,3 +102,38 @@ def test_every_message_fits_one_line(rel, line, prefix, text):
     out = prefix + text
     assert "\n" not in text, out
     assert len(out) <= WIDTH or TWO_PATHS.search(text), (len(out), out)
+
+
+# C words the plan's refusals (both front ends print them): each format string, its conversions filled
+# with values of a realistic length, held to the same width after the CLI's prefix.
+C_CALL = re.compile(r"\b(?:atsd_plan_)?fail\(-E\w+, msg, msglen,\s*((?:\"(?:[^\"\\]|\\.)*\"\s*(?:PRI\w+\s*)?)+)")
+C_CONVERSION = re.compile(r"%(?:\.\*)?[-.0-9]*(?:ll|l|z)?[sdiucgf%]")
+# most strings are sizes or values cut short (a size four characters); counts of CPUs, threads and
+# rounds three digits
+C_SAMPLE = {"s": "256M", "c": "M", "g": "0.05", "f": "12.3", "%": "%"}
+
+
+def _c_formats():
+    for path in sorted((PKG.parent / "csrc").glob("*.c")):
+        text = path.read_text()
+        for m in C_CALL.finditer(text):  # "%" PRId64 " ..." reads as %d
+            fmt = "".join(lit or "d" for lit, _ in re.findall(r"\"((?:[^\"\\]|\\.)*)\"|(PRI\w+)", m.group(1)))
+            line = text.count("\n", 0, m.start()) + 1
+            yield f"{path.name}:{line}", fmt.replace("\\'", "'").replace('\\"', '"')
+
+
+def _c_fill(fmt):
+    return C_CONVERSION.sub(lambda m: C_SAMPLE.get(m.group(0)[-1], "128"), fmt)
+
+
+C_SITES = list(_c_formats())
+
+
+def test_the_c_sites_are_found():
+    assert len(C_SITES) > 50
+
+
+@pytest.mark.parametrize("where, fmt", C_SITES, ids=[w for w, _ in C_SITES])
+def test_every_c_refusal_fits_one_line(where, fmt):
+    out = ERROR + _c_fill(fmt)
+    assert "\n" not in out and len(out) <= WIDTH, (len(out), out)

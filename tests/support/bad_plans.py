@@ -14,7 +14,7 @@ BAD_PLANS = [
     (["--size", "16777216T"], "is too large"),
     (["--size", "17179869185G"], "is too large"),
     (["--size", "99999999999999999999999"], "is too large"),
-    (["--size", "1T"], "more than the memory available"),
+    (["--size", "1T"], "more than MemAvailable"),
     (["--size", "256MB"], "size '256MB': sizes are binary: write 256M or 256MiB (2^20), not MB (10^6 to many)"),
     (["--size", "1\u0663G"], "is not a size"),  # an Arabic-Indic digit: ASCII only
     (["--size", "18446744073709551616"], "is too large"),
@@ -59,9 +59,9 @@ BAD_PLANS = [
     (["--workload", "tlb_flush2", "--latency"], "it takes no --latency"),
     (["--workload", "tlb_flush2", "--no-retouch"], "it takes no --no-retouch"),
     (["--workload", "tlb_flush2", "--pages", "thp"], "it takes no --pages"),
-    (["--workload", "tlb_flush1"], "--workload: size 16M (the pages each task goes through a pass) is not a "
-                                   "multiple of 128M, the unit tlb_flush1/3 maps at a time"),
-    (["--workload", "tlb_flush2", "--size", "1536K"], "is not a multiple of 1M, the unit tlb_flush2 maps"),
+    (["--workload", "tlb_flush1"], "--workload: size 16M is not a multiple of 128M, what tlb_flush1/3 "
+                                   "maps at a time"),
+    (["--workload", "tlb_flush2", "--size", "1536K"], "is not a multiple of 1M, what tlb_flush2 maps"),
     (["--workload", "tlb_flush2", "--threads", "4096"], "--threads 4096 needs 4096 CPUs (one a thread)"),
     (["--workload", "tlb_flush2", "--threads", "0"], "--threads must be at least 1 (got 0)"),
     # pages
@@ -74,7 +74,7 @@ BAD_PLANS = [
     (["--label", "x" * 300], "--label is longer than 255 bytes"),
     (["--bystanders", ",".join(["0"] * 17)], "--bystanders takes at most 16 values"),
     # an empty list element is a value left out, not one to skip
-    (["--bystanders", "0,,1"], "--bystanders '0,,1' has an empty value (a comma at an end, or two in a row)"),
+    (["--bystanders", "0,,1"], "--bystanders '0,,1' has an empty value (a comma at an end or doubled)"),
     (["--bystanders", "0,"], "--bystanders '0,' has an empty value"),
     (["--bystanders", ",0"], "--bystanders ',0' has an empty value"),
     (["--pages", "base,,thp"], "--pages 'base,,thp' has an empty value"),
