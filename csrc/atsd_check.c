@@ -321,7 +321,7 @@ static int check_devices(const struct atsd_plan *p, const struct atsd_host *h, u
 			return fail(-EINVAL, msg, msglen, "--device hmm with --gpu: one device path a run; give one of "
 				    "them");
 	if (p->tasks == ATSD_TASKS_PROCESSES && threads > 1)
-		return fail(-EINVAL, msg, msglen, "--device hmm mirrors one mm, --tasks processes make one a task: "
+		return fail(-EINVAL, msg, msglen, "--device hmm mirrors one mm; --tasks processes gives each task one: "
 			    "use --tasks threads");
 	if (!h->hmm_device)
 		return fail(-ENODEV, msg, msglen, "--device hmm: no %s (read-write): load the test_hmm driver "
