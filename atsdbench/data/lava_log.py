@@ -12,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import json
+import os
 import re
 import zlib
 
@@ -107,8 +108,6 @@ def read(path):
 
 def output_folder(output):
     """import --lava-log's -o DIR (default: here), made where missing."""
-    import os
-
     folder = output or "."
     try:
         os.makedirs(folder, exist_ok=True)
@@ -119,8 +118,6 @@ def output_folder(output):
 
 def free_path(folder, name):
     """FOLDER/NAME.json, else NAME-2.json, NAME-3.json, ...: the first that no file there has."""
-    import os
-
     stem = os.path.join(folder, name[:-5] if name.endswith(".json") else name)
     path, k = stem + ".json", 1
     while os.path.lexists(path):
