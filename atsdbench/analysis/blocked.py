@@ -60,11 +60,25 @@ def log_ratio(row):
     return math.log1p(row["speedup_pct"] / 100) if math.isfinite(row["speedup_pct"]) else math.nan
 
 
+def log_ratio_t(d, confidence=95.0):
+    """The one-sample t of per-board log ratios over the last axis (leading axes: independent fleets,
+    as the simulation study runs them): mean, se, df = k - 1, two-sided p of no change, low, high."""
+    from scipy import special
+
+    d = np.asarray(d, dtype=float)
+    k = d.shape[-1]
+    m = d.mean(axis=-1)
+    se = d.std(axis=-1, ddof=1) / math.sqrt(k)
+    df = np.full_like(m, k - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(se > 0, np.abs(m) / se, np.where(m == 0, 0.0, np.inf))
+    low, high, _ = t_bounds(m, se, df, confidence)
+    return {"mean": m, "se": se, "df": df, "p": 2 * special.stdtr(df, -t), "low": low, "high": high}
+
+
 def fleet_difference(d, confidence=95.0):
     """The blocked estimate from per-board log ratios d: the mean, its t interval on k - 1 df and the
     two-sided p of no change, as percentages of speedup; k < FEWEST: no interval, `why` says so."""
-    from scipy import special
-
     d = np.asarray(d, dtype=float)
     k = len(d)
     out = {"speedup_pct": (math.exp(d.mean()) - 1) * 100 if k else math.nan, "k": k}
@@ -72,11 +86,9 @@ def fleet_difference(d, confidence=95.0):
         out.update(ci_low_pct=math.nan, ci_high_pct=math.nan, p_value=math.nan, se=math.nan, df=math.nan,
                    why=f"{k} board{'s' * (k != 1)}: a fleet interval needs {FEWEST} or more")
         return out
-    m, se, df = float(d.mean()), float(d.std(ddof=1) / math.sqrt(k)), k - 1
-    t = abs(m) / se if se > 0 else (0.0 if m == 0 else math.inf)
-    low, high, _ = t_bounds(m, se, df, confidence)
-    out.update(ci_low_pct=(math.exp(low) - 1) * 100, ci_high_pct=(math.exp(high) - 1) * 100,
-               p_value=float(2 * special.stdtr(df, -t)), se=se, df=df)
+    r = log_ratio_t(d, confidence)
+    out.update(ci_low_pct=(math.exp(float(r["low"])) - 1) * 100, ci_high_pct=(math.exp(float(r["high"])) - 1) * 100,
+               p_value=float(r["p"]), se=float(r["se"]), df=float(r["df"]))
     return out
 
 
