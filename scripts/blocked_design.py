@@ -149,10 +149,9 @@ def main():
     noise = file_noise(rng, a.pool)
     effect = a.effect / 100
     print(f"file noise (noise_sim, 1 process x 5 rounds, sP 3%, boot 2%, 2M): sd {noise.std(ddof=1):.2%} over "
-          f"{a.pool} files; {a.files} files a side per board; kernel effect {a.effect:g}%; {a.reps} fleets a "
+          f"{a.pool} files;\n{a.files} files a side per board; kernel effect {a.effect:g}%; {a.reps} fleets a "
           f"row; seed {a.seed}")
-    print("each design: A/A false positives / coverage at +effect / smallest change detected (80% power) of "
-          "the median fleet")
+    print("each design: A/A false positives / coverage at +effect / smallest change detected (80%)")
     print("| boards | board sd / effect | effect's board sd | one-sided boards | "
           + " | ".join(METHODS) + " |")
     print("|---|---|---|---|" + "---|" * len(METHODS))
