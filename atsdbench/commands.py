@@ -286,8 +286,12 @@ def _compare_fleet(args, labels):
     warnings, found = [], {}
     for board, paths in boards.items():
         comparison.check([len(p) for p in paths], args.metric, args.test, args.confidence, args.unit, args.adjust)
-        cmp = comparison.compare(sides.load(paths), metric=args.metric, test=args.test, confidence=args.confidence,
-                                 unit=args.unit, labels=shown, adjust=args.adjust, store=None)
+        try:
+            cmp = comparison.compare(sides.load(paths), metric=args.metric, test=args.test,
+                                     confidence=args.confidence, unit=args.unit, labels=shown, adjust=args.adjust,
+                                     store=None)
+        except UsageError as e:  # which board's files, where a fleet has many
+            raise UsageError(f"board {board}: {e}") from None
         warnings += [f"{board}: {w}" for w in cmp.warnings]
         found[board] = cmp
     if not found:
@@ -295,7 +299,7 @@ def _compare_fleet(args, labels):
     else:
         confidence = next(iter(found.values())).confidence
     result = blocked.blocked(found, shown, confidence, args.adjust, one_sided, warnings)
-    if result.withheld:
+    if result.withheld and args.format in MACHINE_FORMATS:  # the other formats' legend says it
         warnings.append(f"no fleet verdict: {result.withheld}")
     _warn(warnings)
     print(fleet_formats.RENDERERS[args.format](result))

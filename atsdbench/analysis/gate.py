@@ -51,6 +51,8 @@ def reason(rows, limit):
         worst = [r for r in rows if slower_beyond(r, limit)]
         return (f"--fail-on {limit:g}%: slower beyond it at {len(worst)} of {len(rows)} rows "
                 f"(exit {EXIT_SLOWER})")
+    if code == EXIT_NO_VERDICT and not rows:
+        return f"--fail-on {limit:g}%: nothing was compared (exit {EXIT_NO_VERDICT}, git bisect's skip)"
     if code == EXIT_NO_VERDICT:
         missing = sum(1 for r in rows if not has_verdict(r))
         return (f"--fail-on {limit:g}%: no verdict at {missing} of {len(rows)} rows, so none can clear "

@@ -4,8 +4,8 @@ a verdict means, the boards that stand out and the boards left out."""
 import json
 
 from . import layout, numbers
-from .compare import SHORT_NAMES, _title, adjustment, detects, verdict
-from .notes import see, wrap
+from .compare import SHORT_NAMES, _title, adjustment, detects, unit_name, verdict
+from .notes import hang, see, wrap
 from ..units import format_size
 
 BLOCKED = "docs/compare.md#a-blocked-verdict"
@@ -47,9 +47,12 @@ def table(fleet, tablefmt):
     for row in fleet.rows:
         out = fleet.stands_out.get((row["cell"], row["stride_bytes"], row["new_label"]), [])
         for board, r in _board_rows(fleet, row):
+            # a board of one session a side: its within-run interval is no CI (docs/compare.md#sessions)
+            alone = fleet.boards[board].withheld
             body.append(_lead(fleet, row) + [board + (" (stands out)" if board in out else ""), _n(r),
                         numbers.rate(r["base_gbps"]), numbers.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]),
-                        numbers.pct_interval(r["ci_low_pct"], r["ci_high_pct"]), detects(r), verdict(r)])
+                        numbers.NA if alone else numbers.pct_interval(r["ci_low_pct"], r["ci_high_pct"]),
+                        detects(r), verdict(r)])
         body.append(_lead(fleet, row) + [_fleet_label(row), f"{row['n_base']} boards",
                     numbers.rate(row["base_gbps"]), numbers.rate(row["new_gbps"]), numbers.pct(row["speedup_pct"]),
                     numbers.pct_interval(row["ci_low_pct"], row["ci_high_pct"]), detects(row), verdict(row)])
@@ -74,17 +77,23 @@ def standing_out(fleet):
 def legend(fleet):
     k = sorted({r["n_base"] for r in fleet.rows})
     first = next(iter(fleet.boards.values()), None)
-    per_board = f"each board: {SHORT_NAMES[first.test]}, its own files" if first is not None else "no board"
-    lines = [f"fleet: {NAME}, {numbers.level(fleet.confidence)} confidence; one observation per board; "
-             f"boards = {'/'.join(map(str, k)) or '0'}; {per_board}"]
+    lines = [f"fleet: {NAME}, {numbers.level(fleet.confidence)} confidence; N = {'/'.join(map(str, k)) or '0'} "
+             "boards"]
+    if first is not None:
+        lines.append(f"each board: {SHORT_NAMES[first.test]}, one observation per {unit_name(first)} of its own "
+                     "files")
     if fleet.withheld:
         lines.append(f"no fleet verdict: {fleet.withheld}")
     else:
         lines.append(adjustment(fleet))
+    alone = [b for b, c in fleet.boards.items() if c.withheld]
+    if alone:
+        their = "no verdict of its own; its speedup counts" if len(alone) == 1 else \
+            "no verdicts of their own; their speedups count"
+        lines.append(f"one session a side, {their} in the fleet's: {', '.join(alone)}")
     lines += standing_out(fleet) + left_out(fleet)
-    lines.append(see("boards' speeds cancel in their ratios; the spread of the boards' effects is the CI's",
-                     BLOCKED))
-    return "\n".join(wrap(line) for line in lines)
+    lines.append(see("board speeds cancel; the CI is the boards' spread of effects", BLOCKED))
+    return "\n".join(hang(line, 2) for line in lines)
 
 
 def _head(fleet):

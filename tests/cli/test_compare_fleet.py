@@ -24,7 +24,7 @@ def test_compare_fleet_has_a_row_per_board_and_the_fleet_s(cli, tmp_path):
     assert sum(1 for line in lines if "fleet (4 boards)" in line) == 8
     assert all(len(line) <= 100 for line in lines)
     assert "left out (not every side ran): lonely ran B" in r.stdout
-    assert "t on the boards' log ratios (k - 1 df)" in r.stdout and "boards = 4" in r.stdout
+    assert "t on the boards' log ratios (k - 1 df), 95% confidence; N = 4 boards" in r.stdout
     fleet_rows = [line for line in lines if "fleet (4 boards)" in line and "%" in line and "[" in line]
     assert fleet_rows and all(line.rstrip().endswith("slower") for line in fleet_rows)
 
@@ -115,3 +115,32 @@ def test_compare_fleet_refuses_what_does_not_apply(cli, tmp_path):
     os.remove(os.path.join(d, "fleet.json"))
     r = cli("compare", d)
     assert r.returncode == 2 and "one campaign directory alone" in r.stderr
+
+
+def test_boards_of_one_file_a_side_have_no_verdict_of_their_own_but_count(cli, tmp_path):
+    d = fleets.make_fleet(tmp_path / "f", SPEEDS, effect={"B": 0.9}, files=1)
+    r = cli("compare", d, "--fail-on", "5%")
+    assert r.returncode == EXIT_SLOWER, r.stdout + r.stderr
+    assert "one session a side, no verdicts of their own; their speedups count in the fleet's: p9a, p9b, " \
+        "x86a, x86b" in unwrap(r.stdout)
+    board_lines = [line for line in r.stdout.splitlines() if line.split()[1:2] == ["p9a"] and "verdict" in line]
+    assert board_lines and all("no verdict" in line for line in board_lines)
+
+
+def test_a_fleet_with_no_board_on_both_sides_is_skipped(cli, tmp_path):
+    d = fleets.make_fleet(tmp_path / "f", {"a": {"A": 1.0}, "b": {"B": 2.0}})
+    r = cli("compare", d, "--fail-on", "5%")
+    assert r.returncode == EXIT_NO_VERDICT and "nothing was compared" in r.stderr
+    assert "no fleet verdict: 0 boards with both sides" in r.stdout
+    assert "left out (not every side ran): a ran A" in r.stdout and "b ran B" in r.stdout
+
+
+def test_a_board_s_bad_file_is_named_with_its_board(cli, tmp_path):
+    d = fleets.make_fleet(tmp_path / "f", SPEEDS)
+    manifest = json.load(open(os.path.join(d, "fleet.json")))
+    job = next(j for j in manifest["jobs"] if j["board"] == "x86a")
+    with open(os.path.join(d, job["results"][0]), "w") as f:
+        f.write('{"format": "atsdbench-result"')
+    r = cli("compare", d)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("atsdbench: board x86a: ") and "is not JSON" in r.stderr
