@@ -135,6 +135,9 @@ def render_commit(fleet):
         footer = f"no fleet verdict: {fleet.withheld}; {footer}"
     if fleet.one_sided:
         footer += f"; left out (one side only): {', '.join(fleet.one_sided)}"
+    out_boards = list(dict.fromkeys(b for found in fleet.stands_out.values() for b in found))
+    if out_boards:
+        footer += f"; stands out: {', '.join(out_boards)}"
     footer += f"; {numbers.level(fleet.confidence)} confidence; n.s. = no difference proven"
     return _title(fleet) + "\n" + out + "\n" + wrap(footer)
 

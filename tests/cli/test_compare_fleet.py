@@ -144,3 +144,13 @@ def test_a_board_s_bad_file_is_named_with_its_board(cli, tmp_path):
     r = cli("compare", d)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert r.stderr.startswith("atsdbench: board x86a: ") and "is not JSON" in r.stderr
+
+
+def test_a_board_that_stands_out_is_named_in_its_rows_and_the_commit_footer(cli, tmp_path):
+    effect = {b: {"B": 0.98} for b in "abcde"}
+    effect["odd"] = {"B": 0.80}
+    d = fleets.make_fleet(tmp_path / "f", dict(zip([*"abcde", "odd"], [1, 2, 0.5, 1.5, 3, 1])), effect=effect,
+                          jitter=0.003)
+    r = cli("compare", d)
+    assert "odd (stands out)" in r.stdout and "stands out at 64K: odd" in unwrap(r.stdout)
+    assert "stands out: odd" in unwrap(cli("compare", d, "--format", "commit").stdout).replace("\n", " ")
