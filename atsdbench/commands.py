@@ -300,7 +300,7 @@ def _compare_fleet(args, labels):
         confidence = next(iter(found.values())).confidence
     result = blocked.blocked(found, shown, confidence, args.adjust, one_sided, warnings)
     if result.withheld and args.format in MACHINE_FORMATS:  # the other formats' legend says it
-        warnings.append(f"no fleet verdict: {result.withheld}")
+        warnings.append(fleet_formats.no_fleet_verdict(result))
     _warn(warnings)
     print(fleet_formats.RENDERERS[args.format](result))
     return result.rows

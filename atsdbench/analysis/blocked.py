@@ -16,6 +16,7 @@ TEST = "blocked-t"
 UNIT = "board"
 FEWEST = 2  # boards with both sides a fleet verdict needs: the spread of their effects is its variance
 EMULATED = "emulated (qemu-tcg)"
+TOO_FEW = "too-few-boards"  # fewer than FEWEST boards ran every side: no fleet verdict
 
 
 @dataclasses.dataclass
@@ -40,11 +41,8 @@ class Blocked:
 
     @property
     def withheld(self):
-        """Why the fleet has no verdict at all, or None."""
-        used = sum(1 for b in self.boards)
-        if used < FEWEST:
-            return f"{used} board{'s' * (used != 1)} with both sides: a fleet verdict needs {FEWEST} or more"
-        return None
+        """Why the fleet has no verdict at all, as a code render words (TOO_FEW), or None."""
+        return TOO_FEW if len(self.boards) < FEWEST else None
 
 
 def effects(board_rows):

@@ -4,12 +4,19 @@ a verdict means, the boards that stand out and the boards left out."""
 import json
 
 from . import layout, numbers
+from ..analysis.blocked import FEWEST
 from .compare import SHORT_NAMES, _title, adjustment, detects, unit_name, verdict
 from .notes import hang, see, wrap
 from ..units import format_size
 
 BLOCKED = "docs/compare.md#a-blocked-verdict"
 NAME = "t on the boards' log ratios (k - 1 df)"
+
+
+def no_fleet_verdict(fleet):
+    """Why the fleet has no verdict (analysis/blocked's withheld code), in words."""
+    n, every = len(fleet.boards), "both sides" if len(fleet.labels) == 2 else "every side"
+    return f"no fleet verdict: {n} board{'s' * (n != 1)} with {every}: a fleet verdict needs {FEWEST} or more"
 
 
 def _has_cells(fleet):
@@ -83,7 +90,7 @@ def legend(fleet):
         lines.append(f"each board: {SHORT_NAMES[first.test]}, one observation per {unit_name(first)} of its own "
                      "files")
     if fleet.withheld:
-        lines.append(f"no fleet verdict: {fleet.withheld}")
+        lines.append(no_fleet_verdict(fleet))
     else:
         lines.append(adjustment(fleet))
     alone = [b for b, c in fleet.boards.items() if c.withheld]
@@ -132,7 +139,7 @@ def render_commit(fleet):
     footer = (f"{NAME}, {adjusted}; boards as blocks: {boards} boards, one observation per board; "
               f"rates: the boards' geometric means")
     if fleet.withheld:
-        footer = f"no fleet verdict: {fleet.withheld}; {footer}"
+        footer = f"{no_fleet_verdict(fleet)}; {footer}"
     if fleet.one_sided:
         footer += f"; left out (one side only): {', '.join(fleet.one_sided)}"
     out_boards = list(dict.fromkeys(b for found in fleet.stands_out.values() for b in found))

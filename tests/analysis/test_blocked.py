@@ -34,7 +34,7 @@ def test_board_speeds_cancel_where_exchangeable_files_widen_the_interval(tmp_pat
 
 def test_one_board_gives_no_fleet_verdict_and_says_why(tmp_path):
     fleet, _ = _fleet(tmp_path / "f", boards={"only": 1.0}, effect={"B": 0.9})
-    assert fleet.withheld == "1 board with both sides: a fleet verdict needs 2 or more"
+    assert fleet.withheld == blocked.TOO_FEW
     for row in fleet.rows:
         assert math.isnan(row["p_value"]) and not row["significant"] and row["note"].startswith("1 board:")
         assert row["speedup_pct"] == pytest.approx(-10, abs=1.5)
