@@ -3,6 +3,7 @@ commit format's fleet row and number of boards), and compare --fail-on's exit st
 replicate lists, campaign directories and fleets (0, 1, 125; 2 for a bad threshold)."""
 import json
 import os
+import re
 
 from atsdbench.analysis import gate
 from atsdbench.errors import EXIT_NO_VERDICT, EXIT_SLOWER
@@ -154,3 +155,12 @@ def test_a_board_that_stands_out_is_named_in_its_rows_and_the_commit_footer(cli,
     r = cli("compare", d)
     assert "odd (stands out)" in r.stdout and "stands out at 64K: odd" in unwrap(r.stdout)
     assert "stands out: odd" in unwrap(cli("compare", d, "--format", "commit").stdout).replace("\n", " ")
+
+
+def test_an_emulated_fleet_gives_rates_and_no_verdict(cli, tmp_path):
+    d = fleets.make_fleet(tmp_path / "f", SPEEDS, effect={"B": 0.8}, host={"virtualized": "qemu-tcg"})
+    r = cli("compare", d, "--fail-on", "5%")
+    assert r.returncode == EXIT_NO_VERDICT, r.stdout + r.stderr
+    fleet_rows = [line for line in r.stdout.splitlines() if "fleet (4 boards)" in line and "Verdict" not in line]
+    assert len([line for line in fleet_rows if line.rstrip().endswith("n/a (emulated (qemu-tcg))")]) == 4
+    assert sum(1 for line in fleet_rows if re.search(r" -(19|20)\.\d%", line)) == 4  # the speedups stay

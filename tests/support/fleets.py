@@ -12,9 +12,11 @@ from atsdbench.data import fleet
 FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
 
 
-def scaled_copy(source, target, factor, label=None):
-    """source's result file with every rate times `factor` (ns, seconds, us_per_call divided by it)."""
+def scaled_copy(source, target, factor, label=None, host=None):
+    """source's result file with every rate times `factor` (ns, seconds, us_per_call divided by it), its
+    host updated by `host`."""
     data = json.loads(pathlib.Path(source).read_text())
+    data["host"].update(host or {})
     size = data["config"]["size"]
     for s in data["samples"]:
         s["ns"] = max(1, int(round(s["ns"] / factor)))
@@ -28,10 +30,10 @@ def scaled_copy(source, target, factor, label=None):
 
 
 def make_fleet(directory, boards, sides=("A", "B"), files=2, effect=None, jitter=0.005, seed=0,
-               source="before.json"):
+               source="before.json", host=None):
     """A fleet of boards: {board: speed factor}; effect: {side: factor} (default 1), per board too where
     it is a dict of dicts {board: {side: factor}}; a board whose speed is a dict {side: speed} runs only
-    those sides.  Returns the directory."""
+    those sides; host: fields every file's host gets.  Returns the directory."""
     rng = np.random.default_rng(seed)
     directory = pathlib.Path(directory)
     data = fleet.new_manifest("http://lava.example:8000", list(sides))
@@ -46,7 +48,7 @@ def make_fleet(directory, boards, sides=("A", "B"), files=2, effect=None, jitter
                 record = {"id": job, "side": side, "state": "Complete", "board": board}
                 path = fleet.result_path(str(directory), record, "result")
                 scaled_copy(FIXTURES / source, directory / path,
-                            board_speed * factor_side * math.exp(rng.normal(0, jitter)), label=side)
+                            board_speed * factor_side * math.exp(rng.normal(0, jitter)), label=side, host=host)
                 record["results"] = [path]
                 data["jobs"].append(record)
     (directory / fleet.MANIFEST).write_text(json.dumps(data))
