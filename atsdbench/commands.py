@@ -283,9 +283,10 @@ def _compare_fleet(args, labels):
     if labels is not None and len(labels) != len(names):
         raise UsageError(f"--labels gives {len(labels)} labels for the fleet's {len(names)} sides")
     shown = labels or names
+    comparison.check([1] * len(names), args.metric, args.test, args.confidence, args.unit, args.adjust)
+    _, _, confidence, _ = comparison.resolve_options(args.metric, args.test, args.confidence, args.unit)
     warnings, found = [], {}
     for board, paths in boards.items():
-        comparison.check([len(p) for p in paths], args.metric, args.test, args.confidence, args.unit, args.adjust)
         try:
             cmp = comparison.compare(sides.load(paths), metric=args.metric, test=args.test,
                                      confidence=args.confidence, unit=args.unit, labels=shown, adjust=args.adjust,
@@ -294,14 +295,14 @@ def _compare_fleet(args, labels):
             raise UsageError(f"board {board}: {e}") from None
         warnings += [f"{board}: {w}" for w in cmp.warnings]
         found[board] = cmp
-    if not found:
-        _, _, confidence, _ = comparison.resolve_options(args.metric, args.test, args.confidence, args.unit)
-    else:
-        confidence = next(iter(found.values())).confidence
     result = blocked.blocked(found, shown, confidence, args.adjust, one_sided, warnings)
     if result.withheld and args.format in MACHINE_FORMATS:  # the other formats' legend says it
         warnings.append(fleet_formats.no_fleet_verdict(result))
     _warn(warnings)
+    stale_stream = sys.stderr if args.format in MACHINE_FORMATS else sys.stdout
+    for cmp in found.values():
+        for path, group in cmp.stale:
+            print_stale([group], stale_stream, path)
     print(fleet_formats.RENDERERS[args.format](result))
     return result.rows
 
