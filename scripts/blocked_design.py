@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The blocked design of compare FLEET (a simulation study, not a test): A/A false-positive rate, CI
-coverage, power and the smallest detectable change of a fleet's verdict, where the boards' speeds differ
-5-50 times the kernel's effect, three ways:
+coverage and the smallest detectable change of a fleet's verdict, where the boards' speeds differ
+5-50 times the kernel's effect, four ways:
 
   exchangeable: every board's A files against every board's B files, Welch's t on the files' log rates
                 (what compare FILES does with replicate lists that mix boards);
@@ -15,12 +15,14 @@ The files' noise is the project's noise model (tests/support/noise_sim.py): `--p
 process x 5 rounds (sP 3%, a per-boot effect 2%: each LAVA job is a boot of its own) are simulated whole
 and reduced by compare's own path (analysis/compare.group_observations, unit run) at the 2M stride; each
 fleet then draws its files' noise from that pool.  Board offsets are normal on the log scale with an sd
-of `ratio` x the kernel effect; `--tau` gives the kernel effect its own board-to-board sd where asked.
+of 5 or 50 times the kernel effect; the last two rows give the effect itself a board-to-board sd of
+half of it.
 A board that ran one side only (`one-sided` rows) adds its files to the exchangeable design's side and is
 left out of the blocked ones, as compare FLEET leaves it out.  Seeded: the same arguments print the same
 table.  95% confidence, one stride (no Holm).
 
 usage: scripts/blocked_design.py [--reps 4000] [--pool 400] [--files 2] [--effect 2] [--seed 56]
+                                 [--boards 2,3,4,8]
 """
 import argparse
 import math
