@@ -124,7 +124,8 @@ def _show_options(s):
 
 def _compare_options(c):
     c.add_argument("files", nargs="+", metavar="FILE[,FILE...]",
-                   help="baseline first, then one or more new results; a,b,c = replicate runs of one side")
+                   help="baseline first, then one or more new results; a,b,c = replicate runs of one side; "
+                   "or one campaign or fleet directory alone (a fleet: boards as blocks)")
     c.add_argument("--metric", default=None, help="mean (default) or median")
     c.add_argument("--test", default=None, help="welch (default for mean), student, mannwhitney (median)")
     c.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
@@ -145,6 +146,9 @@ def _compare_options(c):
     c.add_argument("--profile", action="append", dest="noise_profile", help=argparse.SUPPRESS)  # its old name
     c.add_argument("--no-noise-profile", action="store_true", help="do not look for noise profiles in the store")
     c.add_argument("--no-profile", action="store_true", dest="no_noise_profile", help=argparse.SUPPRESS)  # its old name
+    c.add_argument("--fail-on", default=None, metavar="PCT", help="a gate for CI and git bisect run: exit 1 where "
+                   "a slowdown beyond PCT (5%%) is proven (verdict slower, CI below -PCT), 125 where a row has no "
+                   "verdict, else 0")
     c.add_argument("--counts", action="store_true", help="the kernel's invalidation counts per call only (flushes, "
                    "IPIs, tlbie, hcalls): each side and the change, beyond their pass-to-pass spread")
 

@@ -193,8 +193,8 @@ MACHINE_FORMATS = ("csv", "json", "lava")
 
 
 def cmd_compare(args):
-    from .analysis import compare as comparison, compare_by
-    from .data import campaign as store, noise_profile, sides
+    from .analysis import compare as comparison, compare_by, gate
+    from .data import campaign as store, fleet, noise_profile, sides
     from .render import compare as compare_formats
 
     if args.format not in compare_formats.RENDERERS and args.format != "lava":
@@ -203,6 +203,11 @@ def cmd_compare(args):
     if args.format == "lava" and getattr(args, "counts", False):
         raise UsageError("--format lava prints the rates alone: leave --counts out")
     labels = args.labels.split(",") if args.labels else None
+    limit = gate.threshold(getattr(args, "fail_on", None))
+    if limit is not None and getattr(args, "counts", False):
+        raise UsageError("--fail-on gates the rates' verdicts: leave --counts out")
+    if len(args.files) == 1 and fleet.is_fleet(args.files[0]):
+        return _gated(_compare_fleet(args, labels), limit)
     args.files, labels, campaign = store.sides_of(args.files, labels, _warn)
     given = getattr(args, "noise_profile", None) or ()
     comparison.check([sides.count(x) for x in args.files], args.metric, args.test, args.confidence, args.unit,
@@ -233,7 +238,7 @@ def cmd_compare(args):
         from .render import lava
 
         print(lava.compare_lines(cmp))
-        return 0
+        return _gated(cmp.rows, limit)
     print(compare_formats.RENDERERS[args.format](cmp))
     extra = count_formats.appendix(cmp, args.format)
     if extra:
@@ -246,7 +251,60 @@ def cmd_compare(args):
         stages = breakdown.compare_table(cmp, args.format)
         if stages:
             print(f"\n{stages}")
-    return 0
+    return _gated(cmp.rows, limit)
+
+
+def _gated(rows, limit):
+    """compare's exit status: 0, or with --fail-on the gate's (analysis/gate.py), its reason on stderr."""
+    if limit is None:
+        return 0
+    from .analysis import gate
+
+    sys.stdout.flush()  # the table first, then the gate's line under it on a terminal
+    print(f"atsdbench: {gate.reason(rows, limit)}", file=sys.stderr)
+    return gate.status(rows, limit)
+
+
+def _compare_fleet(args, labels):
+    """compare FLEET: every board's own comparison of its files, then the boards as blocks
+    (analysis/blocked.py); prints the table and returns the fleet's rows."""
+    from .analysis import blocked, compare as comparison
+    from .data import sides
+    from .render import blocked as fleet_formats
+
+    if args.format not in fleet_formats.RENDERERS:
+        raise UsageError(f"compare FLEET: --format must be one of {', '.join(fleet_formats.RENDERERS)} (got "
+                         f"{args.format!r})")
+    for option, given in (("--by", args.by), ("--counts", getattr(args, "counts", False)),
+                          ("--noise-profile", getattr(args, "noise_profile", None))):
+        if given:
+            raise UsageError(f"compare FLEET compares each board's sides by their files: {option} does not apply")
+    names, boards, one_sided = sides.fleet_sides(args.files[0])
+    if labels is not None and len(labels) != len(names):
+        raise UsageError(f"--labels gives {len(labels)} labels for the fleet's {len(names)} sides")
+    shown = labels or names
+    comparison.check([1] * len(names), args.metric, args.test, args.confidence, args.unit, args.adjust)
+    _, _, confidence, _ = comparison.resolve_options(args.metric, args.test, args.confidence, args.unit)
+    warnings, found = [], {}
+    for board, paths in boards.items():
+        try:
+            cmp = comparison.compare(sides.load(paths), metric=args.metric, test=args.test,
+                                     confidence=args.confidence, unit=args.unit, labels=shown, adjust=args.adjust,
+                                     store=None)
+        except UsageError as e:  # which board's files, where a fleet has many
+            raise UsageError(f"board {board}: {e}") from None
+        warnings += [f"{board}: {w}" for w in cmp.warnings]
+        found[board] = cmp
+    result = blocked.blocked(found, shown, confidence, args.adjust, one_sided, warnings)
+    if result.withheld and args.format in MACHINE_FORMATS:  # the other formats' legend says it
+        warnings.append(fleet_formats.no_fleet_verdict(result))
+    _warn(warnings)
+    stale_stream = sys.stderr if args.format in MACHINE_FORMATS else sys.stdout
+    for cmp in found.values():
+        for path, group in cmp.stale:
+            print_stale([group], stale_stream, path)
+    print(fleet_formats.RENDERERS[args.format](result))
+    return result.rows
 
 
 def cmd_show(args):

@@ -6,6 +6,10 @@ EXIT_USAGE = 2
 # a run that read a stale translation (CPU or device), or a --workload loop whose read-back failed:
 # every finished pass is saved first, then the loud line and this status
 EXIT_STALE = 3
+# compare --fail-on T (analysis/gate.py): a slowdown beyond T proven, and no verdict to judge by
+# (125 is `git bisect run`'s "skip this commit")
+EXIT_SLOWER = 1
+EXIT_NO_VERDICT = 125
 
 
 class UsageError(ValueError):

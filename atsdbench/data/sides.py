@@ -128,3 +128,19 @@ def short_names(groups):
         cut_stems = stems
     shown = [fs[0] if len(fs) == 1 else f"{fs[0]}..{fs[-1]}" for fs in cut_stems]
     return shown if len(set(shown)) == len(shown) else None
+
+
+def fleet_sides(directory):
+    """compare FLEET: (the fleet's side names, {board: [its paths per side]} of every board that ran each
+    side, {board: [the sides it ran]} of the boards that lack one), boards in the manifest's order."""
+    from . import fleet
+
+    data = fleet.load(directory)
+    names = data["sides"]
+    complete, one_sided = {}, {}
+    for board, found in fleet.by_board(directory, data).items():
+        if all(found.get(side) for side in names):
+            complete[board] = [found[side] for side in names]
+        else:
+            one_sided[board] = [side for side in names if found.get(side)]
+    return names, complete, one_sided

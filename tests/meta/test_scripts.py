@@ -23,6 +23,7 @@ RUN_BY = {
     "bench_verdict.py": "tests/scripts/test_bench_verdict.py",
     "bench_verify.py": "tests/cli/test_run_verify.py",
     "bench_wis.py": "tests/scripts/test_bench_wis.py",
+    "blocked_design.py": "tests/scripts/test_blocked_design.py",
     "build-test-hmm": "tests/scripts/test_device_scripts.py",
     "calibration_table.py": "tests/analysis/test_calibration.py",  # beside the helpers it prints its table from
     "cross-check": ".ci/run",
