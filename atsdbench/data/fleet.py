@@ -38,8 +38,8 @@ def is_fleet(path):
 def check_name(name, what):
     """A board's or a side's name as a folder may hold it."""
     if not isinstance(name, str) or not _NAME.match(name):
-        raise UsageError(f"{what} {name!r} cannot name a folder (letters, digits, . _ + @ = -; not "
-                         f"leading '.', at most 128)")
+        raise UsageError(f"{what} {name!r} is no folder name (1-128 of A-Za-z0-9._+@=-, "
+                         "not leading '.')")
     return name
 
 
