@@ -224,6 +224,12 @@ class Kexec:
         if why:
             raise UsageError(why)
 
+    def check_support(self):
+        """At init, as grub's GRUB_DEFAULT is checked: the running kernel has kexec_file_load (ENOSYS
+        would only be found after the first boot's run).  Not the capability: init may run as a user."""
+        if not self.core.kexec_file_supported():
+            raise UsageError(kexec_error(OSError(errno.ENOSYS, os.strerror(errno.ENOSYS)), {}, ""))
+
     def describe(self, kernel):
         cmdline = kexec_cmdline(kernel, kexec_facts(self.proc, self.sys_root)["cmdline"])
         return f"kexec_file_load {kernel['image']}" + (f" (initrd {kernel['initrd']})" if kernel.get("initrd") else "") \
