@@ -147,8 +147,8 @@ def _status_lines(c, directory):
             lines.append(f"  unfinished: {e['kernel']} in boot {boot} ({e['why']}{kept}): redone")
         elif e["event"] == "stopped":
             lines.append(f"  stopped: boot {boot} ({e['why']}): no next boot arranged")
-        elif e["event"] == "done" and e.get("seq") in c.refused:
-            lines.append(f"  not counted: {e['kernel']} in boot {boot} ({c.refused[e['seq']]}): its slot is open "
+        elif e["event"] == "done" and c.why_refused(e):
+            lines.append(f"  not counted: {e['kernel']} in boot {boot} ({c.why_refused(e)}): its slot is open "
                          "again")
         elif e["event"] == "done" and e.get("recovered"):
             lines.append(f"  recovered: {e['kernel']} in boot {boot}: its done event was missing")

@@ -146,9 +146,8 @@ def event_name(seq, kind):
 
 
 def journal_files(folder):
-    """([(seq, name)] of the event files in journal order, [(name, why)] of the rest): one rule
-    (EVENT_FILE) for the reader and the writer.  A second file of one number (made by hand: the writer
-    never makes one) is one of the rest, so an event is never read under another's number."""
+    """([(seq, name)] of the event files in journal order, [(name, why)] of the rest, and of a second
+    file of one number, which is read but named): one rule (EVENT_FILE) for the reader and the writer."""
     try:
         listed = os.listdir(folder)
     except FileNotFoundError:
@@ -162,10 +161,9 @@ def journal_files(folder):
             strays.append((n, why))
             continue
         seq = int(m.group(1))
-        if seq in taken:
-            strays.append((n, f"a second file numbered {seq}, after {taken[seq]}"))
-            continue
-        taken[seq] = n
+        if seq in taken:  # read all the same: which of the two is the journal's own cannot be known
+            strays.append((n, f"numbered {seq}, as {taken[seq]} is; atsdbench writes one file a number: both read"))
+        taken.setdefault(seq, n)
         events.append((seq, n))
     events.sort()
     return events, strays
@@ -173,7 +171,8 @@ def journal_files(folder):
 
 def append_event(directory, event):
     """Write one event as the journal's next file (the caller holds the step lock).  It never replaces a
-    file: the name is taken by a hard link, which fails where the name exists (then the next number)."""
+    file: the name is taken by a hard link, which fails where the name exists, and a number another file
+    has too is given up (then the next number)."""
     if event.get("event") not in EVENTS:
         raise ValueError(event)
     folder = os.path.join(directory, JOURNAL)
@@ -182,12 +181,22 @@ def append_event(directory, event):
     seq = max((s for s, _ in events), default=0) + 1
     text = json.dumps(event, indent=1, sort_keys=True) + "\n"
     while True:
+        name = event_name(seq, event["event"])
         try:
-            files.write_atomically(os.path.join(folder, event_name(seq, event["event"])),
-                                   lambda f: f.write(text), replace=False)
-            return dict(event, seq=seq)
+            files.write_atomically(os.path.join(folder, name), lambda f: f.write(text), replace=False)
         except FileExistsError:
             seq += 1
+            continue
+        # a number is one event's: where another file of it appeared meanwhile, this one moves on
+        if all(s != seq or n == name for s, n in journal_files(folder)[0]):
+            return dict(event, seq=seq)
+        os.unlink(os.path.join(folder, name))
+        seq += 1
+
+
+def _shown(text):
+    """A name from the journal or a file as it is where it is printable and short, else cut (quoted)."""
+    return text if text.isprintable() and len(text) <= 80 else cut(text)
 
 
 def file_digest(path):
@@ -210,26 +219,26 @@ def done_problem(directory, event, kernels):
     if not rel:
         return "it names no file"
     if rel.split("/")[0] != kernel:
-        return f"its file {cut(rel)} is not in {kernel}'s folder"
+        return f"its file {_shown(rel)} is not in {kernel}'s folder"
     path = os.path.join(directory, rel)
     if not os.path.lexists(path):
-        return f"its file {cut(rel)} is gone"
+        return f"its file {_shown(rel)} is gone"
     want = event.get("sha256")
     if want is not None and file_digest(path) != want:
-        return f"{cut(rel)} is not the file it recorded (another sha256)"
+        return f"{_shown(rel)} is not the file it recorded (another sha256)"
     try:
         data = inputs.read_json(path, "a result file")
     except (UsageError, OSError):
-        return f"{cut(rel)} is not a result file"
+        return f"{_shown(rel)} is not a result file"
     if not isinstance(data, dict) or data.get("format") != results.FORMAT or data.get("complete") is not True:
-        return f"{cut(rel)} is not a complete result file"
+        return f"{_shown(rel)} is not a complete result file"
     host = data.get("host") if isinstance(data.get("host"), dict) else {}
     said = host.get("boot_id")
     if said not in (None, "", "unknown") and said != event["boot_id"]:
-        return f"{cut(rel)} ran in boot {cut(str(said))[:8]}, not {event['boot_id'][:8]}"
+        return f"{_shown(rel)} ran in boot {_shown(str(said)[:8])}, not {event['boot_id'][:8]}"
     said, release = host.get("kernel_release"), kernels[kernel]["release"]
     if said not in (None, "", "unknown") and said != release:
-        return f"{cut(rel)} ran {cut(str(said))}, not {kernel}'s {release}"
+        return f"{_shown(rel)} ran {_shown(str(said))}, not {kernel}'s {release}"
     return None
 
 
@@ -276,6 +285,12 @@ def _content(event):
     return json.dumps({k: v for k, v in event.items() if k != "seq"}, sort_keys=True)
 
 
+def _key(event):
+    """An event's identity in the journal: its number and kind (one file each; seq alone is not, where
+    a file was added by hand under a number already taken)."""
+    return event.get("seq"), event["event"]
+
+
 def _ran_at(event):
     """Where a done event's boot ran in the journal: at its start (a done recovered later, or written
     after other events, counts where its run was), else where it was written."""
@@ -284,7 +299,7 @@ def _ran_at(event):
 
 
 class Campaign:
-    """A plan and the fold of its journal.  refused: seq -> why, the done events whose file does not
+    """A plan and the fold of its journal.  refused: _key -> why, the done events whose file does not
     bear them out (load checks each): they close their start but count for nothing, so their slot is
     open again."""
 
@@ -295,8 +310,12 @@ class Campaign:
         self.names = [k["name"] for k in plan["kernels"]]
         self.kernels = {k["name"]: k for k in plan["kernels"]}
 
+    def why_refused(self, event):
+        """Why this done event counts for nothing (its file does not bear it out), or None."""
+        return self.refused.get(_key(event))
+
     def _dones(self):
-        return [e for e in self.events if e["event"] == "done" and e.get("seq") not in self.refused]
+        return [e for e in self.events if e["event"] == "done" and _key(e) not in self.refused]
 
     @property
     def done(self):
@@ -332,7 +351,7 @@ class Campaign:
     def boots_done(self):
         """boot_id -> the event that used that boot up (a finished run, a foreign kernel, a skipped one)."""
         return {e["boot_id"]: e for e in self.events if e["event"] in ("done", "foreign", "skipped")
-                and e.get("seq") not in self.refused}
+                and _key(e) not in self.refused}
 
     def open_starts(self):
         """`start` events that no `done` or `unfinished` closes (a crash, a power cut, a killed step).  A
@@ -359,7 +378,7 @@ class Campaign:
         for e in reversed(self.events):
             if e["event"] == "missed" and e["expected"] == name:
                 n += 1
-            elif e["event"] == "done" and e["kernel"] == name and e.get("seq") not in self.refused:
+            elif e["event"] == "done" and e["kernel"] == name and _key(e) not in self.refused:
                 break
         return n
 
@@ -369,7 +388,7 @@ class Campaign:
 
 
 def _refusals(directory, plan, events):
-    """seq -> why for each done event its file does not bear out (done_problem), and each naming a file
+    """_key -> why for each done event its file does not bear out (done_problem), and each naming a file
     an earlier done of another boot holds: one file is one observation."""
     kernels = {k["name"]: k for k in plan["kernels"]}
     refused, holder = {}, {}
@@ -381,7 +400,7 @@ def _refusals(directory, plan, events):
         if why is None and first is not None and first["boot_id"] != e["boot_id"]:
             why = f"its file is counted under {_event_path(directory, first)} already"
         if why is not None:
-            refused[e["seq"]] = why
+            refused[_key(e)] = why
         else:
             holder.setdefault(os.path.normpath(e["file"]), e)
     return refused
@@ -401,8 +420,8 @@ def load(directory):
         kept.append(e)
     c = Campaign(directory, plan, kept, warnings, _refusals(directory, plan, kept))
     for e in kept:
-        if e.get("seq") in c.refused:
-            c.warnings.append(f"{_event_path(directory, e)}: not counted ({c.refused[e['seq']]}): its slot of "
+        if _key(e) in c.refused:
+            c.warnings.append(f"{_event_path(directory, e)}: not counted ({c.refused[_key(e)]}): its slot of "
                               f"{e['kernel']} is open again")
     for e in c.duplicates():
         c.warnings.append(f"{_event_path(directory, e)}: a second done event of boot {(e['boot_id'][:8])}: counted "
@@ -441,7 +460,7 @@ def stray_results(c):
         folder = os.path.join(c.directory, name)
         known = {os.path.basename(e["file"]) for e in c.done if e["kernel"] == name}
         refused = {os.path.basename(e.get("file") or "") for e in c.events
-                   if e["event"] == "done" and e.get("seq") in c.refused and e["kernel"] == name}
+                   if e["event"] == "done" and _key(e) in c.refused and e["kernel"] == name}
         kept = {os.path.basename(e.get("file") or "") for e in c.events
                 if e["event"] == "unfinished" and e["kernel"] == name}
         for n in found:
