@@ -303,7 +303,11 @@ class Step:
             interrupted = signals.take() or bool(asked)
         # exit 3: the run finished and saved, and its verify passes read a stale translation (a finding about
         # the kernel, not a failed run: redoing the slot would only find it again); compare DIR says it
-        if rc in (0, 3) and store.complete_result(path):
+        # the file is checked as every later read checks it: a done that would not count is never written
+        # (its slot would reopen at every boot), the slot is unfinished and nothing is arranged
+        wrong = store.done_problem(self.directory, {"boot_id": boot_id, "kernel": name, "file": rel}, c.kernels) \
+            if rc in (0, 3) and store.complete_result(path) else None
+        if rc in (0, 3) and store.complete_result(path) and wrong is None:
             self.done(boot_id=boot_id, kernel=name, file=rel, start=started, **({"stale": True} if rc else {}))
             self.out(f"saved {path}" if rc == 0 else f"saved {path}: STALE TRANSLATION in its verify passes (kept as a "
                      "finished run; compare says it)")
@@ -316,6 +320,8 @@ class Step:
         else:
             kept = rel if os.path.exists(path) else None
             why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"
+            if wrong is not None:
+                why = f"its file does not bear the slot out: {wrong}"
             self.event(event="unfinished", boot_id=boot_id, kernel=name, file=kept, why=why, rc=rc, start=started)
             is_kept = f" ({kept} is kept)" if kept else ""
             self.out(f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot{is_kept}")

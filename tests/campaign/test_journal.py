@@ -321,3 +321,21 @@ def test_init_by_kexec_asks_the_running_kernel_for_kexec_file_load(tmp_path):
         def kexec_file_supported():
             return True
     assert actions.init(str(tmp_path / "c"), specs, method="kexec", kexec={"core": Kexec}) == 0
+
+
+def test_a_run_whose_file_would_not_count_is_unfinished_and_arranges_no_boot(world):
+    """A done its own check would refuse would reopen its slot at every boot: never written."""
+    world.boot()
+    real = world.runner
+
+    def elsewhere(words, output):  # a run that wrote a result of another boot (a broken runner)
+        rc = real(words, output)
+        data = json.load(open(output))
+        data["host"]["boot_id"] = "99999999-0000-4000-8000-000000000000"
+        with open(output, "w") as f:
+            json.dump(data, f)
+        return rc
+    assert world.step(elsewhere) == 1
+    c = store.load(world.dir)
+    assert [e["event"] for e in c.events] == ["start", "unfinished"] and not world.method.arranged
+    assert "ran in boot 99999999" in c.events[1]["why"]
