@@ -121,7 +121,7 @@ def load_events(directory, kernels=None):
     events, warnings = [], []
     names, strays = journal_files(folder)
     for n, why in strays:
-        warnings.append(f"{os.path.join(folder, n)}: ignored ({why})")
+        warnings.append(f"{os.path.join(folder, n)}: {why}")
     for seq, n in names:
         path = os.path.join(folder, n)
         try:
@@ -146,23 +146,25 @@ def event_name(seq, kind):
 
 
 def journal_files(folder):
-    """([(seq, name)] of the event files in journal order, [(name, why)] of the rest, and of a second
-    file of one number, which is read but named): one rule (EVENT_FILE) for the reader and the writer."""
+    """([(seq, name)] of the event files in journal order, [(name, what is done with it)] of the rest
+    and of a second file of one number, read but named): one rule (EVENT_FILE) for reader and writer."""
     try:
         listed = os.listdir(folder)
     except FileNotFoundError:
         return [], []
-    events, strays, taken = [], [], {}
-    for n in sorted(listed, key=lambda n: (len(n), n)):
+    events, strays, taken, named = [], [], {}, []
+    for n in sorted(listed):
         m = EVENT_FILE.fullmatch(n)
         if m is None or m.group(2) not in EVENTS:
             why = "a temporary file of a write that was cut off" if n.startswith(files.TMP_PREFIX) else \
                 "not a journal event's name, NNNNNN-KIND.json; numbering ignores it"
-            strays.append((n, why))
-            continue
-        seq = int(m.group(1))
+            strays.append((n, f"ignored ({why})"))
+        else:
+            named.append((int(m.group(1)), n))
+    for seq, n in sorted(named):
         if seq in taken:  # read all the same: which of the two is the journal's own cannot be known
-            strays.append((n, f"numbered {seq}, as {taken[seq]} is; atsdbench writes one file a number: both read"))
+            strays.append((n, f"numbered {seq}, as {taken[seq]} is (atsdbench writes one file a number): "
+                              "both read"))
         taken.setdefault(seq, n)
         events.append((seq, n))
     events.sort()

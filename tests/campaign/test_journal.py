@@ -339,3 +339,17 @@ def test_a_run_whose_file_would_not_count_is_unfinished_and_arranges_no_boot(wor
     c = store.load(world.dir)
     assert [e["event"] for e in c.events] == ["start", "unfinished"] and not world.method.arranged
     assert "ran in boot 99999999" in c.events[1]["why"]
+
+
+def test_a_second_file_of_a_number_is_read_and_named(world):
+    world.boot()
+    world.step()  # 1 start, 2 done, 3 arranged
+    with open(world.journal("000003-arranged.json")) as f:
+        e = json.load(f)
+    with open(world.journal("000003-missed.json"), "w") as f:  # made by hand under a number taken
+        json.dump({"event": "missed", "boot_id": "x", "expected": e["kernel"], "booted": None}, f)
+    c = store.load(world.dir)
+    assert [x["event"] for x in c.events] == ["start", "done", "arranged", "missed"]
+    assert any("000003-missed.json: numbered 3, as 000003-arranged.json is" in w and w.endswith("both read")
+               for w in c.warnings), c.warnings
+    assert store.append_event(world.dir, {"event": "arranged", "kernel": "new"})["seq"] == 4
