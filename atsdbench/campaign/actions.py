@@ -45,7 +45,7 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
         raise UsageError(f"--runner must be run or atsd (got {runner!r})")
     words = check_run_options(list(run_options), plan_check or (lambda: list(run_options)))
     if method == "kexec":
-        methods.Kexec(**(kexec or {})).check_support()
+        methods.Kexec(**(kexec or {})).check_support(kernels, warn)
     data = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
             "boots": boots, "schedule": schedule, "method": method, "runner": runner, "run_options": words}
     store.check_plan(data, store.plan_path(directory))

@@ -304,7 +304,7 @@ def test_install_takes_back_its_unit_when_systemctl_fails(tmp_path, fails):
     assert calls[-1] == "daemon-reload"  # systemd forgets it too
 
 
-def test_init_by_kexec_asks_the_running_kernel_for_kexec_file_load(tmp_path):
+def test_init_by_kexec_asks_the_running_kernel_for_kexec_file_load(tmp_path, capsys):
     images = [fakes.bzimage(tmp_path / f"vmlinuz-{n}", b) for n, b in BANNERS.items()]
 
     class NoKexec:
@@ -312,9 +312,15 @@ def test_init_by_kexec_asks_the_running_kernel_for_kexec_file_load(tmp_path):
         def kexec_file_supported():
             return False
     specs = [f"old={images[0]}", f"new={images[1]}"]
-    with pytest.raises(UsageError, match="no kexec_file_load"):
-        actions.init(str(tmp_path / "c"), specs, method="kexec", kexec={"core": NoKexec})
+    proc = fakes.proc(tmp_path / "proc", "aaaaaaaa-0000-4000-8000-000000000000", BANNERS["new"])
+    with pytest.raises(UsageError, match=r"this kernel \(new\) has no kexec_file_load"):
+        actions.init(str(tmp_path / "c"), specs, method="kexec", kexec={"core": NoKexec, "proc": proc})
     assert not os.path.exists(tmp_path / "c" / "campaign.json")
+    # planned on another machine (its kernel not in the plan): said, not refused
+    other = fakes.proc(tmp_path / "other", "bbbbbbbb-0000-4000-8000-000000000000", "5.10.0-9-amd64 (x@y) #1 SMP")
+    assert actions.init(str(tmp_path / "d"), specs, method="kexec", kexec={"core": NoKexec, "proc": other}) == 0
+    assert "this kernel (5.10.0-9-amd64) has no kexec_file_load: the planned ones need it" in unwrap(
+        capsys.readouterr().err)
 
     class Kexec:
         @staticmethod
