@@ -69,8 +69,8 @@ class Lock:
                              "not running a second") from None
         try:
             self.last_word = last_word(os.pread(fd, RECORD, 0))
-            # a fixed width, so the note (below) is written where the file already has its space
-            os.ftruncate(fd, 0)
+            # a fixed width written in place (never truncated), so the note (below) goes where the file
+            # already has its space
             os.pwrite(fd, f"{os.getpid()}\n".ljust(RECORD).encode(), 0)
         except OSError:
             self.last_word = None
