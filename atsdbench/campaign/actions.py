@@ -148,8 +148,8 @@ def _status_lines(c, directory):
         elif e["event"] == "stopped":
             lines.append(f"  stopped: boot {boot} ({e['why']}): no next boot arranged")
         elif e["event"] == "done" and c.why_refused(e):
-            lines.append(f"  not counted: {e['kernel']} in boot {boot} ({c.why_refused(e)}): its slot is open "
-                         "again")
+            lines.append(f"  not counted: {e['kernel']} in boot {boot}: its slot is open again")
+            lines.append(f"    why: {c.why_refused(e)}")
         elif e["event"] == "done" and e.get("recovered"):
             lines.append(f"  recovered: {e['kernel']} in boot {boot}: its done event was missing")
     opened = c.open_starts()

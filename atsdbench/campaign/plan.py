@@ -122,9 +122,10 @@ def next_reason(c, nxt):
             return f"boot {len(done) + 1} of the abba order is {nxt}"
     others = [n for n in c.names if n != nxt and left[n] and n not in c.stuck()]
     tied = [n for n in others if left[n] == left[nxt]]
+    if tied:
+        return f"{nxt} has as many boots left as {', '.join(tied)} ({left[nxt]}), and did not run last"
     rest = ", ".join(f"{n} {left[n]}" for n in others) or "no other kernel has any"
-    why = f"{nxt} has the most boots left ({left[nxt]}; {rest})"
-    return why + (", and it did not run last" if tied else "")
+    return f"{nxt} has the most boots left ({left[nxt]}; {rest})"
 
 
 def planned_order(plan):
