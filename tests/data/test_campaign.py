@@ -95,3 +95,24 @@ def test_an_event_without_what_its_readers_take_is_skipped_not_a_traceback(tmp_p
     p = cli("campaign", "status", d)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "boots done in order: a" in p.stdout and why in p.stderr
+
+
+@pytest.mark.parametrize("links", [True, False])
+def test_an_event_never_replaces_a_file_with_hard_links_or_without(tmp_path, monkeypatch, links):
+    """The writer takes a name no file has: by a hard link, or (a file system without them: vfat, some
+    9p) by a look and a rename; a taken name is a FileExistsError, and the journal's next number."""
+    import errno
+
+    from atsdbench.data import files
+
+    if not links:
+        def no_link(src, dst):
+            raise OSError(errno.EPERM, "Operation not permitted")
+        monkeypatch.setattr(os, "link", no_link)
+    target = tmp_path / "x.json"
+    target.write_text("kept")
+    with pytest.raises(FileExistsError):
+        files.write_atomically(str(target), lambda f: f.write("new"), replace=False)
+    assert target.read_text() == "kept" and sorted(os.listdir(tmp_path)) == ["x.json"]  # no temporary left
+    files.write_atomically(str(tmp_path / "y.json"), lambda f: f.write("new"), replace=False)
+    assert (tmp_path / "y.json").read_text() == "new" and sorted(os.listdir(tmp_path)) == ["x.json", "y.json"]
