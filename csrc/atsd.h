@@ -489,6 +489,9 @@ int64_t atsd_perf_parse(const uint8_t *buf, uint64_t len, uint64_t *out, uint64_
  * the loaded kernel, returning only on failure (-errno). */
 int atsd_kexec_load(const char *kernel, const char *initrd, const char *cmdline);
 int atsd_kexec_unload(void);
+/* Whether this kernel has kexec_file_load: -ENOSYS where not, else the -errno of a call with flags no
+ * kernel takes (refused before anything is loaded or unloaded: EINVAL, or EPERM as any caller's). */
+int atsd_kexec_probe(void);
 int atsd_kexec_reboot(void);
 /* ---- --device hmm (csrc/atsd_device.c): a device TLB invalidated through an mmu notifier ----
  *

@@ -84,6 +84,17 @@ int atsd_kexec_unload(void)
 #endif
 }
 
+int atsd_kexec_probe(void)
+{
+#ifdef SYS_kexec_file_load
+	if (syscall(SYS_kexec_file_load, -1, -1, 0UL, NULL, ~0UL) < 0)
+		return -errno;
+	return 0;
+#else
+	return -ENOSYS;
+#endif
+}
+
 int atsd_kexec_reboot(void)
 {
 	sync();

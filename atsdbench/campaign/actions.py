@@ -20,7 +20,7 @@ def check_run_options(words, plan_check):
 
 
 def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec", run_options=(), plan_check=None,
-         grub=None, runner="run"):
+         grub=None, runner="run", kexec=None):
     if store.is_campaign(directory):
         raise UsageError(f"{directory} is a campaign already: campaign status {directory} (or give a new DIR)")
     if os.path.exists(directory) and (not os.path.isdir(directory) or os.listdir(directory)):
@@ -44,6 +44,8 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
     if runner not in store.RUNNERS:
         raise UsageError(f"--runner must be run or atsd (got {runner!r})")
     words = check_run_options(list(run_options), plan_check or (lambda: list(run_options)))
+    if method == "kexec":
+        methods.Kexec(**(kexec or {})).check_support(kernels, warn)
     data = {"format": store.FORMAT, "version": store.VERSION, "created": time.time(), "kernels": kernels,
             "boots": boots, "schedule": schedule, "method": method, "runner": runner, "run_options": words}
     store.check_plan(data, store.plan_path(directory))
@@ -76,17 +78,25 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
 
 
 def status(directory, proc="/proc"):
-    c = store.load(directory)
+    c, _ = store.sides(directory)  # the warnings compare DIR gives, result files it leaves out among them
     for w in c.warnings:
         warn(w)
     for line in _status_lines(c, directory):
         print(line)
+    if not os.path.isdir(os.path.join(directory, store.JOURNAL)):
+        found = {n: len(v) for n, v in store.result_files(c).items() if v}
+        if found:
+            print(f"no journal ({os.path.join(directory, store.JOURNAL)} is gone), but result files are here: "
+                  f"{', '.join(f'{n} {k}' for n, k in found.items())}")
+            print("  none is counted (no done event holds it); the next step starts the plan again")
     if c.complete:
         print(plans.complete_line(directory))
+        print("next step: nothing to run (it says the plan is done and disables its unit)")
         return 0
     nxt = plans.next_kernel(c)
     if nxt is None:
         print(f"stuck: {', '.join(c.stuck())} missed {store.MAX_MISSES} slots in a row; boot it by hand and step")
+        print("next step: measures that kernel where it is the one running; any other is recorded")
         return 1
     left = sum(c.remaining().values())
     times = [e["time"] for e in c.done if isinstance(e.get("time"), (int, float))]
@@ -98,6 +108,9 @@ def status(directory, proc="/proc"):
         per = statistics.median(gaps)
         eta = f"about {_duration(per * left)} left ({boots} at the median {_duration(per)} between boots so far)"
     print(f"next: {nxt} ({c.kernels[nxt]['release']}); {eta}")
+    print(f"  why: {plans.next_reason(c, nxt)}")
+    print("next step: measures the running kernel where it has boots left (else records it), arranges the "
+          "next")
     return 0
 
 
@@ -119,7 +132,8 @@ def _status_lines(c, directory):
     width = max(len(n) for n in c.names)
     for n in c.names:
         ids = [e["boot_id"][:8] for e in c.done if e["kernel"] == n]
-        lines.append(f"  {n:<{width}}  {c.kernels[n]['release']:<24}  {counts[n]}/{plan['boots']}  {' '.join(ids)}")
+        row = f"  {n:<{width}}  {c.kernels[n]['release']:<24}  {counts[n]}/{plan['boots']}  {' '.join(ids)}"
+        lines.append(row.rstrip())  # no boot yet: no trailing blanks
     lines.append(f"boots done in order: {','.join(e['kernel'] for e in c.done) or 'none'}")
     for e in c.events:
         boot = e["boot_id"][:8] if "boot_id" in e else ""
@@ -133,10 +147,14 @@ def _status_lines(c, directory):
             lines.append(f"  unfinished: {e['kernel']} in boot {boot} ({e['why']}{kept}): redone")
         elif e["event"] == "stopped":
             lines.append(f"  stopped: boot {boot} ({e['why']}): no next boot arranged")
+        elif e["event"] == "done" and c.why_refused(e):
+            lines.append(f"  not counted: {e['kernel']} in boot {boot}: its slot is open again")
+            lines.append(f"    why: {c.why_refused(e)}")
         elif e["event"] == "done" and e.get("recovered"):
             lines.append(f"  recovered: {e['kernel']} in boot {boot}: its done event was missing")
     opened = c.open_starts()
     if opened:
         e = opened[-1]
-        lines.append(f"running or cut off: {e['kernel']} in boot {e['boot_id'][:8]} (the next step finds out)")
+        lines.append(f"running or cut off: {e['kernel']} in boot {e['boot_id'][:8]}")
+        lines.append("  the next step counts it where its run saved a complete file of its own, else redoes it")
     return lines

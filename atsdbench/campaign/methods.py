@@ -224,6 +224,22 @@ class Kexec:
         if why:
             raise UsageError(why)
 
+    def check_support(self, kernels, warn):
+        """At init, as grub's GRUB_DEFAULT is checked: does the running kernel have kexec_file_load
+        (ENOSYS would only be found after the first boot's run)?  Where it is a planned kernel (this is
+        the campaign's machine) one without is refused; else (a plan made on another machine, or in a
+        third kernel) it is said, as warn(line).  Not the capability: init may run as a user."""
+        if self.core.kexec_file_supported():
+            return
+        from . import plan as plans
+
+        release, version = ((read(os.path.join(self.proc, f"sys/kernel/{f}")) or "").strip()
+                            for f in ("osrelease", "version"))
+        name = plans.identify(kernels, release, version)
+        if name is not None:
+            raise UsageError(f"--method kexec: this kernel ({name}) has no kexec_file_load: use grub or manual")
+        warn(f"kexec: this kernel ({release}) has no kexec_file_load: the planned ones need it")
+
     def describe(self, kernel):
         cmdline = kexec_cmdline(kernel, kexec_facts(self.proc, self.sys_root)["cmdline"])
         return f"kexec_file_load {kernel['image']}" + (f" (initrd {kernel['initrd']})" if kernel.get("initrd") else "") \

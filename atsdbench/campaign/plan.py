@@ -113,6 +113,21 @@ def next_kernel(c):
     return max(open_, key=lambda n: (left[n], n != last, -c.names.index(n)))
 
 
+def next_reason(c, nxt):
+    """Why next_kernel chose nxt (a phrase for status), by the same rule."""
+    left, done = c.remaining(), [e["kernel"] for e in c.done]
+    if c.plan["schedule"] == "abba":
+        pattern = c.names + c.names[::-1]
+        if pattern[len(done) % len(pattern)] == nxt:
+            return f"boot {len(done) + 1} of the abba order is {nxt}"
+    others = [n for n in c.names if n != nxt and left[n] and n not in c.stuck()]
+    tied = [n for n in others if left[n] == left[nxt]]
+    if tied:
+        return f"{nxt} has as many boots left as {', '.join(tied)} ({left[nxt]}), and did not run last"
+    rest = ", ".join(f"{n} {left[n]}" for n in others) or "no other kernel has any"
+    return f"{nxt} has the most boots left ({left[nxt]}; {rest})"
+
+
 def planned_order(plan):
     """The whole order as planned (no slot missed), for status and the init line."""
     c = store.Campaign("", plan, [])

@@ -33,6 +33,17 @@ def read_identity(proc="/proc"):
     return read("sys/kernel/random/boot_id"), read("sys/kernel/osrelease"), read("sys/kernel/version")
 
 
+RECORD = 64  # the lock file's record: "PID\n", or "PID ERRNO START\n" where a step's last event failed
+
+
+def last_word(raw):
+    """(errno, start seq) where the step before noted that it could not journal a slot's end, else None."""
+    words = raw.decode("ascii", "replace").split()
+    if len(words) == 3 and all(w.isdigit() for w in words):
+        return int(words[1]), int(words[2])
+    return None
+
+
 class Lock:
     """An flock on DIR/.step.lock held for the whole step: a second step (two units, a user and the unit)
     refuses at once instead of both running into one slot."""
@@ -51,19 +62,32 @@ class Lock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            holder = os.read(fd, 32).decode("ascii", "replace").strip()
+            holder = (os.read(fd, 32).decode("ascii", "replace").split() or [""])[0]
             os.close(fd)
             pid = f" (pid {holder})" if holder.isdigit() else ""
             raise UsageError(f"campaign {os.path.dirname(self.path)}: another step is running{pid}: "
                              "not running a second") from None
         try:
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            self.last_word = last_word(os.pread(fd, RECORD, 0))
+            # a fixed width written in place (never truncated), so the note (below) goes where the file
+            # already has its space
+            os.pwrite(fd, f"{os.getpid()}\n".ljust(RECORD).encode(), 0)
         except OSError:
-            pass
+            self.last_word = None
         self.fd = fd
         Lock.held = (fd,)
         return self
+
+    def note(self, errno_, start):
+        """Say, for the next step, that the close of the slot started at `start` could not be journaled
+        (errno_): written over the lock file's own record, so it needs no space a full disk lacks."""
+        if self.fd is None:
+            return
+        try:
+            os.pwrite(self.fd, f"{os.getpid()} {int(errno_)} {int(start)}\n".ljust(RECORD).encode(), 0)
+            os.fsync(self.fd)
+        except (OSError, ValueError, TypeError):
+            pass
 
     def __exit__(self, *exc):
         fd, self.fd = self.fd, None
@@ -168,14 +192,40 @@ class Step:
         self.out = out or (lambda line: print(line, flush=True))
         self.disable = disable  # (unit name, run) where the systemd unit runs the step
 
+    lock = None
+
     def event(self, **e):
         e.setdefault("time", self.clock())
         with signals.held():  # a Ctrl-C waits until the event is whole
-            return store.append_event(self.directory, e)
+            try:
+                return store.append_event(self.directory, e)
+            except OSError as err:  # a full disk: the next step journals the slot's end as what it was
+                if self.lock is not None and isinstance(e.get("start"), int) and err.errno:
+                    self.lock.note(err.errno, e["start"])
+                raise
+
+    def done(self, **e):
+        """A done event, with its file's sha256: what load checks the file against from now on."""
+        return self.event(event="done", sha256=store.file_digest(os.path.join(self.directory, e["file"])), **e)
 
     def __call__(self, dry_run=False):
-        with Lock(self.directory):
-            return self._step(dry_run)
+        with Lock(self.directory) as lock:
+            self.lock = lock
+            try:
+                return self._step(dry_run)
+            finally:
+                self.lock = None
+
+    def _cut_off(self, start, boot_id):
+        """Why a slot left open ended: what the step before noted (its end could not be journaled),
+        else what the boot says."""
+        said = self.lock.last_word if self.lock is not None else None
+        if said is not None and said[1] == start["seq"]:
+            import errno
+
+            full = " (the disk was full)" if said[0] in (errno.ENOSPC, errno.EDQUOT) else ""
+            return f"its end could not be journaled: {os.strerror(said[0])}{full}"
+        return "the boot ended before its run did" if start["boot_id"] != boot_id else "its step was killed"
 
     def _step(self, dry_run):
         c = store.load(self.directory)
@@ -186,17 +236,23 @@ class Step:
         counted, recovered = {d["boot_id"] for d in c.done}, set()
         for e in c.open_starts():  # a crash, a power cut or a killed step left this slot open
             kept = e.get("file") if e.get("file") and os.path.exists(os.path.join(self.directory, e["file"])) else None
+            why = self._cut_off(e, boot_id)
             if kept and e["boot_id"] not in counted and store.complete_result(os.path.join(self.directory, kept)):
-                # the run finished and saved; only its done event is missing (lost, deleted, or the step
-                # died after the run): the observation is kept, not redone
-                act(event="done", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, start=e["seq"],
-                    recovered=True)
-                counted.add(e["boot_id"])
-                recovered.add(e["boot_id"])
-                self.out(f"slot of {e['kernel']} in boot {e['boot_id'][:8]}: its run had finished ({kept}): counted, "
-                         "not redone")
-                continue
-            why = "the boot ended before its run did" if e["boot_id"] != boot_id else "its step was killed"
+                slot = {"boot_id": e["boot_id"], "kernel": e["kernel"], "file": kept}
+                wrong = store.done_problem(self.directory, slot, c.kernels)
+                if wrong is None:
+                    # the run finished and saved; only its done event is missing (lost, deleted, or the
+                    # step died after the run): the observation is kept, not redone
+                    if dry_run:
+                        act(event="done", **slot, start=e["seq"], recovered=True)
+                    else:
+                        self.done(**slot, start=e["seq"], recovered=True)
+                    counted.add(e["boot_id"])
+                    recovered.add(e["boot_id"])
+                    self.out(f"slot of {e['kernel']} in boot {e['boot_id'][:8]}: its run had finished ({kept}): "
+                             "counted, not redone")
+                    continue
+                why = wrong  # complete, but not this slot's run (copied in, another boot's)
             act(event="unfinished", boot_id=e["boot_id"], kernel=e["kernel"], file=kept, why=why, start=e["seq"])
             its_file = f"; its file {kept} is kept" if kept else ""
             self.out(f"slot of {e['kernel']} in boot {e['boot_id'][:8]} unfinished ({why}): redone{its_file}")
@@ -247,9 +303,12 @@ class Step:
             interrupted = signals.take() or bool(asked)
         # exit 3: the run finished and saved, and its verify passes read a stale translation (a finding about
         # the kernel, not a failed run: redoing the slot would only find it again); compare DIR says it
-        if rc in (0, 3) and store.complete_result(path):
-            self.event(event="done", boot_id=boot_id, kernel=name, file=rel, start=started,
-                       **({"stale": True} if rc else {}))
+        # the file is checked as every later read checks it: a done that would not count is never written
+        # (its slot would reopen at every boot), the slot is unfinished and nothing is arranged
+        wrong = store.done_problem(self.directory, {"boot_id": boot_id, "kernel": name, "file": rel}, c.kernels) \
+            if rc in (0, 3) and store.complete_result(path) else None
+        if rc in (0, 3) and store.complete_result(path) and wrong is None:
+            self.done(boot_id=boot_id, kernel=name, file=rel, start=started, **({"stale": True} if rc else {}))
             self.out(f"saved {path}" if rc == 0 else f"saved {path}: STALE TRANSLATION in its verify passes (kept as a "
                      "finished run; compare says it)")
             if interrupted:  # asked to stop: the finished run counts, but no next boot is arranged
@@ -261,6 +320,8 @@ class Step:
         else:
             kept = rel if os.path.exists(path) else None
             why = "interrupted" if rc == 130 or interrupted else f"the run exited {rc}"
+            if wrong is not None:
+                why = f"its file does not bear the slot out: {wrong}"
             self.event(event="unfinished", boot_id=boot_id, kernel=name, file=kept, why=why, rc=rc, start=started)
             is_kept = f" ({kept} is kept)" if kept else ""
             self.out(f"{name}'s run in this boot is unfinished ({why}); the next step redoes the slot{is_kept}")

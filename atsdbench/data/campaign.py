@@ -7,6 +7,7 @@ Nothing is rewritten: the state of a campaign is the fold of its journal (`Campa
 a full disk or a Ctrl-C can lose at most the event being written, never one already saved.  This module
 is pure (compare, plot and model read campaigns through it); campaign/ holds the orchestration.
 """
+import hashlib
 import json
 import os
 import re
@@ -24,6 +25,11 @@ METHODS = ("kexec", "grub", "manual", "qemu")  # qemu: guest --boots, host-drive
 RUNNERS = ("run", "atsd")  # atsdbench run, or the standalone atsd imported (minimal systems)
 EVENTS = ("start", "done", "unfinished", "missed", "foreign", "skipped", "arranged", "stopped")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
+# The one rule for a journal file's name, which the reader and the writer share: NNNNNN-KIND.json, the
+# number written as f"{seq:06d}" (six digits, more past 999999, so numbering never runs out; no other
+# spelling of a number, so no two names read as one number) and KIND an event's.  Anything else in
+# journal/ (a stray file, a temporary one a cut-off write left) is named and ignored, numbering too.
+EVENT_FILE = re.compile(r"([0-9]{6}|[1-9][0-9]{6,})-([a-z]+)\.json")
 # After this many missed slots in a row for one kernel (it never came up), the campaign stops
 # arranging it: a kernel that cannot boot would otherwise loop through reboots for ever.
 MAX_MISSES = 3
@@ -113,11 +119,10 @@ def load_events(directory, kernels=None):
     named in the warnings, never deleted."""
     folder = os.path.join(directory, JOURNAL)
     events, warnings = [], []
-    try:
-        names = sorted(n for n in os.listdir(folder) if re.fullmatch(r"[0-9]{6}-[a-z]+\.json", n))
-    except FileNotFoundError:
-        return events, warnings
-    for n in names:
+    names, strays = journal_files(folder)
+    for n, why in strays:
+        warnings.append(f"{os.path.join(folder, n)}: {why}")
+    for seq, n in names:
         path = os.path.join(folder, n)
         try:
             e = inputs.read_json(path, "a campaign event")
@@ -131,23 +136,112 @@ def load_events(directory, kernels=None):
         if why:
             warnings.append(f"{path}: skipped ({why})")
             continue
-        e["seq"] = int(n[:6])
+        e["seq"] = seq
         events.append(e)
     return events, warnings
 
 
+def event_name(seq, kind):
+    return f"{seq:06d}-{kind}.json"
+
+
+def journal_files(folder):
+    """([(seq, name)] of the event files in journal order, [(name, what is done with it)] of the rest
+    and of a second file of one number, read but named): one rule (EVENT_FILE) for reader and writer."""
+    try:
+        listed = os.listdir(folder)
+    except FileNotFoundError:
+        return [], []
+    events, strays, taken, named = [], [], {}, []
+    for n in sorted(listed):
+        m = EVENT_FILE.fullmatch(n)
+        if m is None or m.group(2) not in EVENTS:
+            why = "a temporary file of a write that was cut off" if n.startswith(files.TMP_PREFIX) else \
+                "not a journal event's name, NNNNNN-KIND.json; numbering ignores it"
+            strays.append((n, f"ignored ({why})"))
+        else:
+            named.append((int(m.group(1)), n))
+    for seq, n in sorted(named):
+        if seq in taken:  # read all the same: which of the two is the journal's own cannot be known
+            strays.append((n, f"numbered {seq}, as {taken[seq]} is (atsdbench writes one file a number): "
+                              "both read"))
+        taken.setdefault(seq, n)
+        events.append((seq, n))
+    events.sort()
+    return events, strays
+
+
 def append_event(directory, event):
-    """Write one event as the journal's next file (the caller holds the step lock): never replaces one."""
+    """Write one event as the journal's next file (the caller holds the step lock).  It never replaces a
+    file: the name is taken by a hard link, which fails where the name exists, and a number another file
+    has too is given up (then the next number)."""
     if event.get("event") not in EVENTS:
         raise ValueError(event)
     folder = os.path.join(directory, JOURNAL)
     os.makedirs(folder, exist_ok=True)
-    taken = [int(n[:6]) for n in os.listdir(folder) if re.fullmatch(r"[0-9]{6}-.*", n)]
-    seq = max(taken, default=0) + 1
-    path = os.path.join(folder, f"{seq:06d}-{event['event']}.json")
+    events, _ = journal_files(folder)
+    seq = max((s for s, _ in events), default=0) + 1
     text = json.dumps(event, indent=1, sort_keys=True) + "\n"
-    files.write_atomically(path, lambda f: f.write(text))
-    return dict(event, seq=seq)
+    while True:
+        name = event_name(seq, event["event"])
+        try:
+            files.write_atomically(os.path.join(folder, name), lambda f: f.write(text), replace=False)
+        except FileExistsError:
+            seq += 1
+            continue
+        # a number is one event's: where another file of it appeared meanwhile, this one moves on
+        if all(s != seq or n == name for s, n in journal_files(folder)[0]):
+            return dict(event, seq=seq)
+        os.unlink(os.path.join(folder, name))
+        seq += 1
+
+
+def _shown(text):
+    """A name from the journal or a file as it is where it is printable and short, else cut (quoted)."""
+    return text if text.isprintable() and len(text) <= 80 else cut(text)
+
+
+def file_digest(path):
+    """The sha256 of a result file (a done event records its file's), or None where it cannot be read."""
+    try:
+        return hashlib.sha256(inputs.read_bytes(path)).hexdigest()
+    except (UsageError, OSError):
+        return None
+
+
+def done_problem(directory, event, kernels):
+    """Why a done event's file does not bear it out (a phrase), or None.  kernels: the plan's, by name.
+    The file must be in its kernel's folder, be there, be the one the event recorded (its sha256, where
+    the event has one), say it is complete, and have run in the event's boot on the kernel's release
+    (where it names them): a file deleted, swapped, copied from another run or of another kernel is not
+    an observation of this slot."""
+    from . import results
+
+    rel, kernel = event.get("file"), event["kernel"]
+    if not rel:
+        return "it names no file"
+    if rel.split("/")[0] != kernel:
+        return f"its file {_shown(rel)} is not in {kernel}'s folder"
+    path = os.path.join(directory, rel)
+    if not os.path.lexists(path):
+        return f"its file {_shown(rel)} is gone"
+    want = event.get("sha256")
+    if want is not None and file_digest(path) != want:
+        return f"{_shown(rel)} is not the file it recorded (another sha256)"
+    try:
+        data = inputs.read_json(path, "a result file")
+    except (UsageError, OSError):
+        return f"{_shown(rel)} is not a result file"
+    if not isinstance(data, dict) or data.get("format") != results.FORMAT or data.get("complete") is not True:
+        return f"{_shown(rel)} is not a complete result file"
+    host = data.get("host") if isinstance(data.get("host"), dict) else {}
+    said = host.get("boot_id")
+    if said not in (None, "", "unknown") and said != event["boot_id"]:
+        return f"{_shown(rel)} ran in boot {_shown(str(said)[:8])}, not {event['boot_id'][:8]}"
+    said, release = host.get("kernel_release"), kernels[kernel]["release"]
+    if said not in (None, "", "unknown") and said != release:
+        return f"{_shown(rel)} ran {_shown(str(said))}, not {kernel}'s {release}"
+    return None
 
 
 def complete_result(path):
@@ -193,31 +287,55 @@ def _content(event):
     return json.dumps({k: v for k, v in event.items() if k != "seq"}, sort_keys=True)
 
 
-class Campaign:
-    """A plan and the fold of its journal."""
+def _key(event):
+    """An event's identity in the journal: its number and kind (one file each; seq alone is not, where
+    a file was added by hand under a number already taken)."""
+    return event.get("seq"), event["event"]
 
-    def __init__(self, directory, plan, events, warnings=()):
+
+def _ran_at(event):
+    """Where a done event's boot ran in the journal: at its start (a done recovered later, or written
+    after other events, counts where its run was), else where it was written."""
+    at = event.get("start")
+    return at if isinstance(at, int) and not isinstance(at, bool) else event.get("seq", float("inf"))
+
+
+class Campaign:
+    """A plan and the fold of its journal.  refused: _key -> why, the done events whose file does not
+    bear them out (load checks each): they close their start but count for nothing, so their slot is
+    open again."""
+
+    def __init__(self, directory, plan, events, warnings=(), refused=None):
         self.directory, self.plan, self.events = directory, plan, list(events)
         self.warnings = list(warnings)
+        self.refused = dict(refused or {})
         self.names = [k["name"] for k in plan["kernels"]]
         self.kernels = {k["name"]: k for k in plan["kernels"]}
 
+    def why_refused(self, event):
+        """Why this done event counts for nothing (its file does not bear it out), or None."""
+        return self.refused.get(_key(event))
+
+    def _dones(self):
+        return [e for e in self.events if e["event"] == "done" and _key(e) not in self.refused]
+
     @property
     def done(self):
-        """The finished boots in order: each a `done` event (kernel, boot_id, file), one a boot.  A
-        boot runs one slot at most (a step refuses a used boot), so a second `done` of a boot is a
-        copied or replayed event file: the first counts, the others are warned about (duplicates)."""
+        """The finished boots in the order they ran (_ran_at): each a `done` event (kernel, boot_id,
+        file) its file bears out, one a boot.  A boot runs one slot at most (a step refuses a used
+        boot), so a second `done` of a boot is a copied or replayed event file: the first counts, the
+        others are warned about (duplicates)."""
         seen, out = set(), []
-        for e in self.events:
-            if e["event"] == "done" and e["boot_id"] not in seen:
+        for e in self._dones():
+            if e["boot_id"] not in seen:
                 seen.add(e["boot_id"])
                 out.append(e)
-        return out
+        return sorted(out, key=_ran_at)
 
     def duplicates(self):
         """`done` events of a boot already counted: named in the warnings, never a second observation."""
         counted = {id(e) for e in self.done}
-        return [e for e in self.events if e["event"] == "done" and id(e) not in counted]
+        return [e for e in self._dones() if id(e) not in counted]
 
     def counts(self):
         out = {n: 0 for n in self.names}
@@ -234,7 +352,8 @@ class Campaign:
 
     def boots_done(self):
         """boot_id -> the event that used that boot up (a finished run, a foreign kernel, a skipped one)."""
-        return {e["boot_id"]: e for e in self.events if e["event"] in ("done", "foreign", "skipped")}
+        return {e["boot_id"]: e for e in self.events if e["event"] in ("done", "foreign", "skipped")
+                and _key(e) not in self.refused}
 
     def open_starts(self):
         """`start` events that no `done` or `unfinished` closes (a crash, a power cut, a killed step).  A
@@ -261,13 +380,32 @@ class Campaign:
         for e in reversed(self.events):
             if e["event"] == "missed" and e["expected"] == name:
                 n += 1
-            elif e["event"] == "done" and e["kernel"] == name:
+            elif e["event"] == "done" and e["kernel"] == name and _key(e) not in self.refused:
                 break
         return n
 
     def stuck(self):
         """Kernels that missed MAX_MISSES slots in a row: no longer arranged."""
         return [n for n in self.names if self.remaining()[n] and self.misses_in_a_row(n) >= MAX_MISSES]
+
+
+def _refusals(directory, plan, events):
+    """_key -> why for each done event its file does not bear out (done_problem), and each naming a file
+    an earlier done of another boot holds: one file is one observation."""
+    kernels = {k["name"]: k for k in plan["kernels"]}
+    refused, holder = {}, {}
+    for e in events:
+        if e["event"] != "done":
+            continue
+        why = done_problem(directory, e, kernels)
+        first = holder.get(os.path.normpath(e["file"]))
+        if why is None and first is not None and first["boot_id"] != e["boot_id"]:
+            why = f"its file is counted under {_event_path(directory, first)} already"
+        if why is not None:
+            refused[_key(e)] = why
+        else:
+            holder.setdefault(os.path.normpath(e["file"]), e)
+    return refused
 
 
 def load(directory):
@@ -282,7 +420,11 @@ def load(directory):
             continue
         first[key] = e
         kept.append(e)
-    c = Campaign(directory, plan, kept, warnings)
+    c = Campaign(directory, plan, kept, warnings, _refusals(directory, plan, kept))
+    for e in kept:
+        if _key(e) in c.refused:
+            c.warnings.append(f"{_event_path(directory, e)}: not counted ({c.refused[_key(e)]}): its slot of "
+                              f"{e['kernel']} is open again")
     for e in c.duplicates():
         c.warnings.append(f"{_event_path(directory, e)}: a second done event of boot {(e['boot_id'][:8])}: counted "
                           "once")
@@ -294,24 +436,43 @@ def sides(directory):
     Returns (campaign, [(name, [paths in boot order])]), kernels in the plan's order; files the journal
     does not know of (put there by hand) are warned about, never read."""
     c = load(directory)
+    c.warnings.extend(stray_results(c))
     out = []
     for name in c.names:
-        paths = [os.path.join(directory, e["file"]) for e in c.done if e["kernel"] == name]
-        known = {os.path.basename(p) for p in paths}
-        folder = os.path.join(directory, name)
+        out.append((name, [os.path.join(directory, e["file"]) for e in c.done if e["kernel"] == name]))
+    return c, out
+
+
+def result_files(c):
+    """{kernel: [names of the .json files in DIR/KERNEL/]}, each folder sorted."""
+    out = {}
+    for name in c.names:
         try:
-            strays = sorted(n for n in os.listdir(folder) if n.endswith(".json") and n not in known)
-        except FileNotFoundError:
-            strays = []
+            out[name] = sorted(n for n in os.listdir(os.path.join(c.directory, name)) if n.endswith(".json"))
+        except (FileNotFoundError, NotADirectoryError):
+            out[name] = []
+    return out
+
+
+def stray_results(c):
+    """Warnings for the result files no counted done event holds: put there by hand (not in the
+    journal), kept by an unfinished slot though complete; those of a refused done were named with it."""
+    lines = []
+    for name, found in result_files(c).items():
+        folder = os.path.join(c.directory, name)
+        known = {os.path.basename(e["file"]) for e in c.done if e["kernel"] == name}
+        refused = {os.path.basename(e.get("file") or "") for e in c.events
+                   if e["event"] == "done" and _key(e) in c.refused and e["kernel"] == name}
         kept = {os.path.basename(e.get("file") or "") for e in c.events
                 if e["event"] == "unfinished" and e["kernel"] == name}
-        for n in strays:
+        for n in found:
+            if n in known or n in refused:
+                continue
             if n not in kept:
-                c.warnings.append(f"{os.path.join(folder, n)} is not in the campaign's journal: left out")
+                lines.append(f"{os.path.join(folder, n)} is not in the campaign's journal: left out")
             elif complete_result(os.path.join(folder, n)):  # finished, but its run said it failed
-                c.warnings.append(f"{os.path.join(folder, n)} is complete, but its run failed: not compared")
-        out.append((name, paths))
-    return c, out
+                lines.append(f"{os.path.join(folder, n)} is complete, but its run failed: not compared")
+    return lines
 
 
 def sides_of(items, labels, warn):

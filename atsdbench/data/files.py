@@ -246,13 +246,15 @@ def _umask():
     return mask
 
 
-def write_atomically(path, write, binary=False):
+def write_atomically(path, write, binary=False, replace=True):
     """Call write(f) on a temporary file beside `path`, fsync it, rename it to `path`, under
-    claim(path) (taken here unless the caller holds it, released after).  An OSError names `path`."""
+    claim(path) (taken here unless the caller holds it, released after).  An OSError names `path`.
+    replace=False: never over a file there, a FileExistsError instead (the name taken by a hard link,
+    or, where the file system has none, a rename after a look)."""
     mine = os.path.realpath(path) not in _claimed
     claim(path)
     try:
-        _write_atomically(path, write, binary)
+        _write_atomically(path, write, binary, replace)
     except OSError as e:
         e.filename, e.filename2 = path, None  # the target, not the temporary file, is what the user named
         raise
@@ -261,7 +263,25 @@ def write_atomically(path, write, binary=False):
             release(path)
 
 
-def _write_atomically(path, write, binary):
+def _rename_new(tmp, path):
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV):
+            raise
+        if os.path.lexists(path):  # no hard links here (vfat, some 9p): a look, then the rename
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path) from None
+        os.replace(tmp, path)
+        return
+    try:
+        os.unlink(tmp)
+    except OSError:  # the file is written; the temporary name is a stray the journal names
+        pass
+
+
+def _write_atomically(path, write, binary, replace=True):
     folder = _folder(path)
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f"{TMP_PREFIX}{os.getpid()}-", suffix=".tmp")
     try:
@@ -271,7 +291,10 @@ def _write_atomically(path, write, binary):
             write(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            _rename_new(tmp, path)
     except BaseException:
         if fd is not None:
             os.close(fd)

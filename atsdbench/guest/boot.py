@@ -105,7 +105,8 @@ def boots(args, machines, runs, bases, trace_kb):
                 continue
             keep(path[:-5] + ".console", text)
             store.append_event(directory, {"event": "done", "kernel": name, "boot_id": boot_id,
-                                           "file": os.path.relpath(path, directory), "time": time.time()})
+                                           "file": os.path.relpath(path, directory), "time": time.time(),
+                                           "sha256": store.file_digest(path)})
             print(f"wrote {path} ({k['release']}, {machine}, {accel}, {seconds:.0f} s)")
     n = len(store.load(directory).done)
     print(f"campaign {directory}: {n} boot{'s' * (n != 1)}; atsdbench compare {directory}")

@@ -2,7 +2,10 @@
 kernel, steps that finish, that die at any event boundary or inside their run (before its file, after a
 partial one, after a complete one), that are signalled, and journal files copied, corrupted or deleted
 between them.  After any history and one clean step: a boot counted at most once, every complete result
-file counted or named in a warning, every start closed exactly once, no stopped step that arranged."""
+file counted or named in a warning, every start closed exactly once, no stopped step that arranged;
+every counted file bears its done event out, the boots counted in the order they ran, and the plan
+completes within a few boots more than it has left (no reboot loop).  Stray and foreign journal files,
+done events doubled or crossed, result files deleted or swapped are among the histories."""
 import json
 import os
 import signal
@@ -22,6 +25,12 @@ OPS = st.one_of(
                                                 "signalled", "run-fails-complete"])),
     st.tuples(st.just("die-after-events"), st.integers(0, 3)),
     st.tuples(st.just("journal"), st.sampled_from(["copy", "corrupt", "delete"]), st.integers(0, 50)),
+    # what fools a journal: stray numbered files, done events doubled or of the other kernel, result
+    # files gone or swapped for another boot's
+    st.tuples(st.just("stray"), st.sampled_from(["999999-junk.txt", "999999-done.json", "000001-done.json.bak"]),
+              st.just(0)),
+    st.tuples(st.just("forge"), st.sampled_from(["dup", "cross"]), st.integers(0, 50)),
+    st.tuples(st.just("result"), st.sampled_from(["delete", "swap"]), st.integers(0, 50)),
 )
 
 
@@ -36,7 +45,7 @@ class World:
         fakes.plan(self.dir, [(n, BANNERS[n], images[n]) for n in ("old", "new")], boots=3)
         self.proc = str(root / "proc")
         self.runner, self.method = fakes.Runner(self.proc), fakes.Method()
-        self.boots, self.stopped = 0, []
+        self.boots, self.stopped, self.measured = 0, [], []
         self.boot("old")
 
     def boot(self, which):
@@ -111,6 +120,49 @@ class World:
         else:
             os.unlink(path)
 
+    def stray(self, name):
+        folder = os.path.join(self.dir, "journal")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, name), "w") as f:
+            f.write("x")
+
+    def dones(self):
+        folder = os.path.join(self.dir, "journal")
+        return sorted(n for n in os.listdir(folder) if n.endswith("-done.json")) if os.path.isdir(folder) else []
+
+    def forge(self, how, pick):
+        """A done event written by hand: a second one of a file (another boot), or one of the other kernel."""
+        names = self.dones()
+        if not names:
+            return
+        folder = os.path.join(self.dir, "journal")
+        try:
+            with open(os.path.join(folder, names[pick % len(names)])) as f:
+                e = json.load(f)
+            e["boot_id"], e["kernel"] = "ffffffff-forged", ("new" if e["kernel"] == "old" else "old")
+        except (ValueError, KeyError, TypeError):
+            return  # a corrupted one
+        if how == "dup":
+            e["kernel"] = "new" if e["kernel"] == "old" else "old"
+        events, _ = store.journal_files(folder)
+        seq = max(n for n, _ in events) + 1
+        with open(os.path.join(folder, f"{seq:06d}-done.json"), "w") as f:
+            json.dump(e, f)
+
+    def result(self, how, pick):
+        found = sorted(os.path.join(self.dir, n, f) for n in BANNERS if os.path.isdir(os.path.join(self.dir, n))
+                       for f in os.listdir(os.path.join(self.dir, n)) if f.endswith(".json"))
+        if not found:
+            return
+        path = found[pick % len(found)]
+        if how == "delete":
+            os.unlink(path)
+        else:  # another boot's result of the same kernel put in its place
+            same = [p for p in found if p != path and os.path.dirname(p) == os.path.dirname(path)]
+            if same:
+                with open(same[0]) as f, open(path, "w") as g:
+                    g.write(f.read())
+
 
 def _closes(c):
     """For each start, the `unfinished` events that close it: a start closed again and again (a cut-off
@@ -119,11 +171,33 @@ def _closes(c):
             for e in c.events if e["event"] == "start"]
 
 
+CLEAN = [("step", "clean"), ("boot", "arranged")]
+# the histories that fooled the journal, each run every time (and as the search's first examples)
+HISTORIES = {
+    "a stray file numbered 999999": [("stray", "999999-junk.txt", 0)] + CLEAN * 2,
+    "a damaged event numbered 999999": [("stray", "999999-done.json", 0)] + CLEAN * 2,
+    "a backup beside an event": CLEAN + [("stray", "000001-done.json.bak", 0)] + CLEAN,
+    "a done event doubled under another boot": CLEAN * 2 + [("forge", "dup", 0)],
+    "a done event of the other kernel": CLEAN * 2 + [("forge", "cross", 1)],
+    "a result file gone": CLEAN * 2 + [("result", "delete", 0)],
+    "a result swapped for another boot's": CLEAN * 3 + [("result", "swap", 0)],
+    "a done destroyed, recovered after a later boot": CLEAN * 3 + [("journal", "corrupt", 4)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(HISTORIES))
+def test_what_the_fold_holds_after_the_histories_that_fooled_it(tmp_path, name):
+    holds(World(tmp_path), HISTORIES[name])
+
+
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(OPS, max_size=14))
 def test_what_the_fold_holds_after_any_history(tmp_path_factory, history):
-    w = World(tmp_path_factory.mktemp("campaign"))
+    holds(World(tmp_path_factory.mktemp("campaign")), history)
+
+
+def holds(w, history):
     for op in history:
         if op[0] == "boot":
             w.boot(op[1])
@@ -131,11 +205,22 @@ def test_what_the_fold_holds_after_any_history(tmp_path_factory, history):
             w.run_step(op[1])
         elif op[0] == "die-after-events":
             w.step(die_after=op[1])
-        else:
+        elif op[0] == "journal":
             w.journal(op[1], op[2])
+        elif op[0] == "stray":
+            w.stray(op[1])
+        elif op[0] == "forge":
+            w.forge(op[1], op[2])
+        else:
+            w.result(op[1], op[2])
     w.boot("arranged")
     w.step()  # one clean step closes whatever the history left open
     c, sides = store.sides(w.dir)
+    # every counted boot's file bears its done event out, and they are in the order the boots ran
+    assert all(store.done_problem(w.dir, e, c.kernels) is None for e in c.done)
+    ran = [os.path.basename(out) for _, out in w.runner.calls]
+    assert [ran.index(os.path.basename(e["file"])) for e in c.done] == sorted(
+        ran.index(os.path.basename(e["file"])) for e in c.done)
     # a boot counted at most once, one file one observation
     assert len({e["boot_id"] for e in c.done}) == len(c.done)
     used = [p for _, paths in sides for p in paths]
@@ -146,7 +231,8 @@ def test_what_the_fold_holds_after_any_history(tmp_path_factory, history):
         for n in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
             path = os.path.join(folder, n)
             if n.endswith(".json") and store.complete_result(path):
-                assert path in used or any(path in x for x in c.warnings), (path, c.warnings)
+                rel = os.path.relpath(path, w.dir)
+                assert path in used or any(path in x or rel in x for x in c.warnings), (path, c.warnings)
     # every start closed, and never twice (among the events that can be read)
     assert c.open_starts() == [] and all(n <= 1 for n in _closes(c)), [(e["event"], e.get("boot_id", "")[:2])
                                                                        for e in c.events]
@@ -154,3 +240,11 @@ def test_what_the_fold_holds_after_any_history(tmp_path_factory, history):
     assert all(w.stopped)
     with open(store.plan_path(w.dir)) as f:
         assert json.load(f)["boots"] == 3  # the plan is never rewritten
+    # no reboot loop: booted as arranged, the plan completes within its boots left and a few more
+    for _ in range(2 * 3 + 4):
+        if store.load(w.dir).complete:
+            break
+        w.boot("arranged")
+        w.step()
+    assert store.load(w.dir).complete, [(e["event"], e.get("kernel")) for e in store.load(w.dir).events]
+    assert all(store.done_problem(w.dir, e, c.kernels) is None for e in store.load(w.dir).done)

@@ -167,11 +167,11 @@ def test_an_event_that_cannot_be_written_leaves_the_journal_whole(world, monkeyp
     real = files.write_atomically
     calls = [0]
 
-    def enospc(path, write, binary=False):
+    def enospc(path, write, binary=False, **kw):
         calls[0] += 1
         if calls[0] == 2:  # the `done` event: the disk filled during the run
             raise OSError(28, "No space left on device", path)
-        return real(path, write, binary)
+        return real(path, write, binary, **kw)
     monkeypatch.setattr(files, "write_atomically", enospc)
     with pytest.raises(OSError):
         world["step"]()

@@ -1,11 +1,24 @@
 """data/campaign: the plan's check, the journal (append-only, damaged files skipped), result names."""
 import json
 import os
+import pathlib
 
 import pytest
 
 from atsdbench.data import campaign as store
 from atsdbench.errors import UsageError
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _result(d, name, boot_id, release):
+    """A complete result file of boot_id on release at DIR/NAME/BOOT_ID.json (a fixture's copy)."""
+    data = json.loads((FIXTURES / "before.json").read_text())
+    data["host"].update(boot_id=boot_id, kernel_release=release)
+    os.makedirs(os.path.join(d, name), exist_ok=True)
+    with open(os.path.join(d, name, f"{boot_id}.json"), "w") as f:
+        json.dump(data, f)
+    return f"{name}/{boot_id}.json"
 
 
 def _plan(**changes):
@@ -33,7 +46,7 @@ def test_the_journal_only_grows_and_skips_what_does_not_parse(tmp_path):
     d = str(tmp_path)
     (tmp_path / "campaign.json").write_text(json.dumps(_plan()))
     store.append_event(d, {"event": "start", "boot_id": "x", "kernel": "a", "file": "a/x.json"})
-    store.append_event(d, {"event": "done", "boot_id": "x", "kernel": "a", "file": "a/x.json"})
+    store.append_event(d, {"event": "done", "boot_id": "x", "kernel": "a", "file": _result(d, "a", "x", "6.1")})
     names = sorted(os.listdir(tmp_path / "journal"))
     assert names == ["000001-start.json", "000002-done.json"]
     (tmp_path / "journal" / "000003-done.json").write_text('{"event": ')  # a disk that lied
@@ -74,7 +87,7 @@ def test_an_event_without_what_its_readers_take_is_skipped_not_a_traceback(tmp_p
     status, step and compare DIR read the rest instead of failing on a missing key."""
     d = str(tmp_path)
     (tmp_path / "campaign.json").write_text(json.dumps(_plan()))
-    store.append_event(d, {"event": "done", "boot_id": "x", "kernel": "a", "file": "a/x.json"})
+    store.append_event(d, {"event": "done", "boot_id": "x", "kernel": "a", "file": _result(d, "a", "x", "6.1")})
     (tmp_path / "journal" / "000002-done.json").write_text(json.dumps(event))
     c = store.load(d)
     assert [x["boot_id"] for x in c.events] == ["x"] and c.counts() == {"a": 1, "b": 0}
@@ -82,3 +95,24 @@ def test_an_event_without_what_its_readers_take_is_skipped_not_a_traceback(tmp_p
     p = cli("campaign", "status", d)
     assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
     assert "boots done in order: a" in p.stdout and why in p.stderr
+
+
+@pytest.mark.parametrize("links", [True, False])
+def test_an_event_never_replaces_a_file_with_hard_links_or_without(tmp_path, monkeypatch, links):
+    """The writer takes a name no file has: by a hard link, or (a file system without them: vfat, some
+    9p) by a look and a rename; a taken name is a FileExistsError, and the journal's next number."""
+    import errno
+
+    from atsdbench.data import files
+
+    if not links:
+        def no_link(src, dst):
+            raise OSError(errno.EPERM, "Operation not permitted")
+        monkeypatch.setattr(os, "link", no_link)
+    target = tmp_path / "x.json"
+    target.write_text("kept")
+    with pytest.raises(FileExistsError):
+        files.write_atomically(str(target), lambda f: f.write("new"), replace=False)
+    assert target.read_text() == "kept" and sorted(os.listdir(tmp_path)) == ["x.json"]  # no temporary left
+    files.write_atomically(str(tmp_path / "y.json"), lambda f: f.write("new"), replace=False)
+    assert (tmp_path / "y.json").read_text() == "new" and sorted(os.listdir(tmp_path)) == ["x.json", "y.json"]

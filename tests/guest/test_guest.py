@@ -415,10 +415,14 @@ files = read_cpio(open(argv[argv.index("-initrd") + 1], "rb").read())
 output = open(os.environ["FAKE_ATSD_OUTPUT"]).read().splitlines()
 packed = lambda data: base64.encodebytes(gzip.compress(data)).decode().split()
 if os.environ.get("FAKE_FRESH_BOOTS"):  # guest --boots: every boot a boot_id of its own
-    import uuid
+    import struct, uuid
     boot_id = str(uuid.uuid4())
-    output = [re.sub(r"\tboot_id=[^\t]*", "", x) + "\tboot_id=" + boot_id if x.startswith("host\t") else x
-              for x in output]
+    # and the release of the kernel it boots, as uname -r in it would say (the bzImage's header banner)
+    head = open(argv[argv.index("-kernel") + 1], "rb").read(0x10000)
+    at = struct.unpack_from("<H", head, 0x20E)[0] + 0x200
+    release = head[at:at + 512].split(b"\0")[0].decode().split()[0]
+    output = [re.sub(r"\tboot_id=[^\t]*", "", re.sub(r"\tkernel_release=[^\t]*", "\tkernel_release=" + release, x))
+              + "\tboot_id=" + boot_id if x.startswith("host\t") else x for x in output]
 lines = ["[    0.000000] Linux version 6.1.0-fake", "@@ guest", "@@ release 6.1.0-fake", "@@ page_size 65536",
          "@@ ceiling 33"]
 k = 1

@@ -19,6 +19,13 @@ def kexec_unload():
         raise OSError(-rc, os.strerror(-rc))
 
 
+def kexec_file_supported():
+    """Whether the running kernel has kexec_file_load(2) (not ENOSYS); nothing is loaded or unloaded."""
+    import errno
+
+    return lib.atsd_kexec_probe() != -errno.ENOSYS
+
+
 def kexec_reboot():
     """Boot the loaded kernel now: returns only where the kernel refused (an OSError)."""
     rc = lib.atsd_kexec_reboot()
