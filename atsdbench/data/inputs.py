@@ -110,6 +110,77 @@ def read_input(path, limit=MAX_INPUT):
     return read_bytes(path, limit).decode("utf-8", errors="replace"), path
 
 
+# The longest line a line-by-line reader keeps (import --lava-log, stat): a longer one is named and
+# skipped, so that memory is bounded whatever the input's line lengths (/dev/zero has no newline).
+MAX_LINE = 1 << 20
+
+
+def open_stream(path, limit=MAX_INPUT):
+    """(binary file, name) of an input read from start to end once: "-" is stdin (whatever it is: a
+    terminal, a pipe, a file), a path a regular file of at most `limit` bytes or a pipe (`<(zcat
+    LOG.gz)`, a FIFO); a device, a socket or a directory is one UsageError line."""
+    if path == "-":
+        with reading(path):
+            try:
+                fd = os.dup(sys.stdin.fileno())
+            except (AttributeError, ValueError, OSError):  # no stdin at all: read as empty
+                import io
+
+                return io.BytesIO(b""), "<stdin>"
+        return os.fdopen(fd, "rb", buffering=0), "<stdin>"
+    with reading(path):
+        try:
+            fd, _ = _open_regular(path, limit)
+        except UsageError:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            st = os.fstat(fd)
+            if not stat.S_ISFIFO(st.st_mode):
+                os.close(fd)
+                raise
+            os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb", buffering=0), path
+
+
+def lines(f, name, limit=MAX_INPUT, max_line=MAX_LINE, too_long=None):
+    """The lines of a binary stream (bytes, without their newline), read STREAM_CHUNK at a time: the
+    memory is one chunk and one line of at most `max_line` bytes; a longer line is skipped, with
+    too_long(its line number) called; more than `limit` bytes in all is one UsageError line."""
+    got, part, skipping, number = 0, [], False, 0
+    held = 0
+    while True:
+        chunk = f.read(STREAM_CHUNK)
+        if not chunk:
+            break
+        got += len(chunk)
+        if got > limit:
+            raise _too_big(name, limit)
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            number += 1
+            if skipping or held + len(piece) > max_line:
+                if too_long:
+                    too_long(number)
+                skipping, part, held = False, [], 0
+                continue
+            yield (b"".join(part) + piece) if part else piece
+            part, held = [], 0
+        last = pieces[-1]
+        if skipping:
+            continue
+        if held + len(last) > max_line:
+            skipping, part, held = True, [], 0
+        elif last:
+            part.append(last)
+            held += len(last)
+    if skipping or part:
+        number += 1
+        if skipping:
+            if too_long:
+                too_long(number)
+        else:
+            yield b"".join(part)
+
+
 def _refuse_constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
