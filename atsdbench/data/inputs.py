@@ -219,9 +219,19 @@ STREAM_CHUNK = 1 << 20
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
+# The longest single value the streaming reader decodes (a record, a top-level field such as config):
+# a result's largest is some MiB; a longer one (a 1 GB string) is refused, not decoded into GBs.
+MAX_VALUE = 64 << 20
+
+
 class _Unusual(Exception):
     """The streaming reader met something it leaves to read_json (invalid JSON, not an object at
-    the top): that reads the whole file and says what is wrong in its usual words."""
+    the top): that reads the whole file and says what is wrong in its usual words; where `why` is
+    given (nesting too deep), the file is not read again whole."""
+
+    def __init__(self, why=None):
+        super().__init__(why)
+        self.why = why
 
 
 class _Window:
@@ -278,10 +288,13 @@ class _Window:
                     self.pos = end
                     return value
             except RecursionError:
-                raise _Unusual() from None
+                raise _Unusual("JSON nested too deeply") from None
             except ValueError:  # JSONDecodeError, a refused number, too many digits
                 if self.eof:
                     raise _Unusual() from None
+            if len(self.buf) - self.pos > MAX_VALUE:
+                raise UsageError(f"{self.path}: a JSON value near byte {self.got - len(self.buf) + self.pos} "
+                                 f"is over {MAX_VALUE >> 20} MiB, longer than any in a result file")
             self.more(len(self.buf) - self.pos)  # doubling: a long value is decoded O(1) times
 
 
@@ -360,6 +373,7 @@ def stream_json(path, what, key, sink, limit=MAX_INPUT):
                 return out, True
             finally:
                 os.close(fd)
-    except _Unusual:
-        pass
+    except _Unusual as e:
+        if e.why:
+            raise UsageError(f"{path} is not {what} ({e.why})") from None
     return read_json(path, what, limit), False  # says what is wrong, or (a bug here) parses it whole
