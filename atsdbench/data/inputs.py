@@ -293,8 +293,8 @@ class _Window:
                 if self.eof:
                     raise _Unusual() from None
             if len(self.buf) - self.pos > MAX_VALUE:
-                raise UsageError(f"{self.path}: a JSON value near byte {self.got - len(self.buf) + self.pos} "
-                                 f"is over {MAX_VALUE >> 20} MiB, longer than any in a result file")
+                raise UsageError(f"{self.path}: a JSON value over {MAX_VALUE >> 20} MiB (near byte "
+                                 f"{self.got - len(self.buf) + self.pos}): none is that long")
             self.more(len(self.buf) - self.pos)  # doubling: a long value is decoded O(1) times
 
 

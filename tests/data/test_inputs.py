@@ -31,7 +31,7 @@ def test_a_long_valid_string_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(inputs, "MAX_VALUE", 1 << 20)
     path = tmp_path / "long.json"
     path.write_text(HEAD + "x" * (3 << 20) + '"}, "samples": []}')
-    with pytest.raises(UsageError, match=r"long.json: a JSON value near byte \d+ is over 1 MiB"):
+    with pytest.raises(UsageError, match=r"long.json: a JSON value over 1 MiB \(near byte \d+\)"):
         results.load(str(path))
 
 
