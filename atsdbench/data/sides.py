@@ -52,7 +52,9 @@ def escaped(text):
     move a terminal's cursor is shown, never obeyed."""
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    # a byte that is not UTF-8 (a surrogate escape of it) is printed as the byte it was
+    return "".join(c if c.isprintable() or "\udc80" <= c <= "\udcff" else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 def shown_label(text):
