@@ -149,7 +149,22 @@ class _Block:
             self.problem = f"it claims {size} bytes, over the {MAX_RESULT >> 20} MiB any result file may have"
         if self.problem is None:
             self.inflate = zlib.decompressobj(31)
-            self.file = tempfile.TemporaryFile(dir=folder)
+            self.folder = folder or tempfile.gettempdir()
+            with self._writing():
+                self.file = tempfile.TemporaryFile(dir=folder)
+
+    def _writing(self):
+        """A failed write of the temporary file (a full disk, a folder not writable) is one line."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def guard():
+            try:
+                yield
+            except OSError as e:
+                raise UsageError(f"cannot write a temporary file in {self.folder}: {e.strerror}") from None
+
+        return guard()
 
     def close(self):
         if self.file is not None:
@@ -182,7 +197,8 @@ class _Block:
             if self.got > self.size:  # never past MAX_RESULT: a larger size is refused at the begin marker
                 return self.fail(f"it inflates past the {self.size} bytes its begin marker says: a gzip bomb?")
             self.digest.update(out)
-            self.file.write(out)
+            with self._writing():
+                self.file.write(out)
 
     def finish(self, name, digest):
         """Why the block is left out at its end marker, or None (its bytes are in self.file)."""
@@ -211,6 +227,8 @@ def blocks(f, source, folder, warn):
         warn(damaged(block.name or "?", why))
 
     for raw in inputs.lines(f, source, too_long=long_lines.append):
+        if current is None and b"ATSDBENCH-" not in raw and b"RESULT-" not in raw:
+            continue  # no marker, even one with a mangled byte (one half of its word is whole)
         for line in _messages(raw.decode("utf-8", errors="replace")):
             line = line.strip()
             if "ATSDBENCH-" not in line and "RESULT-" not in line:
@@ -236,7 +254,8 @@ def blocks(f, source, folder, warn):
                 elif block.finish(name, digest):
                     end_of(block, block.problem)
                 else:
-                    block.file.flush()
+                    with block._writing():
+                        block.file.flush()
                     yield block.name, digest, block.file
                     block.close()
             elif current is not None and BASE64.fullmatch(line):
@@ -326,8 +345,12 @@ def import_log(path, output, warn, say):
     left out is said by warn; returns (paths written, paths that held one already, number left out)."""
     from . import results
 
-    folder = output_folder(output)
     f, source = inputs.open_stream(path)
+    try:
+        folder = output_folder(output)
+    except UsageError:
+        f.close()
+        raise
     written, same_bytes, lost = [], [], 0
     with f:
         stream = blocks(f, source, folder, warn)

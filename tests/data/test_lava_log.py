@@ -176,10 +176,31 @@ def test_a_gzip_bomb_is_named_and_the_others_kept_in_bounded_memory(fixtures, tm
     assert used - small < 32 << 20, (used, small)
 
 
-def test_a_stream_without_newlines_is_read_in_bounded_memory(tmp_path):
+def test_a_full_folder_is_one_line(fixtures, tmp_path, monkeypatch, cli):
+    import tempfile
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", full)
+    p = cli("import", "--lava-log", _log(tmp_path, _block("a", b"{}")), "-o", tmp_path / "out")
+    assert p.returncode == 2 and p.stderr.endswith(f"cannot write a temporary file in {tmp_path / 'out'}: "
+                                                   "No space left on device\n"), p.stderr
+    p = cli("import", "--lava-log", tmp_path / "gone.log", "-o", tmp_path / "new")
+    assert p.returncode == 2 and not (tmp_path / "new").exists()  # no folder made for a log that is not there
+
+
+def test_a_stream_without_newlines_is_read_in_bounded_memory(fixtures, tmp_path):
     """/dev/zero through a pipe: one endless line, named and skipped, the memory one chunk's."""
     _, small = memory.peak(["import", "--lava-log", "-", "-o", tmp_path], feed="printf 'x\\n'")
-    p, used = memory.peak(["import", "--lava-log", "-", "-o", tmp_path], feed="head -c 300M /dev/zero")
+    p, used = memory.peak(["import", "--lava-log", "-", "-o", tmp_path], feed="head -c 128M /dev/zero")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "1 line(s) over 1 MiB skipped (the first: line 1)" in p.stderr
+    assert used - small < 32 << 20, (used, small)
+    raw = (fixtures / "before.json").read_bytes()
+    block = tmp_path / "block.txt"
+    block.write_text("\n".join(_block("kept", raw)) + "\n")
+    p, used = memory.peak(["import", "--lava-log", "-", "-o", tmp_path / "many"],
+                          feed=f'{{ cat {block}; yes "[ 12.345] kernel: a console line" | head -c 64M; cat {block}; }}')
+    assert p.returncode == 0 and p.stderr.count("not written again") == 1, p.stderr
     assert used - small < 32 << 20, (used, small)
