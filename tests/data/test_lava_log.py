@@ -190,13 +190,18 @@ def test_a_full_folder_is_one_line(fixtures, tmp_path, monkeypatch, cli):
     assert p.returncode == 2 and not (tmp_path / "new").exists()  # no folder made for a log that is not there
 
 
-def test_a_stream_without_newlines_is_read_in_bounded_memory(fixtures, tmp_path):
+def test_a_stream_without_newlines_is_read_in_bounded_memory(tmp_path):
     """/dev/zero through a pipe: one endless line, named and skipped, the memory one chunk's."""
     _, small = memory.peak(["import", "--lava-log", "-", "-o", tmp_path], feed="printf 'x\\n'")
     p, used = memory.peak(["import", "--lava-log", "-", "-o", tmp_path], feed="head -c 128M /dev/zero")
     assert p.returncode == 2 and "Traceback" not in p.stderr
     assert "1 line(s) over 1 MiB skipped (the first: line 1)" in p.stderr
     assert used - small < 32 << 20, (used, small)
+
+
+@pytest.mark.slow  # 64 MiB of console lines, a line at a time in Python
+def test_a_long_console_log_is_read_in_bounded_memory(fixtures, tmp_path):
+    _, small = memory.peak(["import", "--lava-log", "-", "-o", tmp_path], feed="printf 'x\\n'")
     raw = (fixtures / "before.json").read_bytes()
     block = tmp_path / "block.txt"
     block.write_text("\n".join(_block("kept", raw)) + "\n")
