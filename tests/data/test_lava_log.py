@@ -14,7 +14,6 @@ import pytest
 import atsdbench
 
 from atsdbench.data import lava_log
-from atsdbench.errors import UsageError
 from support import memory
 
 
