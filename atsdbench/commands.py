@@ -407,16 +407,16 @@ def cmd_import(args):
 
 
 def _import_lava_log(args):
-    """import --lava-log LOG [-o DIR]: the results a LAVA job printed, each DIR/NAME.json (-2, -3 where taken)."""
-    from .data import lava_log, results
+    """import --lava-log LOG [-o DIR]: the results a LAVA job printed, each DIR/NAME.json (-2, -3 where taken);
+    any left out (each said with its reason) make the exit status 2, after the others are written."""
+    from ._cli import warn
+    from .data import lava_log
 
-    found, warnings = lava_log.read(args.file)
-    _warn(warnings)
-    folder = lava_log.output_folder(args.output)
-    for name, result in found:
-        path = lava_log.free_path(folder, name)
-        results.claim(path, len(result.records))
-        print(f"wrote {results.save_or_rescue(result, path)}")
+    written, there, lost = lava_log.import_log(args.file, args.output, warn, print)
+    if lost or not (written or there):
+        source = "<stdin>" if args.file == "-" else args.file
+        raise UsageError(f"{source}: {lost} result(s) left out (said above), {len(written)} written" if lost else
+                         f"{source}: no atsdbench result between markers")
     return 0
 
 

@@ -9,6 +9,7 @@ strtol's long does: -w 4294967296 is -w 0).  Where ministat crashes or writes ou
 prints a usage error or leaves the point undrawn (docs/stat.md).
 """
 import getopt
+import io
 import math
 import os
 import re
@@ -222,13 +223,52 @@ def cfmt(spec, x):
     return spec % x
 
 
-def read_set(data, name, column=1, delim=" \t"):
-    """Parse one input (bytes) as ministat's ReadSet does (in C: csrc/atsd.c); a Dataset or StatError."""
+# What stat reads of an input at a time: the memory is this, the values (8 bytes each, in an array
+# that doubles as ministat's does) and their sorted copy, whatever the input's size or line lengths.
+READ_CHUNK = 1 << 20
+
+
+def _values(stream, name, column, delim):
+    """The numbers of a binary stream as ministat's ReadSet reads them, READ_CHUNK at a time: each
+    piece handed to the C reader ends where one of its fgets reads ends (a newline, or 8191 bytes
+    of a longer line), so the reads are those of the whole input; at most inputs.MAX_INPUT bytes."""
+    from .data import inputs
     from .measure import core
 
-    values, bad_line = core.read_column(data, column, delim)
-    if values is None:
-        raise StatError(f"Invalid data on line {bad_line} in {name}", code=2)
+    limit = inputs.MAX_INPUT
+    out, n, lines, got, carry, reads = np.empty(1024, dtype=np.float64), 0, 0, 0, b"", []
+    while True:
+        chunk = stream.read(READ_CHUNK)
+        got += len(chunk or b"")
+        if got > limit:
+            raise StatError(f"{name} is over {limit >> 20} MiB: larger than any input atsdbench reads")
+        data = carry + chunk if carry else chunk
+        if not chunk:
+            piece, carry = data, b""
+        else:
+            cut = data.rfind(b"\n") + 1 or len(data) // 8191 * 8191
+            piece, carry = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
+        if piece:
+            values, bad_line = core.read_column(piece, column, delim, reads)
+            if values is None:
+                raise StatError(f"Invalid data on line {lines + bad_line} in {name}", code=2)
+            lines += reads.pop()
+            if n + len(values) > len(out):
+                grown = np.empty(max(2 * len(out), n + len(values)), dtype=np.float64)
+                grown[:n] = out[:n]
+                out = grown
+            out[n:n + len(values)] = values
+            n += len(values)
+        if not chunk:
+            return out[:n]
+
+
+def read_set(data, name, column=1, delim=" \t"):
+    """Parse one input (bytes, or a binary stream read to its end) as ministat's ReadSet does (in C:
+    csrc/atsd_column.c); a Dataset or StatError."""
+    import io
+
+    values = _values(io.BytesIO(data) if isinstance(data, (bytes, bytearray)) else data, name, column, delim)
     if len(values) < 3:
         raise StatError(f"Dataset {name} must contain at least 3 data points", code=2)
     return Dataset(name, values)
@@ -364,13 +404,15 @@ def plot_lines(sets, width=74, separate=False):
     dx = cdiv(span, width - 1.0)
     x0 = lo - .5 * dx
     buf = _Buffer(width)
+    placed = [(xs, *_places(xs)) for xs in (_columns(ds.values, x0, dx) for ds in sets)]
+    for _, _, m in placed:  # the graph's size checked before anything of it is allocated
+        if (m + 1) * width > INT_MAX:
+            buf.set_height(m + 1)
     bars = [None] * len(sets)
-    for val, ds in enumerate(sets, 1):
+    for val, (ds, (xs, rows, m)) in enumerate(zip(sets, placed), 1):
         bar = val - 1 if separate else 0
         if bars[bar] is None:
             bars[bar] = bytearray(width)
-        xs = _columns(ds.values, x0, dx)
-        rows, m = _places(xs)
         buf.set_height(m + 1)
         buf.mark(rows, xs, val)
         sd = ds.stddev()
@@ -496,15 +538,39 @@ def parse_args(argv, isatty=None, env=None, prog="ministat"):
     return o, files
 
 
-def _read_input(path, stdin):
-    """(bytes, name) or (StatError, name): ministat opens each file only after reading the ones before."""
+def _open_input(path, stdin, stdin_taken):
+    """(binary stream, name, its size where known) or (StatError, name, 0): a regular file, a pipe
+    (`<(zcat data.gz)`) or stdin; a device, a socket or a directory is refused before it is read.  A
+    second "-" reads an empty stdin, as ministat's second read of it does."""
     if path is None or path == "-":
-        return stdin.read(), "<stdin>"
+        if stdin_taken:
+            import io
+
+            return io.BytesIO(b""), "<stdin>", 0
+        stdin_taken.append(True)
+        return stdin, "<stdin>", 0
+    import stat
+
+    from .data import inputs
+
     try:
-        with open(path, "rb") as f:
-            return f.read(), path
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO opens without a writer
+        st = os.fstat(fd)
     except OSError as e:
-        return StatError(f"Cannot open {path}: {os.strerror(e.errno)}", code=1), path
+        return StatError(f"Cannot open {path}: {os.strerror(e.errno)}", code=1), path, 0
+    if stat.S_ISDIR(st.st_mode):
+        os.close(fd)
+        return StatError(f"Cannot open {path}: {os.strerror(21)}", code=1), path, 0  # EISDIR, as fgets says
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode)):
+        os.close(fd)
+        kind = next((name for test, name in inputs.KINDS if test(st.st_mode)), "not a file")
+        return StatError(f"{path} is {kind}, not a file or a pipe: stat reads only those"), path, 0
+    if st.st_size > inputs.MAX_INPUT:
+        os.close(fd)
+        return StatError(f"{path} is over {inputs.MAX_INPUT >> 20} MiB: larger than any input atsdbench "
+                         "reads"), path, 0
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb", buffering=0), path, st.st_size
 
 
 def _import_t_quantiles():
@@ -538,10 +604,10 @@ def read_sets(inputs, column, delim, need_t):
     errors are raised in input order, as ministat meets them reading one file after another."""
     warm = _Job(_import_t_quantiles) if need_t else None
     jobs = [None if isinstance(data, StatError) else _Job(read_set, data, name, column, delim)
-            for data, name in inputs]
+            for data, name, _ in inputs]
     try:
         sets = []
-        for (data, _), job in zip(inputs, jobs):
+        for (data, _, _), job in zip(inputs, jobs):
             if job is None:
                 raise data
             sets.append(job.result())
@@ -552,6 +618,9 @@ def read_sets(inputs, column, delim, need_t):
         for job in (warm, *jobs):
             if job is not None:
                 job.join()
+        for data, _, _ in inputs:
+            if hasattr(data, "close") and isinstance(data, io.FileIO):
+                data.close()
 
 
 def main(argv, prog="ministat", stdout=None, stdin=None):
@@ -564,9 +633,11 @@ def main(argv, prog="ministat", stdout=None, stdin=None):
     try:
         o, files = parse_args(argv, isatty=stdout.isatty() if hasattr(stdout, "isatty") else False, prog=prog)
         plot = not o["stats_only"] and not o["suppress_plot"]
-        inputs = [_read_input(p, stdin) for p in (files or [None])]
-        # scipy is needed for t quantiles with df <= 100 only (stats.ministat_t); warm it up then.
-        small = sum(len(d) for d, _ in inputs if not isinstance(d, StatError)) < 200 * 1024
+        taken = []
+        inputs = [_open_input(p, stdin, taken) for p in (files or [None])]
+        # scipy is needed for t quantiles with df <= 100 only (stats.ministat_t); warm it up then
+        # (a pipe's size is unknown: warmed up).
+        small = sum(size for d, _, size in inputs if not isinstance(d, StatError)) < 200 * 1024
         sets = read_sets(inputs, o["column"], o["delim"],
                          need_t=len(inputs) > 1 and not o["stats_only"] and small)
         if plot and o["width"] == 1:  # its scale divides by width - 1; -w 0 draws an empty frame
@@ -579,6 +650,9 @@ def main(argv, prog="ministat", stdout=None, stdin=None):
         stdout.write(text)
         stdout.flush()
         return 0
+    except MemoryError:  # the values themselves do not fit (8 bytes each, twice while sorted)
+        sys.stderr.write(f"{prog}: not enough memory for the data\n")
+        return 2
     except StatError as e:
         if e.usage:
             sys.stderr.write(f"{e}\n{USAGE}\n")

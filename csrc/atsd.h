@@ -230,8 +230,9 @@ int64_t atsd_steal_ticks(const char *proc_stat, int32_t cpu);
 /* `atsdbench stat`: read numbers exactly as FreeBSD ministat's ReadSet reads a file (fgets with
  * BUFSIZ 8192, trailing white space stripped, strtok on delim, '#' starts a comment, the 1-based
  * column, strtod on the whole token).  out must hold cap doubles: one per line at most, so
- * cap = lines + 1 is enough.  Returns the count, -EINVAL with *bad_line set for data strtod does
- * not take whole, or -ENOSPC. */
+ * cap = lines + 1 is enough.  Returns the count (with *bad_line set to the number of fgets reads
+ * made, the lines of a buffer that ends with a newline), -EINVAL with *bad_line set for data strtod
+ * does not take whole, or -ENOSPC. */
 int64_t atsd_read_column(const char *buf, uint64_t len, int32_t column, const char *delim,
 			 double *out, uint64_t cap, int64_t *bad_line);
 /* ---- The plan: what a run measures, shared by `atsdbench run` and `atsd` ----

@@ -111,5 +111,6 @@ int64_t atsd_read_column(const char *buf, uint64_t len, int32_t column, const ch
 			return -ENOSPC;
 		out[n++] = d;
 	}
+	*bad_line = lineno;  /* the reads made: where a caller reading a stream in pieces goes on counting */
 	return (int64_t)n;
 }

@@ -336,3 +336,80 @@ def test_atsdbench_stat_help_is_usage_exit_0(argv, capsys):
 def test_plain_ministat_has_no_help_option(capsys):
     out, err, code = ours(["-h"], capsys=capsys)
     assert code == 2 and "invalid option -- 'h'" in err and not out
+
+
+@needs_ministat
+@pytest.mark.parametrize("chunk", [7, 8191, 4096 + 3])
+def test_a_stream_read_in_pieces_reads_as_ministat_reads_it(tmp_path, capsys, monkeypatch, chunk):
+    """Pieces that end mid-line, lines longer than ministat's 8191-byte reads, a comment and a bad
+    token after the first piece: the same output and the same line number as ministat's."""
+    rng = np.random.default_rng(1)
+    lines = [f"{v:.6g}" for v in rng.normal(10, 2, 3000)]
+    lines[100] = " " * 20000 + "5"  # three reads: the number is on the third
+    lines[200] = "7 " + "x" * 9000  # column 1 read, then a read of x's alone
+    lines[300] = "# a comment"
+    good = ("\n".join(lines) + "\n").encode()
+    monkeypatch.setattr(ministat, "READ_CHUNK", chunk)
+    assert ours([], good, capsys) == theirs([], good)
+    bad = good + b"1\n2\nnot-a-number\n3\n"
+    assert ours([], bad, capsys) == theirs([], bad)
+    assert ours(["-C", "2"], good, capsys) == theirs(["-C", "2"], good)
+
+
+@needs_ministat
+def test_a_pipe_and_process_substitution_are_read(data_dir):
+    folder, files = data_dir
+    p = subprocess.run(["bash", "-c", f'gzip -c {files["normal"]} > n.gz; '
+                        f'"$0" -m atsdbench stat <(zcat n.gz) {files["normal2"]}', sys.executable],
+                       capture_output=True, text=True, cwd=folder)
+    with open(folder / files["normal"], "rb") as f:
+        text = f.read()
+    want = subprocess.run(["bash", "-c", f'ministat - {files["normal2"]}'], input=text, capture_output=True,
+                          cwd=folder).stdout.decode()
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split("\n", 1)[1] == want.split("\n", 1)[1]  # the first line names the input
+
+
+def test_a_device_is_refused_before_it_is_read():
+    from support import memory
+
+    _, small = memory.peak(["stat", "-"], feed="seq 1 5")
+    p, _ = memory.peak(["stat", "/dev/zero"], limit=small + (256 << 20))  # a read of it: no OOM killer
+    assert p.returncode == 2 and p.stderr == "atsdbench stat: /dev/zero is a character device, not a file or a " \
+        "pipe: stat reads only those\n"
+
+
+def test_an_endless_stream_stays_in_bounded_memory_and_ends_in_one_line():
+    """`yes "" | stat`: no number, no growth; the input cap (1 GiB, 64 MiB here) ends it in one line, also
+    under an address-space limit (where a whole read was a MemoryError traceback)."""
+    from support import memory
+
+    _, small = memory.peak(["stat", "-"], feed="seq 1 5")
+    patch = "from atsdbench.data import inputs; inputs.MAX_INPUT = 64 << 20"
+    p, used = memory.peak(["stat", "-"], feed='yes ""', limit=small + (512 << 20), patch=patch)
+    assert p.returncode == 2 and p.stderr == "atsdbench stat: <stdin> is over 64 MiB: larger than any input " \
+        "atsdbench reads\n"
+    assert used - small < 16 << 20, (used, small)
+    p, used = memory.peak(["stat", "-"], feed="head -c 300M /dev/zero")  # one endless line of NULs
+    assert p.returncode == 2 and "must contain at least 3 data points" in p.stderr
+    assert used - small < 16 << 20, (used, small)
+
+
+def test_values_take_ministat_s_order_of_memory():
+    """2,000,000 numbers: 8 bytes each in ministat; here the values, their doubling array and the
+    sorted copy, never the text (about 16 MB of it)."""
+    from support import memory
+
+    _, small = memory.peak(["stat", "-A", "-"], feed="seq 1 5")
+    p, used = memory.peak(["stat", "-A", "-"], feed="seq 1 2000000")
+    assert p.returncode == 0 and "2000000" in p.stdout, p.stderr
+    assert used - small < 5 * 8 * 2_000_000, (used, small)
+
+
+def test_a_graph_too_wide_is_refused_before_it_is_allocated():
+    from support import memory
+
+    _, small = memory.peak(["stat", "-"], feed="seq 1 5")
+    p, used = memory.peak(["stat", "-w", "99999999999", "-"], feed="seq 1 5")
+    assert p.returncode == 2 and "is too wide" in p.stderr
+    assert used - small < 16 << 20, (used, small)

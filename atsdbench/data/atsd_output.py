@@ -122,6 +122,8 @@ def _fields(kind, parts, where):
         key, sep, value = part.partition("=")
         if not sep:
             raise UsageError(f"{where}: {cut(part)} is not key=value")
+        if key in out:  # which of the two atsd meant is not known: neither is kept silently
+            raise UsageError(f"{where}: the key {cut(key)} is given twice")
         if key in ints:
             value = _whole(key, value, ints[key], where)
         elif key in lists:
@@ -160,6 +162,8 @@ def parse(text, name="<atsd output>"):
             traced[-1][1].append(line.partition("\t")[2])
             continue
         f = _fields(kind, parts, where)
+        if (kind == "host" and host is not None) or (kind == "config" and config is not None) or (kind == "end" and end):
+            raise UsageError(f"{where}: a second {kind} record (atsd writes one)")
         if kind == "host":
             host = f
         elif kind == "config":

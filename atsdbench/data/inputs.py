@@ -110,6 +110,77 @@ def read_input(path, limit=MAX_INPUT):
     return read_bytes(path, limit).decode("utf-8", errors="replace"), path
 
 
+# The longest line a line-by-line reader keeps (import --lava-log, stat): a longer one is named and
+# skipped, so that memory is bounded whatever the input's line lengths (/dev/zero has no newline).
+MAX_LINE = 1 << 20
+
+
+def open_stream(path, limit=MAX_INPUT):
+    """(binary file, name) of an input read from start to end once: "-" is stdin (whatever it is: a
+    terminal, a pipe, a file), a path a regular file of at most `limit` bytes or a pipe (`<(zcat
+    LOG.gz)`, a FIFO); a device, a socket or a directory is one UsageError line."""
+    if path == "-":
+        with reading(path):
+            try:
+                fd = os.dup(sys.stdin.fileno())
+            except (AttributeError, ValueError, OSError):  # no stdin at all: read as empty
+                import io
+
+                return io.BytesIO(b""), "<stdin>"
+        return os.fdopen(fd, "rb", buffering=0), "<stdin>"
+    with reading(path):
+        try:
+            fd, _ = _open_regular(path, limit)
+        except UsageError:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            st = os.fstat(fd)
+            if not stat.S_ISFIFO(st.st_mode):
+                os.close(fd)
+                raise
+            os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb", buffering=0), path
+
+
+def lines(f, name, limit=MAX_INPUT, max_line=MAX_LINE, too_long=None):
+    """The lines of a binary stream (bytes, without their newline), read STREAM_CHUNK at a time: the
+    memory is one chunk and one line of at most `max_line` bytes; a longer line is skipped, with
+    too_long(its line number) called; more than `limit` bytes in all is one UsageError line."""
+    got, part, skipping, number = 0, [], False, 0
+    held = 0
+    while True:
+        chunk = f.read(STREAM_CHUNK)
+        if not chunk:
+            break
+        got += len(chunk)
+        if got > limit:
+            raise _too_big(name, limit)
+        pieces = chunk.split(b"\n")
+        for piece in pieces[:-1]:
+            number += 1
+            if skipping or held + len(piece) > max_line:
+                if too_long:
+                    too_long(number)
+                skipping, part, held = False, [], 0
+                continue
+            yield (b"".join(part) + piece) if part else piece
+            part, held = [], 0
+        last = pieces[-1]
+        if skipping:
+            continue
+        if held + len(last) > max_line:
+            skipping, part, held = True, [], 0
+        elif last:
+            part.append(last)
+            held += len(last)
+    if skipping or part:
+        number += 1
+        if skipping:
+            if too_long:
+                too_long(number)
+        else:
+            yield b"".join(part)
+
+
 def _refuse_constant(name):
     raise ValueError(f"{name} is not a JSON number")
 
@@ -148,9 +219,19 @@ STREAM_CHUNK = 1 << 20
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
+# The longest single value the streaming reader decodes (a record, a top-level field such as config):
+# a result's largest is some MiB; a longer one (a 1 GB string) is refused, not decoded into GBs.
+MAX_VALUE = 64 << 20
+
+
 class _Unusual(Exception):
     """The streaming reader met something it leaves to read_json (invalid JSON, not an object at
-    the top): that reads the whole file and says what is wrong in its usual words."""
+    the top): that reads the whole file and says what is wrong in its usual words; where `why` is
+    given (nesting too deep), the file is not read again whole."""
+
+    def __init__(self, why=None):
+        super().__init__(why)
+        self.why = why
 
 
 class _Window:
@@ -207,10 +288,13 @@ class _Window:
                     self.pos = end
                     return value
             except RecursionError:
-                raise _Unusual() from None
+                raise _Unusual("JSON nested too deeply") from None
             except ValueError:  # JSONDecodeError, a refused number, too many digits
                 if self.eof:
                     raise _Unusual() from None
+            if len(self.buf) - self.pos > MAX_VALUE:
+                raise UsageError(f"{self.path}: a JSON value over {MAX_VALUE >> 20} MiB (near byte "
+                                 f"{self.got - len(self.buf) + self.pos}): none is that long")
             self.more(len(self.buf) - self.pos)  # doubling: a long value is decoded O(1) times
 
 
@@ -289,6 +373,7 @@ def stream_json(path, what, key, sink, limit=MAX_INPUT):
                 return out, True
             finally:
                 os.close(fd)
-    except _Unusual:
-        pass
+    except _Unusual as e:
+        if e.why:
+            raise UsageError(f"{path} is not {what} ({e.why})") from None
     return read_json(path, what, limit), False  # says what is wrong, or (a bug here) parses it whole

@@ -46,9 +46,20 @@ def load(items):
 LABEL_WIDTH = 60
 
 
+def escaped(text):
+    """Text with its control and other unprintable characters escaped as Python writes them (a
+    newline as \\n, an escape sequence's ESC as \\x1b): a label that would break a table's row or
+    move a terminal's cursor is shown, never obeyed."""
+    if text.isprintable():
+        return text
+    # a byte that is not UTF-8 (a surrogate escape of it) is printed as the byte it was
+    return "".join(c if c.isprintable() or "\udc80" <= c <= "\udcff" else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 def shown_label(text):
-    """A label cut to LABEL_WIDTH characters, the cut marked with an ellipsis."""
-    text = str(text)
+    """A label escaped (escaped) and cut to LABEL_WIDTH characters, the cut marked with an ellipsis."""
+    text = escaped(str(text))
     return text if len(text) <= LABEL_WIDTH else text[:LABEL_WIDTH - 3] + "..."
 
 

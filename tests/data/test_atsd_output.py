@@ -224,3 +224,16 @@ def test_a_trace_line_before_any_breakdown_and_a_bad_op_are_refused(tmp_path, fi
     (tmp_path / "b.txt").write_text(good.replace("op=mprotect", "op=mlock", 1))
     with pytest.raises(UsageError, match="breakdown op='mlock' is not one of"):
         importer.load(str(tmp_path / "b.txt"))
+
+
+def test_a_key_or_a_record_given_twice_is_refused(tmp_path, cli):
+    good = text()
+    host = next(line for line in good.splitlines() if line.startswith("host\t"))
+    twice = good.replace(host, host + "\t" + host.split("\t")[1], 1)
+    with pytest.raises(UsageError, match=r"line 2: the key '\w+' is given twice"):
+        importer.parse(twice)
+    with pytest.raises(UsageError, match="a second host record"):
+        importer.parse(good.replace(host, host + "\n" + host, 1))
+    (tmp_path / "t.txt").write_text(twice)
+    p = cli("import", tmp_path / "t.txt", "-o", tmp_path / "r.json")
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and not (tmp_path / "r.json").exists()

@@ -4,8 +4,10 @@ import errno
 from . import ffi, lib, _check
 
 
-def read_column(data, column=1, delim=" \t"):
-    """Numbers from bytes as ministat reads them: (numpy array, None) or (None, bad line number)."""
+def read_column(data, column=1, delim=" \t", reads=None):
+    """Numbers from bytes as ministat reads them: (numpy array, None) or (None, bad line number).
+    With `reads` (a list), the number of lines (fgets reads) the bytes held is appended to it: a
+    stream read in pieces that each end with a newline counts its lines on across them."""
     import numpy as np
 
     # One number per fgets() read at most; a read ends at a newline or after 8191 bytes (ministat's
@@ -18,4 +20,6 @@ def read_column(data, column=1, delim=" \t"):
     if n == -errno.EINVAL:
         return None, bad[0]
     _check(n, "reading numbers")
+    if reads is not None:
+        reads.append(bad[0])
     return out[:n], None
