@@ -376,8 +376,12 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
         warnings += more
     rows, notes = [], {}
     if noise_profiled:
+        # A profile only sizes the interval: the point estimates are those compare gives without it
+        # (the same observations, batched as they would be), so a table is the files' and options'.
+        centres = dict(obs)
+        _time_order(centres, groups, labels)
         rows, effective, test = _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, confidence,
-                                                          adjust, warnings)
+                                                          adjust, warnings, centres)
     for cell, s in common if not noise_profiled else ():
         for i in range(1, len(groups)):
             d = two_sample.difference(obs[(0, cell, s)], obs[(i, cell, s)], test, confidence)
@@ -489,9 +493,11 @@ def _noise_profiles(groups, unit, effective, metric, asked_test, explicit, store
     return found
 
 
-def _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, confidence, adjust, warnings):
+def _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, confidence, adjust, warnings, centres):
     """compare's rows where sides of one process borrow their between-run variance from noise profiles:
-    (rows, unit, test)."""
+    (rows, unit, test).  centres: the observations whose geometric mean is each side's point estimate."""
+    import numpy as np
+
     from . import noise
 
     sides, unlike = {}, {}
@@ -501,6 +507,9 @@ def _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, con
             x = noise.log_round_means(g[0], s, cells[i][0][cell])
             e = p.entry(cell, s) if p else None
             sides[(i, cell, s)] = noise.side_with_noise_profile(x, e, i, p.key if p else None)
+            point = np.log(centres[(i, cell, s)])
+            point = point[np.isfinite(point)]
+            sides[(i, cell, s)].centre = float(point.mean()) if len(point) else math.nan
             ratio, pv = noise.spread_check(x, e)
             if pv < noise.CHECK_LEVEL:
                 unlike.setdefault(i, []).append(f"{where(s, cell)} {ratio:.2g}x")
