@@ -245,7 +245,7 @@ def _commit_footer(cmp):
     if cmp.noise_profiles:
         unit = (f"one observation per round, between-run variance from noise profiles "
                 f"({noise_profile_sources(cmp, True)})")
-        unit += "".join(f"; no profile for {cmp.labels[i]}, so n.s." for i in sorted(cmp.without_noise_profile))
+        unit += "".join(f"; no profile for {cmp.labels[i]}" for i in sorted(cmp.without_noise_profile))
     boot = "; one boot a side" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
     if not cmp.paired and cmp.level != "file" and not cmp.noise_profiles and not cmp.withheld:
         boot = "; one session a side" + boot
@@ -265,22 +265,45 @@ def render_commit(cmp):
     "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
     confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
     if cmp.paired and cmp.by == "threads" and cmp.by_values:  # a row per thread count, as the text table
-        return _commit_title(cmp) + "\n" + by_threads_commit(cmp) + "\n" + _commit_footer(cmp)
+        reasons = []
+        table = by_threads_commit(cmp, reasons)
+        return _commit_title(cmp) + "\n" + table + "\n" + _footnotes(reasons) + _commit_footer(cmp)
     labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired or cmp.labels_given else ["Before", "After"]
     header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
-    body = []
+    body, reasons = [], []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"], 1)]
         for r in rows:
             line += [numbers.rate(r["new_gbps"], 1), numbers.pct(r["speedup_pct"], 0, sign=False)
-                     + ("" if r["significant"] or numbers.missing(r["speedup_pct"]) else
-                        " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s.")]
+                     + _commit_mark(r, reasons)]
         body.append(line)
     lead = len(header) - 2 * (len(labels) - 1)
     table = layout.fitted(body, header, "commit", lead=lead, groups=[[i, i + 1] for i in range(lead, len(header), 2)])
-    return _commit_title(cmp) + "\n" + table + "\n" + _commit_footer(cmp)
+    return _commit_title(cmp) + "\n" + table + "\n" + _footnotes(reasons) + _commit_footer(cmp)
+
+
+def _commit_mark(row, reasons):
+    """What follows a speedup in the commit format: nothing where proven, `n.s.` where tested and not
+    proven, `emulated`, and `n/a[k]` where no test was made, k the footnote naming the reason as the
+    text table's Verdict does (`reasons`, the footnotes' list, grows)."""
+    if row["significant"] or numbers.missing(row["speedup_pct"]):
+        return ""
+    if row["note"] == "emulated (qemu-tcg)":
+        return " emulated"
+    said = verdict(row)
+    if not said.startswith("n/a ("):
+        return " n.s."
+    why = said[len("n/a ("):-1]
+    if why not in reasons:
+        reasons.append(why)
+    return f" n/a[{reasons.index(why) + 1}]"
+
+
+def _footnotes(reasons):
+    """The commit format's footnotes of its n/a rows, a line each (wrapped), before its closing line."""
+    return "".join(f"{wrap(f'[{k}] n/a: {why}')}\n" for k, why in enumerate(reasons, 1))
 
 
 def _commit_title(cmp):
@@ -411,9 +434,11 @@ def by_threads_table(cmp, tablefmt):
     return "\n\n".join(out)
 
 
-def by_threads_commit(cmp):
+def by_threads_commit(cmp, reasons=None):
     """compare --by threads --format commit: Stride, thread count, rate, speedup against the first
-    count ("n.s." where not proven), efficiency; left-aligned, two spaces apart, no trailing spaces."""
+    count ("n.s." where not proven, "n/a[k]" where not tested: _commit_mark), efficiency; left-aligned,
+    two spaces apart, no trailing spaces."""
+    reasons = [] if reasons is None else reasons
     from ..analysis.scaling import efficiency
 
     values = cmp.by_values
@@ -428,9 +453,7 @@ def by_threads_commit(cmp):
             body.append(lead + [format_size(r["stride_bytes"]), str(values[0]), scaling.rate(r["base_gbps"]), "",
                                 "100%"])
         n = values[cmp.labels.index(r["new_label"])]
-        speedup = numbers.pct(r["speedup_pct"], 0, sign=False)
-        if not (r["significant"] or numbers.missing(r["speedup_pct"])):
-            speedup += " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s."
+        speedup = numbers.pct(r["speedup_pct"], 0, sign=False) + _commit_mark(r, reasons)
         body.append(lead + [format_size(r["stride_bytes"]), str(n), scaling.rate(r["new_gbps"]), speedup,
                             scaling.share(efficiency(r["speedup_pct"], n, values[0]))])
     widths = [max(len(row[i]) for row in body) for i in range(len(body[0]))]

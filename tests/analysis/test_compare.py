@@ -525,7 +525,7 @@ def test_a_side_without_a_profile_gets_no_verdict_and_the_command(sim):
     assert any("no noise profile for B" in w and "atsdbench calibrate --size 256M --strides 64K,1M,2M,4M --rounds 5"
                in w for w in cmp.warnings)
     assert any("no noise profile for B" in w and "atsdbench calibrate" in w for w in cmp.warnings)
-    assert "no profile for B, so n.s." in render.render_commit(cmp)
+    assert "no profile for B" in render.render_commit(cmp)
     base_only = comparison.compare([a, b], noise_profiles=[pb])  # the baseline has none
     assert base_only.withheld and not base_only.noise_profiles
     assert any("no noise profile for the baseline A" in w for w in base_only.warnings)
@@ -833,3 +833,23 @@ def test_a_stored_profile_sizes_the_interval_and_never_moves_a_point_estimate(si
     assert f"pa.json sha256 {pa.digest}" in commit and f"pb.json sha256 {pb.digest}" in commit
     for text in (render.render_text(stored), render.render_commit(stored)):
         assert text.splitlines()[0].endswith(", geometric mean")
+
+
+def test_the_commit_format_keeps_why_a_row_has_no_test(sim):
+    from atsdbench.render import compare as render
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    for s in b.records[:len(b.records) // 2]:  # B's first rounds 25% apart: its spread unlike its profile
+        if s["stride_bytes"] in (65536, 1048576):
+            s["gbps"] *= 1.25 ** (s["round"] % 2)
+    b._frame = None
+    for cmp, reasons in ((comparison.compare([a, b], noise_profiles=[pa]), ["no noise profile for B"]),
+                         (comparison.compare([a, b], noise_profiles=[pa, pb]), ["B's spread unlike its profile"])):
+        lines = render.render_commit(cmp).splitlines()
+        untested = [r for r in cmp.rows if math.isnan(r["p_value"])]
+        assert untested and all(render.verdict(r).startswith("n/a (") for r in untested)
+        body = lines[2:2 + len(cmp.rows)]
+        for r, line in zip(cmp.rows, body):
+            assert line.endswith(" n/a[1]") if math.isnan(r["p_value"]) else not line.endswith("n/a[1]")
+        assert [line for line in lines if line.startswith("[")] == [f"[1] n/a: {why}" for why in reasons]
+        assert not any(line.endswith("n.s.") for line, r in zip(body, cmp.rows) if math.isnan(r["p_value"]))
