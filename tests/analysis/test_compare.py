@@ -853,3 +853,20 @@ def test_the_commit_format_keeps_why_a_row_has_no_test(sim):
             assert line.endswith(" n/a[1]") if math.isnan(r["p_value"]) else not line.endswith("n/a[1]")
         assert [line for line in lines if line.startswith("[")] == [f"[1] n/a: {why}" for why in reasons]
         assert not any(line.endswith("n.s.") for line, r in zip(body, cmp.rows) if math.isnan(r["p_value"]))
+
+
+def test_an_unbalanced_design_with_a_short_side_gets_no_verdict_and_says_what_would(cli, fixtures):
+    """1 vs k or 2 vs 5 files cannot hold 5% where the short side varies more (scripts/replicate_designs.py):
+    no test, no interval, the warning naming how many more files the short side needs."""
+    before, again, after = (str(fixtures / n) for n in ("before.json", "again.json", "after.json"))
+    cmp = comparison.compare(sides.load([f"{before},{again}", after]))
+    assert cmp.level == "file" and cmp.tests_made == 0
+    assert all(r["note"] == "unbalanced: 1 vs 2 files" and math.isnan(r["ci_low_pct"]) and not r["significant"]
+               for r in cmp.rows)
+    assert "no verdict for After: 1 vs 2 files; 2 more for After give one" in cmp.warnings
+    asked = comparison.compare(sides.load([f"{before},{again}", after]), unit="run")  # knowingly: made
+    assert asked.tests_made == len(asked.rows)
+    assert comparison.unbalanced(2, 2) is None and comparison.unbalanced(3, 5) is None
+    assert comparison.unbalanced(5, 2) == "unbalanced: 2 vs 5 files"
+    p = cli("compare", f"{before},{again}", after, "--format", "commit", cwd=fixtures)
+    assert p.returncode == 0 and "n/a[1]" in p.stdout and "[1] n/a: unbalanced: 1 vs 2 files" in p.stdout
