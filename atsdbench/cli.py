@@ -163,7 +163,8 @@ def _plot_options(pl):
     pl.add_argument("files", nargs="+", metavar="FILE",
                     help="result files, baseline first; a1.json,a2.json = replicate runs of one side")
     pl.add_argument("-o", "--output", required=True, help="picture file; its extension picks the format")
-    pl.add_argument("--metric", choices=("mean", "median"), default="median")
+    pl.add_argument("--metric", choices=("mean", "median"), default=None,
+                    help="the centre drawn and tested, as compare's (default mean: geometric means, Welch's t)")
     pl.add_argument("--confidence", default="95", help=f"{CONFIDENCE_CHOICES} (default 95)")
     pl.add_argument("--labels", default=None, help="legend labels, comma-separated (default: each file's --label, "
                     "else its kernel release, with the file name where two would read the same)")

@@ -118,6 +118,13 @@ class NoiseProfile:
         self.data, self.path = data, path
         self.host, self.plan, self.calibration = data["host"], data["plan"], data["calibration"]
         self.entries = {(e["cell"], e["stride_bytes"]): e for e in data["entries"]}
+        self.stored = False  # found in the store by compare (assign), not given with --noise-profile
+
+    @property
+    def digest(self):
+        """The first 12 hex digits of the SHA-256 of its canonical JSON: which profile, whatever its name
+        on another machine (a commit message names it so that the table can be reproduced)."""
+        return hashlib.sha256(json.dumps(self.data, sort_keys=True).encode()).hexdigest()[:12]
 
     @property
     def key(self):
@@ -291,6 +298,7 @@ def assign(sides, explicit, store=None, warnings=None):
         for i in missing:
             found = find(sides[i], candidates)
             if found is not None:
+                found.stored = True
                 out[i] = found
             elif warnings is not None:
                 warnings.extend(broken_for(sides[i], broken))

@@ -70,10 +70,12 @@ def _sizes(cmp):
 
 # ---- the notes under compare's tables ----
 
-def between_run_from_noise_profiles(runs, boot=True):
-    """Where one-process sides took their between-run variance: runs = the profiles' sub-run counts."""
-    return see(f"between-run variance: noise profiles ({'/'.join(map(str, runs))} sub-runs)"
-               + ("; boots not covered" if boot else ""), NOISE_PROFILES)
+def between_run_from_noise_profiles(runs, boot=True, stored=False):
+    """Where one-process sides took their between-run variance: runs = the profiles' sub-run counts;
+    stored: some came from this machine's store, not from the command line (the intervals then
+    depend on it; the point estimates never do)."""
+    return see(f"between-run variance: noise profiles{' from the store' if stored else ''} "
+               f"({'/'.join(map(str, runs))} sub-runs)" + ("; boots not covered" if boot else ""), NOISE_PROFILES)
 
 
 def drift_cancels():
@@ -151,7 +153,8 @@ def legend(cmp):
         lines.append(what_gives_a_verdict())
     elif cmp.noise_profiles:
         runs = sorted({p.calibration["runs"] for p in cmp.noise_profiles.values()})
-        lines.append(between_run_from_noise_profiles(runs, boot))
+        stored = any(getattr(p, "stored", False) for p in cmp.noise_profiles.values())
+        lines.append(between_run_from_noise_profiles(runs, boot, stored))
     elif cmp.unit != "run" or cmp.level != "file":
         lines.append(leaves_out_sessions(boot))
     elif boot:
@@ -167,10 +170,12 @@ def one_boot(boots):
 
 def noise_profile_sources(cmp, short=False):
     """Where each side's between-run variance came from: 'Before: NAME (8 sub-runs x 5 rounds, 20 s
-    apart, DATE)'; short: 'Before: 8 sub-runs, DATE'."""
+    apart, DATE)'; short (the commit format): 'Before: NAME sha256 DIGEST, 8 sub-runs, DATE', the name
+    and digest another machine needs to be given the same profile (--noise-profile)."""
     def one(p):
         c = p.calibration
-        return f"{c['runs']} sub-runs, {p.data['date'][:10]}" if short else p.describe()
+        return f"{p.name} sha256 {p.digest}, {c['runs']} sub-runs, {p.data['date'][:10]}" if short else \
+            p.describe()
     sides = {}  # one profile may serve several sides (an A/A of one kernel)
     for i, p in sorted(cmp.noise_profiles.items()):
         sides.setdefault(p.key, (p, []))[1].append(cmp.labels[i])
@@ -240,7 +245,7 @@ def _commit_footer(cmp):
     if cmp.noise_profiles:
         unit = (f"one observation per round, between-run variance from noise profiles "
                 f"({noise_profile_sources(cmp, True)})")
-        unit += "".join(f"; no profile for {cmp.labels[i]}, so n.s." for i in sorted(cmp.without_noise_profile))
+        unit += "".join(f"; no profile for {cmp.labels[i]}" for i in sorted(cmp.without_noise_profile))
     boot = "; one boot a side" if not cmp.paired and cmp.boots and max(cmp.boots) < 2 else ""
     if not cmp.paired and cmp.level != "file" and not cmp.noise_profiles and not cmp.withheld:
         boot = "; one session a side" + boot
@@ -260,37 +265,67 @@ def render_commit(cmp):
     "n.s." after a speedup not proven, and one closing line saying test, unit, N per side and
     confidence.  Columns are left-aligned and two spaces apart; no trailing spaces, no colour."""
     if cmp.paired and cmp.by == "threads" and cmp.by_values:  # a row per thread count, as the text table
-        return _title(cmp) + "\n" + by_threads_commit(cmp) + "\n" + _commit_footer(cmp)
+        reasons = []
+        table = by_threads_commit(cmp, reasons)
+        return _commit_title(cmp) + "\n" + table + "\n" + _footnotes(reasons) + _commit_footer(cmp)
     labels = cmp.labels if len(cmp.labels) > 2 or cmp.paired or cmp.labels_given else ["Before", "After"]
     header = (["Cell"] if _has_cells(cmp) else []) + ["Stride", labels[0]]
     for label in labels[1:]:
         header += [label, "Speedup" if len(labels) == 2 else f"Speedup {label}"]
-    body = []
+    body, reasons = [], []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"], 1)]
         for r in rows:
             line += [numbers.rate(r["new_gbps"], 1), numbers.pct(r["speedup_pct"], 0, sign=False)
-                     + ("" if r["significant"] or numbers.missing(r["speedup_pct"]) else
-                        " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s.")]
+                     + _commit_mark(r, reasons)]
         body.append(line)
     lead = len(header) - 2 * (len(labels) - 1)
     table = layout.fitted(body, header, "commit", lead=lead, groups=[[i, i + 1] for i in range(lead, len(header), 2)])
-    return _title(cmp) + "\n" + table + "\n" + _commit_footer(cmp)
+    return _commit_title(cmp) + "\n" + table + "\n" + _footnotes(reasons) + _commit_footer(cmp)
+
+
+def _commit_mark(row, reasons):
+    """What follows a speedup in the commit format: nothing where proven, `n.s.` where tested and not
+    proven, `emulated`, and `n/a[k]` where no test was made, k the footnote naming the reason as the
+    text table's Verdict does (`reasons`, the footnotes' list, grows)."""
+    if row["significant"] or numbers.missing(row["speedup_pct"]):
+        return ""
+    if row["note"] == "emulated (qemu-tcg)":
+        return " emulated"
+    said = verdict(row)
+    if not said.startswith("n/a ("):
+        return " n.s."
+    why = said[len("n/a ("):-1]
+    if why not in reasons:
+        reasons.append(why)
+    return f" n/a[{reasons.index(why) + 1}]"
+
+
+def _footnotes(reasons):
+    """The commit format's footnotes of its n/a rows, a line each (wrapped), before its closing line."""
+    return "".join(f"{wrap(f'[{k}] n/a: {why}')}\n" for k, why in enumerate(reasons, 1))
+
+
+def _commit_title(cmp):
+    """The title with the statistic its rate columns hold, as the text table's."""
+    return f"{_title(cmp)}, {CENTRES[cmp.metric]}"
 
 
 def render_csv(cmp):
     from ..analysis.compare import COLUMNS
     from . import counts
 
-    return numbers.csv_text(*counts.csv_rows(cmp, COLUMNS))
+    columns, rows = counts.csv_rows(cmp, COLUMNS)
+    # the statistic base_gbps and new_gbps hold, named in every row (a csv has no title)
+    return numbers.csv_text(list(columns) + ["centre"], [{**r, "centre": CENTRES[cmp.metric]} for r in rows])
 
 
 def render_json(cmp):
     from . import counts
 
     whole = getattr(cmp, "whole_labels", {})  # labels cut for text, whole here
-    rows = [{**r, **{k: whole.get(r[k], r[k]) for k in ("base_label", "new_label") if k in r}}
-            for r in counts.json_rows(cmp)]
+    rows = [{**r, **{k: whole.get(r[k], r[k]) for k in ("base_label", "new_label") if k in r},
+             "centre": CENTRES[cmp.metric]} for r in counts.json_rows(cmp)]
     return json.dumps(numbers.records(rows), indent=1)
 
 
@@ -399,9 +434,11 @@ def by_threads_table(cmp, tablefmt):
     return "\n\n".join(out)
 
 
-def by_threads_commit(cmp):
+def by_threads_commit(cmp, reasons=None):
     """compare --by threads --format commit: Stride, thread count, rate, speedup against the first
-    count ("n.s." where not proven), efficiency; left-aligned, two spaces apart, no trailing spaces."""
+    count ("n.s." where not proven, "n/a[k]" where not tested: _commit_mark), efficiency; left-aligned,
+    two spaces apart, no trailing spaces."""
+    reasons = [] if reasons is None else reasons
     from ..analysis.scaling import efficiency
 
     values = cmp.by_values
@@ -416,9 +453,7 @@ def by_threads_commit(cmp):
             body.append(lead + [format_size(r["stride_bytes"]), str(values[0]), scaling.rate(r["base_gbps"]), "",
                                 "100%"])
         n = values[cmp.labels.index(r["new_label"])]
-        speedup = numbers.pct(r["speedup_pct"], 0, sign=False)
-        if not (r["significant"] or numbers.missing(r["speedup_pct"])):
-            speedup += " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s."
+        speedup = numbers.pct(r["speedup_pct"], 0, sign=False) + _commit_mark(r, reasons)
         body.append(lead + [format_size(r["stride_bytes"]), str(n), scaling.rate(r["new_gbps"]), speedup,
                             scaling.share(efficiency(r["speedup_pct"], n, values[0]))])
     widths = [max(len(row[i]) for row in body) for i in range(len(body[0]))]

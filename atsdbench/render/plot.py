@@ -179,7 +179,7 @@ def _rate_lines(sides, labels, metric, confidence):
         centres, below, above = [], [], []
         for s in strides:  # a replicate set's observations pooled: each file's rounds are its own
             obs = np.concatenate([o.get(s, np.empty(0)) for o in per_file])
-            c, lo, hi = stats.interval(obs, metric, confidence)
+            c, lo, hi = centre_and_band(obs, metric, confidence)
             centres.append(c)
             below.append(0 if math.isnan(lo) else c - lo)
             above.append(0 if math.isnan(hi) else hi - c)
@@ -188,6 +188,23 @@ def _rate_lines(sides, labels, metric, confidence):
         lines.append((label, strides, centres, below, above, dots))
         del frames, per_file
     return lines, units, thinned
+
+
+# What the rate panel's centre is, as compare's tables name their rate columns (render/compare.CENTRES).
+CENTRE_WORDS = {"mean": "geometric mean with {} CI", "median": "median with {} bootstrap CI"}
+
+
+def centre_and_band(obs, metric, confidence):
+    """(centre, low, high) of a side's observations at a stride: with `mean`, compare's, the geometric
+    mean with the t interval of the log rates (exponentiated); with `median`, the median with its
+    percentile bootstrap interval.  low and high are NaN with fewer than two observations."""
+    import numpy as np
+
+    if metric != "mean":
+        return stats.interval(obs, metric, confidence)
+    logs = np.log(np.asarray(obs, dtype=float))
+    c, lo, hi = stats.interval(logs, "mean", confidence)
+    return tuple(math.exp(x) if not math.isnan(x) else math.nan for x in (c, lo, hi))
 
 
 def _rate_panel(ax, heads, rate, metric, confidence, ticks):
@@ -203,7 +220,7 @@ def _rate_panel(ax, heads, rate, metric, confidence, ticks):
     per = "round" if units == {"round"} else "pass where a file has one round"
     dots = f";\ndots: {DOTS} quantiles of a side's passes where a stride has more" if thinned else ""
     _finish(ax, "stride", "GB/s (10^9 bytes/s)",
-            f"{op} rate, {metric} with {level(confidence)} CI (one observation per {per}){dots}", ticks)
+            f"{op} rate, {CENTRE_WORDS[metric].format(level(confidence))} (one observation per {per}){dots}", ticks)
 
 
 def _op(sides):
@@ -242,8 +259,9 @@ def _speedup_panel(ax, cmp, labels, confidence, ticks):
             line = ax.plot(xs, ys, marker="o", label=text)[0]
             ax.fill_between(xs, low, high, alpha=0.2, color=line.get_color())
     ax.axhline(0, color="black", linewidth=0.8)
-    _finish(ax, "stride", "speedup %", f"speedup vs {labels[0]}, {level(confidence)} CI ({cmp.test}, per {cmp.unit})",
-            ticks)
+    # the band is what compare's table calls it: one session a side gives a within-run interval, no CI
+    band = "within-run interval, no verdict" if cmp.withheld else f"{level(confidence)} CI"
+    _finish(ax, "stride", "speedup %", f"speedup vs {labels[0]}, {band} ({cmp.test}, per {cmp.unit})", ticks)
 
 
 def _model_analysis(sides, labels, confidence):
@@ -363,14 +381,17 @@ def _check_drawable(sides):
             raise UsageError(f"{f.path}: no measured pass has a rate (gbps): nothing to plot")
 
 
-def make_figure(files, metric="median", confidence=95.0, labels=None, model=False, warnings=None):
+def make_figure(files, metric=None, confidence=95.0, labels=None, model=False, warnings=None):
     """The matplotlib Figure (tests inspect it), not laid out yet (save does that); nothing is
     written.  files: per side a result file, or a set of replicate files ('a1.json,a2.json', as
-    compare takes them); warnings, a list, gets what the picture cannot show (sides of different
-    sizes)."""
+    compare takes them); metric: compare's (None: its default, the mean); warnings, a list, gets
+    what the picture cannot show (sides of different sizes) and what compare warns of the same files
+    (files that differ in what they measured, bystanders or threads, ...)."""
     import numpy as np
 
     from ..analysis.model import size_warnings
+
+    metric, _, _, _ = comparison.resolve_options(metric, None, confidence)
 
     sides = given_sides.load(files)
     _check_drawable(sides)
@@ -388,6 +409,11 @@ def make_figure(files, metric="median", confidence=95.0, labels=None, model=Fals
     rate = _rate_lines(sides, labels, metric, confidence)
     cmp = comparison.compare(sides, metric=metric, confidence=confidence, labels=labels,
                              store=noise_profile.Store()) if len(sides) > 1 else None
+    if warnings is not None and cmp is not None:  # compare's words for the same files, each once
+        def gist(w):  # "the files differ in size": model's line and compare's say it in other words
+            return w.split(":")[0].split(" (")[0]
+        said = {gist(w) for w in warnings}
+        warnings += [w for w in cmp.warnings if gist(w) not in said]
     if model and big:  # what the rate panel and compare freed, given back before model's own peak
         _release()
     analysis = _model_analysis(sides, labels, confidence) if model else None

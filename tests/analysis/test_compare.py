@@ -32,7 +32,8 @@ def test_golden_variants(cli, fixtures, args, golden):
 def test_commit_format_is_paste_ready(cli, fixtures):
     out = cli("compare", "before.json", "after.json", "--format", "commit", "--unit", "round", cwd=fixtures).stdout
     lines = out.splitlines()
-    assert lines[0] == "mprotect rate (GB/s)" and lines[1].split() == ["Stride", "Before", "After", "Speedup"]
+    assert lines[0] == "mprotect rate (GB/s), geometric mean"
+    assert lines[1].split() == ["Stride", "Before", "After", "Speedup"]
     assert all(line == line.rstrip() for line in lines) and "\x1b" not in out
     assert lines[2].split() == ["64K", "5.9", "6.5", "12%"]
     # a closing statement (test, unit, N per side, confidence), in lines of at most 100 columns
@@ -72,7 +73,9 @@ def test_json_and_csv_agree(cli, fixtures):
     csv_lines = cli("compare", "before.json", "after.json", "--format", "csv", "--unit", "round", cwd=fixtures).stdout.splitlines()
     columns = csv_lines[0].split(",")  # the rate columns, then the counts' (these files count flushes; IPIs 0)
     assert columns[:len(comparison.COLUMNS)] == comparison.COLUMNS and len(csv_lines) == 1 + len(rows)
-    assert columns[len(comparison.COLUMNS):] == ["flushes_base", "flushes_new", "flushes_change", "flushes_changed"]
+    assert columns[len(comparison.COLUMNS):] == ["flushes_base", "flushes_new", "flushes_change", "flushes_changed",
+                                                 "centre"]
+    assert rows[0]["centre"] == "geometric mean" and csv_lines[1].endswith(",geometric mean")
     assert rows[0]["counts"] == {"flushes": {"base": 1.0, "new": 1.0, "change": 0.0, "changed": False}}
 
 
@@ -503,8 +506,9 @@ def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
     assert cmp.rows[0]["profile_base"].startswith("calibration-A.json (8 sub-runs")
     assert "Welch-Satterthwaite t on log rates" in text
     commit = " ".join(render.render_commit(cmp).splitlines()[6:])
-    assert commit.startswith("Welch-Satterthwaite t on log rates") and "noise profiles (A: 8 sub-runs, 1970-01-01" in \
-        commit and "N = 5 per side" in commit and "one boot a side" in commit
+    assert commit.startswith("Welch-Satterthwaite t on log rates") and "noise profiles (A: calibration-A.json sha256 " in \
+        commit and f"{pa.digest}, 8 sub-runs, 1970-01-01" in commit and "N = 5 per side" in commit and \
+        "one boot a side" in commit
     assert "profile_base" in render.render_csv(cmp).splitlines()[0] and not cmp.noise_profile_notes
     assert pa.calibration["span_s"] == 7 * 150.0
     assert json.loads(render.render_json(cmp))[0]["profile_new"].startswith("calibration-B.json")
@@ -521,7 +525,7 @@ def test_a_side_without_a_profile_gets_no_verdict_and_the_command(sim):
     assert any("no noise profile for B" in w and "atsdbench calibrate --size 256M --strides 64K,1M,2M,4M --rounds 5"
                in w for w in cmp.warnings)
     assert any("no noise profile for B" in w and "atsdbench calibrate" in w for w in cmp.warnings)
-    assert "no profile for B, so n.s." in render.render_commit(cmp)
+    assert "no profile for B" in render.render_commit(cmp)
     base_only = comparison.compare([a, b], noise_profiles=[pb])  # the baseline has none
     assert base_only.withheld and not base_only.noise_profiles
     assert any("no noise profile for the baseline A" in w for w in base_only.warnings)
@@ -795,3 +799,74 @@ def test_files_of_different_work_are_said_to_measure_different_things_in_every_f
             assert p.stdout.splitlines() and all(" skip " in line for line in p.stdout.splitlines()), p.stdout
     plain = cli("compare", fixtures / "before.json", fixtures / "after.json", "--format", "lava")
     assert all(" skip " not in line for line in plain.stdout.splitlines())
+
+
+@pytest.mark.parametrize("rounds", [5, 20])  # 20: the rounds batched without a profile
+def test_a_stored_profile_sizes_the_interval_and_never_moves_a_point_estimate(sim, tmp_path, rounds):
+    import numpy as np
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    if rounds != 5:
+        rng = np.random.default_rng(7)
+        a = sim.simulate_side(rng, 1, rounds, 0.0, 0.03, 0.0, 0.0, "A", "boot-a")
+        b = sim.simulate_side(rng, 1, rounds, 0.0, 0.03, 0.0, 1.0, "B", "boot-b")
+        a.config["rounds"] = b.config["rounds"] = 5  # the profiles' plan, so that the store's match
+    folder = tmp_path / "store"
+    folder.mkdir()
+    for p, name in ((pa, "pa.json"), (pb, "pb.json")):
+        noise_profile.save(p.data, str(folder / name))
+    plain = comparison.compare([a, b])
+    stored = comparison.compare([a, b], store=noise_profile.Store(str(folder)))
+    assert len(stored.noise_profiles) == 2 and not plain.noise_profiles
+    for key in ("base_gbps", "new_gbps", "speedup_pct"):
+        assert [r[key] for r in stored.rows] == pytest.approx([r[key] for r in plain.rows], rel=1e-12)
+    # the interval is the profile's: it moved, the point estimate inside it did not
+    assert [r["ci_low_pct"] for r in stored.rows] != [r["ci_low_pct"] for r in plain.rows]
+    for r in stored.rows:
+        assert math.isnan(r["ci_low_pct"]) or r["ci_low_pct"] < r["speedup_pct"] < r["ci_high_pct"]
+    from atsdbench.render import compare as render
+
+    # the table says where the intervals came from, and the commit format which profiles (name, digest)
+    assert "noise profiles from the store" in render.render_text(stored)
+    assert "from the store" not in render.render_text(comparison.compare([a, b], noise_profiles=[pa, pb]))
+    commit = " ".join(render.render_commit(stored).split())
+    assert f"pa.json sha256 {pa.digest}" in commit and f"pb.json sha256 {pb.digest}" in commit
+    for text in (render.render_text(stored), render.render_commit(stored)):
+        assert text.splitlines()[0].endswith(", geometric mean")
+
+
+def test_the_commit_format_keeps_why_a_row_has_no_test(sim):
+    from atsdbench.render import compare as render
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    for s in b.records[:len(b.records) // 2]:  # B's first rounds 25% apart: its spread unlike its profile
+        if s["stride_bytes"] in (65536, 1048576):
+            s["gbps"] *= 1.25 ** (s["round"] % 2)
+    b._frame = None
+    for cmp, reasons in ((comparison.compare([a, b], noise_profiles=[pa]), ["no noise profile for B"]),
+                         (comparison.compare([a, b], noise_profiles=[pa, pb]), ["B's spread unlike its profile"])):
+        lines = render.render_commit(cmp).splitlines()
+        untested = [r for r in cmp.rows if math.isnan(r["p_value"])]
+        assert untested and all(render.verdict(r).startswith("n/a (") for r in untested)
+        body = lines[2:2 + len(cmp.rows)]
+        for r, line in zip(cmp.rows, body):
+            assert line.endswith(" n/a[1]") if math.isnan(r["p_value"]) else not line.endswith("n/a[1]")
+        assert [line for line in lines if line.startswith("[")] == [f"[1] n/a: {why}" for why in reasons]
+        assert not any(line.endswith("n.s.") for line, r in zip(body, cmp.rows) if math.isnan(r["p_value"]))
+
+
+def test_an_unbalanced_design_with_a_short_side_gets_no_verdict_and_says_what_would(cli, fixtures):
+    """1 vs k or 2 vs 5 files cannot hold 5% where the short side varies more (scripts/replicate_designs.py):
+    no test, no interval, the warning naming how many more files the short side needs."""
+    before, again, after = (str(fixtures / n) for n in ("before.json", "again.json", "after.json"))
+    cmp = comparison.compare(sides.load([f"{before},{again}", after]))
+    assert cmp.level == "file" and cmp.tests_made == 0
+    assert all(r["note"] == "unbalanced: 1 vs 2 files" and math.isnan(r["ci_low_pct"]) and not r["significant"]
+               for r in cmp.rows)
+    assert "no verdict for After: 1 vs 2 files; 2 more for After give one" in cmp.warnings
+    asked = comparison.compare(sides.load([f"{before},{again}", after]), unit="run")  # knowingly: made
+    assert asked.tests_made == len(asked.rows)
+    assert comparison.unbalanced(2, 2) is None and comparison.unbalanced(3, 5) is None
+    assert comparison.unbalanced(5, 2) == "unbalanced: 2 vs 5 files"
+    p = cli("compare", f"{before},{again}", after, "--format", "commit", cwd=fixtures)
+    assert p.returncode == 0 and "n/a[1]" in p.stdout and "[1] n/a: unbalanced: 1 vs 2 files" in p.stdout

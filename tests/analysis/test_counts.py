@@ -143,7 +143,7 @@ def test_counts_need_counts(cli, fixtures, tmp_path):
                           "json").stdout)
     assert rows and not any("counts" in r for r in rows)
     csv = cli("compare", tmp_path / "a.json", tmp_path / "a.json", "--labels", "a,b", "--format", "csv").stdout
-    assert csv.splitlines()[0] == ",".join(comparison.COLUMNS)
+    assert csv.splitlines()[0] == ",".join(comparison.COLUMNS + ["centre"])
 
 
 def test_compare_by_of_an_emulated_file_gives_no_verdict(fixtures):

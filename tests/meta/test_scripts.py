@@ -35,6 +35,7 @@ RUN_BY = {
     "power-check": ".ci/run",
     "power_verdict.py": "tests/scripts/test_power_check.py",
     "python-root": "scripts/device-check",
+    "replicate_designs.py": "tests/scripts/test_replicate_designs.py",
     "x86-guest-check": ".ci/run",
 }
 

@@ -90,7 +90,10 @@ def test_replicate_sets_titles_and_size_mismatch(fixtures):
     rate = fig.axes[0]
     assert len(rate.containers) == 2  # one errorbar per side, the replicate set pooled
     assert fig._suptitle.get_text().startswith("4.19.0-rc4") and "1G, 64M" in fig._suptitle.get_text()
-    assert len(warnings) == 1 and "differ in size (1G in" in warnings[0] and "64M in" in warnings[0]
+    assert "differ in size (1G in" in warnings[0] and "64M in" in warnings[0]
+    assert not any("differ in size" in w for w in warnings[1:])  # said once, compare's words left out
+    # what compare warns of the same files, plot warns too
+    assert any(w.startswith("the files differ in bystanders: 0 in Before, 1 in Other") for w in warnings)
     same = []
     plot.make_figure([before, after], warnings=same)
     assert same == []
@@ -138,12 +141,12 @@ def figure_numbers(fig):
 
 
 # the figures tests/golden/plot_numbers.json holds (captured before plot's memory work)
-GOLDEN_FIGURES = {
-    "median, model": (["before.json", "after.json"], {"model": True}),
+GOLDEN_FIGURES = {  # drawn with the median, plot's default then
+    "median, model": (["before.json", "after.json"], {"metric": "median", "model": True}),
     "mean, model": (["before.json", "after.json"], {"metric": "mean", "model": True}),
-    "one file": (["before.json"], {}),
-    "replicate sets, model": (["before.json,again.json", "after.json"], {"model": True}),
-    "sweep": (["sweep.json", "sweep_after.json"], {"model": True}),
+    "one file": (["before.json"], {"metric": "median"}),
+    "replicate sets, model": (["before.json,again.json", "after.json"], {"metric": "median", "model": True}),
+    "sweep": (["sweep.json", "sweep_after.json"], {"metric": "median", "model": True}),
 }
 
 
@@ -260,3 +263,21 @@ def test_the_files_are_let_go_before_matplotlib_is_loaded(fixtures, monkeypatch)
     fig = plot.make_figure([str(fixtures / "before.json"), str(fixtures / "after.json")], model=True)
     assert len(loaded) == 2 and not alive
     assert len(fig.axes) == 3
+
+
+def test_the_default_centre_and_band_are_compares(fixtures):
+    """plot's default draws what compare's default reports: the geometric mean of each side's
+    observations (the rate panel) and compare's speedup with its interval, named as compare names it."""
+    from atsdbench.analysis.compare import compare
+    from atsdbench.data import sides
+
+    files = [str(fixtures / "before.json"), str(fixtures / "after.json")]
+    fig = plot.make_figure(files)
+    cmp = compare(sides.load(files))
+    rate, speedup = fig.axes[0], fig.axes[-1]
+    assert "geometric mean with 95% CI" in rate.get_title()
+    assert "within-run interval" in speedup.get_title() and "95% CI" not in speedup.get_title()  # no verdict
+    centres = {int(x): y for x, y in zip(*rate.containers[0].lines[0].get_data())}
+    assert [centres[r["stride_bytes"]] for r in cmp.rows] == pytest.approx([r["base_gbps"] for r in cmp.rows])
+    xs, ys = speedup.lines[0].get_data()
+    assert list(ys) == pytest.approx([r["speedup_pct"] for r in cmp.rows])
