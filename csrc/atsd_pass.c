@@ -125,7 +125,7 @@ static void write_sample(struct cell_hooks *x, const struct atsd_pass_record *re
 	const struct atsd_plan *p = x->p;
 	const struct atsd_cell *c = &x->c;
 	struct stride_stats *st = summary_at(x->t, p, rec->cell, rec->stride_bytes);
-	int axes = atsd_plan_cells(p) > 1, has_ipis = x->ipi0 >= 0 && ipi1 >= 0, workload = c->workload >= 0;
+	int axes = atsd_plan_cells(p) > 1, has_ipis = x->ipi0 >= 0 && ipi1 >= x->ipi0, workload = c->workload >= 0;
 	FILE *out = x->out;
 
 	fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
