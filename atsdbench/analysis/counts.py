@@ -80,9 +80,10 @@ def changed(base, new, tolerance=1e-9):
     return bool(new.min() > base.max() + tolerance or new.max() < base.min() - tolerance)
 
 
-def compare_counts(groups, labels, cells, common):
+def compare_counts(groups, labels, cells, common, pairs=None):
     """Rows (COLUMNS) for every (cell, stride) in common and every counter either side counted.
-    cells[i][k]: {cell name: cell index} of run k of side i (compare._cell_maps)."""
+    cells[i][k]: {cell name: cell index} of run k of side i (compare._cell_maps); pairs[i], where
+    given: the (cell, stride)s side i shares with the baseline (others give it no row)."""
     columns = []
     for g in groups:
         for r in g:
@@ -94,6 +95,8 @@ def compare_counts(groups, labels, cells, common):
         for column in columns:
             base = _side(groups[0], cells[0], cell, stride, column, cache)
             for i in range(1, len(groups)):
+                if pairs is not None and (cell, stride) not in pairs[i]:
+                    continue
                 new = _side(groups[i], cells[i], cell, stride, column, cache)
                 if not (base != 0).any() and not (new != 0).any():
                     continue  # zero on every pass of both sides (or not counted): nothing to say
@@ -154,9 +157,9 @@ def attach_by(cmp, result, members, strides):
     return cmp
 
 
-def attach(cmp, groups, cells, common):
+def attach(cmp, groups, cells, common, pairs=None):
     """The counts and which sides were emulated, on a Comparison (compare.compare's hook)."""
-    cmp.counts = compare_counts(groups, cmp.labels, cells, common)
+    cmp.counts = compare_counts(groups, cmp.labels, cells, common, pairs)
     cmp.emulated = emulated_labels(groups, cmp.labels)
     if cmp.emulated:
         cmp.warnings.append(f"{', '.join(cmp.emulated)}: emulated (qemu-tcg): rates get no verdict")

@@ -81,7 +81,7 @@ def test_warnings_name_differences_and_missing_strides(cli, fixtures):
     assert p.returncode == 0
     assert "differ in size: 1G in Before, 1G in One round, 64M in Other" in p.stderr  # sides by label
     assert "differ in bystanders" in p.stderr
-    assert "stride 2M is missing from Other" in p.stderr
+    assert "strides 2M, 4M are missing from Other: Other vs Before has no row there" in unwrap(p.stderr)
     assert "single round" in p.stderr and "one observation per pass" in p.stdout
 
 
@@ -259,7 +259,7 @@ def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
     assert "stride 64K bystanders=1:" in p.stdout
     other = _with_cells(fixtures, tmp_path, "again.json", [({"bystanders": 2}, 1.0), ({"bystanders": 0}, 1.0)])
     p = cli("compare", base, other, "--unit", "round")
-    assert p.returncode == 0 and "stride 64K of bystanders=1 is missing from" in p.stderr
+    assert p.returncode == 0 and "strides 64K, 1M, 2M, 4M of bystanders=1 are missing from Again" in unwrap(p.stderr)
 
 
 def test_group_observations_are_run_means(fixtures):
@@ -795,3 +795,29 @@ def test_files_of_different_work_are_said_to_measure_different_things_in_every_f
             assert p.stdout.splitlines() and all(" skip " in line for line in p.stdout.splitlines()), p.stdout
     plain = cli("compare", fixtures / "before.json", fixtures / "after.json", "--format", "lava")
     assert all(" skip " not in line for line in plain.stdout.splitlines())
+
+
+def _one_stride(fixtures, tmp_path, name="before.json", stride=65536, label="X"):
+    """A copy of a fixture that measured one stride only (as a --strides 64K run)."""
+    data = json.loads((fixtures / name).read_text())
+    data["config"].update(strides=[stride], label=label)
+    data["samples"] = [s for s in data["samples"] if s["stride_bytes"] == stride]
+    path = tmp_path / f"{label}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_stride_missing_from_one_side_costs_that_comparison_only(cli, fixtures, tmp_path):
+    x = _one_stride(fixtures, tmp_path)
+    a1, a2 = (atsdbench.load(str(fixtures / n)) for n in ("before.json", "after.json"))
+    cmp = comparison.compare([a1, a2, atsdbench.load(str(x))], unit="round")
+    strides = {label: [r["stride"] for r in cmp.rows if r["new_label"] == label] for label in cmp.labels[1:]}
+    assert strides == {"After": ["64K", "1M", "2M", "4M"], "X": ["64K"]}
+    assert [w for w in cmp.warnings if "missing" in w] == [
+        "strides 1M, 2M, 4M are missing from X: X vs Before has no row there; the other comparisons keep them"]
+    # the text table keeps X's one row under X's columns, the strides it lacks say so
+    p = cli("compare", str(fixtures / "before.json"), str(fixtures / "after.json"), str(x), "--unit", "round")
+    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines()[1:8] if line[:1].isdigit()}
+    assert p.returncode == 0 and rows["1M"][2] == "33.68" and len(rows["4M"]) >= 8
+    p = cli("compare", str(x), str(fixtures / "before.json"), "--unit", "round")
+    assert "strides 1M, 2M, 4M are missing from the baseline X: no side is compared there" in unwrap(p.stderr)
