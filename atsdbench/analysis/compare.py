@@ -263,6 +263,65 @@ def input_warnings(groups, level):
     return warnings
 
 
+def _digest(result):
+    """The samples' digest: every field's values and where each is present, field by field."""
+    import hashlib
+
+    h, columns = hashlib.sha256(), result.columns
+    for k in sorted(columns.keys()):
+        values = columns.get(k)
+        h.update(k.encode() + b"\0" + (repr(values.tolist()).encode() if values.dtype == object else
+                                       values.dtype.str.encode() + values.tobytes()))
+        h.update(columns.present(k).tobytes())
+    return h.hexdigest()
+
+
+def _run_keys(result):
+    """What makes two files one run: the same samples, or the same start on the same boot."""
+    run = (result.host.get("boot_id"), result.started)
+    return [("samples", _digest(result))] + ([("run", run)] if None not in run else [])
+
+
+def one_run_once(sides):
+    """Each side with a run given in several files (a copy, an import made twice, a path given twice)
+    kept once: one run is one observation, never replicates.  Returns (sides, warnings): one line
+    naming the files counted once, one naming runs found on two sides (the same data against
+    itself)."""
+    kept, seen, once = [], {}, []
+    for i, files in enumerate(sides):
+        mine, first = [], {}
+        for r in files:
+            keys = _run_keys(r)
+            match = next((first[k] for k in keys if k in first), None)
+            if match is None:
+                mine.append(r)
+                for k in keys:
+                    first[k] = r
+                    seen.setdefault(k, (i, r))
+            else:
+                once.append((match, r))
+        kept.append(mine)
+    warnings = []
+    if once:
+        groups = {}
+        for a, b in once:
+            groups.setdefault(id(a), [a]).append(b)
+        names = [list(dict.fromkeys(r.name for r in g)) + [len(g)] for g in groups.values()]
+        said = "; ".join(f"{n[0]} given {n[-1]} times" if len(n) == 2 else " = ".join(n[:-1]) for n in names)
+        warnings.append(f"one run in several files, counted once (a run is one observation): {said}")
+    across = {}
+    for i, files in enumerate(kept):
+        for r in files:
+            for k in _run_keys(r):
+                j, other = seen[k]
+                if j != i and (r.path is None or other.path is None
+                               or os.path.realpath(r.path) != os.path.realpath(other.path)):
+                    across.setdefault((id(other), id(r)), (other, r))
+    for a, b in across.values():
+        warnings.append(f"{a.name} and {b.name} hold the same run: the same data against itself")
+    return kept, warnings
+
+
 def boots(group):
     """Boots a side's runs come from (host.boot_id); files from before it was recorded count as one."""
     return len({r.host.get("boot_id") for r in group})
@@ -333,6 +392,7 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
     check([len(s) for s in sides], metric, test, confidence, unit, adjust)
     asked_test = test
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
+    sides, once = one_run_once(sides)
     groups, level = replicates(sides)
     for g in groups:
         for r in g:
@@ -340,7 +400,7 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
                 raise UsageError(f"{r.name} has no measured pass (its run ended before the first timed one)")
     given_labels, whole = labels, {}
     labels = choose_labels(groups, labels, whole)
-    warnings = input_warnings(groups, level)
+    warnings = once + input_warnings(groups, level)
     warnings += measured_differences([g[0] for g in groups], labels)
     warnings += disturbance_differences(groups, labels)
     for g in groups:

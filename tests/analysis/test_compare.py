@@ -150,8 +150,18 @@ def test_show(cli, fixtures):
     assert "single round" in p.stderr
 
 
-def test_replicate_runs_use_the_run_as_unit(cli, fixtures):
-    p = cli("compare", "before.json,again.json", "after.json,after.json", cwd=fixtures)
+def _retaken(fixtures, tmp_path, name="after.json"):
+    """A second run with the rates of the fixture's (its own samples: a field more each)."""
+    data = json.loads((fixtures / name).read_text())
+    for s in data["samples"]:
+        s["retaken"] = 1
+    path = tmp_path / f"retaken-{name}"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_replicate_runs_use_the_run_as_unit(cli, fixtures, tmp_path):
+    p = cli("compare", "before.json,again.json", f"after.json,{_retaken(fixtures, tmp_path)}", cwd=fixtures)
     assert p.returncode == 0 and "one observation per file;" in p.stdout
     assert "N = 2/2" in p.stdout
     assert "Welch" in p.stdout and "one side only" not in p.stderr
@@ -386,6 +396,8 @@ def test_replicates_from_two_boots_are_said_to_cover_it(fixtures, tmp_path):
     for name, boot in (("x1.json", "b1"), ("x2.json", "b2"), ("y1.json", "b1"), ("y2.json", "b2")):
         data = json.loads((fixtures / ("before.json" if name[0] == "x" else "after.json")).read_text())
         data["host"]["boot_id"] = boot
+        for sample in data["samples"]:  # each a run of its own: copies of one run are one observation
+            sample["retaken"] = name
         (tmp_path / name).write_text(json.dumps(data))
         sides.append(results.load(str(tmp_path / name)))
     cmp = comparison.compare([sides[:2], sides[2:]])
@@ -821,3 +833,27 @@ def test_a_stride_missing_from_one_side_costs_that_comparison_only(cli, fixtures
     assert p.returncode == 0 and rows["1M"][2] == "33.68" and len(rows["4M"]) >= 8
     p = cli("compare", str(x), str(fixtures / "before.json"), "--unit", "round")
     assert "strides 1M, 2M, 4M are missing from the baseline X: no side is compared there" in unwrap(p.stderr)
+
+
+def test_copies_of_one_run_are_one_observation(cli, fixtures, tmp_path):
+    for name, source in (("a1", "after"), ("a2", "after"), ("b1", "before"), ("b2", "before")):
+        (tmp_path / f"{name}.json").write_text((fixtures / f"{source}.json").read_text())
+    # as replicates, the copies would prove every stride slower: a LAVA gate failing on nothing
+    p = cli("compare", "a1.json,a2.json", "b1.json,b2.json", "--format", "lava", cwd=tmp_path)
+    assert p.returncode == 0 and "fail" not in p.stdout and len(p.stdout.splitlines()) == 4
+    assert unwrap(p.stderr).splitlines() == [
+        "atsdbench: warning: one run in several files, counted once (a run is one observation): a1.json = a2.json; "
+        "b1.json = b2.json"]
+    p = cli("compare", "a1.json,a1.json", "b1.json,b1.json", cwd=tmp_path)
+    assert p.returncode == 0 and "given 2 times" in unwrap(p.stderr)
+    assert "95% CI" not in p.stdout and "N = 2/2" not in p.stdout and ">=" not in p.stdout
+    assert "no verdict" in p.stdout
+    cmp = comparison.compare([[atsdbench.load(str(tmp_path / n)) for n in ("a1.json", "a2.json")],
+                              [atsdbench.load(str(tmp_path / n)) for n in ("b1.json", "b2.json")]])
+    assert cmp.level == "session" and cmp.withheld and not any(r["significant"] for r in cmp.rows)
+
+
+def test_one_run_on_two_sides_is_said(cli, fixtures, tmp_path):
+    (tmp_path / "copy.json").write_text((fixtures / "before.json").read_text())
+    p = cli("compare", str(fixtures / "before.json"), "copy.json", cwd=tmp_path)
+    assert "before.json and copy.json hold the same run: the same data against itself" in unwrap(p.stderr)
