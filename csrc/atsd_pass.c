@@ -171,7 +171,7 @@ static void write_sample(struct cell_hooks *x, const struct atsd_pass_record *re
 		st->us[st->n++] = (double)rec->ns / 1e3 / (workload ? (double)rec->loops / (double)c->threads :
 							   (double)(rec->calls / (uint64_t)c->threads));
 	}
-	if (!rec->traced && has_ipis) {
+	if (!rec->warmup && !rec->traced && has_ipis) {	/* IPIs of the timed passes, as run's */
 		st->ipis += ipi1 - x->ipi0;
 		st->ipi_calls += rec->calls;
 	}
