@@ -209,7 +209,7 @@ def _table(cmp, tablefmt):
         body.append(line)
     lead = len(_lead(cmp, _keys(cmp)[0])) + 1 if body else len(headers)
     sides = [list(range(i, i + 5)) for i in range(lead, len(headers), 5)]
-    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides)
+    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides, names=cmp.labels[1:])
 
 
 def _title(cmp, units=False):
@@ -284,7 +284,8 @@ def render_commit(cmp):
                         " emulated" if r["note"] == "emulated (qemu-tcg)" else " n.s.")] if r else ["-", ""]
         body.append(line)
     lead = len(header) - 2 * (len(labels) - 1)
-    table = layout.fitted(body, header, "commit", lead=lead, groups=[[i, i + 1] for i in range(lead, len(header), 2)])
+    table = layout.fitted(body, header, "commit", lead=lead, groups=[[i, i + 1] for i in range(lead, len(header), 2)],
+                          names=labels[1:])
     return _title(cmp) + "\n" + table + "\n" + _commit_footer(cmp)
 
 

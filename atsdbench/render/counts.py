@@ -81,7 +81,7 @@ def _table(cmp, tablefmt):
         body.append(line)
     lead = len(headers) - 3 * (len(labels) - 1)
     sides = [list(range(i, i + 3)) for i in range(lead, len(headers), 3)]
-    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides)
+    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides, names=labels[1:])
 
 
 def _sizes(cmp):
@@ -142,7 +142,7 @@ def render_commit(cmp):
         body.append(line)
     lead = len(header) - 2 * (len(labels) - 1)
     table = layout.fitted(body, header, "commit", lead=lead,
-                          groups=[[i, i + 1] for i in range(lead, len(header), 2)])
+                          groups=[[i, i + 1] for i in range(lead, len(header), 2)], names=labels[1:])
     foot = (f"Counts per {'/'.join(_ops(cmp))} call ({FROM_PASSES}); changed: {CHANGED}, else same; "
             f"{_sizes(cmp)}")
     if cmp.emulated:
