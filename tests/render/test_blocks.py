@@ -1,5 +1,6 @@
-"""render/layout.fitted through compare's text and commit tables: every block names the side of each of
-its columns, whatever the sides' number and labels, in lines of at most 100 columns."""
+"""render/layout.fitted through compare's text and commit tables (named apart from tests/meta/test_layout.py:
+test files need unique basenames): every block names the side of each of its columns, whatever the
+sides' number and labels, in lines of at most 100 columns."""
 import json
 
 import pytest
