@@ -125,7 +125,7 @@ static void write_sample(struct cell_hooks *x, const struct atsd_pass_record *re
 	const struct atsd_plan *p = x->p;
 	const struct atsd_cell *c = &x->c;
 	struct stride_stats *st = summary_at(x->t, p, rec->cell, rec->stride_bytes);
-	int axes = atsd_plan_cells(p) > 1, has_ipis = x->ipi0 >= 0 && ipi1 >= 0, workload = c->workload >= 0;
+	int axes = atsd_plan_cells(p) > 1, has_ipis = x->ipi0 >= 0 && ipi1 >= x->ipi0, workload = c->workload >= 0;
 	FILE *out = x->out;
 
 	fprintf(out, "sample\tround=%d\trep=%d\torder=%d\tstride_bytes=%" PRIu64 "\twarmup=%d\tns=%" PRIu64
@@ -171,7 +171,7 @@ static void write_sample(struct cell_hooks *x, const struct atsd_pass_record *re
 		st->us[st->n++] = (double)rec->ns / 1e3 / (workload ? (double)rec->loops / (double)c->threads :
 							   (double)(rec->calls / (uint64_t)c->threads));
 	}
-	if (!rec->traced && has_ipis) {
+	if (!rec->warmup && !rec->traced && has_ipis) {	/* IPIs of the timed passes, as run's */
 		st->ipis += ipi1 - x->ipi0;
 		st->ipi_calls += rec->calls;
 	}

@@ -278,6 +278,65 @@ def input_warnings(groups, level):
     return warnings
 
 
+def _digest(result):
+    """The samples' digest: every field's values and where each is present, field by field."""
+    import hashlib
+
+    h, columns = hashlib.sha256(), result.columns
+    for k in sorted(columns.keys()):
+        values = columns.get(k)
+        h.update(k.encode() + b"\0" + (repr(values.tolist()).encode() if values.dtype == object else
+                                       values.dtype.str.encode() + values.tobytes()))
+        h.update(columns.present(k).tobytes())
+    return h.hexdigest()
+
+
+def _run_keys(result):
+    """What makes two files one run: the same samples, or the same start on the same boot."""
+    run = (result.host.get("boot_id"), result.started)
+    return [("samples", _digest(result))] + ([("run", run)] if None not in run else [])
+
+
+def one_run_once(sides):
+    """Each side with a run given in several files (a copy, an import made twice, a path given twice)
+    kept once: one run is one observation, never replicates.  Returns (sides, warnings): one line
+    naming the files counted once, one naming runs found on two sides (the same data against
+    itself)."""
+    kept, seen, once = [], {}, []
+    for i, files in enumerate(sides):
+        mine, first = [], {}
+        for r in files:
+            keys = _run_keys(r)
+            match = next((first[k] for k in keys if k in first), None)
+            if match is None:
+                mine.append(r)
+                for k in keys:
+                    first[k] = r
+                    seen.setdefault(k, (i, r))
+            else:
+                once.append((match, r))
+        kept.append(mine)
+    warnings = []
+    if once:
+        groups = {}
+        for a, b in once:
+            groups.setdefault(id(a), [a]).append(b)
+        names = [list(dict.fromkeys(r.name for r in g)) + [len(g)] for g in groups.values()]
+        said = "; ".join(f"{n[0]} given {n[-1]} times" if len(n) == 2 else " = ".join(n[:-1]) for n in names)
+        warnings.append(f"one run in several files, counted once (a run is one observation): {said}")
+    across = {}
+    for i, files in enumerate(kept):
+        for r in files:
+            for k in _run_keys(r):
+                j, other = seen[k]
+                if j != i and (r.path is None or other.path is None
+                               or os.path.realpath(r.path) != os.path.realpath(other.path)):
+                    across.setdefault((id(other), id(r)), (other, r))
+    for a, b in across.values():
+        warnings.append(f"{a.name} and {b.name} hold the same run: the same data against itself")
+    return kept, warnings
+
+
 def boots(group):
     """Boots a side's runs come from (host.boot_id); files from before it was recorded count as one."""
     return len({r.host.get("boot_id") for r in group})
@@ -348,6 +407,7 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
     check([len(s) for s in sides], metric, test, confidence, unit, adjust)
     asked_test = test
     metric, test, confidence, unit = resolve_options(metric, test, confidence, unit)
+    sides, once = one_run_once(sides)
     groups, level = replicates(sides)
     for g in groups:
         for r in g:
@@ -355,7 +415,7 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
                 raise UsageError(f"{r.name} has no measured pass (its run ended before the first timed one)")
     given_labels, whole = labels, {}
     labels = choose_labels(groups, labels, whole)
-    warnings = input_warnings(groups, level)
+    warnings = once + input_warnings(groups, level)
     warnings += measured_differences([g[0] for g in groups], labels)
     warnings += disturbance_differences(groups, labels)
     for g in groups:
@@ -366,14 +426,16 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
     key_sets = [set.intersection(*(_keys(r, c) for r, c in zip(g, gc))) for g, gc in zip(groups, cells)]
     first_cells = list(cells[0][0])
     order = {name: i for i, name in enumerate(first_cells)}
-    common = sorted(set.intersection(*key_sets), key=lambda k: (order.get(k[0], len(order)), k[1]))
-    for s, name in zip(key_sets, labels):
-        for cell, stride in sorted(set.union(*key_sets) - s, key=lambda k: (order.get(k[0], len(order)), k[1])):
-            what = f"stride {format_size(stride)}" + (f" of {cell}" if cell else "")
-            warnings.append(f"{what} is missing from {name}: not compared")
-    if not common:
-        raise UsageError("the files have no stride in common" if all(c == "" for ks in key_sets for c, _ in ks)
-                         else "the files have no (cell, stride) in common")
+    # Each new side against the baseline at what both measured: a stride one side lacks costs that
+    # side's comparison only, never the others'.
+    pairs = {i: key_sets[0] & key_sets[i] for i in range(1, len(groups))}
+    common = sorted(set.union(*pairs.values()), key=lambda k: (order.get(k[0], len(order)), k[1]))
+    warnings += missing_rows(key_sets, labels, order)
+    if not all(pairs.values()):
+        what = "stride" if all(c == "" for ks in key_sets for c, _ in ks) else "(cell, stride)"
+        raise UsageError(f"the files have no {what} in common" if len(groups) == 2 else
+                         f"{labels[next(i for i, p in pairs.items() if not p)]} has no {what} in common with "
+                         f"the baseline {labels[0]}")
     effective, test, mixed = choose_unit(groups, unit, test, asked_test, warnings)
     if effective == "round" and any(stats.effective_unit(r.table, "round") == "pass" for g in groups for r in g):
         effective = "pass"
@@ -382,7 +444,7 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
         warnings.append("--unit pass: every pass is an observation; the CI ignores between-round variance")
     rate = rate_of_sides(groups)
     obs = {(i, cell, s): group_observations(g, s, effective, metric, [c[cell] for c in cells[i]], rate[0])
-           for i, g in enumerate(groups) for cell, s in common}
+           for i, g in enumerate(groups) for cell, s in common if not i or (cell, s) in pairs[i]}
     noise_profiled = _noise_profiles(groups, unit, effective, metric, asked_test, noise_profiles, store, labels,
                                warnings)
     batched = {}
@@ -396,9 +458,9 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
         centres = dict(obs)
         _time_order(centres, groups, labels)
         rows, effective, test = _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, confidence,
-                                                          adjust, warnings, centres)
+                                                          adjust, warnings, centres, pairs)
     for cell, s in common if not noise_profiled else ():
-        for i in range(1, len(groups)):
+        for i in (i for i in range(1, len(groups)) if (cell, s) in pairs[i]):
             d = two_sample.difference(obs[(0, cell, s)], obs[(i, cell, s)], test, confidence)
             if d.get("why"):
                 notes.setdefault((labels[i], d["why"]), []).append(where(s, cell))
@@ -436,7 +498,31 @@ def compare(sides, metric=None, test=None, confidence=95, unit="auto", labels=No
     from .breakdown import compare_stages
 
     cmp.stages = compare_stages(groups, labels, confidence)
-    return count_changes.attach(cmp, groups, cells, common)
+    return count_changes.attach(cmp, groups, cells, common, pairs)
+
+
+def missing_rows(key_sets, labels, order):
+    """What a side lacks, as the rows it costs: a stride missing from a new side is missing from its
+    comparison with the baseline only; one missing from the baseline from every comparison."""
+    out = []
+    rest = set.union(*key_sets[1:]) if len(key_sets) > 1 else set()
+    for i, (have, name) in enumerate(zip(key_sets, labels)):
+        lost = sorted((key_sets[0] | rest if i == 0 else key_sets[0]) - have,
+                      key=lambda k: (order.get(k[0], len(order)), k[1]))
+        if not lost:
+            continue
+        by_cell = {}
+        for cell, stride in lost:
+            by_cell.setdefault(cell, []).append(format_size(stride))
+        places = "; ".join(", ".join(strides) + (f" of {cell}" if cell else "") for cell, strides in by_cell.items())
+        what = f"strides {places} are" if len(lost) > 1 else f"stride {places} is"
+        if i == 0:
+            out.append(f"{what} missing from the baseline {name}: no side is compared there")
+        else:
+            kept = "" if len(labels) == 2 else "; the other comparisons keep them" if len(lost) > 1 \
+                else "; the other comparisons keep it"
+            out.append(f"{what} missing from {name}: {name} vs {labels[0]} has no row there{kept}")
+    return out
 
 
 def short_sides(rows, groups, labels, warnings):
@@ -526,7 +612,8 @@ def _noise_profiles(groups, unit, effective, metric, asked_test, explicit, store
     return found
 
 
-def _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, confidence, adjust, warnings, centres):
+def _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, confidence, adjust, warnings, centres,
+                              pairs):
     """compare's rows where sides of one process borrow their between-run variance from noise profiles:
     (rows, unit, test).  centres: the observations whose geometric mean is each side's point estimate."""
     import numpy as np
@@ -537,6 +624,8 @@ def _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, con
     for i, g in enumerate(groups):
         p = noise_profiled.get(i)
         for cell, s in common:
+            if i and (cell, s) not in pairs[i]:
+                continue
             x = noise.log_round_means(g[0], s, cells[i][0][cell])
             e = p.entry(cell, s) if p else None
             sides[(i, cell, s)] = noise.side_with_noise_profile(x, e, i, p.key if p else None)
@@ -556,7 +645,7 @@ def _rows_with_noise_profiles(groups, cells, common, labels, noise_profiled, con
                             f"{groups[i][0].host.get('hostname')}): no verdict ({_calibrate(groups[i][0])})")
     rows = []
     for cell, s in common:
-        for i in range(1, len(groups)):
+        for i in (i for i in range(1, len(groups)) if (cell, s) in pairs[i]):
             base, new = sides[(0, cell, s)], sides[(i, cell, s)]
             d = noise.difference(base, new, confidence)
             note = None

@@ -1,10 +1,10 @@
 """compare's counts: the kernel's own invalidation events per mprotect call, each side and the change.
 
 Per (cell, stride, counter): every pass that counted gives one per-call value (count / calls); a side
-is the mean of its passes and their range (min..max, replicate runs pooled).  A count is marked
-changed only where the two sides' ranges do not overlap: beyond the counts' own pass-to-pass spread.
-Tracepoint counts (flushes, tlbie, hcalls) come from the traced warm-up passes, IPIs from the timed
-ones, as stats.per_call_counters reads them.  Counts are the kernel's under emulation too; rates are
+is its passes' count over their calls, with their range (min..max, replicate runs pooled).  A count
+is marked changed where the two sides' ranges do not overlap, where the base is zero on every pass
+and the new side is not, or the reverse above a stray's level (changed(): the rule).  Tracepoint counts (flushes, tlbie, hcalls) come from the
+traced warm-up passes, IPIs from the timed ones, as stats.per_call_counters reads them.  Counts are the kernel's under emulation too; rates are
 not: files from emulated guests (host.virtualized "qemu-tcg") never get a rate verdict
 (mark_emulated).  docs/guest.md#what-changed-means has the story.  Pure: reads results only.
 """
@@ -49,40 +49,60 @@ def _columns(table):
 
 
 def _per_pass(cols, stride, column, cell=None):
+    """(per-call count of each pass that counted, its calls)."""
     if column not in cols:
-        return np.array([])
+        return np.array([]), np.array([])
     keep = cols["stride_bytes"] == stride
     if cell is not None and "cell" in cols:
         keep &= cols["cell"] == cell
+    if column == "ipis" and "warmup" in cols:  # timed passes only, as the label and run's table say
+        keep &= ~cols["warmup"]
     if "traced" in cols:
         keep &= ~cols["traced"] if column == "ipis" else cols["traced"]
     elif column != "ipis":
-        return np.array([])
+        return np.array([]), np.array([])
     values = np.array(cols[column][keep], dtype=float)  # None (not counted) is NaN
     present = ~np.isnan(values)
-    return values[present] / np.array(cols["calls"][keep], dtype=float)[present]
+    calls = np.array(cols["calls"][keep], dtype=float)[present]
+    return values[present] / calls, calls
 
 
 def _side(group, cell_maps, cell, stride, column, cache=None):
     cache = {} if cache is None else cache
-    values = []
+    values, calls = [], []
     for r, m in zip(group, cell_maps):
         if id(r) not in cache:
             cache[id(r)] = _columns(r.table)
-        values.append(_per_pass(cache[id(r)], stride, column, m.get(cell)))
-    return np.concatenate(values) if values else np.array([])
+        v, c = _per_pass(cache[id(r)], stride, column, m.get(cell))
+        values.append(v)
+        calls.append(c)
+    return (np.concatenate(values), np.concatenate(calls)) if values else (np.array([]), np.array([]))
+
+
+def _per_call(values, calls):
+    """A side's count per call: its passes' count over their calls (run's and show's, stats.per_call_counters)."""
+    return float((values * calls).sum() / calls.sum()) if len(values) else math.nan
 
 
 def changed(base, new, tolerance=1e-9):
-    """Outside each other's pass-to-pass range; None where a side has no pass."""
+    """The rule of "changed": the sides' per-call ranges (pass to pass) do not overlap; or the base
+    is zero on every pass and the new side is not (an event that appears is a change, however few a
+    call: 0 against 0.24 IPIs a call, whose ranges meet at 0); or the new side is zero on every pass
+    and the base counted at least NEAR_ZERO a call (an event that goes away; below that, strays).
+    None where a side has no pass."""
     if not len(base) or not len(new):
         return None
+    if not base.any() and new.any():
+        return True
+    if not new.any() and base.any() and _per_call(base, np.ones(len(base))) >= NEAR_ZERO:
+        return True
     return bool(new.min() > base.max() + tolerance or new.max() < base.min() - tolerance)
 
 
-def compare_counts(groups, labels, cells, common):
+def compare_counts(groups, labels, cells, common, pairs=None):
     """Rows (COLUMNS) for every (cell, stride) in common and every counter either side counted.
-    cells[i][k]: {cell name: cell index} of run k of side i (compare._cell_maps)."""
+    cells[i][k]: {cell name: cell index} of run k of side i (compare._cell_maps); pairs[i], where
+    given: the (cell, stride)s side i shares with the baseline (others give it no row)."""
     columns = []
     for g in groups:
         for r in g:
@@ -92,13 +112,14 @@ def compare_counts(groups, labels, cells, common):
     rows, cache = [], {}
     for cell, stride in common:
         for column in columns:
-            base = _side(groups[0], cells[0], cell, stride, column, cache)
+            base, base_calls = _side(groups[0], cells[0], cell, stride, column, cache)
             for i in range(1, len(groups)):
-                new = _side(groups[i], cells[i], cell, stride, column, cache)
+                if pairs is not None and (cell, stride) not in pairs[i]:
+                    continue
+                new, new_calls = _side(groups[i], cells[i], cell, stride, column, cache)
                 if not (base != 0).any() and not (new != 0).any():
                     continue  # zero on every pass of both sides (or not counted): nothing to say
-                b = float(base.mean()) if len(base) else math.nan
-                n = float(new.mean()) if len(new) else math.nan
+                b, n = _per_call(base, base_calls), _per_call(new, new_calls)
                 rows.append({"cell": cell, "stride": format_size(stride), "stride_bytes": stride, "counter": column,
                              "base_label": labels[0], "new_label": labels[i], "base_per_call": b,
                              "new_per_call": n, "change": n - b,
@@ -154,9 +175,9 @@ def attach_by(cmp, result, members, strides):
     return cmp
 
 
-def attach(cmp, groups, cells, common):
+def attach(cmp, groups, cells, common, pairs=None):
     """The counts and which sides were emulated, on a Comparison (compare.compare's hook)."""
-    cmp.counts = compare_counts(groups, cmp.labels, cells, common)
+    cmp.counts = compare_counts(groups, cmp.labels, cells, common, pairs)
     cmp.emulated = emulated_labels(groups, cmp.labels)
     if cmp.emulated:
         cmp.warnings.append(f"{', '.join(cmp.emulated)}: emulated (qemu-tcg): rates get no verdict")

@@ -217,11 +217,14 @@ def _within_cv(values, starts):
 
 
 def per_call_counters(table, stride):
-    """Counter columns per mprotect call; tracepoint counts come from traced (warm-up) passes."""
+    """Counter columns per mprotect call: IPIs from the timed passes (warm-ups left out, as from the
+    rates), tracepoint counts from the traced (warm-up) passes.  A count is its passes' sum over
+    their calls (analysis/counts.py's side value too)."""
     out = {}
     rows = np.asarray(table["stride_bytes"] == stride, dtype=bool)
     traced = np.asarray(table["traced"], dtype=bool) if "traced" in table else None
-    timed = rows & ~traced if traced is not None else rows
+    timed = rows & ~np.asarray(table["warmup"], dtype=bool) if "warmup" in table else rows
+    timed = timed & ~traced if traced is not None else timed
     traced = rows & traced if traced is not None else np.zeros_like(rows)
     calls = np.asarray(table["calls"])
 

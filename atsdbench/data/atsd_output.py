@@ -29,7 +29,7 @@ INTS = {
     "config": {"size": BYTES, "rounds": (1, MAX_INT64), "reps": (1, MAX_INT64), "warmup": COUNT,
                "warmup_rounds": COUNT, "cpu": CPU, "seed": (0, 2 ** 64 - 1), "runs": (1, MAX_INT64)},
     "sample": {"round": COUNT, "rep": COUNT, "order": COUNT, "stride_bytes": BYTES, "warmup": (0, 1), "ns": COUNT,
-               "calls": (1, MAX_INT64), "ipis": (-MAX_INT64, MAX_INT64), "cell": (0, 255),
+               "calls": (1, MAX_INT64), "ipis": (0, MAX_INT64), "cell": (0, 255),
                "bystanders": (0, MAX_CPUS), "threads": (1, MAX_CPUS), "traced": (0, 1), "run": COUNT, "preempted": COUNT, "cpu_ns": COUNT,
                "steal_ticks": COUNT, "canary_compute_ns": COUNT, "canary_chase_ns": COUNT,
                "loops": (1, MAX_INT64),  # --workload

@@ -159,7 +159,10 @@ SCALAR = Value(type(None), bool, int, float, str)
 TEXT = Value(str, null=True)
 BOOL = Value(bool)
 BYTES = _int(1, MAX_BYTES)
-COUNTER = _int(-MAX_INT64, MAX_INT64, null=True)  # a delta: negative if a CPU went offline mid-pass
+# A pass's count of events: never below zero.  The one total that can fall, /proc/interrupts' row
+# summed over the CPUs online (a CPU gone offline mid-pass takes its column with it), is written
+# null by both writers: that pass counted nothing (docs/result-file.md).
+COUNTER = _int(0, MAX_INT64, null=True)
 
 SAMPLE = Record({
     "round": _int(), "rep": _int(), "order": _int(null=True), "stride_bytes": BYTES, "warmup": BOOL, "traced": BOOL,

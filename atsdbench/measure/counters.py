@@ -197,7 +197,9 @@ class Counters:
 
     @staticmethod
     def delta(before, after):
-        return {k: after[k] - before[k] for k in after
+        """Each count's change over a pass; a total that fell (a CPU gone offline takes its
+        /proc/interrupts column with it) counted nothing: None, as data/schema.py has it."""
+        return {k: after[k] - before[k] if after[k] >= before[k] else None for k in after
                 if k in before and after[k] is not None and before[k] is not None}
 
 

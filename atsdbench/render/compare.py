@@ -31,6 +31,15 @@ def _by_key(cmp):
     return {k: [r for r in cmp.rows if (r["cell"], r["stride_bytes"]) == k] for k in _keys(cmp)}
 
 
+def _by_side(cmp, rows):
+    """One (cell, stride)'s rows in the order of the new sides, None where a side has none there."""
+    sides = cmp.labels[1:]
+    if len(set(sides)) < len(sides):  # a file given twice under one name: the rows in side order
+        return rows + [None] * (len(sides) - len(rows))
+    found = {r["new_label"]: r for r in rows}
+    return [found.get(label) for label in sides]
+
+
 def _has_cells(cmp):
     return any(r["cell"] for r in cmp.rows)
 
@@ -199,12 +208,13 @@ def _table(cmp, tablefmt):
     body = []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"])]
-        for r in rows:
-            line += [numbers.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r), detects(r), verdict(r)]
+        for r in _by_side(cmp, rows):  # a side without this stride: blank, the warning says so
+            line += [numbers.rate(r["new_gbps"]), numbers.pct(r["speedup_pct"]), _ci(r), detects(r), verdict(r)] \
+                if r else ["-", "", "", "", "n/a (not measured)"]
         body.append(line)
     lead = len(_lead(cmp, _keys(cmp)[0])) + 1 if body else len(headers)
     sides = [list(range(i, i + 5)) for i in range(lead, len(headers), 5)]
-    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides)
+    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides, names=cmp.labels[1:])
 
 
 def _title(cmp, units=False):
@@ -275,12 +285,13 @@ def render_commit(cmp):
     body, reasons = [], []
     for key, rows in _by_key(cmp).items():
         line = _lead(cmp, key) + [numbers.rate(rows[0]["base_gbps"], 1)]
-        for r in rows:
+        for r in _by_side(cmp, rows):
             line += [numbers.rate(r["new_gbps"], 1), numbers.pct(r["speedup_pct"], 0, sign=False)
-                     + _commit_mark(r, reasons)]
+                     + _commit_mark(r, reasons)] if r else ["-", ""]
         body.append(line)
     lead = len(header) - 2 * (len(labels) - 1)
-    table = layout.fitted(body, header, "commit", lead=lead, groups=[[i, i + 1] for i in range(lead, len(header), 2)])
+    table = layout.fitted(body, header, "commit", lead=lead, groups=[[i, i + 1] for i in range(lead, len(header), 2)],
+                          names=labels[1:])
     return _commit_title(cmp) + "\n" + table + "\n" + _footnotes(reasons) + _commit_footer(cmp)
 
 
@@ -338,7 +349,8 @@ def render_ministat(cmp):
         return _ministat_paired(cmp)
     blocks = []
     for cell, stride in _keys(cmp):
-        sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))]
+        sets = [ministat.Dataset(cmp.labels[i], cmp.observations[(i, cell, stride)]) for i in range(len(cmp.labels))
+                if (i, cell, stride) in cmp.observations]
         blocks.append(f"stride {where(stride, cell)}: {cmp.rate[1]}, one observation per {_ministat_unit(cmp)}\n"
                       + ministat.render(sets, confidence=cmp.confidence, width=74,
                                         plot=all(len(d.values) for d in sets)))

@@ -8,16 +8,23 @@ from . import layout, numbers
 from .notes import COUNTED, see, wrap
 
 
+# Which passes each count comes from (analysis/stats.per_call_counters) and the rule of "changed"
+# (analysis/counts.changed), as every format says them.
+FROM_PASSES = "IPIs from timed passes, the others from traced warm-ups"
+CHANGED = ("the sides' pass-to-pass ranges do not overlap, or the base is 0 on every pass and the new side "
+           f"not (or the reverse, from >= {numbers.general(analysis.NEAR_ZERO)} a call)")
+
+
 def events_per_call_title(ops):
     """Above compare --counts' table: per call of what the files timed (run --op, a --workload's loop)."""
-    return f"kernel invalidation events per {'/'.join(ops)} call (IPIs from timed passes)"
+    return f"kernel invalidation events per {'/'.join(ops)} call ({FROM_PASSES})"
 
 
 def changed_rule(sizes):
-    """Under compare --counts' table: what "changed" and "n/a" mean; sizes = 'N = 6/6' (passes counted,
-    base/new)."""
-    return "\n".join([wrap(f"changed: the sides' per-call counts do not overlap beyond their spread; {sizes} passes "
-                           "(base/new)"), see("n/a: not counted; counters at 0 in every pass left out", COUNTED)])
+    """Under compare --counts' table: what "changed" and "n/a" mean; sizes: the passes counted, per
+    count (_sizes)."""
+    return "\n".join([wrap(f"changed: {CHANGED}; {sizes}"),
+                      see("n/a: not counted; counters at 0 in every pass left out", COUNTED)])
 
 
 def emulated_counts_only(names):
@@ -74,15 +81,23 @@ def _table(cmp, tablefmt):
         body.append(line)
     lead = len(headers) - 3 * (len(labels) - 1)
     sides = [list(range(i, i + 3)) for i in range(lead, len(headers), 3)]
-    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides)
+    return layout.fitted(body, headers, tablefmt, lead=lead, groups=sides, names=labels[1:])
 
 
 def _sizes(cmp):
-    return ", ".join(sorted({f"{r['n_base']}/{r['n_new']}" for r in cmp.counts}))
+    """The passes each count came from, base/new, counts of the same N together: 'passes (base/new):
+    IPIs 20/20; flushes, full flushes 4/4'."""
+    per = {}
+    for r in cmp.counts:
+        per.setdefault(r["counter"], {})[f"{r['n_base']}/{r['n_new']}"] = None
+    named = {}
+    for counter, sizes in per.items():
+        named.setdefault(", ".join(sizes), []).append(analysis.name(counter))
+    return "passes (base/new): " + "; ".join(f"{', '.join(names)} {sizes}" for sizes, names in named.items())
 
 
 def legend(cmp):
-    rule = changed_rule(f"N = {_sizes(cmp)}")
+    rule = changed_rule(_sizes(cmp))
     return rule + "\n" + emulated_line(cmp) if cmp.emulated else rule
 
 
@@ -127,9 +142,9 @@ def render_commit(cmp):
         body.append(line)
     lead = len(header) - 2 * (len(labels) - 1)
     table = layout.fitted(body, header, "commit", lead=lead,
-                          groups=[[i, i + 1] for i in range(lead, len(header), 2)])
-    foot = (f"Counts per {'/'.join(_ops(cmp))} call, mean of the passes; same = within the passes' own spread; "
-            f"N (base/new) = {_sizes(cmp)} passes")
+                          groups=[[i, i + 1] for i in range(lead, len(header), 2)], names=labels[1:])
+    foot = (f"Counts per {'/'.join(_ops(cmp))} call ({FROM_PASSES}); changed: {CHANGED}, else same; "
+            f"{_sizes(cmp)}")
     if cmp.emulated:
         foot += "; emulated (qemu-tcg): counts only, rates have no verdict"
     return "Kernel invalidations\n" + table + "\n" + wrap(foot)

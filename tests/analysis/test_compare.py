@@ -84,7 +84,7 @@ def test_warnings_name_differences_and_missing_strides(cli, fixtures):
     assert p.returncode == 0
     assert "differ in size: 1G in Before, 1G in One round, 64M in Other" in p.stderr  # sides by label
     assert "differ in bystanders" in p.stderr
-    assert "stride 2M is missing from Other" in p.stderr
+    assert "strides 2M, 4M are missing from Other: Other vs Before has no row there" in unwrap(p.stderr)
     assert "single round" in p.stderr and "one observation per pass" in p.stdout
 
 
@@ -153,8 +153,18 @@ def test_show(cli, fixtures):
     assert "single round" in p.stderr
 
 
-def test_replicate_runs_use_the_run_as_unit(cli, fixtures):
-    p = cli("compare", "before.json,again.json", "after.json,after.json", cwd=fixtures)
+def _retaken(fixtures, tmp_path, name="after.json"):
+    """A second run with the rates of the fixture's (its own samples: a field more each)."""
+    data = json.loads((fixtures / name).read_text())
+    for s in data["samples"]:
+        s["retaken"] = 1
+    path = tmp_path / f"retaken-{name}"
+    path.write_text(json.dumps(data))
+    return str(path)
+
+
+def test_replicate_runs_use_the_run_as_unit(cli, fixtures, tmp_path):
+    p = cli("compare", "before.json,again.json", f"after.json,{_retaken(fixtures, tmp_path)}", cwd=fixtures)
     assert p.returncode == 0 and "one observation per file;" in p.stdout
     assert "N = 2/2" in p.stdout
     assert "Welch" in p.stdout and "one side only" not in p.stderr
@@ -262,7 +272,7 @@ def test_cells_are_matched_by_their_axis_values(cli, fixtures, tmp_path):
     assert "stride 64K bystanders=1:" in p.stdout
     other = _with_cells(fixtures, tmp_path, "again.json", [({"bystanders": 2}, 1.0), ({"bystanders": 0}, 1.0)])
     p = cli("compare", base, other, "--unit", "round")
-    assert p.returncode == 0 and "stride 64K of bystanders=1 is missing from" in p.stderr
+    assert p.returncode == 0 and "strides 64K, 1M, 2M, 4M of bystanders=1 are missing from Again" in unwrap(p.stderr)
 
 
 def test_group_observations_are_run_means(fixtures):
@@ -389,6 +399,8 @@ def test_replicates_from_two_boots_are_said_to_cover_it(fixtures, tmp_path):
     for name, boot in (("x1.json", "b1"), ("x2.json", "b2"), ("y1.json", "b1"), ("y2.json", "b2")):
         data = json.loads((fixtures / ("before.json" if name[0] == "x" else "after.json")).read_text())
         data["host"]["boot_id"] = boot
+        for sample in data["samples"]:  # each a run of its own: copies of one run are one observation
+            sample["retaken"] = name
         (tmp_path / name).write_text(json.dumps(data))
         sides.append(results.load(str(tmp_path / name)))
     cmp = comparison.compare([sides[:2], sides[2:]])
@@ -617,7 +629,9 @@ def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):
     text = cli("compare", *paths, "--unit", "round")
     assert text.returncode == 0, text.stderr
     assert len(text.stdout) + len(text.stderr) < 20_000
-    assert "b" * (sides.LABEL_WIDTH - 3) + "..." in text.stdout and "b" * sides.LABEL_WIDTH not in text.stdout
+    # cut, then wrapped over the header's lines where the table is cut by column (render/layout.py)
+    shown = "".join(w for w in text.stdout.split() if set(w) <= set("b."))
+    assert shown.startswith("b" * (sides.LABEL_WIDTH - 3) + "...") and "b" * sides.LABEL_WIDTH not in shown
     rows = json.loads(cli("compare", *paths, "--unit", "round", "--format", "json").stdout)
     assert rows[0]["base_label"] == "b" * 1_000_000 and rows[0]["new_label"] == "a" * 1_000_000
     assert sides.shown_label("x" * 10) == "x" * 10
@@ -870,3 +884,51 @@ def test_an_unbalanced_design_with_a_short_side_gets_no_verdict_and_says_what_wo
     assert comparison.unbalanced(5, 2) == "unbalanced: 2 vs 5 files"
     p = cli("compare", f"{before},{again}", after, "--format", "commit", cwd=fixtures)
     assert p.returncode == 0 and "n/a[1]" in p.stdout and "[1] n/a: unbalanced: 1 vs 2 files" in p.stdout
+def _one_stride(fixtures, tmp_path, name="before.json", stride=65536, label="X"):
+    """A copy of a fixture that measured one stride only (as a --strides 64K run)."""
+    data = json.loads((fixtures / name).read_text())
+    data["config"].update(strides=[stride], label=label)
+    data["samples"] = [s for s in data["samples"] if s["stride_bytes"] == stride]
+    path = tmp_path / f"{label}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_stride_missing_from_one_side_costs_that_comparison_only(cli, fixtures, tmp_path):
+    x = _one_stride(fixtures, tmp_path)
+    a1, a2 = (atsdbench.load(str(fixtures / n)) for n in ("before.json", "after.json"))
+    cmp = comparison.compare([a1, a2, atsdbench.load(str(x))], unit="round")
+    strides = {label: [r["stride"] for r in cmp.rows if r["new_label"] == label] for label in cmp.labels[1:]}
+    assert strides == {"After": ["64K", "1M", "2M", "4M"], "X": ["64K"]}
+    assert [w for w in cmp.warnings if "missing" in w] == [
+        "strides 1M, 2M, 4M are missing from X: X vs Before has no row there; the other comparisons keep them"]
+    # the text table keeps X's one row under X's columns, the strides it lacks say so
+    p = cli("compare", str(fixtures / "before.json"), str(fixtures / "after.json"), str(x), "--unit", "round")
+    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines()[1:8] if line[:1].isdigit()}
+    assert p.returncode == 0 and rows["1M"][2] == "33.68" and len(rows["4M"]) >= 8
+    p = cli("compare", str(x), str(fixtures / "before.json"), "--unit", "round")
+    assert "strides 1M, 2M, 4M are missing from the baseline X: no side is compared there" in unwrap(p.stderr)
+
+
+def test_copies_of_one_run_are_one_observation(cli, fixtures, tmp_path):
+    for name, source in (("a1", "after"), ("a2", "after"), ("b1", "before"), ("b2", "before")):
+        (tmp_path / f"{name}.json").write_text((fixtures / f"{source}.json").read_text())
+    # as replicates, the copies would prove every stride slower: a LAVA gate failing on nothing
+    p = cli("compare", "a1.json,a2.json", "b1.json,b2.json", "--format", "lava", cwd=tmp_path)
+    assert p.returncode == 0 and "fail" not in p.stdout and len(p.stdout.splitlines()) == 4
+    assert unwrap(p.stderr).splitlines() == [
+        "atsdbench: warning: one run in several files, counted once (a run is one observation): a1.json = a2.json; "
+        "b1.json = b2.json"]
+    p = cli("compare", "a1.json,a1.json", "b1.json,b1.json", cwd=tmp_path)
+    assert p.returncode == 0 and "given 2 times" in unwrap(p.stderr)
+    assert "95% CI" not in p.stdout and "N = 2/2" not in p.stdout and ">=" not in p.stdout
+    assert "no verdict" in p.stdout
+    cmp = comparison.compare([[atsdbench.load(str(tmp_path / n)) for n in ("a1.json", "a2.json")],
+                              [atsdbench.load(str(tmp_path / n)) for n in ("b1.json", "b2.json")]])
+    assert cmp.level == "session" and cmp.withheld and not any(r["significant"] for r in cmp.rows)
+
+
+def test_one_run_on_two_sides_is_said(cli, fixtures, tmp_path):
+    (tmp_path / "copy.json").write_text((fixtures / "before.json").read_text())
+    p = cli("compare", str(fixtures / "before.json"), "copy.json", cwd=tmp_path)
+    assert "before.json and copy.json hold the same run: the same data against itself" in unwrap(p.stderr)

@@ -42,7 +42,9 @@ def _side(fixtures, tmp_path, source, names, disturbed=False):
     data["host"]["kernel_release"] = "6.12.0"
     for s in data["samples"]:
         s["disturbed"] = disturbed and not s["warmup"]
-    for name in names:
+    for k, name in enumerate(names):  # each a run of its own (copies of one run are one observation)
+        for sample in data["samples"]:
+            sample["retaken"] = k
         (tmp_path / f"{name}.json").write_text(json.dumps(data))
     return ",".join(str(tmp_path / f"{n}.json") for n in names)
 

@@ -103,6 +103,11 @@ BAD = [  # (mutation, what the one message must say)
     (_set(["samples", 1, "tlb_remote_flush"], 1.5), "samples[1].tlb_remote_flush must be a whole number or null"),
     (_set(["samples", 1, "extra"], {"a": 1}), "samples[1].extra must be a number or text or true or false or null"),
     (_set(["samples", 1, "cell"], -1), "samples[1].cell must be at least 0"),
+    # counts of events: a pass's total that fell is written null, never a negative count
+    (_set(["samples", 2, "ipis"], -3), "samples[2].ipis must be at least 0 (got -3)"),
+    (_set(["samples", 2, "flushes"], -7), "samples[2].flushes must be at least 0 (got -7)"),
+    (_set(["samples", 2, "full_flushes"], -1), "samples[2].full_flushes must be at least 0 (got -1)"),
+    (_set(["samples", 2, "tlb_remote_flush"], -2), "samples[2].tlb_remote_flush must be at least 0"),
     (_set(["samples", 1], [1]), "samples[1] must be an object"),
     (_set(["config", "size"], DELETE), "config has no size"),
     (_set(["config", "rounds"], DELETE), "config has no rounds"),

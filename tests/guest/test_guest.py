@@ -423,6 +423,10 @@ if os.environ.get("FAKE_FRESH_BOOTS"):  # guest --boots: every boot a boot_id of
     release = head[at:at + 512].split(b"\0")[0].decode().split()[0]
     output = [re.sub(r"\tboot_id=[^\t]*", "", re.sub(r"\tkernel_release=[^\t]*", "\tkernel_release=" + release, x))
               + "\tboot_id=" + boot_id if x.startswith("host\t") else x for x in output]
+    # and its own samples: copies of one run's samples are one run, whatever boot they name
+    late = 1 + uuid.UUID(boot_id).int % 1000
+    output = [re.sub(r"\tns=(\d+)", lambda m: f"\tns={int(m.group(1)) + late}", x) if x.startswith("sample\t")
+              else x for x in output]
 lines = ["[    0.000000] Linux version 6.1.0-fake", "@@ guest", "@@ release 6.1.0-fake", "@@ page_size 65536",
          "@@ ceiling 33"]
 k = 1

@@ -50,4 +50,4 @@ def test_a_count_changed_in_one_of_three_files(cli, fixtures, tmp_path):
         assert p.returncode == 0, p.stderr
     p = cli("compare", "--counts", *files)
     after, again = [ln.split() for ln in p.stdout.splitlines() if ln.startswith("bystanders=1  64K     IPIs")]
-    assert after[-2:] == ["(+0%)", "same"] and again[-4:] == ["6.85", "+5.87", "(+600%)", "changed"], again
+    assert after[-2:] == ["(+0%)", "same"] and again[-4:] == ["7", "+6", "(+600%)", "changed"], again  # timed passes only

@@ -101,9 +101,20 @@ def test_two_files_one_session_a_side_row_per_thread_count_and_no_verdict(cli, f
     assert "faster" in asked.stdout and "one file a side: the CI leaves out drift" in asked.stdout
 
 
-def test_replicate_files_a_side_give_verdicts_per_thread_count(fixtures):
-    side = ",".join(str(fixtures / n) for n in ("sweep.json", "sweep.json"))  # shape only: the file is the unit
-    cmp = comparison.compare(sides.load([side, ",".join(str(fixtures / "sweep_after.json") for _ in range(2))]))
+def _runs(fixtures, tmp_path, name, k=2):
+    """k runs with the fixture's rates, each its own (copies of one run are one observation)."""
+    data, paths = json.loads((fixtures / name).read_text()), []
+    for j in range(k):
+        for sample in data["samples"]:
+            sample["retaken"] = j
+        paths.append(tmp_path / f"{j}-{name}")
+        paths[-1].write_text(json.dumps(data))
+    return ",".join(map(str, paths))
+
+
+def test_replicate_files_a_side_give_verdicts_per_thread_count(fixtures, tmp_path):
+    side = _runs(fixtures, tmp_path, "sweep.json")  # shape only: the file is the unit
+    cmp = comparison.compare(sides.load([side, _runs(fixtures, tmp_path, "sweep_after.json")]))
     assert not cmp.withheld and cmp.level == "file"
     out = compare_formats.render_text(cmp)
     assert [r[1] for r in _rows(out, "2M")] == ["1", "2", "4"]

@@ -54,6 +54,8 @@ class Runner:
         data = json.loads((FIXTURES / ("before.json" if release.startswith("6.1.") else "after.json")).read_text())
         data["host"]["boot_id"] = (k / "random" / "boot_id").read_text().strip()
         data["host"]["kernel_release"] = release
+        for sample in data["samples"]:  # each boot a run of its own: copies of one run are one observation
+            sample["fake_run"] = len(self.calls)
         if self.rc and not self.complete:  # complete: a finished run with a nonzero exit (3: stale)
             data["complete"] = False
         if self.rc != 2:  # 2: a run that could not write its file (disk full): nothing here
