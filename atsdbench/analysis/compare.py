@@ -292,9 +292,11 @@ def _digest(result):
 
 
 def _run_keys(result):
-    """What makes two files one run: the same samples, or the same start on the same boot."""
+    """What makes two files one run: the same samples, or the same start on the same boot (the sub-runs
+    of one `run --runs` file share its start, each of its own process: one run each)."""
     run = (result.host.get("boot_id"), result.started)
-    return [("samples", _digest(result))] + ([("run", run)] if None not in run else [])
+    sub = getattr(result, "sub_run", None)
+    return [("samples", _digest(result))] + ([("run", run + (sub,))] if None not in run else [])
 
 
 def one_run_once(sides):
