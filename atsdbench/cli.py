@@ -164,6 +164,7 @@ def _plot_options(pl):
     pl.add_argument("--labels", default=None, help="legend labels, comma-separated (default: each file's --label, "
                     "else its kernel release, with the file name where two would read the same)")
     pl.add_argument("--model", action="store_true", help="add a us/call against pages panel with the cost model")
+    _force_option(pl, "the picture file")
 
 
 def _import_options(im):
@@ -179,6 +180,7 @@ def _import_options(im):
     im.add_argument("--ceiling", default=None, type=_int("--ceiling"),
                     help="with --table: that kernel's single-page flush ceiling in pages, where known")
     im.add_argument("--size", default=None, help="with --table: the region the table's benchmark swept (default 1G)")
+    _force_option(im, "the result file (with --table its -after file too; --lava-log never replaces: -2, -3)")
 
 
 def _guest_options(g):
@@ -276,6 +278,13 @@ def _add_plan_options(parser, output_help=None, defaults=None, helps=None):
         else:
             parser.add_argument(*names, dest=dest, metavar=o["metavar"], default=None, help=help_,
                                 nargs="?" if o["const"] is not None else None, const=o["const"])
+    _force_option(parser, "the output (and calibrate's NAME.run.json)")
+
+
+def _force_option(parser, what):
+    """Every command that writes a file it is told to write refuses an existing one: --force replaces it
+    (data/files.py check_writable; docs/result-file.md#nothing-replaced)."""
+    parser.add_argument("--force", action="store_true", help=f"replace {what} where it exists")
 
 
 _NEGATIVE = re.compile(r"-[0-9.]")

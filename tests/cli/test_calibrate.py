@@ -56,6 +56,15 @@ def test_an_output_that_cannot_be_written_is_refused_first(cli, tmp_path):
                                              tmp_path / "d.json"))
 
 
+def test_an_existing_profile_is_replaced_only_with_force(cli, tmp_path, calibration_file):
+    out = tmp_path / "p.json"
+    assert cli("calibrate", "--from", calibration_file, "-o", out).returncode == 0
+    old = out.read_bytes()
+    assert "exists: --force replaces it" in _one_line(cli("calibrate", "--from", calibration_file, "-o", out))
+    assert out.read_bytes() == old
+    assert cli("calibrate", "--from", calibration_file, "-o", out, "--force").returncode == 0
+
+
 def test_a_profile_from_a_runs_file(cli, tmp_path, calibration_file):
     p = cli("calibrate", "--from", calibration_file, "-o", tmp_path / "p.json")
     assert p.returncode == 0 and p.stderr == "", p.stderr
