@@ -89,6 +89,8 @@ def _subcommands():
         ("guest", "boot kernel images under qemu, run atsd inside, one result file per image and run (atsdbench "
          "guest --kernel IMAGE ... [-- RUN-OPTIONS [-- RUN-OPTIONS ...]])", _guest_options,
          {"trailer": "[-- RUN-OPTIONS [-- RUN-OPTIONS ...]]"}),
+        ("atsd", "the standalone atsd (C only, static) for this or another arch, built from the package's "
+         "sources, to copy onto a system without Python (atsdbench atsd --arch ppc64le -o atsd)", _atsd_options, {}),
         ("campaign", "an A/B across reboots: plan the boots, run one at each boot (kexec, grub-reboot or by hand), "
          "then compare DIR", _campaign_options, {}),
         ("model", "fit per-call cost = fixed + per-page x pages and a whole-flush cost, with CIs; before/after "
@@ -215,6 +217,15 @@ def _guest_options(g):
     g.add_argument("-o", "--output", default=".", metavar="DIR",
                    help="directory of the result files (default .; made if absent; nothing in it is overwritten: a "
                    "name taken gets -2, -3, ...)")
+
+
+def _atsd_options(a):
+    from .guest.initramfs import CROSS
+
+    a.add_argument("--arch", default=None, choices=sorted(CROSS), help="the machine it runs on (default: this "
+                   "one's); another arch needs its cross compiler (the error names the Debian packages)")
+    a.add_argument("-o", "--output", default="atsd", metavar="FILE", help="where the program goes (default ./atsd)")
+    _force_option(a, "FILE")
 
 
 def _campaign_options(ca):
@@ -365,7 +376,7 @@ def _stdout_gone():
 
 
 # the subcommands that live in a package of their own; the rest are atsdbench/commands.py's
-COMMAND_HOMES = {"guest": ".guest.command", "campaign": ".campaign.command"}
+COMMAND_HOMES = {"guest": ".guest.command", "atsd": ".guest.command", "campaign": ".campaign.command"}
 
 
 def main(argv=None):
