@@ -79,10 +79,13 @@ def cmd_atsd(args):
 
     arch = args.arch or qemu.host_arch()
     files.claim(args.output, replace=args.force)
-    with open(initramfs.static_atsd(arch), "rb") as f:
-        program = f.read()
-    files.write_atomically(args.output, lambda f: f.write(program), binary=True)
-    os.chmod(args.output, 0o755)
+    try:
+        with open(initramfs.static_atsd(arch), "rb") as f:
+            program = f.read()
+        files.write_atomically(args.output, lambda f: f.write(program), binary=True)
+        os.chmod(args.output, 0o755)
+    finally:
+        files.release(args.output)
     print(f"wrote {args.output} (atsd for {arch}, static: copy it onto the system and run it there; "
           "atsd --help, docs/atsd.md)")
     return 0
