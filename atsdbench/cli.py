@@ -117,7 +117,8 @@ def _show_options(s):
     s.add_argument("file", metavar="FILE", help="a result file (run -o, import, calibrate's NAME.run.json)")
     s.add_argument("--unit", choices=("round", "pass"), default="round",
                    help="what each N is: round (a round's mean rate; default) or pass (single passes, as run prints)")
-    s.add_argument("--format", default="text", help="text, markdown, csv or lava (NAME pass|fail VALUE UNITS lines)")
+    s.add_argument("--format", default="text", help="text, markdown, csv or lava (NAME pass|fail VALUE UNITS lines); "
+                   "a column of numbers for `atsdbench stat`: docs/stat.md#a-result-files-numbers")
     s.add_argument("--gbps", action="store_true", help="a --workload file's rates in GB/s (loops/s x page size) "
                    "instead of will-it-scale's loops/s")
     s.add_argument("--scaling", action="store_true", help="a threads sweep (run --threads 1,2,4): its table by "

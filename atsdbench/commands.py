@@ -195,6 +195,8 @@ MACHINE_FORMATS = ("csv", "json", "lava")
 
 
 def cmd_compare(args):
+    import os
+
     from .analysis import compare as comparison, compare_by
     from .data import campaign as store, noise_profile, sides
     from .render import compare as compare_formats
@@ -207,6 +209,13 @@ def cmd_compare(args):
     labels = args.labels.split(",") if args.labels else None
     args.files, labels, campaign = store.sides_of(args.files, labels, _warn)
     given = getattr(args, "noise_profile", None) or ()
+    counts_only = getattr(args, "counts", False)
+    if len(args.files) == 1 and isinstance(args.files[0], str) and "," not in args.files[0] \
+            and not os.path.exists(args.files[0]):
+        name = args.files[0]  # one name alone: a campaign folder, or --by's file
+        kind = "folder" if name.endswith("/") else "file" if name.endswith(".json") else "file or folder"
+        raise UsageError(f"{name}: no such {kind}")
+    _warn(sides.replicate_hint(args.files))
     comparison.check([sides.count(x) for x in args.files], args.metric, args.test, args.confidence, args.unit,
                      args.adjust, args.by, given)
     loaded = sides.load(args.files)
@@ -217,7 +226,8 @@ def cmd_compare(args):
         cmp = comparison.compare(loaded, metric=args.metric, test=args.test, confidence=args.confidence,
                                  unit=args.unit, labels=labels, adjust=args.adjust,
                                  noise_profiles=[noise_profile.load(p) for p in given],
-                                 store=None if getattr(args, "no_noise_profile", False) else noise_profile.Store())
+                                 store=None if getattr(args, "no_noise_profile", False) or counts_only
+                                 else noise_profile.Store())  # counts need none: no word of a missing one
     _warn(cmp.warnings)
     from .render import counts as count_formats
 

@@ -182,3 +182,42 @@ def test_a_profile_to_a_full_disk_names_its_path(cli, full_disk, calibration_fil
     err = _one_line(cli("calibrate", "--from", calibration_file, "-o", full_disk / "prof.json"))
     assert f"{full_disk / 'prof.json'}: No space left on device" in err
     assert sorted(os.listdir(full_disk)) == ["filler"]
+
+
+def _screen(text):
+    """What a terminal shows of `text`: each \\r returns to the line's start, characters overwrite."""
+    lines, line, col = [], [], 0
+    for ch in text:
+        if ch == "\r":
+            col = 0
+        elif ch == "\n":
+            lines.append("".join(line))
+            line, col = [], 0
+        else:
+            line[col:col + 1] = [ch]
+            col += 1
+    return lines + ["".join(line)]
+
+
+def test_the_countdown_clears_its_line(monkeypatch):
+    """calibrate's wait before each sub-run, its bar and the countdown rewrite one line: a shorter one
+    leaves nothing of a longer one (no `(--gap)ses` on the terminal)."""
+    import io
+    import sys
+
+    from atsdbench import _cli
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    tick = _cli.progress_bar(4, "always")
+    tick({"round": 0})
+    tick({"wait": 150.0, "before": "sub-run 2 of 2 (--gap)"})
+    assert _screen(err.getvalue())[-1] == "waiting 150.0 s before sub-run 2 of 2 (--gap)"
+    tick({"round": 0})
+    assert _screen(err.getvalue())[-1].rstrip() == f"[{'#' * 15}{' ' * 15}] 2/4 passes"
+    tick({"wait": 9.5, "before": "sub-run 2"})
+    assert _screen(err.getvalue())[-1].rstrip() == "waiting 9.5 s before sub-run 2"
