@@ -106,7 +106,7 @@ def _calibrate_options(cal):
                                      "has M - 1 df",
                              "gap": "sub-runs start at least this long apart: the host drifts over minutes, "
                                     "which the profile must see"},
-                      output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/profiles, where compare "
+                      output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/noise-profiles, where compare "
                       "looks; the calibration's result file goes beside it as NAME.run.json)")
     cal.add_argument("--from", dest="source", default=None, metavar="FILE",
                      help="make the profile from this result file of 2 or more sub-runs (run --runs M) instead of "
@@ -145,9 +145,10 @@ def _compare_options(c):
     c.add_argument("--noise-profile", action="append", default=[], metavar="FILE",
                    help="a noise profile (atsdbench calibrate) giving a one-process side its between-run variance; "
                    "repeat, one per kernel (default: found in the profile store by host, kernel and plan)")
-    c.add_argument("--profile", action="append", dest="noise_profile", help=argparse.SUPPRESS)  # its old name
+    # their old names: `--profile` is run's perf sampling, so compare refuses them, naming the new ones
+    c.add_argument("--profile", action="append", dest="old_profile", default=None, help=argparse.SUPPRESS)
     c.add_argument("--no-noise-profile", action="store_true", help="do not look for noise profiles in the store")
-    c.add_argument("--no-profile", action="store_true", dest="no_noise_profile", help=argparse.SUPPRESS)  # its old name
+    c.add_argument("--no-profile", action="store_true", dest="old_no_profile", help=argparse.SUPPRESS)
     c.add_argument("--counts", action="store_true", help="the kernel's invalidation counts per call only (flushes, "
                    "IPIs, tlbie, hcalls): each side and the change, beyond their pass-to-pass spread")
 

@@ -206,6 +206,8 @@ def cmd_compare(args):
                          f"{args.format!r})")
     if args.format == "lava" and getattr(args, "counts", False):
         raise UsageError("--format lava prints the rates alone: leave --counts out")
+    if getattr(args, "old_profile", None) or getattr(args, "old_no_profile", False):
+        raise UsageError("compare takes --noise-profile FILE (--no-noise-profile): --profile is run's perf sampling")
     labels = args.labels.split(",") if args.labels else None
     args.files, labels, campaign = store.sides_of(args.files, labels, _warn)
     given = getattr(args, "noise_profile", None) or ()

@@ -98,7 +98,7 @@ def test_the_profile_goes_to_the_store_by_default(cli, tmp_path, calibration_fil
     p = cli("calibrate", "--from", calibration_file, env=env)
     assert p.returncode == 0, p.stderr
     written = p.stdout.splitlines()[-1].removeprefix("wrote ")
-    assert os.path.dirname(written) == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    assert os.path.dirname(written) == str(tmp_path / "xdg" / "atsdbench" / "noise-profiles")
     assert os.path.basename(written).startswith("sim-sim-A-") and noise_profile.load(written).calibration["runs"] == 4
 
 
@@ -118,11 +118,11 @@ def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
     assert made.calibration["runs"] == 3 and made.host["boot_id"] == kept.host["boot_id"]
     for name in ("a.json", "b.json"):
         assert cli("run", *SMALL, "-o", tmp_path / name).returncode == 0
-    p = cli("compare", "a.json", "b.json", "--profile", "p.json", cwd=tmp_path)
+    p = cli("compare", "a.json", "b.json", "--noise-profile", "p.json", cwd=tmp_path)
     assert p.returncode == 0 and "between-run variance: noise profiles" in p.stdout, p.stderr
     other = cli("run", *SMALL, "--rounds", "3", "-o", tmp_path / "c.json")  # --rounds differs: another plan
     assert other.returncode == 0
-    assert "is of another plan: rounds 2, c.json 3" in _one_line(cli("compare", "c.json", "c.json", "--profile",
+    assert "is of another plan: rounds 2, c.json 3" in _one_line(cli("compare", "c.json", "c.json", "--noise-profile",
                                                                      "p.json", cwd=tmp_path))
 
 
