@@ -466,7 +466,7 @@ def with_runs(parts, label):
 
 
 def runs_side(label, scale=1.0, runs=5, seed=0, level=0.05):
-    """A --runs file whose sub-runs differ by a per-process level of `level` (default 5%: a process-to-process level a single run cannot see)."""
+    """A --runs file whose sub-runs differ by a per-process level of `level` (default 5%)."""
     rng = np.random.default_rng(seed)
     parts = [make({s: v * scale * rng.normal(1, level) for s, v in X86.items()}, ceiling=33, seed=seed * 100 + k,
                   label=label) for k in range(runs)]
