@@ -195,8 +195,6 @@ MACHINE_FORMATS = ("csv", "json", "lava")
 
 
 def cmd_compare(args):
-    import os
-
     from .analysis import compare as comparison, compare_by
     from .data import campaign as store, noise_profile, sides
     from .render import compare as compare_formats
@@ -206,17 +204,13 @@ def cmd_compare(args):
                          f"{args.format!r})")
     if args.format == "lava" and getattr(args, "counts", False):
         raise UsageError("--format lava prints the rates alone: leave --counts out")
-    if getattr(args, "old_profile", None) or getattr(args, "old_no_profile", False):
-        raise UsageError("compare takes --noise-profile FILE (--no-noise-profile): --profile is run's perf sampling")
     labels = args.labels.split(",") if args.labels else None
     args.files, labels, campaign = store.sides_of(args.files, labels, _warn)
     given = getattr(args, "noise_profile", None) or ()
+    if getattr(args, "old_profile", None) or getattr(args, "old_no_profile", False):
+        raise UsageError("compare takes --noise-profile FILE (--no-noise-profile): --profile is run's perf sampling")
     counts_only = getattr(args, "counts", False)
-    if len(args.files) == 1 and isinstance(args.files[0], str) and "," not in args.files[0] \
-            and not os.path.exists(args.files[0]):
-        name = args.files[0]  # one name alone: a campaign folder, or --by's file
-        kind = "folder" if name.endswith("/") else "file" if name.endswith(".json") else "file or folder"
-        raise UsageError(f"{name}: no such {kind}")
+    _refuse_a_missing_one(args.files)
     _warn(sides.replicate_hint(args.files))
     comparison.check([sides.count(x) for x in args.files], args.metric, args.test, args.confidence, args.unit,
                      args.adjust, args.by, given)
@@ -261,6 +255,17 @@ def cmd_compare(args):
         if stages:
             print(f"\n{stages}")
     return 0
+
+
+def _refuse_a_missing_one(items):
+    """One name alone that is not there (a campaign folder, --by's file): said as such, not as a
+    compare of too few files."""
+    import os
+
+    if len(items) == 1 and isinstance(items[0], str) and "," not in items[0] and not os.path.exists(items[0]):
+        name = items[0]
+        kind = "folder" if name.endswith("/") else "file" if name.endswith(".json") else "file or folder"
+        raise UsageError(f"{name}: no such {kind}")
 
 
 def cmd_show(args):

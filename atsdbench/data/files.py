@@ -1,7 +1,7 @@
 """Writing an output file so that nothing is clobbered and nothing is half-written (reading an input
 file is inputs.py's): check_writable refuses what is not a regular file, and a file that exists unless
-asked to replace it (a command's --force), before anything is measured, and creates nothing; claim holds an advisory lock beside the target while this process means to write
-it; write_atomically writes a temporary file beside it, fsyncs it and renames it over the target;
+asked to replace it (a command's --force), before anything is measured, and creates nothing; claim
+holds an advisory lock beside the target while this process means to write it; write_atomically writes a temporary file beside it, fsyncs it and renames it over the target;
 recover_leftovers makes a killed writer's temporary file visible; write_rescue puts data that could
 not reach its file in $TMPDIR or the current directory.  The whole story: docs/result-file.md.
 """
