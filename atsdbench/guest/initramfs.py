@@ -85,8 +85,7 @@ def static_atsd(arch):
         cached = os.path.join(d, "atsd")
         if os.path.exists(cached):
             return cached
-        raise Missing(f"atsd's sources are not in this install (atsdbench/csrc/; reinstall atsdbench) and "
-                      f"no static atsd is at {cached}")
+        raise Missing(f"no atsd sources in this install (reinstall atsdbench) and no static atsd at {cached}")
     cc, packages = compiler(arch)
     if cc is None:
         raise Missing(f"the {arch} atsd needs apt-get install {' '.join(packages)}")

@@ -947,3 +947,27 @@ def test_atsd_command_names_the_cross_compiler_it_lacks(tmp_path, cli):
     p = cli("atsd", "--arch", other, "-o", tmp_path / "atsd", env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
     assert p.returncode == 2 and p.stderr == f"atsdbench: the {other} atsd needs apt-get install {' '.join(packages)}\n"
     assert not (tmp_path / "atsd").exists()
+
+
+def test_a_broken_install_without_atsd_s_sources_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(initramfs, "source_dir", lambda: None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(qemu.Missing, match=r"^no atsd sources in this install \(reinstall atsdbench\) and no "
+                       f"static atsd at {tmp_path}/atsdbench/x86_64/atsd$"):
+        initramfs.static_atsd("x86_64")
+
+
+def test_the_sources_are_the_package_s_own_before_the_checkout_s(tmp_path, monkeypatch):
+    """An installed package carries atsdbench/csrc/ (setup.py): that copy is used, wherever the
+    command runs; $ATSDBENCH_CSRC names another."""
+    import atsdbench
+
+    package = os.path.dirname(atsdbench.__file__)
+    monkeypatch.delenv("ATSDBENCH_CSRC", raising=False)
+    monkeypatch.chdir(tmp_path)
+    mine = os.path.join(package, "csrc")
+    assert initramfs.source_dir() == (mine if os.path.isdir(mine) else os.path.join(os.path.dirname(package), "csrc"))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "atsd_main.c").write_text("")
+    monkeypatch.setenv("ATSDBENCH_CSRC", str(tmp_path / "other"))
+    assert initramfs.source_dir() == str(tmp_path / "other")
