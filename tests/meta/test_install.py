@@ -75,6 +75,11 @@ def test_the_wheel_carries_atsd_s_sources_and_builds_atsd_anywhere(installed):
                             "print(i.__file__); print(i.source_dir())"], cwd=away, capture_output=True,
                            text=True, check=True, env=env).stdout.split()
     assert where[0].startswith(str(bin_.parent)) and where[1].startswith(str(bin_.parent)), where
+    # the core the wheel built from the sdist: its cdef cut from the sdist's csrc/atsd.h (build_atsd.py)
+    names = subprocess.run([bin_ / "python", "-c", "from atsdbench.measure import core; "
+                            "print(' '.join(o['name'] for o in core.options()))"], cwd=away, capture_output=True,
+                           text=True, check=True, env=env).stdout.split()
+    assert {"size", "strides", "output"} <= set(names), names
     env = dict(env, XDG_CACHE_HOME=str(away / "cache"))
     p = subprocess.run([bin_ / "atsdbench", "atsd", "-o", "atsd"], cwd=away, capture_output=True, text=True,
                        timeout=600, env=env)
