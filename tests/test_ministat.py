@@ -336,22 +336,3 @@ def test_atsdbench_stat_help_is_usage_exit_0(argv, capsys):
 def test_plain_ministat_has_no_help_option(capsys):
     out, err, code = ours(["-h"], capsys=capsys)
     assert code == 2 and "invalid option -- 'h'" in err and not out
-
-
-def test_the_docs_way_to_give_stat_a_result_s_numbers_works(tmp_path, fixtures):
-    """docs/stat.md#a-result-files-numbers: its shell lines, run on two result files, give stat two
-    columns of round means (show --format's help points there)."""
-    import os
-    import pathlib
-    import re
-
-    doc = (pathlib.Path(__file__).parents[1] / "docs" / "stat.md").read_text()
-    section = doc.split("## A result file's numbers", 1)[1]
-    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
-    for name in ("before", "after"):
-        shutil.copy(fixtures / f"{name}.json", tmp_path / f"{name}.json")
-    env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
-    p = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert p.returncode == 0, p.stderr
-    assert "x before.txt" in p.stdout and "+ after.txt" in p.stdout and "Student's t" in p.stdout
-    assert len((tmp_path / "before.txt").read_text().split()) == 5  # before.json's 5 rounds

@@ -93,3 +93,23 @@ def test_no_test_speaks_of_the_issue():
             for n, line in enumerate(p.read_text().splitlines(), 1)
             if re.search(r"\bthe issue\b|\bissue's\b", line, re.I) and p.name != "test_docs.py"]
     assert not said, said
+
+
+def test_the_docs_way_to_give_stat_a_result_s_numbers_works(tmp_path, fixtures):
+    """docs/stat.md#a-result-files-numbers: its shell lines, run on two result files, give stat two
+    columns of round means (show --format's help points there)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    doc = (ROOT / "docs" / "stat.md").read_text()
+    section = doc.split("## A result file's numbers", 1)[1]
+    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    for name in ("before", "after"):
+        shutil.copy(fixtures / f"{name}.json", tmp_path / f"{name}.json")
+    env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    p = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "x before.txt" in p.stdout and "+ after.txt" in p.stdout and "Student's t" in p.stdout
+    assert len((tmp_path / "before.txt").read_text().split()) == 5  # before.json's 5 rounds
