@@ -163,7 +163,7 @@ def not_json(path, what, text, error):
         if _CSV_HEADER.fullmatch(first):
             return f"{path} is a CSV table, not a result file (a rate table: `atsdbench import --table`)"
         if not first.startswith(("{", "[")):
-            return f"{path} is text, not a result file (atsd's output: `atsdbench import`)"
+            return f"{path} is not JSON, not a result file (atsd's output: `atsdbench import`)"
     elif not text.strip():
         return f"{path} is empty, not {what}"
     return f"{path} is not JSON ({shorten(str(error))})"

@@ -105,7 +105,7 @@ def test_warmup_samples_are_never_used(fixtures):
 @pytest.mark.parametrize("args,message", [
     (["before.json"], "needs a baseline file and at least one new file"),
     (["before.json", "missing.json"], "missing.json: no such file"),
-    (["before.json", "make_fixtures.py"], "is text, not a result file (atsd's output: `atsdbench import`)"),
+    (["before.json", "make_fixtures.py"], "is not JSON, not a result file (atsd's output: `atsdbench import`)"),
     (["before.json", "after.json", "--format", "xml"], "--format must be one of"),
     (["before.json", "after.json", "--test", "ttest"], "--test must be"),
     (["before.json", "after.json", "--confidence", "97"], "--confidence must be one of"),

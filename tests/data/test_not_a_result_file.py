@@ -13,7 +13,7 @@ from test_atsd_output import text as atsd_text  # noqa: E402
     (atsd_text(), "{f} is atsd's text output, not a result file: `atsdbench import {f}`"),
     ("stride,n,min,max,median\n64K,5,5.5,6.1,5.8\n",
      "{f} is a CSV table, not a result file (a rate table: `atsdbench import --table`)"),
-    ("Stride  GB/s\n64K  5.8\n", "{f} is text, not a result file (atsd's output: `atsdbench import`)"),
+    ("Stride  GB/s\n64K  5.8\n", "{f} is not JSON, not a result file (atsd's output: `atsdbench import`)"),
     ('{"format": "atsdbench-result", ', "{f} is not JSON (Expecting property name enclosed in double quotes"),
 ])
 @pytest.mark.parametrize("command", ["show", "compare"])
