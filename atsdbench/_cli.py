@@ -59,26 +59,33 @@ def progress_bar(total, when="auto"):
     unknown: it shows passes so far.  Waits between spread rounds are shown as such."""
     if not shows_progress(when):
         return None
-    done = [0]
+    done, shown = [0], [0]
+
+    def show(text):
+        """The line rewritten in place, padded over the whole of what it replaces (a shorter line
+        leaves no residue of a longer one)."""
+        sys.stderr.write(f"\r{text}{' ' * (shown[0] - len(text))}\r{text}")
+        shown[0] = len(text)
 
     def tick(event):
         if "adaptive" in event:  # after each measured round of --until: round k, time, worst half-width
-            sys.stderr.write(f"\r{'':60}\r{done[0]} passes, {event['adaptive']}")
+            show(f"{done[0]} passes, {event['adaptive']}")
             sys.stderr.flush()
             return
         if "wait" in event:
-            sys.stderr.write(f"\r{'':40}\rwaiting {event['wait']:.1f} s before {event['before']}")
+            show(f"waiting {event['wait']:.1f} s before {event['before']}")
             sys.stderr.flush()
             return
         done[0] += 1
         width = 30
         if total:
             filled = width * min(done[0], total) // total
-            sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done[0]}/{total} passes")
+            show(f"[{'#' * filled}{' ' * (width - filled)}] {done[0]}/{total} passes")
         else:
-            sys.stderr.write(f"\r{done[0]} passes, round {event.get('round', 0) + 1}")
+            show(f"{done[0]} passes, round {event.get('round', 0) + 1}")
         if total and done[0] == total:
             sys.stderr.write("\n")
+            shown[0] = 0
         sys.stderr.flush()
 
     def end():

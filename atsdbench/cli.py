@@ -89,6 +89,8 @@ def _subcommands():
         ("guest", "boot kernel images under qemu, run atsd inside, one result file per image and run (atsdbench "
          "guest --kernel IMAGE ... [-- RUN-OPTIONS [-- RUN-OPTIONS ...]])", _guest_options,
          {"trailer": "[-- RUN-OPTIONS [-- RUN-OPTIONS ...]]"}),
+        ("atsd", "the standalone atsd (C only, static) for this or another arch, built from the package's "
+         "sources, to copy onto a system without Python (atsdbench atsd --arch ppc64le -o atsd)", _atsd_options, {}),
         ("campaign", "an A/B across reboots: plan the boots, run one at each boot (kexec, grub-reboot or by hand), "
          "then compare DIR", _campaign_options, {}),
         ("model", "fit per-call cost = fixed + per-page x pages and a whole-flush cost, with CIs; before/after "
@@ -104,7 +106,7 @@ def _calibrate_options(cal):
                                      "has M - 1 df",
                              "gap": "sub-runs start at least this long apart: the host drifts over minutes, "
                                     "which the profile must see"},
-                      output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/profiles, where compare "
+                      output_help="noise profile (default: in $XDG_DATA_HOME/atsdbench/noise-profiles, where compare "
                       "looks; the calibration's result file goes beside it as NAME.run.json)")
     cal.add_argument("--from", dest="source", default=None, metavar="FILE",
                      help="make the profile from this result file of 2 or more sub-runs (run --runs M) instead of "
@@ -115,7 +117,8 @@ def _show_options(s):
     s.add_argument("file", metavar="FILE", help="a result file (run -o, import, calibrate's NAME.run.json)")
     s.add_argument("--unit", choices=("round", "pass"), default="round",
                    help="what each N is: round (a round's mean rate; default) or pass (single passes, as run prints)")
-    s.add_argument("--format", default="text", help="text, markdown, csv or lava (NAME pass|fail VALUE UNITS lines)")
+    s.add_argument("--format", default="text", help="text, markdown, csv or lava (NAME pass|fail VALUE UNITS lines); "
+                   "a column of numbers for `atsdbench stat`: docs/stat.md#a-result-files-numbers")
     s.add_argument("--gbps", action="store_true", help="a --workload file's rates in GB/s (loops/s x page size) "
                    "instead of will-it-scale's loops/s")
     s.add_argument("--scaling", action="store_true", help="a threads sweep (run --threads 1,2,4): its table by "
@@ -143,9 +146,10 @@ def _compare_options(c):
     c.add_argument("--noise-profile", action="append", default=[], metavar="FILE",
                    help="a noise profile (atsdbench calibrate) giving a one-process side its between-run variance; "
                    "repeat, one per kernel (default: found in the profile store by host, kernel and plan)")
-    c.add_argument("--profile", action="append", dest="noise_profile", help=argparse.SUPPRESS)  # its old name
+    # their old names: `--profile` is run's perf sampling, so compare refuses them, naming the new ones
+    c.add_argument("--profile", action="append", dest="old_profile", default=None, help=argparse.SUPPRESS)
     c.add_argument("--no-noise-profile", action="store_true", help="do not look for noise profiles in the store")
-    c.add_argument("--no-profile", action="store_true", dest="no_noise_profile", help=argparse.SUPPRESS)  # its old name
+    c.add_argument("--no-profile", action="store_true", dest="old_no_profile", help=argparse.SUPPRESS)
     c.add_argument("--fail-on", default=None, metavar="PCT", help="a gate for CI and git bisect run: exit 1 where "
                    "a slowdown beyond PCT (5%%) is proven (verdict slower, CI below -PCT), 125 where a row has no "
                    "verdict, else 0")
@@ -169,6 +173,7 @@ def _plot_options(pl):
     pl.add_argument("--labels", default=None, help="legend labels, comma-separated (default: each file's --label, "
                     "else its kernel release, with the file name where two would read the same)")
     pl.add_argument("--model", action="store_true", help="add a us/call against pages panel with the cost model")
+    _force_option(pl, "the picture file")
 
 
 def _import_options(im):
@@ -184,6 +189,7 @@ def _import_options(im):
     im.add_argument("--ceiling", default=None, type=_int("--ceiling"),
                     help="with --table: that kernel's single-page flush ceiling in pages, where known")
     im.add_argument("--size", default=None, help="with --table: the region the table's benchmark swept (default 1G)")
+    _force_option(im, "the result file (with --table its -after file too; --lava-log never replaces: -2, -3)")
 
 
 def _guest_options(g):
@@ -218,6 +224,15 @@ def _guest_options(g):
     g.add_argument("-o", "--output", default=".", metavar="DIR",
                    help="directory of the result files (default .; made if absent; nothing in it is overwritten: a "
                    "name taken gets -2, -3, ...)")
+
+
+def _atsd_options(a):
+    from .guest.initramfs import CROSS
+
+    a.add_argument("--arch", default=None, choices=sorted(CROSS), help="the machine it runs on (default: this "
+                   "one's); another arch needs its cross compiler (the error names the Debian packages)")
+    a.add_argument("-o", "--output", default="atsd", metavar="FILE", help="where the program goes (default ./atsd)")
+    _force_option(a, "FILE")
 
 
 def _campaign_options(ca):
@@ -281,6 +296,13 @@ def _add_plan_options(parser, output_help=None, defaults=None, helps=None):
         else:
             parser.add_argument(*names, dest=dest, metavar=o["metavar"], default=None, help=help_,
                                 nargs="?" if o["const"] is not None else None, const=o["const"])
+    _force_option(parser, "the output (and calibrate's NAME.run.json)")
+
+
+def _force_option(parser, what):
+    """Every command that writes a file it is told to write refuses an existing one: --force replaces it
+    (data/files.py check_writable; docs/result-file.md#nothing-replaced)."""
+    parser.add_argument("--force", action="store_true", help=f"replace {what} where it exists")
 
 
 _NEGATIVE = re.compile(r"-[0-9.]")
@@ -361,7 +383,7 @@ def _stdout_gone():
 
 
 # the subcommands that live in a package of their own; the rest are atsdbench/commands.py's
-COMMAND_HOMES = {"guest": ".guest.command", "campaign": ".campaign.command"}
+COMMAND_HOMES = {"guest": ".guest.command", "atsd": ".guest.command", "campaign": ".campaign.command"}
 
 
 def main(argv=None):

@@ -47,7 +47,8 @@ def cmd_run(args):
         # Named and checked before measuring: an unwritable output must not cost a finished run.
         output = args.output if args.output is not None else results.default_path(host.probe(), time.time())
         total = None if plan.until else (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
-        results.claim(output, total or plan.passes_per_round, plan.latency)  # held until saved: one writer
+        force = getattr(args, "force", False)
+        results.claim(output, total or plan.passes_per_round, plan.latency, force)  # held until saved: one writer
         signals.check()  # a Ctrl-C during start-up: nothing measured, exit 130 with one line
         # From the first pass to the saved file a signal stops the run between passes (see runner)
         # and never lands inside the save: the samples are saved before anything optional (pandas,
@@ -133,8 +134,9 @@ def cmd_calibrate(args):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         output = noise_profile.result_path(path)
         total = (plan.rounds + plan.warmup_rounds) * plan.passes_per_round * plan.runs
-        results.claim(path)  # both named, checked and locked before measuring
-        results.claim(output, total, plan.latency)
+        force = getattr(args, "force", False)
+        results.claim(path, replace=force)  # both named, checked and locked before measuring
+        results.claim(output, total, plan.latency, force)
         signals.check()
         result, save_error = save.measure_and_save(plan, output, progress_bar(total, when))
         interrupted = signals.take()
@@ -162,7 +164,7 @@ def _calibrate_from(args):
         import os
 
         os.makedirs(os.path.dirname(path), exist_ok=True)
-    results.claim(path)
+    results.claim(path, replace=getattr(args, "force", False))
     return _save_noise_profile(result, path, None)
 
 
@@ -210,6 +212,11 @@ def cmd_compare(args):
         return _gated(_compare_fleet(args, labels), limit)
     args.files, labels, campaign = store.sides_of(args.files, labels, _warn)
     given = getattr(args, "noise_profile", None) or ()
+    if getattr(args, "old_profile", None) or getattr(args, "old_no_profile", False):
+        raise UsageError("compare takes --noise-profile FILE (--no-noise-profile): --profile is run's perf sampling")
+    counts_only = getattr(args, "counts", False)
+    _refuse_a_missing_one(args.files)
+    _warn(sides.replicate_hint(args.files))
     comparison.check([sides.count(x) for x in args.files], args.metric, args.test, args.confidence, args.unit,
                      args.adjust, args.by, given)
     loaded = sides.load(args.files)
@@ -220,7 +227,8 @@ def cmd_compare(args):
         cmp = comparison.compare(loaded, metric=args.metric, test=args.test, confidence=args.confidence,
                                  unit=args.unit, labels=labels, adjust=args.adjust,
                                  noise_profiles=[noise_profile.load(p) for p in given],
-                                 store=None if getattr(args, "no_noise_profile", False) else noise_profile.Store())
+                                 store=None if getattr(args, "no_noise_profile", False) or counts_only
+                                 else noise_profile.Store())  # counts need none: no word of a missing one
     _warn(cmp.warnings)
     from .render import counts as count_formats
 
@@ -307,6 +315,17 @@ def _compare_fleet(args, labels):
     return result.rows
 
 
+def _refuse_a_missing_one(items):
+    """One name alone that is not there (a campaign folder, --by's file): said as such, not as a
+    compare of too few files."""
+    import os
+
+    if len(items) == 1 and isinstance(items[0], str) and "," not in items[0] and not os.path.exists(items[0]):
+        name = items[0]
+        kind = "folder" if name.endswith("/") else "file" if name.endswith(".json") else "file or folder"
+        raise UsageError(f"{name}: no such {kind}")
+
+
 def cmd_show(args):
     from .render import tables as report
     from .data import results
@@ -370,7 +389,7 @@ def cmd_plot(args):
     fmt = plot.output_format(args.output)
     plot.check_matplotlib()
     _, _, confidence, _ = comparison.resolve_options(confidence=args.confidence)
-    results.claim(args.output)
+    results.claim(args.output, replace=getattr(args, "force", False))
     warnings = []
     args.files, labels, _ = store.sides_of(args.files, args.labels.split(",") if args.labels else None, _warn)
     args.labels = ",".join(labels) if labels else None
@@ -396,7 +415,7 @@ def cmd_import(args):
         return _import_lava_log(args)
     result = importer.load(args.file)
     output = args.output if args.output is not None else results.default_path(result.host)
-    results.claim(output, len(result.records))
+    results.claim(output, len(result.records), replace=getattr(args, "force", False))
     print(report.run_report(result))
     if result.config.get("breakdown"):  # atsd --breakdown's traces, cut into stages as run's are
         from .render import breakdown
@@ -427,7 +446,7 @@ def _import_table(args):
     found, warnings = table.load(args.file, page, size, args.ceiling)
     paths = table.output_paths(args.output, len(found), args.file)
     for path in paths:
-        results.claim(path)
+        results.claim(path, replace=getattr(args, "force", False))
     for result, path in zip(found, paths):
         results.save_or_rescue(result, path)
     _warn(warnings)

@@ -87,7 +87,7 @@ def main():
         path = os.path.join(tmp, "r.json")
         subprocess.run([sys.executable, "-m", "atsdbench", "run", "--size", str(size), "--strides",
                         ",".join(map(str, strides)), "--rounds", "1", "--warmup-rounds", "1", "--reps",
-                        str(a.reps), "--cpu", "0", "--no-trace", "-o", path],
+                        str(a.reps), "--cpu", "0", "--no-trace", "-o", path, "--force"],  # each turn's afresh
                        capture_output=True, check=True, cwd=tmp)
         for smp in json.load(open(path))["samples"]:
             if not smp["warmup"]:

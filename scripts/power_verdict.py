@@ -62,7 +62,8 @@ def check_output(block, args, page_size):
         f.write("\n".join(block["lines"]) + "\n")
     stem = os.path.abspath(stem)
     # cwd: not the checkout, whose atsdbench/ has no compiled core after a plain `pip install .`
-    imp = subprocess.run([sys.executable, "-m", "atsdbench", "import", stem + ".txt", "-o", stem + ".json"],
+    imp = subprocess.run([sys.executable, "-m", "atsdbench", "import", stem + ".txt", "-o", stem + ".json",
+                          "--force"],  # this script's own folder: each check writes it afresh
                          capture_output=True, text=True, cwd=os.path.dirname(stem))
     if imp.returncode:
         raise Bad(f"atsdbench import of atsd {tag}: {imp.stderr.strip().splitlines()[-1:]}")

@@ -113,7 +113,7 @@ def check(files_per_side, metric=None, test=None, confidence=95, unit="auto", ad
     data/sides.count gives them), in the order compare meets them: before any file is read."""
     if by is not None:
         if noise_profiles:
-            raise UsageError("--profile is for files compared; --by pairs the cells of one run by round")
+            raise UsageError("--noise-profile is for files compared; --by pairs the cells of one run by round")
         if len(files_per_side) != 1:
             raise UsageError(f"--by compares the cells of one file: give one file (got {len(files_per_side)})")
         if files_per_side[0] != 1:
@@ -582,7 +582,7 @@ def _row(cell, s, labels, i, d, adjust, test, confidence, unit, note=None, noise
 # test is on mean log rates; a side without a profile gets no verdict, the reason naming the command
 # that makes one; a side whose round spread disagrees with its profile's (F test) none either.
 
-NOISE_PROFILE_UNIT = "round+profile"
+NOISE_PROFILE_UNIT = "round+noise-profile"
 
 
 def _noise_profiles(groups, unit, effective, metric, asked_test, explicit, store, labels, warnings):
@@ -604,7 +604,7 @@ def _noise_profiles(groups, unit, effective, metric, asked_test, explicit, store
               f"{asked_test or 'mannwhitney'}"
     if why:
         if explicit:
-            raise UsageError(f"--profile {why}")
+            raise UsageError(f"--noise-profile {why}")
         return {}
     found = noise_profile.assign({i: g[0] for i, g in enumerate(groups)}, explicit, store, warnings=warnings)
     if found and 0 not in found:

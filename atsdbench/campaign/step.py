@@ -147,7 +147,8 @@ def run_subprocess(words, output):
 
 
 def run_atsd(words, output, atsd=None):
-    """The minimal systems' runner (a plan of `--runner atsd`): the standalone atsd (C only, on PATH)
+    """The minimal systems' runner (a plan of `--runner atsd`): the standalone atsd (C only: on PATH, else
+    built from the package's sources)
     writes its output to BOOT_ID.atsd.txt beside the result (kept: atsd's own record, whatever follows),
     its table on stdout, and the output is imported as the result file (no numpy or pandas needed).
     Returns atsd's exit status (2 where its output did not import)."""
@@ -156,8 +157,10 @@ def run_atsd(words, output, atsd=None):
     from ..data import atsd_output as importer, results
 
     atsd = atsd or shutil.which("atsd")
-    if atsd is None:
-        raise UsageError("campaign step: the plan runs atsd (--runner atsd): no atsd on PATH (make -C csrc)")
+    if atsd is None:  # the package carries atsd's sources: this machine's static atsd, built once (cached)
+        from ..guest import initramfs, qemu
+
+        atsd = initramfs.static_atsd(qemu.host_arch())
     raw = output[:-5] + ".atsd.txt"
     rc = supervise([atsd, *words, "-o", raw])
     if rc not in (0, 3):  # 3: finished, with a stale translation (said on stderr): imported as any finished run

@@ -1,7 +1,7 @@
 """Writing an output file so that nothing is clobbered and nothing is half-written (reading an input
-file is inputs.py's): check_writable refuses what is not a regular file, before anything is measured,
-and creates nothing; claim holds an advisory lock beside the target while this process means to write
-it; write_atomically writes a temporary file beside it, fsyncs it and renames it over the target;
+file is inputs.py's): check_writable refuses what is not a regular file, and a file that exists unless
+asked to replace it (a command's --force), before anything is measured, and creates nothing; claim
+holds an advisory lock beside the target while this process means to write it; write_atomically writes a temporary file beside it, fsyncs it and renames it over the target;
 recover_leftovers makes a killed writer's temporary file visible; write_rescue puts data that could
 not reach its file in $TMPDIR or the current directory.  The whole story: docs/result-file.md.
 """
@@ -28,8 +28,10 @@ def _denied(folder):
     return os.strerror(errno.EROFS if readonly else errno.EACCES)
 
 
-def check_writable(path):
-    """Raise UsageError unless `path` can be created, or is a regular file that can be replaced."""
+def check_writable(path, replace=False):
+    """Raise UsageError unless `path` can be created, or is a regular file that can be replaced and
+    `replace` says it may be: the one rule of every file a command is told to write (a name the tool
+    picks in a folder takes -2, -3 instead; docs/result-file.md)."""
     if path == "":
         raise UsageError("the output file name is empty")
     try:
@@ -46,6 +48,8 @@ def check_writable(path):
         raise UsageError(f"cannot write output {path}: no directory {folder}")
     if not os.access(folder, os.W_OK | os.X_OK) or (st is not None and not os.access(path, os.W_OK)):
         raise UsageError(f"cannot write output {path}: {_denied(folder)}")
+    if st is not None and not replace:
+        raise UsageError(f"output {path} exists: --force replaces it")
 
 
 def check_space(path, size):
@@ -73,16 +77,17 @@ def _lock_path(path):
     return os.path.join(_folder(path), LOCK_PREFIX + os.path.basename(path))
 
 
-def claim(path, size=0):
+def claim(path, size=0, replace=False):
     """check_writable (and check_space for `size` bytes), then hold an advisory lock on `path` until
     release(path) or the process ends: a second writer of the same path, in this process or another,
-    gets a UsageError naming the holder.  Leftovers of killed writers in its folder are reported first."""
-    check_writable(path)
-    if size:
-        check_space(path, size)
+    gets a UsageError naming the holder.  Leftovers of killed writers in its folder are reported first.
+    A path this process holds already is its own to write (its check was made when it was claimed)."""
     key = os.path.realpath(path)
     if key in _claimed:
         return
+    check_writable(path, replace)
+    if size:
+        check_space(path, size)
     recover_leftovers(_folder(path))
     lock = _lock_path(key)  # one lock whatever name (a linked folder, ./) the path is given by
     while True:  # the holder removes the lock file when done: lock the file that is there, not one unlinked
@@ -252,7 +257,7 @@ def write_atomically(path, write, binary=False, replace=True):
     replace=False: never over a file there, a FileExistsError instead (the name taken by a hard link,
     or, where the file system has none, a rename after a look)."""
     mine = os.path.realpath(path) not in _claimed
-    claim(path)
+    claim(path, replace=True)  # replacing is what it is for: the command's claim applied the rule
     try:
         _write_atomically(path, write, binary, replace)
     except OSError as e:

@@ -208,9 +208,36 @@ def read_json(path, what, limit=MAX_INPUT):
     except MemoryError:
         raise UsageError(f"{path}: not enough memory to read it ({size >> 20} MiB)") from None
     except (ValueError, UnicodeDecodeError) as e:
-        from .schema import shorten
+        raise UsageError(not_json(path, what, text if isinstance(e, json.JSONDecodeError) else None, e)) from None
 
-        raise UsageError(f"{path} is not JSON ({shorten(str(e))})") from None
+
+# atsd's text output (csrc/atsd_output.c) begins with this word; a CSV table of show's or compare's
+# with its header of column names
+ATSD_OUTPUT_MAGIC = "atsd-output"
+_CSV_HEADER = re.compile(r"[a-z_]+(,[a-z_]+)+")
+
+
+def not_json(path, what, text, error):
+    """The line for a file that does not parse, with the way out where it is a file of another kind:
+    empty, atsd's text output, a CSV table (show's, compare's) or other text each say what to do; a
+    file that starts as JSON says where it breaks."""
+    from .schema import shorten
+
+    if text is None:  # not UTF-8
+        return f"{path} is not JSON ({shorten(str(error))})"
+    first = text.lstrip("\ufeff").split("\n", 1)[0].strip()
+    if what == "a result file":
+        if not first and not text.strip():
+            return f"{path} is empty, not a result file (`atsdbench import` reads atsd's output)"
+        if first.startswith(ATSD_OUTPUT_MAGIC):
+            return f"{path} is atsd's text output, not a result file: `atsdbench import {path}`"
+        if _CSV_HEADER.fullmatch(first):
+            return f"{path} is a CSV table, not a result file (a rate table: `atsdbench import --table`)"
+        if not first.startswith(("{", "[")):
+            return f"{path} is not JSON, not a result file (atsd's output: `atsdbench import`)"
+    elif not text.strip():
+        return f"{path} is empty, not {what}"
+    return f"{path} is not JSON ({shorten(str(error))})"
 
 
 # Streaming: a result file's samples array is read one record at a time (json's C scanner on a

@@ -69,10 +69,15 @@ def plan_of(config):
     return {k: config.get(k, PLAN_DEFAULTS.get(k)) for k in PLAN_KEYS if k in config or k in PLAN_DEFAULTS}
 
 
-def store():
-    """Where profiles are kept: $XDG_DATA_HOME/atsdbench/profiles, else ~/.local/share/atsdbench/profiles."""
+STORE_FOLDER = "noise-profiles"
+OLD_STORE_FOLDER = "profiles"  # the folder older versions wrote: still read, never written
+
+
+def store(folder=STORE_FOLDER):
+    """Where profiles are kept: $XDG_DATA_HOME/atsdbench/noise-profiles, else
+    ~/.local/share/atsdbench/noise-profiles."""
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "atsdbench", "profiles")
+    return os.path.join(base, "atsdbench", folder)
 
 
 def default_path(host, plan, when=None):
@@ -224,13 +229,19 @@ def save(data, path):
 def stored(folder=None, broken=None):
     """Every readable profile in the store, newest first; files that are not profiles are skipped, and
     where `broken` is a list, each profile-like file that does not load is added to it as (path, why,
-    its JSON or None), so that one a side would have used is reported (broken_for), not skipped."""
-    folder = folder or store()
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
+    its JSON or None), so that one a side would have used is reported (broken_for), not skipped.
+    The default store is read with the folder older versions wrote (OLD_STORE_FOLDER) after it."""
     found = []
+    for folder in [folder] if folder else [store(), store(OLD_STORE_FOLDER)]:
+        try:
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        _read_profiles(folder, names, found, broken)
+    return sorted(found, key=lambda p: p.data["created"], reverse=True)
+
+
+def _read_profiles(folder, names, found, broken):
     for name in names:
         if not name.endswith(".json") or name.endswith(RESULT_SUFFIX) or name.startswith("."):
             continue
@@ -242,7 +253,6 @@ def stored(folder=None, broken=None):
         except UsageError as e:  # a broken or foreign file in the store must not stop a compare
             if broken is not None:
                 broken.append((path, str(e), data))
-    return sorted(found, key=lambda p: p.data["created"], reverse=True)
 
 
 # A profile holds a few entries per cell and stride: 16 MiB is far beyond any real one, and a store's
@@ -286,11 +296,11 @@ def assign(sides, explicit, store=None, warnings=None):
         matched = [i for i, w in why.items() if w is None]
         if not matched:  # say how it differs from the side it comes closest to
             level, text = max(why.values(), key=lambda w: w[0])
-            raise UsageError(f"--profile {p.path or p.name} {text}: it describes no side")
+            raise UsageError(f"--noise-profile {p.path or p.name} {text}: it describes no side")
         for i in matched:
             if i in out:
-                raise UsageError(f"--profile {out[i].path} and {p.path} both describe {sides[i].name}: give one "
-                                 "per kernel")
+                raise UsageError(f"--noise-profile {out[i].path} and {p.path} both describe {sides[i].name}: "
+                                 "one per kernel")
             out[i] = p
     missing = [i for i in sides if i not in out]
     if store is not None and missing:

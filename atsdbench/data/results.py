@@ -321,10 +321,11 @@ def expected_size(passes, latency=False):
     return 64 * 1024 + (passes or 0) * (BYTES_PER_PASS_LATENCY if latency else BYTES_PER_PASS)
 
 
-def claim(path, passes=0, latency=False):
-    """Before measuring: `path` can be written, its file system has room for the expected result,
-    and no other atsdbench is writing it (a lock held until it is saved; data/files.py)."""
-    outfile.claim(path, expected_size(passes, latency) if passes else 0)
+def claim(path, passes=0, latency=False, replace=False):
+    """Before measuring: `path` can be written (an existing file only where `replace`), its file system
+    has room for the expected result, and no other atsdbench is writing it (a lock held until it is
+    saved; data/files.py)."""
+    outfile.claim(path, expected_size(passes, latency) if passes else 0, replace)
 
 
 class Unsaved(UsageError):

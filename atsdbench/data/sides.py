@@ -30,6 +30,25 @@ def names(item):
     return list(item) if isinstance(item, (list, tuple)) else [item]
 
 
+def replicate_hint(items):
+    """Where the baseline's name and other sides' differ only in their digits (a1.json a2.json b1.json
+    b2.json, what a shell glob gives), those files likely are one side's replicate runs made several
+    sides, each against the baseline: the line that shows the a1.json,a2.json syntax, else []."""
+    import re
+
+    if len(items) < 3 or not all(isinstance(x, str) and "," not in x for x in items):
+        return []
+    groups = {}
+    for name in items:
+        groups.setdefault(re.sub(r"[0-9]+", "#", name), []).append(name)
+    base = groups[re.sub(r"[0-9]+", "#", items[0])]
+    if len(base) < 2:
+        return []
+    words = " ".join(",".join(g) if len(g) < 4 else f"{g[0]},...,{g[-1]}" for g in groups.values())
+    return [f"{len(items)} files make {len(items)} sides, each against {items[0]}; replicate runs of one side "
+            f"are one word joined by commas: compare {shown_label(words)}"]
+
+
 def files(item):
     """One side's files, each a Result (read where it is a path)."""
     return [x if isinstance(x, results.Result) else results.load(x) for x in names(item)]

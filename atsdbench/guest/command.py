@@ -71,6 +71,26 @@ def cmd_guest(args):
     return 1 if failed else 0
 
 
+def cmd_atsd(args):
+    """`atsdbench atsd`: the static atsd for --arch (default this machine's), for a system without Python:
+    built from the package's sources once per source version into the cache guest uses, copied to -o."""
+    from ..data import files
+    from . import initramfs, qemu
+
+    arch = args.arch or qemu.host_arch()
+    files.claim(args.output, replace=args.force)
+    try:
+        with open(initramfs.static_atsd(arch), "rb") as f:
+            program = f.read()
+        files.write_atomically(args.output, lambda f: f.write(program), binary=True)
+        os.chmod(args.output, 0o755)
+    finally:
+        files.release(args.output)
+    print(f"wrote {args.output} (atsd for {arch}, static: copy it onto the system and run it there; "
+          "atsd --help, docs/atsd.md)")
+    return 0
+
+
 def _check_accel(args, machines):
     """--accel: tcg anywhere; kvm only for guests of this machine's own arch."""
     from . import qemu

@@ -28,9 +28,12 @@ def cache_dir():
 
 
 def source_dir():
-    """csrc/ of this checkout (atsd's sources; $ATSDBENCH_CSRC names another), or of the working directory."""
-    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    for d in (os.environ.get("ATSDBENCH_CSRC") or os.path.join(here, "csrc"), os.path.join(os.getcwd(), "csrc")):
+    """atsd's sources: $ATSDBENCH_CSRC where set, else the package's own copy (atsdbench/csrc/, which a
+    wheel, an sdist or a git URL install carries: setup.py), else the checkout's csrc/ (an editable
+    install).  None where none holds them (a broken install)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = os.environ.get("ATSDBENCH_CSRC")
+    for d in [env] if env else (os.path.join(here, "csrc"), os.path.join(os.path.dirname(here), "csrc")):
         if os.path.isfile(os.path.join(d, "atsd_main.c")):
             return d
     return None
@@ -71,7 +74,10 @@ def _sources_hash(src, cc):
 
 
 def static_atsd(arch):
-    """The static atsd for arch: built from csrc/ once per source version (cached), or the cached one."""
+    """The static atsd for arch: built from its sources (source_dir) once per source version (cached),
+    or the cached one (guest's initramfs, `atsdbench atsd`, a campaign of --runner atsd)."""
+    if arch not in CROSS:
+        raise UsageError(f"atsd is built for {', '.join(sorted(CROSS))}, not {arch}")
     d = os.path.join(cache_dir(), arch)
     os.makedirs(d, exist_ok=True)
     src = source_dir()
@@ -79,11 +85,12 @@ def static_atsd(arch):
         cached = os.path.join(d, "atsd")
         if os.path.exists(cached):
             return cached
-        raise Missing(f"guest needs atsd's sources (csrc/ of the atsdbench checkout; run from it) or a static "
-                      f"atsd at {cached}")
+        raise Missing(f"no atsd sources in this install (reinstall atsdbench) and no static atsd at {cached}")
     cc, packages = compiler(arch)
     if cc is None:
-        raise Missing(f"guest needs {' '.join(packages)} (apt-get install {' '.join(packages)})")
+        raise Missing(f"the {arch} atsd needs apt-get install {' '.join(packages)}")
+    if not shutil.which("make"):
+        raise Missing(f"the {arch} atsd needs apt-get install make")
     path = os.path.join(d, f"atsd-{_sources_hash(src, cc)}")
     if not os.path.exists(path):
         with tempfile.TemporaryDirectory() as tmp:

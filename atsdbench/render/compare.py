@@ -140,7 +140,7 @@ def _unit_words(cmp):
         return "round's difference of two cells"
     if cmp.unit == "round" and cmp.batched:
         return f"batch of consecutive rounds ({timeseries.BATCHES} a side)"
-    words = {"round+profile": "round"}.get(cmp.unit, unit_name(cmp))
+    words = {"round+noise-profile": "round"}.get(cmp.unit, unit_name(cmp))
     if cmp.placements and words == "round":  # run --placements: the rounds rotate over K regions
         words = rounds_over_placements(cmp.placements)
     return words

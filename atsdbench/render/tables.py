@@ -473,7 +473,8 @@ def disturbance_notes(records):
     if not n:
         return []
     return [f"warning: {n} of {of} timed passes disturbed (preempted, under "
-            f"{numbers.pct(100 * CPU_BUSY, 0, sign=False)} on CPU, or steal): cpu_share"]
+            f"{numbers.pct(100 * CPU_BUSY, 0, sign=False)} on CPU, or steal): cpu_share",
+            "  what to do: stop the host's other work, or pick a quiet CPU (`atsdbench info --cpus`, --cpu N)"]
 
 
 def thp_notes(records):

@@ -108,7 +108,7 @@ def test_warmup_samples_are_never_used(fixtures):
 @pytest.mark.parametrize("args,message", [
     (["before.json"], "needs a baseline file and at least one new file"),
     (["before.json", "missing.json"], "missing.json: no such file"),
-    (["before.json", "make_fixtures.py"], "is not JSON"),
+    (["before.json", "make_fixtures.py"], "is not JSON, not a result file (atsd's output: `atsdbench import`)"),
     (["before.json", "after.json", "--format", "xml"], "--format must be one of"),
     (["before.json", "after.json", "--test", "ttest"], "--test must be"),
     (["before.json", "after.json", "--confidence", "97"], "--confidence must be one of"),
@@ -496,7 +496,7 @@ def test_one_process_a_side_with_profiles_gets_a_satterthwaite_verdict(sim):
 
     a, b, pa, pb = _profiled_sides(sim, change=1.0)
     cmp = comparison.compare([a, b], noise_profiles=[pa, pb])
-    assert cmp.unit == "round+profile" and cmp.test == "satterthwaite" and not cmp.withheld
+    assert cmp.unit == "round+noise-profile" and cmp.test == "satterthwaite" and not cmp.withheld
     assert set(cmp.noise_profiles) == {0, 1} and cmp.without_noise_profile == {}
     for r in cmp.rows:
         assert r["significant"] and not r["verdict_withheld"] and (r["n_base"], r["n_new"]) == (5, 5)
@@ -575,13 +575,18 @@ def test_a_profile_that_cannot_apply_is_refused(sim, tmp_path, cli):
         comparison.compare([a, a], noise_profiles=[noise_profile.load(pb_path)])
     with pytest.raises(comparison.UsageError, match="--by pairs the cells of one run"):
         comparison.check([1], by="bystanders", noise_profiles=[pa_path])
-    for args in (["a.json", "b.json", "--profile", "pb.json", "--profile", "pb.json"],
-                 ["a.json", "a.json", "--profile", "pb.json"],
-                 ["a.json", "b.json", "--profile", "missing.json"],
-                 ["a.json", "b.json", "--profile", "a.json"],
-                 ["a.json", "b.json", "--unit", "round", "--profile", "pa.json"]):
+    for args in (["a.json", "b.json", "--noise-profile", "pb.json", "--noise-profile", "pb.json"],
+                 ["a.json", "a.json", "--noise-profile", "pb.json"],
+                 ["a.json", "b.json", "--noise-profile", "missing.json"],
+                 ["a.json", "b.json", "--noise-profile", "a.json"],
+                 ["a.json", "b.json", "--unit", "round", "--noise-profile", "pa.json"]):
         p = cli("compare", *args, cwd=tmp_path)
         assert p.returncode == 2 and p.stderr.count("\n") == 1 and p.stderr.startswith("atsdbench: "), args
+        assert "--profile" not in p.stderr, p.stderr  # run's perf sampling: the noise profile's is --noise-profile
+    for old in (["--profile", "pa.json"], ["--no-profile"]):
+        p = cli("compare", "a.json", "b.json", *old, cwd=tmp_path)
+        assert p.returncode == 2 and p.stderr == ("atsdbench: compare takes --noise-profile FILE (--no-noise-profile): "
+                                                  "--profile is run's perf sampling\n")
 
 
 def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
@@ -594,23 +599,41 @@ def test_compare_finds_profiles_in_the_store(sim, tmp_path, cli, monkeypatch):
     a, b, pa, pb = _profiled_sides(sim, change=1.0)
     paths = _saved(tmp_path, a, b, pa, pb)
     env = dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg"))
-    os.makedirs(tmp_path / "xdg" / "atsdbench" / "profiles")
+    os.makedirs(tmp_path / "xdg" / "atsdbench" / "noise-profiles")
     for p in paths[2:]:
-        shutil.copy(p, tmp_path / "xdg" / "atsdbench" / "profiles")
+        shutil.copy(p, tmp_path / "xdg" / "atsdbench" / "noise-profiles")
     out = cli("compare", "a.json", "b.json", "--format", "csv", cwd=tmp_path, env=env)  # profile_base/new
     assert out.returncode == 0 and "pa.json (8 sub-runs" in out.stdout and "pb.json" in out.stdout
     assert out.stdout.count(",holm,true,") == 4  # significant, every row
-    unused = cli("compare", "a.json", "b.json", "--no-profile", cwd=tmp_path, env=env)
+    unused = cli("compare", "a.json", "b.json", "--no-noise-profile", cwd=tmp_path, env=env)
     assert "no verdict: one session a side" in unused.stdout
-    assert cli("compare", "a.json", "b.json", "--no-noise-profile", cwd=tmp_path, env=env).stdout == unused.stdout
-    given = cli("compare", "a.json", "b.json", "--profile", "pa.json", "--profile", "pb.json", cwd=tmp_path)
+    given = cli("compare", "a.json", "b.json", "--noise-profile", "pa.json", "--noise-profile", "pb.json",
+                cwd=tmp_path)
     assert given.returncode == 0 and given.stdout.count("faster") == 4
     # run and show say what a compare of two such runs detects, with the profile found
     monkeypatch.setenv("XDG_DATA_HOME", env["XDG_DATA_HOME"])
-    assert noise_profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    assert noise_profile.store() == str(tmp_path / "xdg" / "atsdbench" / "noise-profiles")
     note = tables.detect_notes(a)[0]
     assert note.startswith("two runs like this: detects >= ") and note.endswith("(docs/compare.md#profiles)")
     assert len(note) <= 100
+
+
+def test_the_store_s_older_folder_is_still_read(sim, tmp_path, cli):
+    """Profiles older versions wrote into atsdbench/profiles/ are found as the store's own: not moved,
+    and nothing new is written there."""
+    import os
+    import shutil
+
+    a, b, pa, pb = _profiled_sides(sim, change=1.0)
+    paths = _saved(tmp_path, a, b, pa, pb)
+    old = tmp_path / "xdg" / "atsdbench" / "profiles"
+    os.makedirs(old)
+    for p in paths[2:]:
+        shutil.copy(p, old)
+    out = cli("compare", "a.json", "b.json", "--format", "csv", cwd=tmp_path,
+              env=dict(os.environ, XDG_DATA_HOME=str(tmp_path / "xdg")))
+    assert out.returncode == 0 and "pa.json (8 sub-runs" in out.stdout and out.stdout.count(",holm,true,") == 4
+    assert sorted(os.listdir(old)) == ["pa.json", "pb.json"]
 
 
 def test_a_huge_label_is_cut_in_text_and_whole_in_json(tmp_path, fixtures, cli):

@@ -80,7 +80,7 @@ def test_seed_table_gives_the_issue_numbers(cli, fixtures, tmp_path):
     assert "column 'Before'" in p.stdout and "column 'After'" in p.stdout
     doc = json.loads(cli("model", before, after, "--format", "json").stdout)
     b, a = doc["models"]
-    # The issue: 9.6 us + 1.5 us/page before, 8.7 + 1.4 after (from the rounded us/call it printed),
+    # The published table's fit: 9.6 us + 1.5 us/page before, 8.7 + 1.4 after (from the rounded us/call it printed),
     # 4M (64 pages, past the 33-page ceiling) a whole flush at 13.0 us.
     assert b["fixed_us"] == pytest.approx(9.6, abs=0.1) and b["per_page_us"] == pytest.approx(1.5, abs=0.05)
     assert a["fixed_us"] == pytest.approx(8.7, abs=0.1) and a["per_page_us"] == pytest.approx(1.4, abs=0.05)
@@ -466,7 +466,7 @@ def with_runs(parts, label):
 
 
 def runs_side(label, scale=1.0, runs=5, seed=0, level=0.05):
-    """A --runs file whose sub-runs differ by a per-process level of `level` (the issue's 5%)."""
+    """A --runs file whose sub-runs differ by a per-process level of `level` (default 5%)."""
     rng = np.random.default_rng(seed)
     parts = [make({s: v * scale * rng.normal(1, level) for s, v in X86.items()}, ceiling=33, seed=seed * 100 + k,
                   label=label) for k in range(runs)]

@@ -259,6 +259,23 @@ def test_the_atsd_runner_imports_atsd_s_output(tmp_path):
     assert steps.run_atsd([], target, atsd=str(atsd)) == 3 and results.load(target).complete
 
 
+def test_without_atsd_on_path_the_install_s_sources_build_it(tmp_path, monkeypatch):
+    """A plain install is the whole tool: no atsd on PATH, the step runs this machine's static atsd
+    built from the package's sources (guest's cached build)."""
+    import shutil
+
+    from atsdbench.guest import initramfs, qemu
+
+    atsd = tmp_path / "built-atsd"
+    atsd.write_text(f'#!/bin/sh\nwhile [ "$1" != -o ]; do shift; done\necho junk > "$2"\n')
+    atsd.chmod(0o755)
+    asked = []
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(initramfs, "static_atsd", lambda arch: asked.append(arch) or str(atsd))
+    assert steps.run_atsd([], str(tmp_path / "r.json")) == 2  # it ran: its junk did not import
+    assert asked == [qemu.host_arch()] and (tmp_path / "r.atsd.txt").read_text() == "junk\n"
+
+
 def test_a_failed_atsd_is_its_exit_status_and_bad_output_is_2(tmp_path):
     atsd = tmp_path / "atsd"
     atsd.write_text("#!/bin/sh\nexit 130\n")

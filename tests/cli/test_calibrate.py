@@ -56,6 +56,15 @@ def test_an_output_that_cannot_be_written_is_refused_first(cli, tmp_path):
                                              tmp_path / "d.json"))
 
 
+def test_an_existing_profile_is_replaced_only_with_force(cli, tmp_path, calibration_file):
+    out = tmp_path / "p.json"
+    assert cli("calibrate", "--from", calibration_file, "-o", out).returncode == 0
+    old = out.read_bytes()
+    assert "exists: --force replaces it" in _one_line(cli("calibrate", "--from", calibration_file, "-o", out))
+    assert out.read_bytes() == old
+    assert cli("calibrate", "--from", calibration_file, "-o", out, "--force").returncode == 0
+
+
 def test_a_profile_from_a_runs_file(cli, tmp_path, calibration_file):
     p = cli("calibrate", "--from", calibration_file, "-o", tmp_path / "p.json")
     assert p.returncode == 0 and p.stderr == "", p.stderr
@@ -89,7 +98,7 @@ def test_the_profile_goes_to_the_store_by_default(cli, tmp_path, calibration_fil
     p = cli("calibrate", "--from", calibration_file, env=env)
     assert p.returncode == 0, p.stderr
     written = p.stdout.splitlines()[-1].removeprefix("wrote ")
-    assert os.path.dirname(written) == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    assert os.path.dirname(written) == str(tmp_path / "xdg" / "atsdbench" / "noise-profiles")
     assert os.path.basename(written).startswith("sim-sim-A-") and noise_profile.load(written).calibration["runs"] == 4
 
 
@@ -109,11 +118,11 @@ def test_a_real_calibration_then_compare_uses_it(cli, tmp_path):
     assert made.calibration["runs"] == 3 and made.host["boot_id"] == kept.host["boot_id"]
     for name in ("a.json", "b.json"):
         assert cli("run", *SMALL, "-o", tmp_path / name).returncode == 0
-    p = cli("compare", "a.json", "b.json", "--profile", "p.json", cwd=tmp_path)
+    p = cli("compare", "a.json", "b.json", "--noise-profile", "p.json", cwd=tmp_path)
     assert p.returncode == 0 and "between-run variance: noise profiles" in p.stdout, p.stderr
     other = cli("run", *SMALL, "--rounds", "3", "-o", tmp_path / "c.json")  # --rounds differs: another plan
     assert other.returncode == 0
-    assert "is of another plan: rounds 2, c.json 3" in _one_line(cli("compare", "c.json", "c.json", "--profile",
+    assert "is of another plan: rounds 2, c.json 3" in _one_line(cli("compare", "c.json", "c.json", "--noise-profile",
                                                                      "p.json", cwd=tmp_path))
 
 
@@ -173,3 +182,42 @@ def test_a_profile_to_a_full_disk_names_its_path(cli, full_disk, calibration_fil
     err = _one_line(cli("calibrate", "--from", calibration_file, "-o", full_disk / "prof.json"))
     assert f"{full_disk / 'prof.json'}: No space left on device" in err
     assert sorted(os.listdir(full_disk)) == ["filler"]
+
+
+def _screen(text):
+    """What a terminal shows of `text`: each \\r returns to the line's start, characters overwrite."""
+    lines, line, col = [], [], 0
+    for ch in text:
+        if ch == "\r":
+            col = 0
+        elif ch == "\n":
+            lines.append("".join(line))
+            line, col = [], 0
+        else:
+            line[col:col + 1] = [ch]
+            col += 1
+    return lines + ["".join(line)]
+
+
+def test_the_countdown_clears_its_line(monkeypatch):
+    """calibrate's wait before each sub-run, its bar and the countdown rewrite one line: a shorter one
+    leaves nothing of a longer one (no `(--gap)ses` on the terminal)."""
+    import io
+    import sys
+
+    from atsdbench import _cli
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    err = Tty()
+    monkeypatch.setattr(sys, "stderr", err)
+    tick = _cli.progress_bar(4, "always")
+    tick({"round": 0})
+    tick({"wait": 150.0, "before": "sub-run 2 of 2 (--gap)"})
+    assert _screen(err.getvalue())[-1] == "waiting 150.0 s before sub-run 2 of 2 (--gap)"
+    tick({"round": 0})
+    assert _screen(err.getvalue())[-1].rstrip() == f"[{'#' * 15}{' ' * 15}] 2/4 passes"
+    tick({"wait": 9.5, "before": "sub-run 2"})
+    assert _screen(err.getvalue())[-1].rstrip() == "waiting 9.5 s before sub-run 2"

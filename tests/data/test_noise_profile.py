@@ -95,10 +95,10 @@ def test_a_profile_that_breaks_its_schema_is_refused(tmp_path, edit, words):
 
 def test_the_store_follows_xdg_and_finds_the_newest_match(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert noise_profile.store() == str(tmp_path / "xdg" / "atsdbench" / "profiles")
+    assert noise_profile.store() == str(tmp_path / "xdg" / "atsdbench" / "noise-profiles")
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert noise_profile.store() == str(tmp_path / "home" / ".local" / "share" / "atsdbench" / "profiles")
+    assert noise_profile.store() == str(tmp_path / "home" / ".local" / "share" / "atsdbench" / "noise-profiles")
     folder = tmp_path / "store"
     folder.mkdir()
     old = _profile(folder, when=1000.0, name="old.json")
@@ -122,13 +122,13 @@ def test_an_explicit_profile_must_describe_a_side(tmp_path):
     other = noise_profile.load(_profile(tmp_path, host=dict(HOST, kernel_release="6.12.0"), name="k2.json"))
     mine = noise_profile.load(_profile(tmp_path))
     sides = {0: _result(path="a.json"), 1: _result(dict(HOST, kernel_release="5.4"), path="b.json")}
-    with pytest.raises(UsageError, match=r"--profile .*k2.json is of kernel '6.12.0' \(kernel_release\), a.json "
+    with pytest.raises(UsageError, match=r"--noise-profile .*k2.json is of kernel '6.12.0' \(kernel_release\), a.json "
                                          r"'6.1.0': it describes no side"):
         noise_profile.assign(sides, [other])
     plan = noise_profile.load(_profile(tmp_path, config=dict(CONFIG, rounds=10), name="r10.json"))
     with pytest.raises(UsageError, match="is of another plan: rounds 10, a.json 5"):  # the closest side's reason
         noise_profile.assign(sides, [plan])
-    with pytest.raises(UsageError, match="give one per kernel"):
+    with pytest.raises(UsageError, match="both describe .*: one per kernel"):
         noise_profile.assign(sides, [mine, mine])
     assert noise_profile.assign(sides, [mine]) == {0: mine}
 
@@ -180,7 +180,7 @@ def test_a_corrupt_matching_profile_is_reported(tmp_path):
 def test_compare_reports_a_corrupt_matching_profile(tmp_path, fixtures, cli):
     """Through the command line: one warning line naming the profile, the compare still made."""
     side = json.load(open(fixtures / "before.json"))
-    folder = tmp_path / "xdg" / "atsdbench" / "profiles"
+    folder = tmp_path / "xdg" / "atsdbench" / "noise-profiles"
     folder.mkdir(parents=True)
     path = _profile(folder, host=dict(side["host"]), config=dict(side["config"]), name="cal.json")
     data = json.load(open(path))

@@ -925,3 +925,57 @@ def test_a_breakdown_in_a_guest_comes_home_cut_into_stages_and_marked_emulated(f
     (p,) = data["config"]["breakdown"]["passes"]
     assert p["calls"] == 64 and p["syscall_us"] > 0 and p["untraced_us"] == 10.0
     assert "Where a call's time goes" in stdout and "emulated (qemu-tcg): the µs are the emulator's, read the shares" in stdout
+
+
+def test_atsd_command_copies_the_cached_static_atsd_and_keeps_an_existing_file(tmp_path, monkeypatch, cli):
+    """`atsdbench atsd`: the static atsd guest builds (here a stand-in in the cache: nothing is built),
+    copied to -o, executable; an existing -o is refused unless --force."""
+    arch = qemu.host_arch()
+    cc, _ = initramfs.compiler(arch) if arch in initramfs.CROSS else (None, None)
+    if cc is None or not shutil.which("make"):
+        pytest.skip(f"no compiler for {arch} or no make")
+    d = tmp_path / "cache" / "atsdbench" / arch
+    d.mkdir(parents=True)
+    (d / f"atsd-{initramfs._sources_hash(initramfs.source_dir(), cc)}").write_bytes(b"static atsd")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    out = tmp_path / "atsd"
+    p = cli("atsd", "-o", out)
+    assert p.returncode == 0 and p.stdout.startswith(f"wrote {out} (atsd for {arch}, static"), p.stderr
+    assert out.read_bytes() == b"static atsd" and os.stat(out).st_mode & 0o111
+    p = cli("atsd", "-o", out)
+    assert p.returncode == 2 and p.stderr == f"atsdbench: output {out} exists: --force replaces it\n"
+    assert cli("atsd", "-o", out, "--force").returncode == 0
+
+
+def test_atsd_command_names_the_cross_compiler_it_lacks(tmp_path, cli):
+    other = next(a for a in sorted(initramfs.CROSS) if a != qemu.host_arch())
+    cross, packages = initramfs.CROSS[other]
+    if shutil.which(cross):
+        pytest.skip(f"{cross} is installed")
+    p = cli("atsd", "--arch", other, "-o", tmp_path / "atsd", env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
+    assert p.returncode == 2 and p.stderr == f"atsdbench: the {other} atsd needs apt-get install {' '.join(packages)}\n"
+    assert not (tmp_path / "atsd").exists()
+
+
+def test_a_broken_install_without_atsd_s_sources_says_so(tmp_path, monkeypatch):
+    monkeypatch.setattr(initramfs, "source_dir", lambda: None)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(qemu.Missing, match=r"^no atsd sources in this install \(reinstall atsdbench\) and no "
+                       f"static atsd at {tmp_path}/atsdbench/x86_64/atsd$"):
+        initramfs.static_atsd("x86_64")
+
+
+def test_the_sources_are_the_package_s_own_before_the_checkout_s(tmp_path, monkeypatch):
+    """An installed package carries atsdbench/csrc/ (setup.py): that copy is used, wherever the
+    command runs; $ATSDBENCH_CSRC names another."""
+    import atsdbench
+
+    package = os.path.dirname(atsdbench.__file__)
+    monkeypatch.delenv("ATSDBENCH_CSRC", raising=False)
+    monkeypatch.chdir(tmp_path)
+    mine = os.path.join(package, "csrc")
+    assert initramfs.source_dir() == (mine if os.path.isdir(mine) else os.path.join(os.path.dirname(package), "csrc"))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "atsd_main.c").write_text("")
+    monkeypatch.setenv("ATSDBENCH_CSRC", str(tmp_path / "other"))
+    assert initramfs.source_dir() == str(tmp_path / "other")

@@ -74,3 +74,42 @@ def test_every_page_is_linked_from_the_readme():
 def test_the_picture_is_linked():
     targets = {_resolve(p, t)[0] for p in FILES for _, t in _links(p)}
     assert (ROOT / "docs" / "sweep.png").resolve() in targets
+
+
+DIARY = re.compile(r"\b([01]?[0-9]|2[0-3]):[0-5][0-9]\b|\b(today|yesterday|tonight|this morning|in the morning|"
+                   r"afternoon|later that day|the same day|the day before|fast hours|slow hours)\b", re.I)
+
+
+def test_benchmarks_are_dated_evidence_not_a_diary():
+    """docs/benchmarks.md dates its evidence by section, never by the clock or the day's story."""
+    text = (ROOT / "docs" / "benchmarks.md").read_text()
+    found = [(n, m.group(0)) for n, line in enumerate(_prose(text), 1) for m in DIARY.finditer(line)]
+    assert not found, found
+
+
+def test_no_test_speaks_of_the_issue():
+    """Tests say what they hold, not where the wish came from."""
+    said = [f"{p.relative_to(ROOT)}:{n}" for p in sorted((ROOT / "tests").rglob("*.py"))
+            for n, line in enumerate(p.read_text().splitlines(), 1)
+            if re.search(r"\bthe issue\b|\bissue's\b", line, re.I) and p.name != "test_docs.py"]
+    assert not said, said
+
+
+def test_the_docs_way_to_give_stat_a_result_s_numbers_works(tmp_path, fixtures):
+    """docs/stat.md#a-result-files-numbers: its shell lines, run on two result files, give stat two
+    columns of round means (show --format's help points there)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    doc = (ROOT / "docs" / "stat.md").read_text()
+    section = doc.split("## A result file's numbers", 1)[1]
+    script = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    for name in ("before", "after"):
+        shutil.copy(fixtures / f"{name}.json", tmp_path / f"{name}.json")
+    env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
+    p = subprocess.run(["bash", "-c", script], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert "x before.txt" in p.stdout and "+ after.txt" in p.stdout and "Student's t" in p.stdout
+    assert len((tmp_path / "before.txt").read_text().split()) == 5  # before.json's 5 rounds

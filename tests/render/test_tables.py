@@ -70,6 +70,15 @@ def test_the_warnings_state_the_thresholds_the_data_side_applies(monkeypatch):
     assert "under 80% on CPU" in tables.disturbance_notes(disturbed)[0]
 
 
+def test_the_disturbed_warning_says_what_to_do():
+    disturbed = [{"warmup": False, "disturbed": True, "preempted": 1, "cpu_share": 1.0}] * 79 + \
+        [{"warmup": False, "disturbed": False, "preempted": 0, "cpu_share": 1.0}]
+    warning, advice = tables.disturbance_notes(disturbed)
+    assert warning.startswith("warning: 79 of 80 timed passes disturbed")
+    assert advice.startswith("  what to do: stop the host's other work") and "`atsdbench info --cpus`, --cpu N" in advice
+    assert len(advice) <= 100
+
+
 def _placed(round_, h, median, contig=0.0, nodes="0"):
     return {"round": round_, "warmup": False, "placement_pfn_hash": h, "placement_pfn_median": median,
             "placement_contig2m": contig, "placement_nodes": nodes}

@@ -1,0 +1,109 @@
+"""A plain install is the whole tool: the wheel (built here from the sdist, as pip builds one from an
+sdist or a git URL) carries atsd's sources, and from a fresh venv outside the checkout `atsdbench
+atsd` builds the static atsd from them and `atsdbench guest` boots a guest."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KERNEL = os.environ.get("ATSD_GUEST_KERNEL") or os.path.expanduser("~/.cache/atsdbench/kernels/vmlinuz-amd64")
+
+
+def _tracked():
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout: the sdist is built from the files git tracks")
+    return [name for name in out.decode().split("\0") if name and (ROOT / name).exists()]
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(a fresh venv's bin/ holding the wheel built from the sdist, the wheel's names, a folder outside
+    the checkout).  The venv reaches numpy and the rest through this environment's site-packages as a
+    plain path (its .pth files, an editable install's hook among them, are not run)."""
+    tmp = tmp_path_factory.mktemp("install")
+    pytest.importorskip("setuptools")
+    src = tmp / "src"
+    for name in _tracked():
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, src / name)
+    p = subprocess.run([sys.executable, "-c", f"from setuptools import build_meta; "
+                        f"print(build_meta.build_sdist({str(tmp / 'sdist')!r}))"], cwd=src, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    with tarfile.open(tmp / "sdist" / p.stdout.split()[-1]) as tar:
+        top = tar.getnames()[0].split("/")[0]
+        tar.extractall(tmp / "unpacked", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    env = {k: v for k, v in os.environ.items() if k not in ("ATSDBENCH_CSRC", "PYTHONPATH")}
+    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                        "-w", str(tmp / "wheel"), str(tmp / "unpacked" / top)], capture_output=True, text=True,
+                       timeout=900, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    [wheel] = (tmp / "wheel").glob("atsdbench-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    bin_ = venv / "bin"
+    py = bin_ / "python"
+    purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    (pathlib.Path(purelib) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    p = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps",
+                        "--no-index", str(wheel)], capture_output=True, text=True, timeout=300, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    away = tmp / "elsewhere"
+    away.mkdir()
+    return bin_, names, away, env
+
+
+@pytest.mark.live
+@pytest.mark.slow  # builds the sdist, the wheel (the core) and atsd
+def test_the_wheel_carries_atsd_s_sources_and_builds_atsd_anywhere(installed):
+    bin_, names, away, env = installed
+    sources = {n for n in os.listdir(ROOT / "csrc") if n.endswith((".c", ".h")) or n == "Makefile"}
+    assert {f"atsdbench/csrc/{n}" for n in sources} <= names
+    assert "atsdbench/csrc/atsd" not in names and any(n.startswith("atsdbench/_atsd") for n in names)
+    where = subprocess.run([bin_ / "python", "-c", "import atsdbench.guest.initramfs as i; "
+                            "print(i.__file__); print(i.source_dir())"], cwd=away, capture_output=True,
+                           text=True, check=True, env=env).stdout.split()
+    assert where[0].startswith(str(bin_.parent)) and where[1].startswith(str(bin_.parent)), where
+    # the core the wheel built from the sdist: its cdef cut from the sdist's csrc/atsd.h (build_atsd.py)
+    names = subprocess.run([bin_ / "python", "-c", "from atsdbench.measure import core; "
+                            "print(' '.join(o['name'] for o in core.options()))"], cwd=away, capture_output=True,
+                           text=True, check=True, env=env).stdout.split()
+    assert {"size", "strides", "output"} <= set(names), names
+    env = dict(env, XDG_CACHE_HOME=str(away / "cache"))
+    p = subprocess.run([bin_ / "atsdbench", "atsd", "-o", "atsd"], cwd=away, capture_output=True, text=True,
+                       timeout=600, env=env)
+    assert p.returncode == 0 and p.stdout.startswith("wrote atsd (atsd for "), p.stderr
+    ran = subprocess.run([away / "atsd", "--help"], capture_output=True, text=True)
+    assert ran.returncode == 0 and ran.stdout.startswith("usage: atsd"), ran.stderr
+    p = subprocess.run([bin_ / "atsdbench", "atsd", "-o", "atsd"], cwd=away, capture_output=True, text=True,
+                       env=env)
+    assert p.returncode == 2 and "atsd exists: --force replaces it" in p.stderr
+
+
+@pytest.mark.live
+@pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("qemu-system-x86_64") and os.path.isfile(KERNEL)),
+                    reason="no qemu-system-x86_64, or no kernel (ATSD_GUEST_KERNEL, or scripts/x86-guest-check's "
+                    "cached Debian kernel)")
+def test_a_guest_boots_from_the_installed_wheel(installed):
+    import json
+
+    bin_, _, away, env = installed
+    p = subprocess.run([bin_ / "atsdbench", "guest", "--kernel", KERNEL, "-o", away / "out", "--timeout", "300",
+                        "--", "--size", "16M", "--rounds", "2", "--reps", "1", "--seed", "1"],
+                       cwd=away, capture_output=True, text=True, timeout=900, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    [path] = (away / "out").glob("*.json")
+    data = json.loads(path.read_text())
+    assert data["host"]["virtualized"] == "qemu-tcg" and data["complete"]
