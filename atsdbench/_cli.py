@@ -17,6 +17,19 @@ def wrapped(line, indent=INDENT, width=WIDTH):
                                    break_long_words=False))
 
 
+def cause(error, room):
+    """A wrapped library's error (cffi's, ctypes', a dlopen's) cut to its cause, for one line with
+    `room` columns left: its first line and sentence, then its leading "where: " parts dropped while
+    longer than room (the last part is the cause), cut to room at worst."""
+    lines = str(error).strip().splitlines()
+    text = lines[0].split(".  ")[0].rstrip(".") if lines else type(error).__name__
+    parts = text.split(": ")
+    while len(parts) > 1 and len(": ".join(parts)) > room:
+        parts.pop(0)
+    text = ": ".join(parts)
+    return text if len(text) <= room else text[:max(room, 4) - 3] + "..."
+
+
 def warn(message, stream=None):
     """`atsdbench: warning: MESSAGE` on stderr, wrapped to WIDTH with a hanging indent."""
     print(wrapped(f"atsdbench: warning: {message}"), file=stream or sys.stderr)

@@ -103,8 +103,10 @@ class Driver:
         try:
             self.lib = self.ffi.dlopen(path)
         except OSError as e:
-            raise CudaError(f"--gpu: cannot load {path}, the CUDA driver library (is the NVIDIA driver installed?): "
-                            f"{str(e).splitlines()[0]}") from None
+            from .._cli import WIDTH, cause
+
+            said = f"--gpu: cannot load {path} (the NVIDIA driver's library): "
+            raise CudaError(said + cause(e, WIDTH - len("atsdbench: ") - len(said))) from None
 
     def check(self, rc, call):
         if rc != 0:
