@@ -52,6 +52,29 @@ void die(const char *fmt, ...)
 	exit(2);
 }
 
+/* TEXT as lines of at most 100 columns, broken at spaces, the rest indented by indent (a word longer
+ * than the width stays whole on its own line): atsdbench's _cli.wrapped, for atsd's own lines. */
+void put_wrapped(FILE *f, const char *text, int indent)
+{
+	int first = 1;
+
+	while (*text) {
+		size_t room = (size_t)(first ? 100 : 100 - indent), len = strlen(text), cut = len;
+		if (len > room) {
+			for (cut = room; cut > 0 && text[cut] != ' '; cut--)
+				;
+			if (!cut)  /* a word longer than the line: whole, up to its end */
+				cut = strspn(text, " ") + strcspn(text + strspn(text, " "), " ");
+		}
+		while (cut > 0 && text[cut - 1] == ' ')
+			cut--;
+		fprintf(f, "%*s%.*s\n", first ? 0 : indent, "", (int)cut, text);
+		for (text += cut; *text == ' '; text++)
+			;
+		first = 0;
+	}
+}
+
 static void usage(FILE *f)
 {
 	struct atsd_option o;
@@ -73,10 +96,11 @@ static void usage(FILE *f)
 				 o.metavar ? o.metavar : "");
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", o.name, o.metavar ? " " : "", o.metavar ? o.metavar : "");
-		fprintf(f, "  %-28s %s", left, o.help);
-		if (o.metavar && o.default_value)
-			fprintf(f, " (default %s)", o.default_value);
-		fputc('\n', f);
+		char line[2048];
+		int at = snprintf(line, sizeof(line), "  %-28s %s", left, o.help);
+		if (o.metavar && o.default_value && at > 0 && at < (int)sizeof(line))
+			snprintf(line + at, sizeof(line) - (size_t)at, " (default %s)", o.default_value);
+		put_wrapped(f, line, 31);  /* continued under the help's first word */
 	}
 }
 
@@ -98,7 +122,15 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
 	}
 	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	opts[n] = (struct option){NULL, 0, NULL, 0};
-	while ((c = getopt_long(argc, argv, "o:h", opts, &idx)) != -1) {
+	opterr = 0;  /* its own line names argv[0], a path of any length: ours names the option */
+	while ((c = getopt_long(argc, argv, ":o:h", opts, &idx)) != -1) {
+		if (c == '?' || c == ':') {
+			/* a short option's letter, else (a long one) the word itself */
+			char letter[3] = {'-', (char)optopt, 0};
+			const char *word = optopt > ' ' && optopt < 127 ? letter : argv[optind - 1];
+			die("%s %.*s (atsd --help lists the options)", c == ':' ? "no value for" : "no option",
+			    (int)(strcspn(word, "=") < 40 ? strcspn(word, "=") : 40), word);
+		}
 		if (c == 'h') {
 			usage(stdout);
 			exit(0);
@@ -460,8 +492,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "atsd: interrupted\n");
 		code = 130;
 	} else {
-		if (o.path)
-			printf("wrote %s (atsdbench import %s)\n", o.path, o.path);
+		if (o.path) {
+			char line[8400];
+			snprintf(line, sizeof(line), "wrote %s (atsdbench import %s)", o.path, o.path);
+			put_wrapped(stdout, line, 2);
+		}
 		code = 0;
 	}
 	/* a stale read outweighs whatever else ended the run (an error, an interruption, an unwritable

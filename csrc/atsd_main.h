@@ -20,6 +20,8 @@
 extern volatile sig_atomic_t interrupted;
 
 /* "atsd: " and the message on stderr, then exit 2. */
+/* a line wrapped to 100 columns at spaces, the rest indented by indent */
+void put_wrapped(FILE *f, const char *text, int indent);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* The first line of a file (without its newline), "unknown" where it cannot be read. */
