@@ -159,8 +159,7 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
 	if (output && !*output)
 		die("-o: the output path is empty");
 	if (*breakdown && !output)
-		die("--breakdown needs -o FILE: its traces go into the file, and atsdbench import FILE cuts them "
-		    "into stages");
+		die("--breakdown needs -o FILE: its traces go there; atsdbench import FILE cuts them into stages");
 	return output;  /* NULL: no file, the table only */
 }
 

@@ -59,7 +59,7 @@ def verify_failure(rc, call, calls, stride):
     if rc == -errno.ETIMEDOUT:  # the call did not fail: a checker never reached it
         from ...units import format_size
 
-        return OSError(-rc, f"verify pass: a checker did not reach call {calls} of stride {format_size(stride)} "
+        return OSError(-rc, f"verify pass: a checker missed call {calls} of stride {format_size(stride)} "
                             "in time (CPU taken?)")
     return OSError(-rc, f"verify pass: {call} failed at call {calls} of stride {stride}: {os.strerror(-rc)}")
 
