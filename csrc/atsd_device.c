@@ -203,12 +203,16 @@ static int kprobe_write(const char *root, const char *line)
 	char path[4200];
 	int fd, err = 0;
 	size_t len = strlen(line);
+	ssize_t w;
 
 	snprintf(path, sizeof(path), "%s/kprobe_events", root);
 	if ((fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
 		return -errno;
-	if (write(fd, line, len) != (ssize_t)len)
+	w = write(fd, line, len);
+	if (w < 0)
 		err = -errno;
+	else if ((size_t)w != len)  /* a short write sets no errno: half a probe line is an error too */
+		err = -EIO;
 	close(fd);
 	return err;
 }

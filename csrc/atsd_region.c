@@ -120,6 +120,8 @@ int atsd_region_map_node(struct atsd_region *r, uint64_t size, uint64_t align, i
 	/* Over-map and trim so the region starts on an `align` boundary.  hugetlb pages are not
 	 * spent on the slack: the range is reserved without them, then exactly `size` is mapped over
 	 * its aligned part, so a pool with exactly size / huge page size free pages is enough. */
+	if (size > UINT64_MAX - align)
+		return -EOVERFLOW;  /* a wrapped length maps a little and touch() writes past it */
 	len = size + align;
 	p = mmap(NULL, len, pages == ATSD_PAGES_HUGETLB ? PROT_NONE : PROT_READ | PROT_WRITE,
 		 pages == ATSD_PAGES_HUGETLB ? MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE : flags, -1, 0);
