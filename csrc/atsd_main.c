@@ -260,7 +260,11 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 		if (interrupted)
 			break;
 		atsd_canary_run(canary, ATSD_CANARY_COMPUTE, ATSD_CANARY_CHASE, &timed[0], &timed[1]);
-		ncells = atsd_cell_order(p, round, cells, 256);
+		if ((ncells = atsd_cell_order(p, round, cells, 256)) < 0) {  /* never zero cells: a round measures */
+			fprintf(stderr, "atsd: ordering the cells: %s\n", strerror(-ncells));
+			err = ncells;
+			break;
+		}
 		for (j = 0; j < ncells && !interrupted && !err; j++) {
 			struct atsd_cell c;
 			atsd_plan_cell(p, ncells > 1 ? cells[j] : 0, &c);
