@@ -13,31 +13,33 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
-/* Sum of the /proc/interrupts "TLB" row (x86 shootdown IPIs received), -1 where absent. */
-int64_t tlb_ipis(void)
+/* Sum of the /proc/interrupts "TLB" row (x86 shootdown IPIs received), -1 where absent.  Its lines
+ * are read whole (getline): a machine of a thousand CPUs has lines over 10K. */
+int64_t tlb_ipis_of(const char *path)
 {
-	FILE *f = fopen("/proc/interrupts", "r");
-	char line[8192];
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
 	int64_t sum = -1;
-	int ncpu = 0;
+	long ncpu = 0;
 
 	if (!f)
 		return -1;
-	if (fgets(line, sizeof(line), f)) {
-		char *tok = strtok(line, " \t\n");
-		for (; tok; tok = strtok(NULL, " \t\n"))
-			ncpu++;
+	if (getline(&line, &cap, f) > 0) {  /* the header: a name a CPU */
+		for (const char *q = line; *q;) {
+			q += strspn(q, " \t\n");
+			if (*q)
+				ncpu++;
+			q += strcspn(q, " \t\n");
+		}
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
-		while (*p == ' ')
-			p++;
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line + strspn(line, " ");
 		if (!strncmp(p, "TLB:", 4)) {
-			int i;
 			char *end;
 			p += 4;
 			sum = 0;
-			for (i = 0; i < ncpu; i++) {
+			for (long i = 0; i < ncpu; i++) {
 				long long v = strtoll(p, &end, 10);
 				if (end == p)
 					break;
@@ -47,8 +49,14 @@ int64_t tlb_ipis(void)
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	return sum;
+}
+
+int64_t tlb_ipis(void)
+{
+	return tlb_ipis_of("/proc/interrupts");
 }
 
 /* "0-3,8" -> CPUs into out (at most cap); the count, or -1 for text that is not a CPU list. */

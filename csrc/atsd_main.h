@@ -54,6 +54,7 @@ struct counting {
 };
 
 int64_t tlb_ipis(void);
+int64_t tlb_ipis_of(const char *path);
 void counting_probe(struct counting *k, const struct atsd_host *h);
 int counting_open(struct counting *k);
 void counting_close(struct counting *k);
