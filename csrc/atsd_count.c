@@ -215,7 +215,7 @@ void counting_probe(struct counting *k, const struct atsd_host *h)
 	int err;
 
 	memset(k, 0, sizeof(*k));
-	atsd_tracefs_root(NULL, root, sizeof(root));
+	atsd_tracefs_root(sysroot(), root, sizeof(root));
 	tlbie = event_id(root, "powerpc/tlbie", &tp);
 	flush = event_id(root, "tlb/tlb_flush", &tp);  /* last: its reasons name the columns */
 	read_line_of("/sys/devices/system/cpu/online", online, sizeof(online));
@@ -250,7 +250,7 @@ void counting_device(struct counting *k)
 	uint64_t id;
 	int err;
 
-	if (atsd_tracefs_root(NULL, root, sizeof(root)) < 0) {
+	if (atsd_tracefs_root(sysroot(), root, sizeof(root)) < 0) {
 		atsd_tracepoint_problem("kprobes", -1, -1, k->device_error, sizeof(k->device_error));
 		return;
 	}
@@ -276,7 +276,7 @@ void counting_device_remove(struct counting *k)
 	int32_t i, j;
 
 	counting_close(k);
-	if (atsd_tracefs_root(NULL, root, sizeof(root)) < 0)
+	if (atsd_tracefs_root(sysroot(), root, sizeof(root)) < 0)
 		return;
 	for (i = 0; i < k->nkprobes; i++) {
 		atsd_kprobe_remove(root, k->kprobes[i]);

@@ -40,6 +40,30 @@ static void on_signal(int sig)
 }
 
 
+const char *sysroot(void)
+{
+#ifdef ATSD_TEST_DOUBLES
+	return getenv("ATSD_TEST_SYSROOT");
+#else
+	return NULL;
+#endif
+}
+
+/* The kprobe events this process made (--device hmm's counts, --breakdown's device stage) go on
+ * every way out, die() included; a forked sub-run that dies leaves its parent's in place. */
+static struct counting *probes_counting;
+static pid_t probes_owner;
+
+static void remove_probes(void)
+{
+	if (!probes_owner || probes_owner != getpid())
+		return;
+	if (probes_counting)
+		counting_device_remove(probes_counting);
+	breakdown_remove();
+	probes_owner = 0;
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -49,6 +73,7 @@ void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	remove_probes();
 	exit(2);
 }
 
@@ -405,6 +430,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 #endif
+	/* before anything is made that a signal's default action would leave behind (kprobe events,
+	 * the tracefs instance): a signal from here on ends the run through its cleanup */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;  /* the parent's read of a sub-run's pipe goes on to its end */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	o.path = parse(&p, argc, argv, &breakdown);
 	if ((err = atsd_host_probe(&h)))
 		die("reading the host's facts: %s", strerror(-err));
@@ -417,6 +450,8 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv);
 		atsd_no_aslr(-1);
 	}
+	probes_owner = getpid();  /* after the exec above: what this process makes, it removes */
+	probes_counting = &k;
 	if (breakdown)  /* exit 2 before anything is measured where it cannot run */
 		breakdown_probe(&p, &bd);
 	if (o.path)
@@ -429,15 +464,16 @@ int main(int argc, char **argv)
 	for (int32_t d = 0; d < p.ndevices; d++)
 		if (p.devices[d] == ATSD_DEVICE_HMM && !k.nkprobes && !k.device_error[0])
 			counting_device(&k);
+#ifdef ATSD_TEST_DOUBLES
+	/* the ways out after the probes are made, forced: a signal, a die(), a failed pin */
+	if (getenv("ATSD_TEST_FAULT") && !strcmp(getenv("ATSD_TEST_FAULT"), "sigterm"))
+		raise(SIGTERM);
+	if (getenv("ATSD_TEST_FAULT") && !strcmp(getenv("ATSD_TEST_FAULT"), "die"))
+		die("a test fault after the probes");
+#endif
 	fprintf(o.mem, "atsd-output %d\n", breakdown ? 2 : 1);  /* 1: what an older atsdbench imports */
 	write_host(o.mem);
 	write_config(o.mem, &p, &k, breakdown ? &bd : NULL);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;  /* the parent's read of a sub-run's pipe goes on to its end */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	if (p.runs > 1) {
 		/* each sub-run starts at least gap after the one before started (the core's schedule) */
 		for (run = 0; run < p.runs && !interrupted && !err; run++) {
@@ -447,11 +483,17 @@ int main(int argc, char **argv)
 				err = run_forked(o.mem, &p, run, &k, &t);
 		}
 	} else {
-		if ((err = atsd_pin_self(p.cpu))) {
+		err = atsd_pin_self(p.cpu);
+#ifdef ATSD_TEST_DOUBLES
+		if (getenv("ATSD_TEST_FAULT") && !strcmp(getenv("ATSD_TEST_FAULT"), "pin"))
+			err = -EPERM;
+#endif
+		if (err) {
 			fprintf(stderr, "atsd: pinning to CPU %d: %s\n", p.cpu, strerror(-err));
 			fprintf(o.mem, "end\tcomplete=0\n");
 			if (o.path)
 				output_close(&o);
+			remove_probes();
 			return 2;
 		}
 		err = run_rounds(o.mem, &p, 0, &k, &t);
@@ -465,9 +507,7 @@ int main(int argc, char **argv)
 		fprintf(o.mem, "\tbreakdown_complete=%d", breakdown_done);
 	fputc('\n', o.mem);
 	print_summary(stdout, &p, &t, &k);
-	counting_device_remove(&k);
-	if (breakdown)
-		breakdown_remove();
+	remove_probes();
 	/* the loud lines are printed after the save; the summary they come from is freed here */
 	if (!(stale_f = open_memstream(&stale_text, &stale_len)))
 		die("open_memstream: %s", strerror(errno));

@@ -49,3 +49,37 @@ def test_no_tlb_row_is_none(atsd_doubles, tmp_path):
     p = subprocess.run([atsd_doubles], capture_output=True, text=True, env={**os.environ,
                                                                            "ATSD_TEST_INTERRUPTS": str(f)})
     assert p.stdout == "-1\n"
+
+
+# The fake tracefs: its events made by hand for the pid the shell hands to atsd by exec, as the kernel
+# would make them on the probe's line; kprobe_events a plain file that keeps every line written.
+MAKE_EVENTS = """set -e
+for column in notifier_starts device_invalidates; do
+    mkdir -p "$TRACEFS/events/atsdbench_$$/$column"
+    printf 'name: %s\\nID: 4242\\nformat:\\n' "$column" > "$TRACEFS/events/atsdbench_$$/$column/format"
+done
+exec "$@"
+"""
+
+
+@pytest.mark.parametrize("fault, status", [(None, None), ("sigterm", 130), ("die", 2), ("pin", 2)])
+def test_the_kprobes_go_on_every_way_out(atsd_doubles, tmp_path, fault, status):
+    root = tmp_path / "root"
+    tracefs = root / "sys" / "kernel" / "tracing"
+    (tracefs / "events").mkdir(parents=True)
+    (tracefs / "kprobe_events").write_text("")
+    device = tmp_path / "hmm_dmirror0"  # read-write, as the host probe asks; no pass gets to use it
+    device.write_text("")
+    env = {**os.environ, "ATSD_TEST_SYSROOT": str(root), "TRACEFS": str(tracefs), "ATSD_HMM_DEVICE": str(device)}
+    if fault:
+        env["ATSD_TEST_FAULT"] = fault
+    p = subprocess.run(["sh", "-c", MAKE_EVENTS, "sh", atsd_doubles, "--device", "hmm", "--size", "4M",
+                        "--strides", "1M", "--rounds", "1", "--reps", "1", "-o", str(tmp_path / "o.txt")],
+                       capture_output=True, text=True, env=env, timeout=120)
+    if status is not None:
+        assert p.returncode == status, p.stderr
+    lines = (tracefs / "kprobe_events").read_text().splitlines()
+    made = [line.split()[0][2:] for line in lines if line.startswith("p:")]
+    assert sorted(e.split("/")[1] for e in made) == ["device_invalidates", "notifier_starts"], lines
+    for event in made:  # each made, then removed after it
+        assert f"-:{event}" in lines[lines.index(next(x for x in lines if x.startswith(f"p:{event} "))):], lines
