@@ -201,7 +201,7 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 			struct stride_stats *st = summary_at(t, p, cell, p->strides[s]);
 			const int32_t *inv = c.threads > 1 ? p->thread_cpus : &p->cpu;
 			int32_t ninv = c.threads > 1 ? c.threads : 1, chk[ATSD_MAX_CPUS];
-			char line[1024];
+			char line[256 + 2 * 12 * ATSD_MAX_CPUS];  /* both CPU lists whole */
 			if (st->device_stale) {
 				fprintf(f, "%s\n", atsd_verify_device_stale_text(st->device_stale, st->device_checks,
 										  st->verify_op, p->strides[s], line, sizeof(line)));

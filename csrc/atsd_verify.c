@@ -547,28 +547,34 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 	return err;
 }
 
-static void cpu_list(const int32_t *cpus, int32_t n, char *out, size_t len)
+/* Appends the CPUs as "0,1,5" at out + used; the new length (held below len: out stays a string). */
+static size_t cpu_list(const int32_t *cpus, int32_t n, char *out, size_t used, size_t len)
 {
-	size_t used = 0;
-	int i;
-
-	out[0] = 0;
-	for (i = 0; i < n && used + 12 < len; i++)
+	for (int32_t i = 0; i < n && used < len; i++)
 		used += (size_t)snprintf(out + used, len - used, "%s%d", i ? "," : "", cpus[i]);
+	return used < len ? used : len - 1;
 }
 
 const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, uint64_t stride,
 				   const int32_t *invalidators, int32_t ninvalidators, const int32_t *checkers,
 				   int32_t nchecker, char *out, uint64_t len)
 {
-	char s[32], from[256], to[256];
+	char s[32];
+	size_t used;
 
-	cpu_list(invalidators, ninvalidators, from, sizeof(from));
-	cpu_list(checkers, nchecker, to, sizeof(to));
-	snprintf(out, len, "STALE TRANSLATION: %llu of %llu checks read through a translation after the "
-		 "invalidation returned (%s, %s, CPUs %s -> %s)", (unsigned long long)stale,
-		 (unsigned long long)checks, atsd_op_name(op) ? atsd_op_name(op) : "?",
-		 atsd_format_size(stride, s, sizeof(s)), from, to);
+	if (!len)
+		return out;
+	/* the CPU lists whole, as atsdbench prints them (a caller's len: 12 a CPU, beside the words) */
+	used = (size_t)snprintf(out, len, "STALE TRANSLATION: %llu of %llu checks read through a translation after "
+				"the invalidation returned (%s, %s, CPUs ", (unsigned long long)stale,
+				(unsigned long long)checks, atsd_op_name(op) ? atsd_op_name(op) : "?",
+				atsd_format_size(stride, s, sizeof(s)));
+	used = used < len ? used : (size_t)len - 1;
+	used = cpu_list(invalidators, ninvalidators, out, used, (size_t)len);
+	used += (size_t)snprintf(out + used, (size_t)len - used, " -> ");
+	used = used < len ? used : (size_t)len - 1;
+	used = cpu_list(checkers, nchecker, out, used, (size_t)len);
+	snprintf(out + used, (size_t)len - used, ")");
 	return out;
 }
 
