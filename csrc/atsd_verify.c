@@ -104,8 +104,11 @@ struct atsd_verifier {
 	size_t bytes;
 };
 
-/* The one verifier whose checkers on_fault() looks among. */
+/* The one verifier whose checkers on_fault() looks among, and how many handlers are between their
+ * load of it and their last read of it: stop() unmaps the verifier only once none is (a fault on
+ * any other thread runs on_fault too, while stop() may run). */
 static struct atsd_verifier *_Atomic active;
+static _Atomic int32_t in_fault;
 
 static uint64_t now_ns(void)
 {
@@ -137,9 +140,11 @@ static void relax(uint32_t *spins)
 
 static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
-	struct atsd_verifier *v = atomic_load_explicit(&active, memory_order_acquire);
-	struct sigaction *old;
+	struct atsd_verifier *v;
+	struct sigaction was, *old = NULL;
 
+	atomic_fetch_add(&in_fault, 1);  /* before the load: stop() then waits for this handler */
+	v = atomic_load(&active);
 	if (v) {
 		int32_t tid = (int32_t)syscall(SYS_gettid);
 		int i;
@@ -149,12 +154,16 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 			    (uintptr_t)si->si_addr >= (uintptr_t)c->probe &&
 			    (uintptr_t)si->si_addr < (uintptr_t)c->probe + sizeof(uint64_t)) {
 				c->armed = 0;
+				/* a checker: stop() joins it before it unmaps, so c outlives the jump */
+				atomic_fetch_sub(&in_fault, 1);
 				siglongjmp(c->jb, 1);
 			}
 		}
+		was = sig == SIGSEGV ? v->old_segv : v->old_bus;  /* a copy: v may go once we are out */
+		old = &was;
 	}
+	atomic_fetch_sub(&in_fault, 1);
 	/* Not a checked read: what would have happened without us. */
-	old = v ? (sig == SIGSEGV ? &v->old_segv : &v->old_bus) : NULL;
 	if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
 		old->sa_sigaction(sig, si, ctx);
 	} else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
@@ -285,7 +294,9 @@ int atsd_verify_stop(struct atsd_verifier **slot)
 	if (v->installed) {
 		sigaction(SIGSEGV, &v->old_segv, NULL);
 		sigaction(SIGBUS, &v->old_bus, NULL);
-		atomic_store_explicit(&active, NULL, memory_order_release);
+		atomic_store(&active, NULL);
+		while (atomic_load(&in_fault))  /* a handler on another thread still reading v */
+			sched_yield();
 	}
 	munmap(v, v->bytes);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
