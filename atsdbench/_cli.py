@@ -17,6 +17,17 @@ def wrapped(line, indent=INDENT, width=WIDTH):
                                    break_long_words=False))
 
 
+def wrote(path, rest=""):
+    """`wrote PATH` and what follows it (" (...)", ": ..."): the path whole beside the word (pasteable
+    whatever its length), the rest on the same line where it fits, else wrapped under it."""
+    head = f"wrote {path}"
+    if len(head) + len(rest) <= WIDTH:
+        return head + rest
+    if rest.startswith(":"):
+        head, rest = head + ":", rest[1:]
+    return head + "\n" + wrapped(" " * INDENT + rest.strip(), indent=INDENT)
+
+
 def cause(error, room):
     """A wrapped library's error (cffi's, ctypes', a dlopen's) cut to its cause, for one line with
     `room` columns left: its first line and sentence, then its leading "where: " parts dropped while

@@ -74,6 +74,8 @@ class _Parser(argparse.ArgumentParser):
             command = meant.prog.partition(" ")[2]
             message = f"{command + ': ' if command else ''}{what} {_shown(first)}" \
                 f"{_close(first, options) if first.startswith('-') else ''}"
+        if not (choice or unknown):  # a value refused, an argument missing: the line names it
+            raise UsageError(message)
         raise ArgumentError(message, usage)
 
     def _meant(self):

@@ -115,8 +115,9 @@ def test_wrote_lines_of_a_long_path_fit(cli, fixtures, tmp_path):
     folder.mkdir(parents=True)
     p = cli("import", "--table", fixtures / "npu_table.txt", "--page-size", "64K", "-o", folder / "t.json")
     assert p.returncode == 0, p.stderr
-    assert str(folder / "t.json") in p.stdout
-    _fits(p.stdout)
+    # the path whole beside "wrote" (pasteable), what follows it wrapped under it
+    assert f"wrote {folder / 't.json'}:\n  column 'Before'" in p.stdout, p.stdout
+    _fits(p.stdout, paths=[folder / "t.json", folder / "t-after.json"])
 
 
 @pytest.mark.live  # builds atsd (the atsd fixture)
