@@ -110,6 +110,14 @@ def test_the_cores_tracefs_sentences_fit_after_every_prefix():
                     assert len(prefix + text) <= WIDTH, prefix + text
 
 
+def test_a_long_path_alone_is_one_line():
+    from atsdbench._cli import wrote
+
+    path = "/" + "p" * 120 + "/r.json"
+    assert wrote(path) == f"wrote {path}" and wrote(path, " ") == f"wrote {path}"
+    assert wrote(path, " (run 1 of 2)") == f"wrote {path}\n  (run 1 of 2)"
+
+
 def test_wrote_lines_of_a_long_path_fit(cli, fixtures, tmp_path):
     folder = tmp_path / ("x" * 70) / ("y" * 40)
     folder.mkdir(parents=True)
