@@ -21,7 +21,9 @@ def wrote(path, rest=""):
     """`wrote PATH` and what follows it (" (...)", ": ..."): the path whole beside the word (pasteable
     whatever its length), the rest on the same line where it fits, else wrapped under it."""
     head = f"wrote {path}"
-    if not rest.strip() or len(head) + len(rest) <= WIDTH:
+    if not rest.strip():
+        return head
+    if len(head) + len(rest) <= WIDTH:
         return head + rest
     if rest.startswith(":"):
         head, rest = head + ":", rest[1:]
