@@ -539,11 +539,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "atsd: interrupted\n");
 		code = 130;
 	} else {
-		if (o.path) {
-			char line[8400];
-			snprintf(line, sizeof(line), "wrote %s (atsdbench import %s)", o.path, o.path);
-			put_wrapped(stdout, line, 2);
-		}
+		/* the path whole beside "wrote", what follows under it where both do not fit (as
+		 * atsdbench's _cli.wrote) */
+		if (o.path)
+			printf("wrote %s%s(atsdbench import %s)\n", o.path,
+			       2 * strlen(o.path) + strlen("wrote  (atsdbench import )") > 100 ? "\n  " : " ", o.path);
 		code = 0;
 	}
 	/* a stale read outweighs whatever else ended the run (an error, an interruption, an unwritable
