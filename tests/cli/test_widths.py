@@ -144,5 +144,6 @@ def test_atsd_help_and_refusals_fit(atsd, tmp_path):
     p = subprocess.run([atsd, "--size", "4M", "--strides", "1M", "--rounds", "1", "--reps", "1", "-o",
                         str(folder / "o.txt")], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    _fits(p.stdout)
+    assert f"wrote {folder / 'o.txt'}\n  (atsdbench import {folder / 'o.txt'})" in p.stdout, p.stdout
+    _fits(p.stdout, paths=[folder / "o.txt"])
     _fits(p.stderr)
