@@ -74,7 +74,10 @@ class CoreMissing(ImportError):
     @classmethod
     def explain(cls, package_dir, error=None):
         """error: the ImportError, where the module was there but would not load."""
-        why = "missing in" if error is None else f"does not load ({error}) in"
+        from ._cli import cause
+
+        # the loader's error cut to its cause ("undefined symbol: ...", not the .so's path again)
+        why = "missing in" if error is None else f"does not load ({cause(error, 50)}) in"
         return cls(f"compiled core {why} {package_dir}, {rebuild_hint(package_dir, _installed_from())}")
 
     @classmethod

@@ -147,3 +147,12 @@ def test_atsd_help_and_refusals_fit(atsd, tmp_path):
     assert f"wrote {folder / 'o.txt'}\n  (atsdbench import {folder / 'o.txt'})" in p.stdout, p.stdout
     _fits(p.stdout, paths=[folder / "o.txt"])
     _fits(p.stderr)
+
+
+def test_a_core_that_does_not_load_says_the_cause_not_the_loaders_sentence():
+    from atsdbench.errors import CoreMissing
+
+    error = ImportError("/very/long/site-packages/atsdbench/_atsd.abi3.so: undefined symbol: atsd_plan_cells. "
+                        " Additionally, something else entirely")
+    said = str(CoreMissing.explain("/opt/atsdbench", error))
+    assert "(undefined symbol: atsd_plan_cells) in /opt/atsdbench" in said and "Additionally" not in said, said
