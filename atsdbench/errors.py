@@ -74,10 +74,7 @@ class CoreMissing(ImportError):
     @classmethod
     def explain(cls, package_dir, error=None):
         """error: the ImportError, where the module was there but would not load."""
-        from ._cli import cause
-
-        # the loader's error cut to its cause ("undefined symbol: ...", not the .so's path again)
-        why = "missing in" if error is None else f"does not load ({cause(error, 50)}) in"
+        why = "missing in" if error is None else f"does not load ({error}) in"
         return cls(f"compiled core {why} {package_dir}, {rebuild_hint(package_dir, _installed_from())}")
 
     @classmethod
