@@ -17,6 +17,32 @@ def wrapped(line, indent=INDENT, width=WIDTH):
                                    break_long_words=False))
 
 
+def wrote(path, rest=""):
+    """`wrote PATH` and what follows it (" (...)", ": ..."): the path whole beside the word (pasteable
+    whatever its length), the rest on the same line where it fits, else wrapped under it."""
+    head = f"wrote {path}"
+    if not rest.strip():
+        return head
+    if len(head) + len(rest) <= WIDTH:
+        return head + rest
+    if rest.startswith(":"):
+        head, rest = head + ":", rest[1:]
+    return head + "\n" + wrapped(" " * INDENT + rest.strip(), indent=INDENT)
+
+
+def cause(error, room):
+    """A wrapped library's error (cffi's, ctypes', a dlopen's) cut to its cause, for one line with
+    `room` columns left: its first line and sentence, then its leading "where: " parts dropped while
+    longer than room (the last part is the cause), cut to room at worst."""
+    lines = str(error).strip().splitlines()
+    text = lines[0].split(".  ")[0].rstrip(".") if lines else type(error).__name__
+    parts = text.split(": ")
+    while len(parts) > 1 and len(": ".join(parts)) > room:
+        parts.pop(0)
+    text = ": ".join(parts)
+    return text if len(text) <= room else text[:max(room, 4) - 3] + "..."
+
+
 def warn(message, stream=None):
     """`atsdbench: warning: MESSAGE` on stderr, wrapped to WIDTH with a hanging indent."""
     print(wrapped(f"atsdbench: warning: {message}"), file=stream or sys.stderr)

@@ -13,7 +13,8 @@ import select
 import sys
 
 from . import __version__
-from .errors import EXIT_STALE, CoreMissing, ReadBackFailed, UsageError
+from ._cli import WIDTH
+from .errors import EXIT_STALE, ArgumentError, CoreMissing, ReadBackFailed, UsageError
 
 CONFIDENCE_CHOICES = "80|90|95|98|99|99.5"
 
@@ -44,9 +45,70 @@ class _Parser(argparse.ArgumentParser):
         joint = "\n" + " " * (len(self.prog) + 8) if len(last) + 1 + len(self.trailer) > 100 else " "
         return usage + joint + self.trailer + (sep + rest if sep else "\n")
 
+    def parse_args(self, args=None, namespace=None):
+        self._words = list(sys.argv[1:] if args is None else args)  # error() finds the command meant
+        return super().parse_args(args, namespace)
+
     def error(self, message):
         # "argument --ceiling: --ceiling 'x' is not ...": a converter's message names its option already
-        raise UsageError(re.sub(r"^argument (\S+): (?=\1 )", "", message))
+        message = re.sub(r"^argument (\S+): (?=\1 )", "", message)
+        meant = self._meant()
+        hint = f"{meant.prog} --help"
+        usage = f"usage: {meant.prog}{_usage_tail(meant)} (options: {hint})"
+        choice = re.fullmatch(r"argument (\S+): invalid choice: '(.*)' \(choose from (.*)\)", message, re.S)
+        unknown = re.fullmatch(r"unrecognized arguments: (.*)", message, re.S)
+        if choice:
+            name, got, listed = choice.groups()
+            choices = re.findall(r"'([^']*)'", listed)
+            what = f"no {name.lower()}" if name.isupper() else f"{name}: no choice"
+            listing = " (one of " + ", ".join(choices) + ")"
+            message = f"{what} {_shown(got)}{_close(got, choices) or listing}"
+            if len(message) > WIDTH - len("atsdbench: "):
+                message = f"{what} {_shown(got)} ({hint} lists them)"
+        elif unknown:
+            words = unknown.group(1).split()
+            first = next((w for w in words if w.startswith("-")), words[0] if words else "")
+            options = [o for a in meant._actions for o in a.option_strings if o.startswith("--")]
+            what = "no option" if first.startswith("-") else "unexpected argument"
+            first = first.split("=")[0]
+            command = meant.prog.partition(" ")[2]
+            message = f"{command + ': ' if command else ''}{what} {_shown(first)}" \
+                f"{_close(first, options) if first.startswith('-') else ''}"
+        if not (choice or unknown):  # a value refused, an argument missing: the line names it
+            raise UsageError(message)
+        raise ArgumentError(message, usage)
+
+    def _meant(self):
+        """The (sub)command the words name: its parser, for the usage line and the options to match."""
+        parser = self
+        for word in getattr(self, "_words", []):
+            sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+            if sub is None:
+                break
+            if word in sub.choices:
+                parser = sub.choices[word]
+        return parser
+
+
+def _usage_tail(parser):
+    """ " [options] POSITIONALS": a usage that fits one line (run's whole usage is some 40 lines)."""
+    positionals = [a for a in parser._actions if not a.option_strings]
+    text = parser._get_formatter()._format_actions_usage(positionals, []) if positionals else ""
+    tail = f" [options] {text}".rstrip()
+    return tail if len(tail) <= 40 else " [options] ..."
+
+
+def _shown(word):
+    """A word of the command line as the error quotes it: at most 30 characters of it."""
+    return repr(word if len(word) <= 30 else word[:27] + "...")
+
+
+def _close(word, choices):
+    """ " (did you mean X?)" for the choice closest to a misspelled word, or ""."""
+    import difflib
+
+    match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {match[0]}?)" if match else ""
 
 
 def build_parser(command=None):
@@ -422,6 +484,8 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except (UsageError, CoreMissing) as e:
+        if isinstance(e, ArgumentError):
+            print(e.usage, file=sys.stderr)
         print(f"atsdbench: {e}", file=sys.stderr)
         return 2
     except ReadBackFailed as e:  # run --workload's read-back check: the run kept its passes, no rate

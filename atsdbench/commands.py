@@ -3,7 +3,7 @@ import functools
 import sys
 
 from . import signals
-from ._cli import progress_bar, progress_option
+from ._cli import progress_bar, progress_option, wrote
 from .errors import EXIT_STALE, UsageError
 
 
@@ -96,7 +96,7 @@ def _report_saved(result, output, save_error, calibrating=False):
             if result.config.get("profile"):
                 print(breakdown.profile_table(result.config["profile"], config=result.config, host=result.host))
             if save_error is None:
-                print(f"wrote {output}")
+                print(wrote(output))
     finally:  # no folder took the file: the JSON itself, after the table (or without it)
         if isinstance(save_error, results.Unsaved):
             results.print_unsaved(save_error)
@@ -178,7 +178,7 @@ def _save_noise_profile(result, path, machine_id):
                                result.path, span_s=noise_profile.span(result))
     noise_profile.save(data, path)
     print(report.render(noise_profile.NoiseProfile(data, path)))
-    print(f"wrote {path}")
+    print(wrote(path))
     return 0
 
 
@@ -398,7 +398,7 @@ def cmd_plot(args):
                            warnings=warnings)
     _warn(warnings)
     plot.save(fig, args.output)
-    print(f"wrote {args.output} ({fmt})")
+    print(wrote(args.output, f" ({fmt})"))
     return 0
 
 
@@ -421,7 +421,7 @@ def cmd_import(args):
         from .render import breakdown
 
         print(breakdown.table(result.config["breakdown"], config=result.config, host=result.host))
-    print(f"wrote {results.save_or_rescue(result, output)}")
+    print(wrote(results.save_or_rescue(result, output)))
     return 0
 
 

@@ -16,6 +16,15 @@ class UsageError(ValueError):
     """Bad input from the user (options, files, plans the host cannot run)."""
 
 
+class ArgumentError(UsageError):
+    """A command line argparse refused: the CLI prints `usage`, a short usage line of the command
+    meant, before the message."""
+
+    def __init__(self, message, usage):
+        super().__init__(message)
+        self.usage = usage
+
+
 class ReadBackFailed(OSError):
     """A --workload loop read back something else than its page must hold after MADV_DONTNEED: the
     run keeps what it finished, says so in one line and exits EXIT_STALE, never a rate."""

@@ -529,7 +529,9 @@ int atsd_device_parse(const char *name);
  * only where the mm has notifiers; "device_invalidates": test_hmm's dmirror_interval_invalidate, the
  * driver's callback) and its symbol as kprobe_events takes it ("test_hmm:dmirror_interval_invalidate");
  * returns how many there are, -EINVAL past them.  make(): first removes the probes of processes that
- * are gone, then writes "p:atsdbench_PID/COLUMN SYMBOL" into ROOT/kprobe_events (a built-in driver's
+ * are gone (of this pid namespace only: another's pids are not ours to judge), then writes
+ * "p:atsdbench_PID/COLUMN SYMBOL" (atsdbench_NS_PID/ outside the initial pid namespace, NS its
+ * inode) into ROOT/kprobe_events (a built-in driver's
  * symbol without its module where that is refused); event gets "atsdbench_PID/COLUMN", *id its event
  * id.  -errno: ENOENT no kprobe_events (CONFIG_KPROBE_EVENTS) or no such event, EACCES/EPERM not root or
  * lockdown, EINVAL a symbol that cannot be probed.  remove(): the probe gone, SIGINT/SIGTERM held. */

@@ -23,7 +23,7 @@ void breakdown_probe(const struct atsd_plan *p, struct atsd_breakdown_probe *bd)
 	int err;
 
 	snprintf(event, sizeof(event), "syscalls:sys_enter_%s", atsd_op_name(p->ops[0]));
-	if (geteuid() || atsd_tracefs_root(NULL, root, sizeof(root)))
+	if (geteuid() || atsd_tracefs_root(sysroot(), root, sizeof(root)))
 		die("--breakdown: %s", atsd_tracepoint_problem(event, -1, -1, why, sizeof(why)));
 	if (atsd_breakdown_probe(root, p->ops, p->nops, bd) == -ENOENT)
 		die("--breakdown: %s", atsd_tracepoint_problem(bd->absent, -1, 1, why, sizeof(why)));

@@ -77,8 +77,11 @@ int atsd_bystanders_spins(struct atsd_bystanders *b, uint64_t *spins, uint64_t *
 		spins[i] = __atomic_load_n(&b->slots[i].spins, __ATOMIC_RELAXED);
 		if (!cpu_ns)
 			continue;
-		if (pthread_getcpuclockid(b->slots[i].thread, &cid) || clock_gettime(cid, &ts))
-			return -errno ? -errno : -EINVAL;
+		int err = pthread_getcpuclockid(b->slots[i].thread, &cid);  /* returns its error, errno untouched */
+		if (err)
+			return -err;
+		if (clock_gettime(cid, &ts))
+			return errno ? -errno : -EINVAL;
 		cpu_ns[i] = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	}
 	return 0;

@@ -415,6 +415,11 @@ int atsd_plan_check(struct atsd_plan *p, const struct atsd_host *h, char *msg, u
 		return fail(-EINVAL, msg, msglen, "no stride given");
 	if (atsd_plan_cells(p) > 256)
 		return fail(-E2BIG, msg, msglen, "the axes make %d cells: at most 256", atsd_plan_cells(p));
+	/* a round's passes are numbered in 32 bits (both front ends): cells x (warm-up + reps) x strides */
+	if ((int64_t)atsd_plan_cells(p) * ((int64_t)p->warmup + p->reps) * p->nstrides > INT32_MAX)
+		return fail(-E2BIG, msg, msglen, "a round would make %" PRId64 " passes (cells x (warmup + reps) x "
+			    "strides), over 2^31 - 1", (int64_t)atsd_plan_cells(p) * ((int64_t)p->warmup + p->reps) *
+			    p->nstrides);
 	if ((err = check_strides(p, h, &unit, msg, msglen)) || (err = check_memory(p, h, msg, msglen)))
 		return err;
 	if (h->naffinity < 1)

@@ -13,31 +13,33 @@
 #include <sys/resource.h>
 #include <sys/utsname.h>
 
-/* Sum of the /proc/interrupts "TLB" row (x86 shootdown IPIs received), -1 where absent. */
-int64_t tlb_ipis(void)
+/* Sum of the /proc/interrupts "TLB" row (x86 shootdown IPIs received), -1 where absent.  Its lines
+ * are read whole (getline): a machine of a thousand CPUs has lines over 10K. */
+int64_t tlb_ipis_of(const char *path)
 {
-	FILE *f = fopen("/proc/interrupts", "r");
-	char line[8192];
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
 	int64_t sum = -1;
-	int ncpu = 0;
+	long ncpu = 0;
 
 	if (!f)
 		return -1;
-	if (fgets(line, sizeof(line), f)) {
-		char *tok = strtok(line, " \t\n");
-		for (; tok; tok = strtok(NULL, " \t\n"))
-			ncpu++;
+	if (getline(&line, &cap, f) > 0) {  /* the header: a name a CPU */
+		for (const char *q = line; *q;) {
+			q += strspn(q, " \t\n");
+			if (*q)
+				ncpu++;
+			q += strcspn(q, " \t\n");
+		}
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *p = line;
-		while (*p == ' ')
-			p++;
+	while (getline(&line, &cap, f) > 0) {
+		char *p = line + strspn(line, " ");
 		if (!strncmp(p, "TLB:", 4)) {
-			int i;
 			char *end;
 			p += 4;
 			sum = 0;
-			for (i = 0; i < ncpu; i++) {
+			for (long i = 0; i < ncpu; i++) {
 				long long v = strtoll(p, &end, 10);
 				if (end == p)
 					break;
@@ -47,8 +49,14 @@ int64_t tlb_ipis(void)
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	return sum;
+}
+
+int64_t tlb_ipis(void)
+{
+	return tlb_ipis_of("/proc/interrupts");
 }
 
 /* "0-3,8" -> CPUs into out (at most cap); the count, or -1 for text that is not a CPU list. */
@@ -207,7 +215,7 @@ void counting_probe(struct counting *k, const struct atsd_host *h)
 	int err;
 
 	memset(k, 0, sizeof(*k));
-	atsd_tracefs_root(NULL, root, sizeof(root));
+	atsd_tracefs_root(sysroot(), root, sizeof(root));
 	tlbie = event_id(root, "powerpc/tlbie", &tp);
 	flush = event_id(root, "tlb/tlb_flush", &tp);  /* last: its reasons name the columns */
 	read_line_of("/sys/devices/system/cpu/online", online, sizeof(online));
@@ -242,7 +250,7 @@ void counting_device(struct counting *k)
 	uint64_t id;
 	int err;
 
-	if (atsd_tracefs_root(NULL, root, sizeof(root)) < 0) {
+	if (atsd_tracefs_root(sysroot(), root, sizeof(root)) < 0) {
 		atsd_tracepoint_problem("kprobes", -1, -1, k->device_error, sizeof(k->device_error));
 		return;
 	}
@@ -268,7 +276,7 @@ void counting_device_remove(struct counting *k)
 	int32_t i, j;
 
 	counting_close(k);
-	if (atsd_tracefs_root(NULL, root, sizeof(root)) < 0)
+	if (atsd_tracefs_root(sysroot(), root, sizeof(root)) < 0)
 		return;
 	for (i = 0; i < k->nkprobes; i++) {
 		atsd_kprobe_remove(root, k->kprobes[i]);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -185,6 +186,48 @@ static const struct {
 	{"device_invalidates", "dmirror_interval_invalidate", "test_hmm"},
 };
 #define KPROBE_GROUP "atsdbench_"
+/* the initial pid namespace's inode (include/linux/proc_ns.h PROC_PID_INIT_INO) */
+#define PID_NS_INIT 0xEFFFFFFCUL
+
+static unsigned long pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? PID_NS_INIT : (unsigned long)st.st_ino;
+}
+
+/* The group of this process's probes: "atsdbench_PID" in the initial pid namespace, "atsdbench_NS_PID"
+ * in another (NS its inode): a pid names a process only within its namespace, tracefs is the system's. */
+static void group_name(char *out, size_t len)
+{
+	unsigned long ns = pid_ns();
+
+	if (ns == PID_NS_INIT)
+		snprintf(out, len, KPROBE_GROUP "%ld", (long)getpid());
+	else
+		snprintf(out, len, KPROBE_GROUP "%lu_%ld", ns, (long)getpid());
+}
+
+/* 1 where a group name is of a process of this pid namespace that is gone; 0 for a live one, one of
+ * another namespace (not ours to judge: its pids are not ours) or another name. */
+static int group_gone(const char *name, unsigned long ours)
+{
+	const char *rest = name + strlen(KPROBE_GROUP), *pid = rest;
+	unsigned long ns = PID_NS_INIT;
+	char *end;
+
+	if (strncmp(name, KPROBE_GROUP, strlen(KPROBE_GROUP)) || !*rest)
+		return 0;
+	if (strchr(rest, '_')) {
+		ns = strtoul(rest, &end, 10);
+		if (end == rest || *end != '_')
+			return 0;
+		pid = end + 1;
+	}
+	if (!*pid || strspn(pid, "0123456789") != strlen(pid) || ns != ours)
+		return 0;
+	return kill((pid_t)atol(pid), 0) && errno == ESRCH;
+}
 
 int atsd_device_kprobe(int32_t i, char *column, uint64_t column_len, char *symbol, uint64_t symbol_len)
 {
@@ -203,12 +246,16 @@ static int kprobe_write(const char *root, const char *line)
 	char path[4200];
 	int fd, err = 0;
 	size_t len = strlen(line);
+	ssize_t w;
 
 	snprintf(path, sizeof(path), "%s/kprobe_events", root);
 	if ((fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)) < 0)
 		return -errno;
-	if (write(fd, line, len) != (ssize_t)len)
+	w = write(fd, line, len);
+	if (w < 0)
 		err = -errno;
+	else if ((size_t)w != len)  /* a short write sets no errno: half a probe line is an error too */
+		err = -EIO;
 	close(fd);
 	return err;
 }
@@ -219,14 +266,13 @@ static void kprobes_remove_stale(const char *root)
 	char path[4200];
 	struct dirent *d, *e;
 	DIR *dir, *group;
+	unsigned long ours = pid_ns();
 
 	snprintf(path, sizeof(path), "%s/events", root);
 	if (!(dir = opendir(path)))
 		return;
 	while ((d = readdir(dir))) {
-		const char *pid = d->d_name + strlen(KPROBE_GROUP);
-		if (strncmp(d->d_name, KPROBE_GROUP, strlen(KPROBE_GROUP)) || !*pid ||
-		    strspn(pid, "0123456789") != strlen(pid) || !(kill((pid_t)atol(pid), 0) && errno == ESRCH))
+		if (!group_gone(d->d_name, ours))
 			continue;
 		snprintf(path, sizeof(path), "%s/events/%s", root, d->d_name);
 		if (!(group = opendir(path)))
@@ -256,13 +302,14 @@ static int kprobe_make(const char *root, char kind, const char *column, const ch
 		       uint64_t event_len, uint64_t *id)
 {
 	struct atsd_tracepoint t;
-	char line[512];
+	char line[512], group[64];
 	const char *plain = strchr(symbol, ':');
 	int err;
 
 	*id = 0;
 	kprobes_remove_stale(root);
-	snprintf(event, event_len, KPROBE_GROUP "%ld/%s", (long)getpid(), column);
+	group_name(group, sizeof(group));
+	snprintf(event, event_len, "%s/%s", group, column);
 	snprintf(line, sizeof(line), "-:%s\n", event);
 	kprobe_write(root, line);  /* one of our pid left by an earlier process */
 	snprintf(line, sizeof(line), "%c:%s %s\n", kind, event, symbol);
@@ -341,11 +388,12 @@ int atsd_breakdown_device(const char *root, struct atsd_breakdown_probe *p)
 
 void atsd_breakdown_device_remove(const char *root)
 {
-	char event[80];
+	char event[80], group[64];
 	int i;
 
+	group_name(group, sizeof(group));
 	for (i = 0; i < 2; i++) {
-		snprintf(event, sizeof(event), KPROBE_GROUP "%ld/%s", (long)getpid(), stage_probes[i]);
+		snprintf(event, sizeof(event), "%s/%s", group, stage_probes[i]);
 		atsd_kprobe_remove(root, event);
 	}
 }

@@ -40,6 +40,30 @@ static void on_signal(int sig)
 }
 
 
+const char *sysroot(void)
+{
+#ifdef ATSD_TEST_DOUBLES
+	return getenv("ATSD_TEST_SYSROOT");
+#else
+	return NULL;
+#endif
+}
+
+/* The kprobe events this process made (--device hmm's counts, --breakdown's device stage) go on
+ * every way out, die() included; a forked sub-run that dies leaves its parent's in place. */
+static struct counting *probes_counting;
+static pid_t probes_owner;
+
+static void remove_probes(void)
+{
+	if (!probes_owner || probes_owner != getpid())
+		return;
+	if (probes_counting)
+		counting_device_remove(probes_counting);
+	breakdown_remove();
+	probes_owner = 0;
+}
+
 void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -49,7 +73,31 @@ void die(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	remove_probes();
 	exit(2);
+}
+
+/* TEXT as lines of at most 100 columns, broken at spaces, the rest indented by indent (a word longer
+ * than the width stays whole on its own line): atsdbench's _cli.wrapped, for atsd's own lines. */
+void put_wrapped(FILE *f, const char *text, int indent)
+{
+	int first = 1;
+
+	while (*text) {
+		size_t room = (size_t)(first ? 100 : 100 - indent), len = strlen(text), cut = len;
+		if (len > room) {
+			for (cut = room; cut > 0 && text[cut] != ' '; cut--)
+				;
+			if (!cut)  /* a word longer than the line: whole, up to its end */
+				cut = strspn(text, " ") + strcspn(text + strspn(text, " "), " ");
+		}
+		while (cut > 0 && text[cut - 1] == ' ')
+			cut--;
+		fprintf(f, "%*s%.*s\n", first ? 0 : indent, "", (int)cut, text);
+		for (text += cut; *text == ' '; text++)
+			;
+		first = 0;
+	}
 }
 
 static void usage(FILE *f)
@@ -73,10 +121,11 @@ static void usage(FILE *f)
 				 o.metavar ? o.metavar : "");
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", o.name, o.metavar ? " " : "", o.metavar ? o.metavar : "");
-		fprintf(f, "  %-28s %s", left, o.help);
-		if (o.metavar && o.default_value)
-			fprintf(f, " (default %s)", o.default_value);
-		fputc('\n', f);
+		char line[2048];
+		int at = snprintf(line, sizeof(line), "  %-28s %s", left, o.help);
+		if (o.metavar && o.default_value && at > 0 && at < (int)sizeof(line))
+			snprintf(line + at, sizeof(line) - (size_t)at, " (default %s)", o.default_value);
+		put_wrapped(f, line, 31);  /* continued under the help's first word */
 	}
 }
 
@@ -98,7 +147,15 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
 	}
 	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
 	opts[n] = (struct option){NULL, 0, NULL, 0};
-	while ((c = getopt_long(argc, argv, "o:h", opts, &idx)) != -1) {
+	opterr = 0;  /* its own line names argv[0], a path of any length: ours names the option */
+	while ((c = getopt_long(argc, argv, ":o:h", opts, &idx)) != -1) {
+		if (c == '?' || c == ':') {
+			/* a short option's letter, else (a long one) the word itself */
+			char letter[3] = {'-', (char)optopt, 0};
+			const char *word = optopt > ' ' && optopt < 127 ? letter : argv[optind - 1];
+			die("%s %.*s (atsd --help lists the options)", c == ':' ? "no value for" : "no option",
+			    (int)(strcspn(word, "=") < 40 ? strcspn(word, "=") : 40), word);
+		}
 		if (c == 'h') {
 			usage(stdout);
 			exit(0);
@@ -127,8 +184,7 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
 	if (output && !*output)
 		die("-o: the output path is empty");
 	if (*breakdown && !output)
-		die("--breakdown needs -o FILE: its traces go into the file, and atsdbench import FILE cuts them "
-		    "into stages");
+		die("--breakdown needs -o FILE: its traces go there; atsdbench import FILE cuts them into stages");
 	return output;  /* NULL: no file, the table only */
 }
 
@@ -145,7 +201,7 @@ static int print_stale(FILE *f, const struct atsd_plan *p, struct summary *t)
 			struct stride_stats *st = summary_at(t, p, cell, p->strides[s]);
 			const int32_t *inv = c.threads > 1 ? p->thread_cpus : &p->cpu;
 			int32_t ninv = c.threads > 1 ? c.threads : 1, chk[ATSD_MAX_CPUS];
-			char line[1024];
+			char line[256 + 2 * 12 * ATSD_MAX_CPUS];  /* both CPU lists whole */
 			if (st->device_stale) {
 				fprintf(f, "%s\n", atsd_verify_device_stale_text(st->device_stale, st->device_checks,
 										  st->verify_op, p->strides[s], line, sizeof(line)));
@@ -229,7 +285,11 @@ static int run_rounds(FILE *out, const struct atsd_plan *p, int32_t run, struct 
 		if (interrupted)
 			break;
 		atsd_canary_run(canary, ATSD_CANARY_COMPUTE, ATSD_CANARY_CHASE, &timed[0], &timed[1]);
-		ncells = atsd_cell_order(p, round, cells, 256);
+		if ((ncells = atsd_cell_order(p, round, cells, 256)) < 0) {  /* never zero cells: a round measures */
+			fprintf(stderr, "atsd: ordering the cells: %s\n", strerror(-ncells));
+			err = ncells;
+			break;
+		}
 		for (j = 0; j < ncells && !interrupted && !err; j++) {
 			struct atsd_cell c;
 			atsd_plan_cell(p, ncells > 1 ? cells[j] : 0, &c);
@@ -365,7 +425,19 @@ int main(int argc, char **argv)
 	 * builds has this, so no command line reaches the double. */
 	if (getenv("ATSD_TEST_SKIP_MADVISE"))
 		atsd_test_skip_madvise(atoi(getenv("ATSD_TEST_SKIP_MADVISE")));
+	if (getenv("ATSD_TEST_INTERRUPTS")) {  /* the TLB row's sum of an /proc/interrupts fixture */
+		printf("%" PRId64 "\n", tlb_ipis_of(getenv("ATSD_TEST_INTERRUPTS")));
+		return 0;
+	}
 #endif
+	/* before anything is made that a signal's default action would leave behind (kprobe events,
+	 * the tracefs instance): a signal from here on ends the run through its cleanup */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;  /* the parent's read of a sub-run's pipe goes on to its end */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	o.path = parse(&p, argc, argv, &breakdown);
 	if ((err = atsd_host_probe(&h)))
 		die("reading the host's facts: %s", strerror(-err));
@@ -378,6 +450,8 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv);
 		atsd_no_aslr(-1);
 	}
+	probes_owner = getpid();  /* after the exec above: what this process makes, it removes */
+	probes_counting = &k;
 	if (breakdown)  /* exit 2 before anything is measured where it cannot run */
 		breakdown_probe(&p, &bd);
 	if (o.path)
@@ -390,15 +464,16 @@ int main(int argc, char **argv)
 	for (int32_t d = 0; d < p.ndevices; d++)
 		if (p.devices[d] == ATSD_DEVICE_HMM && !k.nkprobes && !k.device_error[0])
 			counting_device(&k);
+#ifdef ATSD_TEST_DOUBLES
+	/* the ways out after the probes are made, forced: a signal, a die(), a failed pin */
+	if (getenv("ATSD_TEST_FAULT") && !strcmp(getenv("ATSD_TEST_FAULT"), "sigterm"))
+		raise(SIGTERM);
+	if (getenv("ATSD_TEST_FAULT") && !strcmp(getenv("ATSD_TEST_FAULT"), "die"))
+		die("a test fault after the probes");
+#endif
 	fprintf(o.mem, "atsd-output %d\n", breakdown ? 2 : 1);  /* 1: what an older atsdbench imports */
 	write_host(o.mem);
 	write_config(o.mem, &p, &k, breakdown ? &bd : NULL);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;  /* the parent's read of a sub-run's pipe goes on to its end */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	if (p.runs > 1) {
 		/* each sub-run starts at least gap after the one before started (the core's schedule) */
 		for (run = 0; run < p.runs && !interrupted && !err; run++) {
@@ -408,11 +483,17 @@ int main(int argc, char **argv)
 				err = run_forked(o.mem, &p, run, &k, &t);
 		}
 	} else {
-		if ((err = atsd_pin_self(p.cpu))) {
+		err = atsd_pin_self(p.cpu);
+#ifdef ATSD_TEST_DOUBLES
+		if (getenv("ATSD_TEST_FAULT") && !strcmp(getenv("ATSD_TEST_FAULT"), "pin"))
+			err = -EPERM;
+#endif
+		if (err) {
 			fprintf(stderr, "atsd: pinning to CPU %d: %s\n", p.cpu, strerror(-err));
 			fprintf(o.mem, "end\tcomplete=0\n");
 			if (o.path)
 				output_close(&o);
+			remove_probes();
 			return 2;
 		}
 		err = run_rounds(o.mem, &p, 0, &k, &t);
@@ -426,9 +507,7 @@ int main(int argc, char **argv)
 		fprintf(o.mem, "\tbreakdown_complete=%d", breakdown_done);
 	fputc('\n', o.mem);
 	print_summary(stdout, &p, &t, &k);
-	counting_device_remove(&k);
-	if (breakdown)
-		breakdown_remove();
+	remove_probes();
 	/* the loud lines are printed after the save; the summary they come from is freed here */
 	if (!(stale_f = open_memstream(&stale_text, &stale_len)))
 		die("open_memstream: %s", strerror(errno));
@@ -460,8 +539,11 @@ int main(int argc, char **argv)
 			fprintf(stderr, "atsd: interrupted\n");
 		code = 130;
 	} else {
+		/* the path whole beside "wrote", what follows under it where both do not fit (as
+		 * atsdbench's _cli.wrote) */
 		if (o.path)
-			printf("wrote %s (atsdbench import %s)\n", o.path, o.path);
+			printf("wrote %s%s(atsdbench import %s)\n", o.path,
+			       2 * strlen(o.path) + strlen("wrote  (atsdbench import )") > 100 ? "\n  " : " ", o.path);
 		code = 0;
 	}
 	/* a stale read outweighs whatever else ended the run (an error, an interruption, an unwritable

@@ -20,6 +20,10 @@
 extern volatile sig_atomic_t interrupted;
 
 /* "atsd: " and the message on stderr, then exit 2. */
+/* a line wrapped to 100 columns at spaces, the rest indented by indent */
+void put_wrapped(FILE *f, const char *text, int indent);
+/* where tracefs is looked for: NULL, the system's (a test build: $ATSD_TEST_SYSROOT, a fake tree) */
+const char *sysroot(void);
 void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 /* The first line of a file (without its newline), "unknown" where it cannot be read. */
@@ -52,6 +56,7 @@ struct counting {
 };
 
 int64_t tlb_ipis(void);
+int64_t tlb_ipis_of(const char *path);
 void counting_probe(struct counting *k, const struct atsd_host *h);
 int counting_open(struct counting *k);
 void counting_close(struct counting *k);

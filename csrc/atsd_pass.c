@@ -204,7 +204,7 @@ static void say_failure(const struct atsd_loop *l, const struct atsd_cell *c, co
 	if (rec->kind == ATSD_RECORD_VERIFY && l->stage == ATSD_STAGE_RESTORE)
 		fprintf(stderr, "atsd: restoring the region for a verify pass of stride %s: %s\n", stride, strerror(-l->err));
 	else if (rec->kind == ATSD_RECORD_VERIFY && l->err == -ETIMEDOUT)  /* no call failed: a checker was late */
-		fprintf(stderr, "atsd: verify pass: a checker did not reach call %" PRIu64 " of stride %s in time "
+		fprintf(stderr, "atsd: verify pass: a checker missed call %" PRIu64 " of stride %s in time "
 			"(its CPU taken or stopped?)\n", rec->verify.calls, stride);
 	else if (rec->kind == ATSD_RECORD_VERIFY)
 		fprintf(stderr, "atsd: verify pass: %s failed at call %" PRIu64 " of stride %s: %s\n",

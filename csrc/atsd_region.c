@@ -6,6 +6,7 @@
 #include "atsd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,23 +19,37 @@ int64_t atsd_page_size(void)
 	return ps > 0 ? (int64_t)ps : -EINVAL;
 }
 
+/* Read once and kept (the size never changes while the system runs), with open/read only, no stdio
+ * and no malloc: a --tasks processes helper maps its hugetlb part after fork() from a process whose
+ * other threads may hold stdio's or malloc's locks, and atsd_threads_start reads it before forking. */
 int64_t atsd_hugepage_size(void)
 {
-	FILE *f = fopen("/proc/meminfo", "r");
-	char line[256];
-	int64_t kb = -ENOENT;
+	static int64_t known;
+	int64_t size = __atomic_load_n(&known, __ATOMIC_ACQUIRE), kb = 0;
+	char text[8192];
+	const char *key = "\nHugepagesize:", *q;
+	ssize_t n, got = 0;
+	int fd;
 
-	if (!f)
+	if (size)
+		return size;
+	text[0] = '\n';  /* the key at the file's start reads as at a line's */
+	if ((fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC)) < 0)
 		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		long long v;
-		if (sscanf(line, "Hugepagesize: %lld kB", &v) == 1) {
-			kb = v > 0 ? (int64_t)v * 1024 : -ENOENT;
-			break;
-		}
-	}
-	fclose(f);
-	return kb;
+	while (got < (ssize_t)sizeof(text) - 2 && (n = read(fd, text + 1 + got, sizeof(text) - 2 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	text[1 + got] = 0;
+	if (!(q = strstr(text, key)))
+		return -ENOENT;
+	for (q += strlen(key); *q == ' ' || *q == '\t'; q++)
+		;
+	for (; *q >= '0' && *q <= '9' && kb < (INT64_MAX - 9) / 10 / 1024; q++)
+		kb = kb * 10 + (*q - '0');
+	if (kb <= 0)
+		return -ENOENT;
+	__atomic_store_n(&known, kb * 1024, __ATOMIC_RELEASE);
+	return kb * 1024;
 }
 
 static void touch(const struct atsd_region *r)
@@ -120,6 +135,8 @@ int atsd_region_map_node(struct atsd_region *r, uint64_t size, uint64_t align, i
 	/* Over-map and trim so the region starts on an `align` boundary.  hugetlb pages are not
 	 * spent on the slack: the range is reserved without them, then exactly `size` is mapped over
 	 * its aligned part, so a pool with exactly size / huge page size free pages is enough. */
+	if (size > UINT64_MAX - align)
+		return -EOVERFLOW;  /* a wrapped length maps a little and touch() writes past it */
 	len = size + align;
 	p = mmap(NULL, len, pages == ATSD_PAGES_HUGETLB ? PROT_NONE : PROT_READ | PROT_WRITE,
 		 pages == ATSD_PAGES_HUGETLB ? MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE : flags, -1, 0);

@@ -41,8 +41,17 @@ int atsd_round_order(const struct atsd_plan *p, int32_t round, uint64_t *out, ui
 
 int atsd_plan_cells(const struct atsd_plan *p)
 {
-	return (p->nworkloads ? p->nworkloads : 1) * p->nops * p->nthreads * p->nbystanders * p->npages * p->ngpu *
-	       p->ndevices * p->nceiling;
+	/* in 64 bits and held at INT32_MAX: eight axes of 16 values are 2^32, which an int takes as 0 */
+	const int32_t counts[] = {p->nworkloads ? p->nworkloads : 1, p->nops, p->nthreads, p->nbystanders, p->npages,
+				  p->ngpu, p->ndevices, p->nceiling};
+	int64_t n = 1;
+
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		n *= counts[i] > 0 ? counts[i] : 0;
+		if (n > INT32_MAX)
+			return INT32_MAX;
+	}
+	return (int)n;
 }
 
 int atsd_plan_cell(const struct atsd_plan *p, int32_t index, struct atsd_cell *out)

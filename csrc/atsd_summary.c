@@ -233,11 +233,15 @@ void print_summary(FILE *f, const struct atsd_plan *p, struct summary *t, const 
 		table_print(&tb, f);
 		free(tb.cells);
 	}
-	if (k->n)
-		fprintf(f, "flush counts: %s (%s-wide), counted on warm-up passes so no timed pass is traced\n", k->events,
-			k->scope ? "system" : "thread");
-	else if (k->error[0])
-		fprintf(f, "no flush counts: %s\n", k->error);
+	if (k->n || k->error[0]) {
+		char line[2048];
+		if (k->n)
+			snprintf(line, sizeof(line), "flush counts: %s (%s-wide), counted on warm-up passes so no timed "
+				 "pass is traced", k->events, k->scope ? "system" : "thread");
+		else
+			snprintf(line, sizeof(line), "no flush counts: %s", k->error);
+		put_wrapped(f, line, 2);
+	}
 }
 
 void summary_free(struct summary *t)

@@ -279,6 +279,12 @@ int atsd_threads_start(struct atsd_threads **out, const int32_t *cpus, int32_t n
 	t->pages = pages;
 	for (i = 0; i < n; i++)
 		t->w[i].fd = -1;
+	/* after fork() a helper process calls only what is async-signal-safe: the hugetlb page size
+	 * its region needs is read (and kept) here, before the first fork */
+	if (processes && pages == ATSD_PAGES_HUGETLB && atsd_hugepage_size() < 0) {
+		munmap(m, bytes);
+		return -ENOENT;
+	}
 	/* Helpers run with every signal blocked: a signal goes to the caller, which looks for it
 	 * between passes, so every task stops between passes, never inside one. */
 	sigfillset(&all);

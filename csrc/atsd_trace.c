@@ -277,14 +277,13 @@ const char *atsd_tracepoint_problem(const char *event, int32_t euid, int32_t mou
 		euid = (int32_t)geteuid();
 	if (mounted < 0)
 		mounted = atsd_tracefs_mounted(NULL);
+	/* short enough that "atsdbench: --breakdown: " and the longest event name fit 100 columns; where
+	 * tracefs is not mounted no event reads, so the sentence names none */
 	if (euid)
-		snprintf(out, (size_t)len, "the %s tracepoint is not readable: tracefs needs root (run as root for flush "
-			 "counts)", event);
+		snprintf(out, (size_t)len, "tracefs needs root for %s (run as root)", event);
 	else if (!mounted)
-		snprintf(out, (size_t)len, "the %s tracepoint is not readable: tracefs is not mounted (as root: mount -t "
-			 "tracefs nodev %s)", event, tracefs_paths[0]);
+		snprintf(out, (size_t)len, "tracefs not mounted (as root: mount -t tracefs nodev %s)", tracefs_paths[0]);
 	else
-		snprintf(out, (size_t)len, "the %s tracepoint is not readable: this kernel has no such event in tracefs",
-			 event);
+		snprintf(out, (size_t)len, "this kernel has no %s event in tracefs", event);
 	return out;
 }

@@ -104,8 +104,11 @@ struct atsd_verifier {
 	size_t bytes;
 };
 
-/* The one verifier whose checkers on_fault() looks among. */
+/* The one verifier whose checkers on_fault() looks among, and how many handlers are between their
+ * load of it and their last read of it: stop() unmaps the verifier only once none is (a fault on
+ * any other thread runs on_fault too, while stop() may run). */
 static struct atsd_verifier *_Atomic active;
+static _Atomic int32_t in_fault;
 
 static uint64_t now_ns(void)
 {
@@ -137,9 +140,11 @@ static void relax(uint32_t *spins)
 
 static void on_fault(int sig, siginfo_t *si, void *ctx)
 {
-	struct atsd_verifier *v = atomic_load_explicit(&active, memory_order_acquire);
-	struct sigaction *old;
+	struct atsd_verifier *v;
+	struct sigaction was, *old = NULL;
 
+	atomic_fetch_add(&in_fault, 1);  /* before the load: stop() then waits for this handler */
+	v = atomic_load(&active);
 	if (v) {
 		int32_t tid = (int32_t)syscall(SYS_gettid);
 		int i;
@@ -149,12 +154,16 @@ static void on_fault(int sig, siginfo_t *si, void *ctx)
 			    (uintptr_t)si->si_addr >= (uintptr_t)c->probe &&
 			    (uintptr_t)si->si_addr < (uintptr_t)c->probe + sizeof(uint64_t)) {
 				c->armed = 0;
+				/* a checker: stop() joins it before it unmaps, so c outlives the jump */
+				atomic_fetch_sub(&in_fault, 1);
 				siglongjmp(c->jb, 1);
 			}
 		}
+		was = sig == SIGSEGV ? v->old_segv : v->old_bus;  /* a copy: v may go once we are out */
+		old = &was;
 	}
+	atomic_fetch_sub(&in_fault, 1);
 	/* Not a checked read: what would have happened without us. */
-	old = v ? (sig == SIGSEGV ? &v->old_segv : &v->old_bus) : NULL;
 	if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
 		old->sa_sigaction(sig, si, ctx);
 	} else if (old && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
@@ -285,7 +294,9 @@ int atsd_verify_stop(struct atsd_verifier **slot)
 	if (v->installed) {
 		sigaction(SIGSEGV, &v->old_segv, NULL);
 		sigaction(SIGBUS, &v->old_bus, NULL);
-		atomic_store_explicit(&active, NULL, memory_order_release);
+		atomic_store(&active, NULL);
+		while (atomic_load(&in_fault))  /* a handler on another thread still reading v */
+			sched_yield();
 	}
 	munmap(v, v->bytes);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -547,28 +558,34 @@ int atsd_verify_pass(struct atsd_verifier *v, struct atsd_region *r, int32_t op,
 	return err;
 }
 
-static void cpu_list(const int32_t *cpus, int32_t n, char *out, size_t len)
+/* Appends the CPUs as "0,1,5" at out + used; the new length (held below len: out stays a string). */
+static size_t cpu_list(const int32_t *cpus, int32_t n, char *out, size_t used, size_t len)
 {
-	size_t used = 0;
-	int i;
-
-	out[0] = 0;
-	for (i = 0; i < n && used + 12 < len; i++)
+	for (int32_t i = 0; i < n && used < len; i++)
 		used += (size_t)snprintf(out + used, len - used, "%s%d", i ? "," : "", cpus[i]);
+	return used < len ? used : len - 1;
 }
 
 const char *atsd_verify_stale_text(uint64_t stale, uint64_t checks, int32_t op, uint64_t stride,
 				   const int32_t *invalidators, int32_t ninvalidators, const int32_t *checkers,
 				   int32_t nchecker, char *out, uint64_t len)
 {
-	char s[32], from[256], to[256];
+	char s[32];
+	size_t used;
 
-	cpu_list(invalidators, ninvalidators, from, sizeof(from));
-	cpu_list(checkers, nchecker, to, sizeof(to));
-	snprintf(out, len, "STALE TRANSLATION: %llu of %llu checks read through a translation after the "
-		 "invalidation returned (%s, %s, CPUs %s -> %s)", (unsigned long long)stale,
-		 (unsigned long long)checks, atsd_op_name(op) ? atsd_op_name(op) : "?",
-		 atsd_format_size(stride, s, sizeof(s)), from, to);
+	if (!len)
+		return out;
+	/* the CPU lists whole, as atsdbench prints them (a caller's len: 12 a CPU, beside the words) */
+	used = (size_t)snprintf(out, len, "STALE TRANSLATION: %llu of %llu checks read through a translation after "
+				"the invalidation returned (%s, %s, CPUs ", (unsigned long long)stale,
+				(unsigned long long)checks, atsd_op_name(op) ? atsd_op_name(op) : "?",
+				atsd_format_size(stride, s, sizeof(s)));
+	used = used < len ? used : (size_t)len - 1;
+	used = cpu_list(invalidators, ninvalidators, out, used, (size_t)len);
+	used += (size_t)snprintf(out + used, (size_t)len - used, " -> ");
+	used = used < len ? used : (size_t)len - 1;
+	used = cpu_list(checkers, nchecker, out, used, (size_t)len);
+	snprintf(out + used, (size_t)len - used, ")");
 	return out;
 }
 

@@ -5,7 +5,7 @@ import time
 
 from ..data import campaign as store, files
 from ..errors import UsageError
-from .._cli import warn
+from .._cli import warn, wrote
 from . import methods, plan as plans
 
 
@@ -69,8 +69,8 @@ def init(directory, kernel_specs, boots=5, schedule="alternate", method="kexec",
     order = plans.planned_order(data)
     names = ",".join(k["name"] for k in data["kernels"])
     more = ",..." if len(order) > 8 else ""
-    print(f"wrote {directory}/campaign.json: {names}, {data['boots']} boots each ({data['schedule']}: "
-          f"{','.join(order[:8])}{more}), by {data['method']}")
+    print(wrote(f"{directory}/campaign.json", f": {names}, {data['boots']} boots each ({data['schedule']}: "
+          f"{','.join(order[:8])}{more}), by {data['method']}"))
     first = f"atsdbench campaign install {directory}, then reboot" if method != "manual" else \
         f"boot the first kernel, then atsdbench campaign step {directory}"
     print(f"next: {first}; atsdbench campaign status {directory} shows progress")

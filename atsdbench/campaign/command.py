@@ -1,4 +1,5 @@
 """`atsdbench campaign init|step|status|install`: the A/B across reboots (docs/lab.md)."""
+from .._cli import wrote
 from ..errors import UsageError
 
 
@@ -34,8 +35,8 @@ def cmd_campaign(args):
 
         path, name = unit.install(args.directory, **({"unit_dir": args.unit_dir} if args.unit_dir else {}),
                                   settle=args.settle)
-        print(f"wrote {path} and enabled it: reboot to start (it runs atsdbench campaign step {args.directory} at "
-              "each boot until the plan is done)")
+        print(wrote(path, f" and enabled it: reboot to start (it runs atsdbench campaign step {args.directory} at "
+              "each boot until the plan is done)"))
         return 0
     import subprocess
 

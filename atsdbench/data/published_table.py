@@ -12,6 +12,7 @@ import re
 import unicodedata
 
 from .. import __version__
+from .._cli import wrote
 from ..errors import UsageError
 from .results import Result
 from .schema import MAX_INT64, cut
@@ -214,7 +215,7 @@ def summary(results, paths):
              f"page size {format_size(first.host['page_size'])}"]
     for r, p in zip(results, paths):
         rates = ", ".join(f"{s['gbps']:g}" for s in r._records)
-        lines.append(f"wrote {p}: column '{r.config['label']}' (GB/s {rates}), one observation per stride")
+        lines.append(wrote(p, f": column '{r.config['label']}' (GB/s {rates}), one observation per stride"))
     return "\n".join(lines)
 
 

@@ -4,6 +4,7 @@ import os
 import sys
 import tempfile
 
+from .._cli import wrote
 from ..errors import UsageError
 from . import console, initramfs, qemu
 
@@ -107,7 +108,7 @@ def boots(args, machines, runs, bases, trace_kb):
             store.append_event(directory, {"event": "done", "kernel": name, "boot_id": boot_id,
                                            "file": os.path.relpath(path, directory), "time": time.time(),
                                            "sha256": store.file_digest(path)})
-            print(f"wrote {path} ({k['release']}, {machine}, {accel}, {seconds:.0f} s)")
+            print(wrote(path, f" ({k['release']}, {machine}, {accel}, {seconds:.0f} s)"))
     n = len(store.load(directory).done)
     print(f"campaign {directory}: {n} boot{'s' * (n != 1)}; atsdbench compare {directory}")
     return 1 if failed else 0

@@ -5,7 +5,7 @@ import os
 import re
 import sys
 
-from .._cli import warn
+from .._cli import warn, wrapped, wrote
 from ..data import files
 from ..errors import UsageError
 from . import console as console_log
@@ -207,7 +207,7 @@ def bring_home(args, image, machine, text, qemu, runs, taken, show):
         done = f"run {k} of {len(runs)}" if len(runs) > 1 else f"{seconds:.0f} s"
         if saved:
             its_trace = f", its trace {name}.trace" if trace_written else ""
-            print(f"wrote {name}.json ({release}, {machine}, {accel}, {done}){its_trace}")
+            print(wrote(f"{name}.json", f" ({release}, {machine}, {accel}, {done}){its_trace}"))
         show(result, f"{name}.json")
     if args.guest_command is not None:
         try:
@@ -236,9 +236,9 @@ def bring_home(args, image, machine, text, qemu, runs, taken, show):
             files_line = f"{brought} file{'s' * (brought != 1)} it left in /out under {stem}/" if brought else ""
             if out_why is None:
                 and_files = f" and {files_line}" if brought else ""
-                print(f"wrote {stem}.out (the command's output, exit {code}){and_files}")
+                print(wrote(f"{stem}.out", f" (the command's output, exit {code}){and_files}"))
             elif brought:
-                print(f"wrote {files_line}")
+                print(wrapped(f"wrote {files_line}"))
             if code:
                 fail(f"the command exited {code} (its output: {stem}.out)", console)
                 failed += 1
@@ -247,5 +247,5 @@ def bring_home(args, image, machine, text, qemu, runs, taken, show):
     if kernel_log:
         warn(f"guest {label}: the kernel logged {kernel_log[0]!r} (the console has it all)")
     if (len(runs) > 1 or args.guest_command is not None) and console == stem + ".console":
-        print(f"wrote {console} ({release}, {machine}, {accel}, {seconds:.0f} s)")
+        print(wrote(console, f" ({release}, {machine}, {accel}, {seconds:.0f} s)"))
     return failed

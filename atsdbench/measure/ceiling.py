@@ -5,6 +5,7 @@ space.  x86 keeps it in x86/tlb_single_page_flush_ceiling, POWER in powerpc/; wr
 and a mounted debugfs, and a kernel that is not locked down (lockdown closes debugfs).
 """
 import errno
+import os
 
 from . import procfs
 from ..errors import UsageError
@@ -15,11 +16,18 @@ PATHS = ("/sys/kernel/debug/x86/tlb_single_page_flush_ceiling",
 
 
 LOCKDOWN = "/sys/kernel/security/lockdown"
-MISSING = ("no tlb_single_page_flush_ceiling in debugfs (x86/ or powerpc/): mount debugfs as root "
-           "(mount -t debugfs none /sys/kernel/debug)")
+DEBUGFS = "/sys/kernel/debug"
+# short enough for "atsdbench: --ceiling: " before them on 100 columns
+UNMOUNTED = f"debugfs not mounted (as root: mount -t debugfs none {DEBUGFS})"
+MISSING = "this kernel has no tlb_single_page_flush_ceiling in debugfs (x86/ or powerpc/)"
 
 
-def locate(paths=PATHS, lockdown=LOCKDOWN):
+def missing(debugfs=DEBUGFS):
+    """Why no ceiling file is there: debugfs not mounted (the way to mount it), or a kernel without."""
+    return MISSING if os.path.ismount(debugfs) else UNMOUNTED
+
+
+def locate(paths=PATHS, lockdown=LOCKDOWN, debugfs=DEBUGFS):
     """(path, None) for the first ceiling file that reads, else (None, why none does): a missing file
     and a refused one need different fixes, so they are told apart by errno."""
     refused = []
@@ -34,7 +42,7 @@ def locate(paths=PATHS, lockdown=LOCKDOWN):
             if e.errno in (errno.EPERM, errno.EACCES):
                 refused.append((path, e))
     if not refused:
-        return None, MISSING
+        return None, missing(debugfs)
     path, e = refused[0]
     return None, _refusal(path, e, lockdown)
 

@@ -103,8 +103,12 @@ class Driver:
         try:
             self.lib = self.ffi.dlopen(path)
         except OSError as e:
-            raise CudaError(f"--gpu: cannot load {path}, the CUDA driver library (is the NVIDIA driver installed?): "
-                            f"{str(e).splitlines()[0]}") from None
+            from .._cli import WIDTH, cause
+
+            room = WIDTH - len("atsdbench: ")
+            why = cause(e, max(room - len(f"--gpu: cannot load {path}: "), 30))
+            said = f"--gpu: cannot load {path} (the NVIDIA driver's library): {why}"
+            raise CudaError(said if len(said) <= room else f"--gpu: cannot load {path}: {why}") from None
 
     def check(self, rc, call):
         if rc != 0:
@@ -160,9 +164,9 @@ class Toucher:
                               else "HMM (driver mirrors the page tables; mmu notifier)"
                               if self.facts["pageable_memory_access"] else "none")
         if not self.facts["pageable_memory_access"]:
-            raise CudaError(f"--gpu {ordinal} ({self.facts['name']}) cannot access pageable memory: this platform has "
-                            "neither ATS nor HMM, so the GPU holds no translation of the region and mprotect "
-                            "invalidates nothing on it")
+            # no pageable-memory access: the GPU holds no translation of the region
+            raise CudaError(f"--gpu {ordinal} ({self.facts['name']}): neither ATS nor HMM, nothing for mprotect to "
+                            "flush")
         self._ctx = ffi.new("CUcontext *")
         d.call("cuDevicePrimaryCtxRetain", self._ctx, self.device)
         self._retained = True

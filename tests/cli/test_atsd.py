@@ -127,7 +127,7 @@ def test_its_table_is_run_s_table_of_the_imported_file(atsd, tmp_path, cli):
     p = subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M,2M", "--rounds", "3", "--reps", "2", "--seed", "4",
                         "--bystanders", "0,1", "-o", str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.rstrip().endswith(f"wrote {out} (atsdbench import {out})")
+    assert " ".join(p.stdout.split()).endswith(f"wrote {out} (atsdbench import {out})")  # a long path: 2 lines
     mine = table_rows(p.stdout)
     theirs = table_rows(cli("import", out, "-o", tmp_path / "t.json").stdout)
     assert len(mine) == 2 * 3 and set(mine) == set(theirs)
@@ -167,7 +167,7 @@ def test_counts_flushes_on_warm_up_passes_only(atsd, tmp_path, cli, in_tracefs):
     p = subprocess.run(["unshare", "-m", "sh", "-c", in_tracefs + 'exec "$@"', "sh",
                         atsd, "--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2", "--seed", "6",
                         "-o", str(out)], capture_output=True, text=True)
-    if "tlb:tlb_flush tracepoint is not readable" in p.stdout or "perf_event_open" in p.stdout:
+    if "no flush counts" in p.stdout:
         pytest.skip(f"no tlb:tlb_flush counts here: {p.stdout.splitlines()[-2]}")
     assert p.returncode == 0, p.stderr
     assert "flush counts: tlb:tlb_flush (system-wide)" in p.stdout

@@ -25,12 +25,12 @@ ALL = ("syscalls/sys_enter_mprotect", "syscalls/sys_exit_mprotect", "tlb/tlb_flu
 
 
 def test_not_root_is_refused_with_the_reason(tmp_path):
-    with pytest.raises(UsageError, match=r"^--breakdown: .*syscalls:sys_enter_mprotect.*needs root"):
+    with pytest.raises(UsageError, match=r"^--breakdown: tracefs needs root for syscalls:sys_enter_mprotect"):
         breakdown.Probe(["mprotect"], root=str(tree(tmp_path, *ALL)), euid=1000)
 
 
 def test_no_syscall_tracepoint_is_refused(tmp_path):
-    with pytest.raises(UsageError, match=r"^--breakdown: .*sys_exit_madvise.*no such event"):
+    with pytest.raises(UsageError, match=r"^--breakdown: this kernel has no syscalls:sys_exit_madvise event"):
         breakdown.Probe(["madvise"], root=str(tree(tmp_path, "syscalls/sys_enter_madvise")), euid=0)
 
 

@@ -17,7 +17,7 @@ def test_set_and_restored_even_on_error(tmp_path):
 
 
 def test_missing_or_unwritable_is_one_clear_line(tmp_path):
-    with pytest.raises(UsageError, match="no tlb_single_page_flush_ceiling in debugfs"):
+    with pytest.raises(UsageError, match="debugfs not mounted|no tlb_single_page_flush_ceiling in debugfs"):
         Ceiling(paths=(str(tmp_path / "absent"),)).__enter__()
     d = tmp_path / "dir"
     d.mkdir()
@@ -78,4 +78,8 @@ def test_lockdown_is_named_not_mount_advice(tmp_path, monkeypatch):
 def test_a_missing_file_still_says_mount(tmp_path):
     from atsdbench.measure import ceiling
 
-    assert ceiling.locate((str(tmp_path / "absent"),))[1] == ceiling.MISSING and "mount" in ceiling.MISSING
+    absent = (str(tmp_path / "absent"),)
+    unmounted = ceiling.locate(absent, debugfs=str(tmp_path))[1]
+    assert unmounted == ceiling.UNMOUNTED and "mount -t debugfs" in unmounted
+    # debugfs there (a mount point), the file not: the kernel has none, mounting again would not help
+    assert ceiling.locate(absent, debugfs="/")[1] == ceiling.MISSING

@@ -229,6 +229,15 @@ def test_region_is_aligned_and_unmapped():
     assert addr not in starts
 
 
+def test_a_size_and_alignment_that_wrap_are_refused_before_mapping():
+    """size + align past 2^64 would map a few pages and touch the whole size beyond them: refused by
+    the check itself, whatever the kernel would say of what follows."""
+    for pages in ("base", "thp"):
+        with pytest.raises(OSError) as info:
+            core.Region((1 << 64) - (2 << 20), 4 << 20, pages)
+        assert info.value.errno == errno.EOVERFLOW, info.value
+
+
 def test_bystanders_start_and_stop():
     import os
 

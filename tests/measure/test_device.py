@@ -4,6 +4,7 @@ the kernel's test_hmm: coherent, or stale); the real driver runs in guests (scri
 tests/measure/test_device_guest.py)."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -281,3 +282,32 @@ def test_compare_says_when_one_file_had_the_device(fake_hmm, tmp_path):
     assert p.returncode == 0, p.stderr
     err = unwrap(p.stderr)
     assert "the files differ in device: none in none, hmm in hmm" in err and "measure different work" in err, err
+
+
+def test_inside_a_pid_namespace_the_sweep_leaves_other_namespaces_probes(tmp_path):
+    """A pid names a process only within its namespace: from inside a new one, the group of a live
+    process of the host (whose pid is no process here) is not swept, and this process's own group names
+    its namespace."""
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare for a pid namespace")
+    (tmp_path / "kprobe_events").write_text("")
+    host = tmp_path / "events" / f"atsdbench_{os.getpid()}" / "notifier_starts"  # this test's process: live
+    host.mkdir(parents=True)
+    code = ("import sys; from atsdbench.measure import core\n"
+            "try:\n    core.Kprobe(sys.argv[1], 'notifier_starts', '__mmu_notifier_invalidate_range_start')\n"
+            "except OSError:\n    pass\n")
+    p = subprocess.run(["unshare", "--pid", "--fork", sys.executable, "-c", code, str(tmp_path)],
+                       capture_output=True, text=True)
+    if p.returncode and "unshare" in p.stderr:
+        pytest.skip(f"no pid namespace here: {p.stderr.strip()}")
+    assert p.returncode == 0, p.stderr
+    lines = (tmp_path / "kprobe_events").read_text().splitlines()
+    assert f"-:atsdbench_{os.getpid()}/notifier_starts" not in lines, lines
+    ns = os.stat("/proc/self/ns/pid").st_ino
+    made = [line for line in lines if line.startswith("p:")]
+    assert made and all(line.startswith("p:atsdbench_") and f"_{ns}_" not in line for line in made), lines
+    assert all(re.fullmatch(r"p:atsdbench_\d+_1/notifier_starts \S+", line) for line in made), lines

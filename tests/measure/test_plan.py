@@ -284,3 +284,17 @@ def test_mem_node_checked_against_the_nodes_with_memory():
         plans.make_plan(size="16M", mem_node="x")
     with pytest.raises(UsageError, match=re.escape("--mem-node '1024' is too large (at most 1023)")):
         plans.make_plan(size="16M", mem_node="1024")
+
+
+def test_the_cell_count_of_eight_full_axes_does_not_wrap():
+    """Eight axes of 16 values make 2^32 cells, which a 32-bit product takes as 0 (and the 256-cell
+    limit then lets through): the count is held at INT32_MAX instead."""
+    from atsdbench.measure import core
+
+    p = core.ffi.new("struct atsd_plan *")
+    core.lib.atsd_plan_init(p)
+    for axis in ("nworkloads", "nops", "nthreads", "nbystanders", "npages", "ngpu", "ndevices", "nceiling"):
+        setattr(p, axis, 16)
+    assert core.lib.atsd_plan_cells(p) == 2**31 - 1
+    p.nthreads = p.nbystanders = p.npages = p.ngpu = p.ndevices = p.nceiling = 1
+    assert core.lib.atsd_plan_cells(p) == 256

@@ -93,12 +93,11 @@ def test_mounts():
 
 
 def test_the_problem_sentences():
-    head = "the tlb:tlb_flush tracepoint is not readable: "
-    assert core.tracepoint_problem(euid=1000, mounted=False) == head + "tracefs needs root (run as root for flush counts)"
+    assert core.tracepoint_problem(euid=1000, mounted=False) == "tracefs needs root for tlb:tlb_flush (run as root)"
     assert core.tracepoint_problem(euid=0, mounted=False) == \
-        head + "tracefs is not mounted (as root: mount -t tracefs nodev /sys/kernel/tracing)"
+        "tracefs not mounted (as root: mount -t tracefs nodev /sys/kernel/tracing)"
     assert core.tracepoint_problem("powerpc:tlbie", euid=0, mounted=True) == \
-        "the powerpc:tlbie tracepoint is not readable: this kernel has no such event in tracefs"
+        "this kernel has no powerpc:tlbie event in tracefs"
     assert core.tracepoint_problem() == core.tracepoint_problem(euid=os.geteuid(), mounted=core.tracefs_mounted())
 
 

@@ -82,8 +82,10 @@ def _raised():
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
             owner = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
-            if name == "UsageError":
+            if name in ("UsageError", "CudaError"):  # CudaError: a UsageError of measure/gpu's own
                 yield rel, node.lineno, ERROR, node.args[0]
+            elif name in ("OSError", "ReadBackFailed") and len(node.args) == 2:
+                yield rel, node.lineno, ERROR, node.args[1]  # the CLI prints its strerror
             elif name in ("warn", "_warn") or name == "append" and owner in ("warnings", "warns", "problems"):
                 yield rel, node.lineno, WARNING, node.args[0]
 
@@ -137,3 +139,34 @@ def test_the_c_sites_are_found():
 def test_every_c_refusal_fits_one_line(where, fmt):
     out = ERROR + _c_fill(fmt)
     assert "\n" not in out and len(out) <= WIDTH, (len(out), out)
+
+
+# What atsd itself prints to a person (its refusals through die(), its lines on stderr, printf's on
+# stdout), each format filled the same way; atsd's prefix "atsd: " is shorter than ours.  A format
+# passed to put_wrapped (the table's notes, "wrote PATH") is wrapped where printed, so not held here.
+C_PRINT = re.compile(r"\b(?:die\(|fprintf\(stderr,\s*|printf\()\s*((?:\"(?:[^\"\\]|\\.)*\"\s*(?:PRI\w+\s*)?)+)")
+
+
+def _c_prints():
+    for path in sorted((PKG.parent / "csrc").glob("*.c")):
+        text = path.read_text()
+        for m in C_PRINT.finditer(text):
+            fmt = "".join(lit or "d" for lit, _ in re.findall(r"\"((?:[^\"\\]|\\.)*)\"|(PRI\w+)", m.group(1)))
+            line = text.count("\n", 0, m.start()) + 1
+            prefix = "atsd: " if m.group(0).startswith("die(") else ""
+            for out in (prefix + fmt.replace("\\'", "'").replace('\\"', '"')).split("\\n"):
+                if out:
+                    yield f"{path.name}:{line}", out
+
+
+C_PRINTS = list(_c_prints())
+
+
+def test_the_c_prints_are_found():
+    assert len(C_PRINTS) > 40 and {w.split(":")[0] for w, _ in C_PRINTS} >= {"atsd_main.c", "atsd_pass.c"}
+
+
+@pytest.mark.parametrize("where, fmt", C_PRINTS, ids=[w for w, _ in C_PRINTS])
+def test_every_c_line_fits(where, fmt):
+    out = _c_fill(fmt)
+    assert len(out) <= WIDTH, (len(out), out)

@@ -89,4 +89,9 @@ BAD_PLANS = [
     (["--runs", "2", "--spread", "10s"], "--spread paces the rounds of one process"),
     (["-o", "/nonexistent-dir/x.json"], "cannot write output /nonexistent-dir/x.json: no directory"),
     (["-o", "/"], "output / is a directory, not a regular file"),
+    # a round's passes in 32 bits: 64 cells x (10^6 + 10^6) x 17 strides, each count within its limit
+    (["--reps", "1000000", "--warmup", "1000000", "--size", "256M",
+      "--strides", ",".join(f"{1 << k}K" for k in range(2, 19)), "--op", ",".join(["mprotect"] * 16),
+      "--bystanders", "0,0,0,0"],
+     "a round would make 2176000000 passes (cells x (warmup + reps) x strides), over 2^31 - 1"),
 ]

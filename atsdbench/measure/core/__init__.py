@@ -18,7 +18,10 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fil
 try:
     from ..._atsd import ffi, lib  # not `from ... import _atsd`, whose error names the package, not the module
 except ImportError as e:  # absent; or there, but built for another Python, or cffi is missing
-    raise CoreMissing.explain(_PACKAGE, None if e.name == "atsdbench._atsd" else e) from None
+    from ..._cli import cause
+
+    # the loader's error cut to its cause ("undefined symbol: ...", not the .so's path again)
+    raise CoreMissing.explain(_PACKAGE, None if e.name == "atsdbench._atsd" else cause(e, 50)) from None
 
 _found = getattr(lib, "atsd_abi_version", lambda: None)()
 if _found != ABI_VERSION:

@@ -59,7 +59,7 @@ def verify_failure(rc, call, calls, stride):
     if rc == -errno.ETIMEDOUT:  # the call did not fail: a checker never reached it
         from ...units import format_size
 
-        return OSError(-rc, f"verify pass: a checker did not reach call {calls} of stride {format_size(stride)} "
+        return OSError(-rc, f"verify pass: a checker missed call {calls} of stride {format_size(stride)} "
                             "in time (CPU taken?)")
     return OSError(-rc, f"verify pass: {call} failed at call {calls} of stride {stride}: {os.strerror(-rc)}")
 
@@ -79,7 +79,8 @@ def verify_checkers(verify_cpus, invalidators):
 
 def stale_text(stale, checks, op, stride, invalidators, checkers):
     """atsd's loud line (csrc/atsd_verify.c), for the parity test with render/verify.py's."""
-    out = ffi.new("char[]", 1024)
+    size = 256 + 12 * (len(invalidators) + len(checkers))  # the CPU lists whole, as atsd's buffer holds them
+    out = ffi.new("char[]", size)
     inv, chk = ffi.new("int32_t[]", list(invalidators)), ffi.new("int32_t[]", list(checkers))
     return _text(lib.atsd_verify_stale_text(stale, checks, lib.atsd_op_parse(op.encode()), stride, inv, len(inv),
-                                            chk, len(chk), out, 1024))
+                                            chk, len(chk), out, size))
