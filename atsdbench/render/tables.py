@@ -92,7 +92,7 @@ def headline(result):
         units.append(workload_rates(format_size(h.get("page_size") or 0)))
     placed = [placements_rotate(c["placements"], c.get("placement_pool"))] if (c.get("placements") or 1) > 1 else []
     return "\n".join([line1] + ([hang(axes_text(c), 2)] if axes else []) + units + placed + trace_notes(c)
-                     + verify_notes(result))
+                     + ipi_notes(result.columns) + verify_notes(result))
 
 
 def verify_notes(result):
@@ -144,6 +144,14 @@ def trace_notes(config):
     if config.get("trace_error") and config.get("trace") != "off":
         return [hang(f"no flush counts: {config['trace_error']}", 2)]  # the core's sentence
     return []
+
+
+def ipi_notes(columns):
+    """Where the IPIs/call column came from, beside the flush counts' line: they are counted on the timed
+    passes (the flush counts on the warm-ups), so the two columns' passes differ."""
+    if "ipis" not in columns.keys() or not columns.present("ipis").any():
+        return []
+    return ["IPIs: /proc/interrupts' TLB row (all CPUs), on timed passes"]
 
 
 def op_text(config):
