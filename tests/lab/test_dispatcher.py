@@ -64,8 +64,8 @@ def _job(system, name, image, baseline=""):
     revision = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                               check=True).stdout.strip()
     text = (LAB / "jobs" / "qemu-amd64.yaml").read_text()
-    for key, value in {"{NAME}": name, "{KERNEL}": str(system["cache"] / "vmlinuz"),
-                       "{INITRD}": str(system["cache"] / "initrd.img"), "{ROOTFS}": str(image),
+    for key, value in {"{NAME}": name, "{KERNEL}": (system["cache"] / "vmlinuz").as_uri(),
+                       "{INITRD}": (system["cache"] / "initrd.img").as_uri(), "{ROOTFS}": image.as_uri(),
                        "{REPOSITORY}": str(ROOT), "{REVISION}": revision, "{INSTALL}": "venv",
                        "{SOURCE}": system["wheel"], "{RUN_OPTIONS}": RUN_OPTIONS, "{BASELINE}": baseline}.items():
         text = text.replace(key, value)
