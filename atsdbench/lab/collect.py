@@ -8,7 +8,7 @@ from .._cli import shows_progress, warn
 from ..data import fleet, files, lava_log
 from ..errors import UsageError
 from .. import signals
-from .server import ServerError, Unreachable
+from .server import Unreachable
 
 LOGS = "logs"  # FLEET/logs/JOB.log: each ended job's log as the server gave it
 INTERVAL = 30
@@ -91,11 +91,30 @@ def _health(show):
     return "Incomplete"  # Finished with no health the manifest knows: not a whole job
 
 
+def _log_reason(log_text):
+    """The reason LAVA logged for a job that did not complete (its `lava` definition's `job` case's
+    error_msg), where the server keeps no failure_comment (a job it refused in validation)."""
+    import json
+
+    for line in reversed(log_text.decode("utf-8", "replace").splitlines()):
+        if '"case": "job"' not in line or not line.startswith("- {"):
+            continue
+        try:
+            msg = json.loads(line[2:]).get("msg")
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and msg.get("error_msg"):
+            return " ".join(str(msg["error_msg"]).split())[:300]
+    return None
+
+
 def _finish(directory, job, show, log_text):
     device = show.get("device")
     job["board"] = fleet.check_name(device, "board") if device else None
     job["state"] = _health(show)
     job["reason"] = show.get("failure_comment") or None
+    if job["reason"] is None and job["state"] != "Complete" and log_text:
+        job["reason"] = _log_reason(log_text)
     job["results"], job["problems"] = [], []
     if log_text is not None and job["board"] is not None:
         job["log"] = _write_log(directory, job, log_text)
@@ -176,11 +195,8 @@ def status(directory, server, out=None):
         state = job["state"]
         board = job.get("board")
         if state not in fleet.ENDED and server is not None:
-            try:
-                show = server.show(job["id"])
-                state, board = f"{show.get('state')} (server)", show.get("device") or board
-            except ServerError as e:
-                state = "submitted (server: no answer)" if isinstance(e, Unreachable) else f"submitted ({e})"
+            show = server.show(job["id"])
+            state, board = f"{show.get('state')} (server)", show.get("device") or board
         reason = (job.get("reason") or "")[:40]
         rows.append((str(job["id"]), job["side"], job.get("requested") or "any", board or "-", state,
                      str(len(job.get("results") or [])), reason))

@@ -204,3 +204,20 @@ def test_status_shows_each_job_and_the_server_s_state(cli, lava, tmp_path, submi
 def test_collect_of_no_fleet_is_one_line(cli, lava, tmp_path):
     p = cli("lab", "collect", tmp_path, env=lava.env(tmp_path))
     assert p.returncode == 2 and "not a fleet directory" in p.stderr and len(p.stderr.splitlines()) == 1
+
+
+def test_a_job_without_a_failure_comment_gets_the_reason_lava_logged(cli, lava, tmp_path, submitted):
+    # a job the dispatcher refused in validation: the server keeps no failure_comment, the log has it
+    error = {"case": "job", "definition": "lava", "result": "fail",
+             "error_msg": "Invalid job data: [\"Image file '/k/old' does not exist or is not readable\"]"}
+    log = b'- {"dt": "2026-12-06T21:11:21", "lvl": "results", "msg": ' + json.dumps(error).encode() + b"}\n"
+    for job in (1, 2, 3, 4):
+        lava.finish(job, health="Incomplete", log=log)
+    assert cli("lab", "collect", submitted, env=lava.env(tmp_path)).returncode == 0
+    reasons = {j["reason"] for j in _manifest(submitted)["jobs"]}
+    assert reasons == {"Invalid job data: [\"Image file '/k/old' does not exist or is not readable\"]"}
+
+
+def test_status_with_a_wrong_token_is_one_line(cli, lava, tmp_path, submitted):
+    p = cli("lab", "status", submitted, env=lava.env(tmp_path, token="wrong"))
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and "refused admin's token (401" in p.stderr
