@@ -111,6 +111,9 @@ def submit(directory, kernel_specs, device_type, devices=(), tags=(), board_tags
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
+        if template is None:  # an installed atsdbench has no lava/ folder
+            raise UsageError("the project's job template is in a checkout's lava/jobs/: give --template "
+                             "FILE") from None
         raise UsageError(f"--template {path}: {e.strerror}") from None
     server_url = server.identity.server if server is not None else None
     data = _fresh_or_added(directory, add, server_url, sides, kernels) if not dry_run else None
