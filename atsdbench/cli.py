@@ -157,6 +157,8 @@ def _subcommands():
          "then compare DIR", _campaign_options, {}),
         ("model", "fit per-call cost = fixed + per-page x pages and a whole-flush cost, with CIs; before/after "
          "changes", _model_options, {}),
+        ("lab", "a kernel A/B across a LAVA lab's boards: submit the jobs, status, collect every result into a "
+         "fleet directory (compare FLEET)", _lab_options, {}),
     )
 
 
@@ -325,6 +327,45 @@ def _campaign_options(ca):
             a.add_argument("--unit-dir", default=None, help=argparse.SUPPRESS)
 
 
+def _lab_options(la):
+    ls = la.add_subparsers(dest="lab_command", metavar="ACTION", parser_class=_Parser)
+    su = ls.add_parser("submit", trailer="[-- RUN-OPTIONS]", help="make the jobs from a template and submit them, "
+                       "A B B A per board, each recorded in FLEET/fleet.json as it is submitted")
+    su.add_argument("directory", metavar="FLEET", help="the fleet's directory (new, or a fleet with --add)")
+    su.add_argument("--kernel", action="append", default=[], metavar="NAME=URL[,initrd=URL][,modules=URL][,KEY=V]",
+                    help="a side: its kernel's URL and its own template values (repeat; the first is the baseline)")
+    su.add_argument("--device-type", required=True, metavar="TYPE", help="the LAVA device type (qemu, x86, ...)")
+    su.add_argument("--device", action="append", default=[], metavar="NAME",
+                    help="a board, pinned by the tag of its own name (repeat); default: any board of the type")
+    su.add_argument("--tag", action="append", default=[], metavar="TAG",
+                    help="a board: the device with this tag (repeat, one board each)")
+    su.add_argument("--require-tag", action="append", default=[], metavar="TAG",
+                    help="a tag every job requires (repeat)")
+    su.add_argument("--boots", type=_int("--boots"), default=1, metavar="N",
+                    help="jobs (boots) per kernel per board (default 1)")
+    su.add_argument("--template", default=None, metavar="FILE",
+                    help="a job template with {PLACEHOLDERS} (default: the project's lava/jobs/qemu-amd64.yaml)")
+    su.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="a template placeholder's value for every job (repeat)")
+    su.add_argument("--identity", default=None, metavar="NAME",
+                    help="an identity of ~/.config/lavacli.yaml (default: LAVA_URI, LAVA_USER and LAVA_TOKEN from "
+                    "the environment, else the file's `default`)")
+    su.add_argument("--add", action="store_true", help="add jobs to an existing fleet of the same server and kernels")
+    su.add_argument("--dry-run", action="store_true", help="write the jobs (FLEET/jobs/), submit none")
+    for name, h in (("status", "each job: side, requested and actual board, state, results, the server's reason"),
+                    ("collect", "wait until every job has ended, fetch each log, import its results into "
+                     "FLEET/results/BOARD/SIDE/ (resumable)")):
+        a = ls.add_parser(name, help=h)
+        a.add_argument("directory", metavar="FLEET")
+        a.add_argument("--identity", default=None, metavar="NAME", help="as lab submit's")
+        if name == "collect":
+            a.add_argument("--interval", type=_int("--interval"), default=30, metavar="S",
+                           help="seconds between polls of the server (default 30)")
+            a.add_argument("--patience", type=_int("--patience"), default=300, metavar="S",
+                           help="seconds a server may not answer (a restart) before collect stops (default 300)")
+            a.add_argument("--no-wait", action="store_true", help="collect what has ended and stop")
+
+
 def _model_options(mo):
     mo.add_argument("files", nargs="+", metavar="FILE[,FILE...]",
                     help="one or more result files; two or more: the first is the baseline, a,b = replicate runs")
@@ -396,7 +437,7 @@ def _joined_values(argv):
 def _guest_split(argv):
     """`guest ... -- RUN-OPTIONS [-- RUN-OPTIONS ...]`: the words after the first `--` are atsd's runs,
     checked by guest itself."""
-    if argv and (argv[0] == "guest" or argv[:2] == ["campaign", "init"]) and "--" in argv:
+    if argv and (argv[0] == "guest" or argv[:2] in (["campaign", "init"], ["lab", "submit"])) and "--" in argv:
         i = argv.index("--")
         return argv[:i], argv[i + 1:]
     return argv, []
@@ -445,7 +486,8 @@ def _stdout_gone():
 
 
 # the subcommands that live in a package of their own; the rest are atsdbench/commands.py's
-COMMAND_HOMES = {"guest": ".guest.command", "atsd": ".guest.command", "campaign": ".campaign.command"}
+COMMAND_HOMES = {"guest": ".guest.command", "atsd": ".guest.command", "campaign": ".campaign.command",
+                 "lab": ".lab.command"}
 
 
 def main(argv=None):
@@ -460,7 +502,7 @@ def main(argv=None):
             argv, run_options = _guest_split(argv)
             parser = build_parser(argv[0] if argv else None)
             args = parser.parse_args(_joined_values(argv))
-            if args.command == "guest" or args.command == "campaign":
+            if args.command in ("guest", "campaign", "lab"):
                 args.run_options = run_options
             if args.command == "campaign" and args.campaign_command == "init" and args.runner != "atsd":
                 args.run_parsed = build_parser("run").parse_args(_joined_values(["run", *run_options]))

@@ -126,3 +126,15 @@ def by_board(directory, data=None):
         sides = boards.setdefault(job["board"], {})
         sides.setdefault(job["side"], []).extend(os.path.join(directory, r) for r in job["results"])
     return boards
+
+
+def save(directory, data):
+    """Write the manifest (checked first) atomically: a reader, or a crash, sees the old one or the new."""
+    import json
+
+    from . import files
+
+    path = manifest_path(directory)
+    check(data, path)
+    body = json.dumps(data, indent=1) + "\n"
+    files.write_atomically(path, lambda f: f.write(body))

@@ -8,12 +8,12 @@ import json
 import os
 import pathlib
 import re
-import shutil
 import subprocess
-import sys
 import time
 
 import pytest
+
+import lava_rootfs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 LAB = ROOT / "lava"
@@ -22,62 +22,33 @@ RUN_OPTIONS = "--strides 64K,1M --rounds 2 --reps 2"
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
 
-def _need():
-    missing = [t for t in ("lava-run", "mmdebstrap", "qemu-system-x86_64", "mkfs.ext4", "git") if not shutil.which(t)]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)} (apt-get install lava-dispatcher mmdebstrap qemu-system-x86)")
-    if os.geteuid() != 0:
-        pytest.skip("needs root (mmdebstrap, the rootfs image)")
-
-
 @pytest.fixture(scope="module")
 def system(tmp_path_factory):
     """The cached rootfs, kernel and initrd, and the rootfs tree with the wheel under test in it."""
-    _need()
-    cache = subprocess.run([str(ROOT / "scripts" / "lava-rootfs")], capture_output=True, text=True, timeout=1800)
-    if cache.returncode:
-        pytest.skip(f"scripts/lava-rootfs could not build the rootfs: {cache.stderr.strip()[-300:]}")
-    cache = pathlib.Path(cache.stdout.strip())
-    work = tmp_path_factory.mktemp("lab")
-    tree = work / "tree"
-    tree.mkdir()
-    subprocess.run(["tar", "-C", str(tree), "-xf", str(cache / "rootfs.tar")], check=True)
-    wheels = tree / "opt" / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(wheels), str(ROOT)], check=True, timeout=900)
-    [wheel] = list(wheels.glob("atsdbench-*.whl"))
-    return {"cache": cache, "tree": tree, "work": work, "wheel": "/" + str(wheel.relative_to(tree))}
+    lava_rootfs.need()
+    if os.geteuid() != 0:
+        pytest.skip("needs root (mmdebstrap, the rootfs image)")
+    return lava_rootfs.system(tmp_path_factory.mktemp("lab"))
 
 
 def _image(system, name, extra=None):
-    """An ext4 image of the tree, with extra {path in the guest: bytes}."""
-    for path, data in (extra or {}).items():
-        target = system["tree"] / path.lstrip("/")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    image = system["work"] / f"{name}.ext4"
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "root", "-d", str(system["tree"]), str(image), "3G"], check=True)
-    return image
+    return lava_rootfs.image(system, name, extra)
 
 
 def _job(system, name, image, baseline=""):
     revision = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                               check=True).stdout.strip()
     text = (LAB / "jobs" / "qemu-amd64.yaml").read_text()
-    for key, value in {"{NAME}": name, "{KERNEL}": str(system["cache"] / "vmlinuz"),
-                       "{INITRD}": str(system["cache"] / "initrd.img"), "{ROOTFS}": str(image),
+    for key, value in {"{NAME}": name, "{KERNEL}": (system["cache"] / "vmlinuz").as_uri(),
+                       "{INITRD}": (system["cache"] / "initrd.img").as_uri(), "{ROOTFS}": image.as_uri(),
                        "{REPOSITORY}": str(ROOT), "{REVISION}": revision, "{INSTALL}": "venv",
                        "{SOURCE}": system["wheel"], "{RUN_OPTIONS}": RUN_OPTIONS, "{BASELINE}": baseline}.items():
         text = text.replace(key, value)
     job = system["work"] / f"{name}.yaml"
     job.write_text(text)
     out = system["work"] / f"{name}-out"
-    # lava-run puts its overlay on a disk of its own through libguestfs, whose appliance boots a kernel:
-    # where the host has none in /boot (a container, this VM), the guest's kernel and modules serve;
-    # TCG, as a /dev/kvm that does not work makes it hang
-    [modules] = list((system["tree"] / "lib" / "modules").iterdir())
-    env = dict(os.environ, LIBGUESTFS_BACKEND="direct", LIBGUESTFS_BACKEND_SETTINGS="force_tcg",
-               SUPERMIN_KERNEL=str(system["cache"] / "vmlinuz"), SUPERMIN_MODULES=str(modules))
+    # lava-run puts its overlay on a disk of its own through libguestfs (tests/support/lava_rootfs.py)
+    env = dict(os.environ, **lava_rootfs.guestfs_env(system))
     started = time.monotonic()
     p = subprocess.run(["lava-run", "--device", str(LAB / "devices" / "qemu-amd64.yaml"), "--job-id",
                         str(abs(hash(name)) % 10000), "--output-dir", str(out), str(job)], capture_output=True,
