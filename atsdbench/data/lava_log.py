@@ -338,11 +338,12 @@ def _copy(tmp, path):
     write_atomically(path, write, binary=True)
 
 
-def import_log(path, output, warn, say):
+def import_log(path, output, warn, say, prefix=""):
     """import --lava-log: every whole result in the log at path (or stdin for "-") checked against
-    the result schema and written, byte for byte as the device wrote it, to OUTPUT/NAME.json (-2, -3
-    where the name is taken by other bytes; a result already there is named and skipped).  Each one
-    left out is said by warn; returns (paths written, paths that held one already, number left out)."""
+    the result schema and written, byte for byte as the device wrote it, to OUTPUT/PREFIXNAME.json
+    (-2, -3 where the name is taken by other bytes; a result already there is named and skipped).
+    Each one left out is said by warn; returns (paths written, paths that held one already, number
+    left out)."""
     from . import results
 
     f, source = inputs.open_stream(path)
@@ -373,7 +374,7 @@ def import_log(path, output, warn, say):
                 warn(f"result {shown(name)} is already in {same} (the same bytes): not written again")
                 same_bytes.append(same)
                 continue
-            target = free_path(folder, name)
+            target = free_path(folder, prefix + name)
             results.claim(target, len(result.records))
             try:
                 _copy(tmp, target)

@@ -59,29 +59,27 @@ def _write_log(directory, job, text):
 
 
 def _import(directory, job, log_path):
-    """The job's results from its log into results/BOARD/SIDE/JOB-NAME.json (one there already, of an
-    interrupted collect of this job, is kept, never overwritten); (relative paths, problems)."""
-    from ..data import results
-
+    """The job's results from its log into results/BOARD/SIDE/JOB-NAME.json with import --lava-log's
+    rules (each block left out named; a file of an interrupted collect of this job is kept, never
+    overwritten; the same bytes as another job's file are that job's, counted once); (relative
+    paths, problems)."""
+    prefix = f"{job['id']}-"
+    folder = os.path.dirname(os.path.join(directory, fleet.result_path(directory, job, "x")))
+    problems = []
     try:
-        found, problems = lava_log.read(log_path)
+        written, there, lost = lava_log.import_log(log_path, folder, problems.append, lambda line: None,
+                                                   prefix=prefix)
     except UsageError as e:
-        return [], [str(e)]
+        return [], problems + [str(e)]
     rels = []
-    for name, result in found:
-        stem = name[:-5] if name.endswith(".json") else name
-        rel, k = fleet.result_path(directory, job, stem), 1
-        while rel in rels:
-            k += 1
-            rel = fleet.result_path(directory, job, f"{stem}-{k}")
-        rels.append(rel)
-        path = os.path.join(directory, rel)
-        if os.path.exists(path):
-            continue
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        results.claim(path, len(result.records))
-        results.save_or_rescue(result, path)
-    return rels, problems
+    for path in written + there:
+        name = os.path.basename(path)
+        if path in there and not name.startswith(prefix):
+            continue  # another job's file holds these bytes: said in problems, one observation
+        rels.append("/".join((os.path.relpath(folder, directory).replace(os.sep, "/"), name)))
+    if not written and not there and not lost:
+        problems.append("no atsdbench result between markers")
+    return list(dict.fromkeys(rels)), problems
 
 
 def _health(show):

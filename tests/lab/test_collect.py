@@ -35,10 +35,13 @@ def submitted(cli, lava, tmp_path):
 
 
 def _log(fixtures, *names, damage=None):
+    """A job's log with a result per name: "a" is before.json's bytes, any other name a run of its own (its
+    start moved), since the same bytes twice are one run, counted once."""
     raw = (fixtures / "before.json").read_bytes()
     lines = ["<LAVA_SIGNAL_STARTRUN 0_atsdbench uuid>"]
     for name in names:
-        block = result_block(name, raw)
+        start = 1500000000 + (0 if name == "a" else sum(map(ord, name)))
+        block = result_block(name, raw.replace(b'"started": 1500000000.0', f'"started": {start}.0'.encode()))
         if name == damage:
             block[2] = block[2][:10] + ("A" if block[2][10] != "A" else "B") + block[2][11:]
         lines += block
@@ -85,8 +88,8 @@ def test_an_offline_board_a_canceled_job_and_a_damaged_result_are_named(cli, lav
     assert p.returncode == 0, p.stderr
     jobs = {j["id"]: j for j in _manifest(submitted)["jobs"]}
     assert [os.path.basename(r) for r in jobs[1]["results"]] == ["1-good.json"]
-    assert "result bad in the log is damaged" in " ".join(jobs[1]["problems"])
-    assert "job 1: result bad in the log is damaged (" in p.stderr
+    assert "result bad in the log is left out: damaged" in " ".join(jobs[1]["problems"])
+    assert "job 1: result bad in the log is left out: damaged (" in p.stderr
     assert jobs[2]["state"] == "Incomplete" and jobs[2]["reason"] == "qemu02 went offline: device health Bad"
     assert jobs[3]["state"] == "Canceled" and jobs[3]["board"] is None and jobs[3]["results"] == []
     assert "job 2 old on qemu02: Incomplete (qemu02 went offline: device health Bad), 0 results" in p.stdout
@@ -120,9 +123,10 @@ def test_a_collect_cut_off_after_writing_a_result_keeps_it_when_resumed(lava, tm
     data = _manifest(submitted)
     kept = submitted / "results" / "qemu01" / "old" / "1-a.json"
     kept.parent.mkdir(parents=True)
-    kept.write_text("what an earlier collect wrote\n")  # its manifest write never happened
+    raw = (fixtures / "before.json").read_bytes()  # the log's result, as an earlier collect wrote it
+    kept.write_bytes(raw)  # its manifest write never happened
     assert collect.collect(str(submitted), _server(lava)) == 0
-    assert kept.read_text() == "what an earlier collect wrote\n"
+    assert kept.read_bytes() == raw and sorted(p.name for p in kept.parent.iterdir()) == ["1-a.json"]
     assert _manifest(submitted)["jobs"][0]["results"] == ["results/qemu01/old/1-a.json"]
     assert data["jobs"][0]["state"] == "submitted"
 
@@ -181,10 +185,10 @@ def test_ctrl_c_during_collect_keeps_what_ended_and_collect_resumes(cli, lava, t
     assert p.returncode == 130 and "interrupted" in p.stderr
     assert [j["state"] for j in _manifest(submitted)["jobs"]][:1] == ["Complete"]
     lava._show = original
-    for job in (2, 3, 4):
-        lava.finish(job, log=_log(fixtures, "b"))
+    for job, name in ((2, "b"), (3, "c"), (4, "d")):
+        lava.finish(job, log=_log(fixtures, name))
     assert cli("lab", "collect", submitted, env=lava.env(tmp_path)).returncode == 0
-    assert all(len(j["results"]) == 1 for j in _manifest(submitted)["jobs"])
+    assert all(len(j["results"]) == 1 for j in _manifest(submitted)["jobs"]), _manifest(submitted)["jobs"]
 
 
 def test_status_shows_each_job_and_the_server_s_state(cli, lava, tmp_path, submitted, fixtures):
@@ -221,3 +225,13 @@ def test_a_job_without_a_failure_comment_gets_the_reason_lava_logged(cli, lava, 
 def test_status_with_a_wrong_token_is_one_line(cli, lava, tmp_path, submitted):
     p = cli("lab", "status", submitted, env=lava.env(tmp_path, token="wrong"))
     assert p.returncode == 2 and len(p.stderr.splitlines()) == 1 and "refused admin's token (401" in p.stderr
+
+
+def test_a_result_two_jobs_printed_is_one_observation(lava, tmp_path, submitted, fixtures):
+    for job in (1, 2, 3, 4):
+        lava.finish(job, log=_log(fixtures, "a" if job < 3 else f"r{job}"))
+    assert collect.collect(str(submitted), _server(lava)) == 0
+    jobs = _manifest(submitted)["jobs"]
+    assert jobs[0]["results"] == ["results/qemu01/old/1-a.json"] and jobs[1]["results"] == []
+    assert "is already in" in " ".join(jobs[1]["problems"])
+    assert sorted(p.name for p in (submitted / "results" / "qemu01" / "old").iterdir()) == ["1-a.json"]
