@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .stats import alpha, t_bounds
+from .stats import alpha
 
 TEST = "blocked-t"
 UNIT = "board"
@@ -61,17 +61,9 @@ def log_ratio(row):
 def log_ratio_t(d, confidence=95.0):
     """The one-sample t of per-board log ratios over the last axis (leading axes: independent fleets,
     as the simulation study runs them): mean, se, df = k - 1, two-sided p of no change, low, high."""
-    from scipy import special
+    from .paired import one_sample_t
 
-    d = np.asarray(d, dtype=float)
-    k = d.shape[-1]
-    m = d.mean(axis=-1)
-    se = d.std(axis=-1, ddof=1) / math.sqrt(k)
-    df = np.full_like(m, k - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(se > 0, np.abs(m) / se, np.where(m == 0, 0.0, np.inf))
-    low, high, _ = t_bounds(m, se, df, confidence)
-    return {"mean": m, "se": se, "df": df, "p": 2 * special.stdtr(df, -t), "low": low, "high": high}
+    return one_sample_t(d, confidence)
 
 
 def fleet_difference(d, confidence=95.0):

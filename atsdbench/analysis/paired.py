@@ -12,24 +12,30 @@ from .stats import alpha, t_bounds
 PAIRED_TESTS = {"mean": "paired-t", "median": "wilcoxon"}  # compare --by
 
 
-def paired_t(base, new, confidence=95.0):
-    """Paired t on log rates; the last axis holds the rounds, base[..., r] paired with new[..., r];
-    leading axes are independent comparisons.  Returns arrays ratio, low, high (new/base), p, df,
-    base, new (geometric means)."""
+def one_sample_t(d, confidence=95.0):
+    """The one-sample t of differences d over the last axis (leading axes: independent comparisons):
+    mean, se, df = n - 1, two-sided p of no change, low, high (on d's scale)."""
     from scipy import special
 
-    x, y = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(new, dtype=float))
-    d = y - x
+    d = np.asarray(d, dtype=float)
     n = d.shape[-1]
     mean = d.mean(axis=-1)
     se = d.std(axis=-1, ddof=1) / math.sqrt(n)
     df = np.full_like(mean, n - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(se > 0, np.abs(mean) / se, np.where(mean == 0, 0.0, np.inf))
-    p = 2 * special.stdtr(df, -t)
     low, high, _ = t_bounds(mean, se, df, confidence)
-    return {"ratio": np.exp(mean), "low": np.exp(low), "high": np.exp(high), "p": p, "df": df, "se": se,
-            "base": np.exp(x.mean(axis=-1)), "new": np.exp(y.mean(axis=-1))}
+    return {"mean": mean, "se": se, "df": df, "p": 2 * special.stdtr(df, -t), "low": low, "high": high}
+
+
+def paired_t(base, new, confidence=95.0):
+    """Paired t on log rates; the last axis holds the rounds, base[..., r] paired with new[..., r];
+    leading axes are independent comparisons.  Returns arrays ratio, low, high (new/base), p, df,
+    base, new (geometric means)."""
+    x, y = np.log(np.asarray(base, dtype=float)), np.log(np.asarray(new, dtype=float))
+    r = one_sample_t(y - x, confidence)
+    return {"ratio": np.exp(r["mean"]), "low": np.exp(r["low"]), "high": np.exp(r["high"]), "p": r["p"],
+            "df": r["df"], "se": r["se"], "base": np.exp(x.mean(axis=-1)), "new": np.exp(y.mean(axis=-1))}
 
 
 @functools.lru_cache(maxsize=128)
