@@ -18,10 +18,8 @@ def atsd_sources():
 
 
 def lava_files():
-    """The test definition, the job templates and the device's files (docs/lab.md)."""
-    lava = ROOT / "lava"
-    return sorted([lava / "atsdbench.yaml", *lava.glob("jobs/*.yaml"), *lava.glob("devices/*.yaml"),
-                   *lava.glob("devices/*.jinja2")])
+    """lava/ whole: the test definition, the job templates and the device's files (docs/lab.md)."""
+    return sorted(p for p in (ROOT / "lava").rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
 class BuildPy(build_py):
