@@ -344,7 +344,8 @@ def _lab_options(la):
     su.add_argument("--boots", type=_int("--boots"), default=1, metavar="N",
                     help="jobs (boots) per kernel per board (default 1)")
     su.add_argument("--template", default=None, metavar="FILE",
-                    help="a job template with {PLACEHOLDERS} (default: the project's lava/jobs/qemu-amd64.yaml)")
+                    help="a job template with {PLACEHOLDERS} (default: the project's lava/jobs/qemu-amd64.yaml, "
+                    "carried in the package)")
     su.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="a template placeholder's value for every job (repeat)")
     su.add_argument("--identity", default=None, metavar="NAME",

@@ -127,10 +127,12 @@ static void usage(FILE *f)
 			snprintf(line + at, sizeof(line) - (size_t)at, " (default %s)", o.default_value);
 		put_wrapped(f, line, 31);  /* continued under the help's first word */
 	}
+	/* the front end's rule for the file it writes, as atsdbench's --force: not a plan option */
+	fprintf(f, "  %-28s %s\n", "    --force", "replace -o FILE where it exists (else an existing one is refused)");
 }
 
 /* getopt_long's table, built from the option table: the option's index is its value. */
-static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakdown)
+static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakdown, int *force)
 {
 	struct option opts[64];
 	struct atsd_option o;
@@ -139,13 +141,14 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
 	int i, n = 0, c, idx;
 
 	atsd_plan_init(p);
-	for (i = 0; atsd_option_get(i, &o) == 0 && n < 62; i++) {
+	for (i = 0; atsd_option_get(i, &o) == 0 && n < 61; i++) {
 		if (!(o.fronts & ATSD_FRONT_ATSD))
 			continue;
 		opts[n++] = (struct option){o.name, o.metavar ? (o.const_value ? optional_argument : required_argument)
 					    : no_argument, NULL, 1000 + i};
 	}
 	opts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	opts[n++] = (struct option){"force", no_argument, NULL, 'f'};
 	opts[n] = (struct option){NULL, 0, NULL, 0};
 	opterr = 0;  /* its own line names argv[0], a path of any length: ours names the option */
 	while ((c = getopt_long(argc, argv, ":o:h", opts, &idx)) != -1) {
@@ -162,6 +165,10 @@ static const char *parse(struct atsd_plan *p, int argc, char **argv, int *breakd
 		}
 		if (c == 'o') {
 			output = optarg;
+			continue;
+		}
+		if (c == 'f') {
+			*force = 1;
 			continue;
 		}
 		if (c < 1000 || atsd_option_get(c - 1000, &o)) {
@@ -406,7 +413,7 @@ int main(int argc, char **argv)
 {
 	struct atsd_plan p;
 	struct atsd_host h;
-	struct output o = {NULL, NULL, 0, NULL};
+	struct output o = {NULL, NULL, 0, NULL, 0};
 	struct sigaction sa;
 	static struct counting k;
 	struct summary t = {0, 0, 0, NULL, 0};
@@ -438,7 +445,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	o.path = parse(&p, argc, argv, &breakdown);
+	o.path = parse(&p, argc, argv, &breakdown, &o.force);
 	if ((err = atsd_host_probe(&h)))
 		die("reading the host's facts: %s", strerror(-err));
 	if (atsd_plan_check(&p, &h, msg, sizeof(msg)))

@@ -73,6 +73,7 @@ struct output {
 	char *buf;
 	size_t len;
 	FILE *mem;
+	int force;  /* --force: an existing regular FILE is replaced; else refused, and never raced */
 };
 
 void output_open(struct output *o, const char *path);

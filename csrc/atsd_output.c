@@ -197,6 +197,8 @@ void output_open(struct output *o, const char *path)
 		struct statvfs vfs;
 		int rdonly = !statvfs(folder, &vfs) && (vfs.f_flag & ST_RDONLY);
 		die("cannot write output %s: %s", path, strerror(rdonly ? EROFS : EACCES));
+	} else if (!o->force && !lstat(path, &st)) {
+		die("output %s exists: --force replaces it", path);  /* atsdbench's rule (data/files.py) */
 	}
 	free(dir);
 	o->mem = open_memstream(&o->buf, &o->len);
@@ -240,8 +242,21 @@ int output_close(struct output *o)
 		err = -errno;
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
-	if (!err && regular && rename(tmp, o->path))
+	if (!err && regular && !o->force) {
+		/* the name taken with O_EXCL (a file made there during the run is never replaced), then
+		 * the whole output renamed over that empty file of ours: no reader sees a part of it */
+		int mine = open(o->path, O_WRONLY | O_CREAT | O_EXCL | O_NOCTTY | O_CLOEXEC, 0644);
+		if (mine < 0)
+			err = -errno;
+		else
+			close(mine);
+		if (!err && rename(tmp, o->path)) {
+			err = -errno;
+			unlink(o->path);
+		}
+	} else if (!err && regular && rename(tmp, o->path)) {
 		err = -errno;
+	}
 	if (err && regular && fd >= 0)
 		unlink(tmp);
 	if (err) {

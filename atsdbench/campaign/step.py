@@ -161,7 +161,7 @@ def run_atsd(words, output, atsd=None):
         from ..guest import initramfs, qemu
 
         atsd = initramfs.static_atsd(qemu.host_arch())
-    raw = output[:-5] + ".atsd.txt"
+    raw = output[:-len(".json")] + store.ATSD_RECORD
     rc = supervise([atsd, *words, "-o", raw])
     if rc not in (0, 3):  # 3: finished, with a stale translation (said on stderr): imported as any finished run
         return rc

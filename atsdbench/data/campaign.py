@@ -23,6 +23,7 @@ JOURNAL = "journal"
 SCHEDULES = ("alternate", "abba")
 METHODS = ("kexec", "grub", "manual", "qemu")  # qemu: guest --boots, host-driven
 RUNNERS = ("run", "atsd")  # atsdbench run, or the standalone atsd imported (minimal systems)
+ATSD_RECORD = ".atsd.txt"  # --runner atsd: atsd's own output, kept beside the result as BOOT_ID.atsd.txt
 EVENTS = ("start", "done", "unfinished", "missed", "foreign", "skipped", "arranged", "stopped")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,63}")
 # The one rule for a journal file's name, which the reader and the writer share: NNNNNN-KIND.json, the
@@ -258,12 +259,13 @@ def complete_result(path):
 
 
 def free_result_path(directory, name, boot_id):
-    """DIR/NAME/BOOT_ID.json, or -2, -3 ... where taken: a redone slot never replaces a kept file."""
+    """DIR/NAME/BOOT_ID.json, or -2, -3 ... where taken (by the result, or by --runner atsd's own
+    record beside it, .atsd.txt): a redone slot never replaces a kept file."""
     folder = os.path.join(directory, name)
     os.makedirs(folder, exist_ok=True)
     stem = os.path.join(folder, boot_id)
     path, k = stem + ".json", 1
-    while os.path.lexists(path):
+    while os.path.lexists(path) or os.path.lexists(path[:-len(".json")] + ATSD_RECORD):
         k += 1
         path = f"{stem}-{k}.json"
     return path

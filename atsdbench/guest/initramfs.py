@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tempfile
 
+from .. import carried
 from ..errors import UsageError
 from .qemu import MACHINES, Missing, host_arch
 from .image import elf_arch
@@ -28,15 +29,8 @@ def cache_dir():
 
 
 def source_dir():
-    """atsd's sources: $ATSDBENCH_CSRC where set, else the package's own copy (atsdbench/csrc/, which a
-    wheel, an sdist or a git URL install carries: setup.py), else the checkout's csrc/ (an editable
-    install).  None where none holds them (a broken install)."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = os.environ.get("ATSDBENCH_CSRC")
-    for d in [env] if env else (os.path.join(here, "csrc"), os.path.join(os.path.dirname(here), "csrc")):
-        if os.path.isfile(os.path.join(d, "atsd_main.c")):
-            return d
-    return None
+    """atsd's sources ($ATSDBENCH_CSRC, the package's atsdbench/csrc/, the checkout's csrc/: carried.find)."""
+    return carried.find("csrc", "ATSDBENCH_CSRC", "atsd_main.c")
 
 
 def compiler(arch):

@@ -1,14 +1,31 @@
-"""Job definitions from a template: the project's (lava/jobs/) or a user's, with {NAME} placeholders
-(capitals, digits, _) that lab submit fills; LAVA's own lower-case ones ({kernel}, {rootfs}) stay."""
+"""Job definitions from a template: the project's (lava/jobs/, carried in the package) or a user's, with
+{NAME} placeholders (capitals, digits, _) that lab submit fills; LAVA's own lower-case ones ({kernel},
+{rootfs}) stay."""
+import os
 import re
 
+from .. import carried
 from ..errors import UsageError
 
 PLACEHOLDER = re.compile(r"\{([A-Z][A-Z0-9_]*)\}")
 _DEVICE_TYPE = re.compile(r"^device_type:.*$", re.M)
 _TAGS = re.compile(r"^tags:", re.M)
+PROJECT_TEMPLATE = os.path.join("jobs", "qemu-amd64.yaml")
 # a side's image URLs as the project's template names them
 IMAGES = {"initrd": "INITRD", "modules": "MODULES"}
+
+
+def lava_dir():
+    """The LAVA files ($ATSDBENCH_LAVA, the package's atsdbench/lava/, the checkout's lava/:
+    carried.find); None in a broken install."""
+    return carried.find("lava", "ATSDBENCH_LAVA", PROJECT_TEMPLATE)
+
+
+def project_template():
+    where = lava_dir()
+    if where is None:
+        raise UsageError("no LAVA job template in this install (reinstall atsdbench, or give --template FILE)")
+    return os.path.join(where, PROJECT_TEMPLATE)
 
 
 def parse_kernel(spec):

@@ -10,8 +10,6 @@ from ..errors import UsageError
 from .. import signals
 from . import jobs as templates
 
-DEFAULT_TEMPLATE = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "lava", "jobs", "qemu-amd64.yaml")
 JOBS = "jobs"  # FLEET/jobs/: every definition as submitted
 
 
@@ -106,14 +104,11 @@ def submit(directory, kernel_specs, device_type, devices=(), tags=(), board_tags
     boards = _boards(devices, board_tags)
     common = templates.parse_set(settings)
     common.setdefault("RUN_OPTIONS", _check_run_options(list(run_options)))
-    path = template or DEFAULT_TEMPLATE
+    path = template or templates.project_template()
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
-        if template is None:  # an installed atsdbench has no lava/ folder
-            raise UsageError("the project's job template is in a checkout's lava/jobs/: give --template "
-                             "FILE") from None
         raise UsageError(f"--template {path}: {e.strerror}") from None
     server_url = server.identity.server if server is not None else None
     data = _fresh_or_added(directory, add, server_url, sides, kernels) if not dry_run else None

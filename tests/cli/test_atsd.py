@@ -122,6 +122,36 @@ def test_without_o_prints_the_table_and_writes_nothing(atsd, tmp_path):
     assert ("flush counts: tlb:tlb_flush" in p.stdout) != ("no flush counts: " in p.stdout)
 
 
+def test_an_existing_output_is_refused_before_measuring_and_force_replaces_it(atsd, tmp_path):
+    """atsdbench's rule for every file it is told to write (docs/result-file.md#nothing-replaced)."""
+    out = tmp_path / "out.txt"
+    out.write_text("kept\n")
+    args = [atsd, "--size", "4M", "--strides", "64K", "--rounds", "1", "--reps", "1", "-o", str(out)]
+    p = subprocess.run(args, capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 2 and p.stderr == f"atsd: output {out} exists: --force replaces it\n"
+    assert p.stdout == "" and out.read_text() == "kept\n"  # nothing measured
+    p = subprocess.run(args + ["--force"], capture_output=True, text=True, cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert out.read_text().startswith("atsd-output ") and sorted(os.listdir(tmp_path)) == ["out.txt"]
+
+
+def test_a_file_made_at_the_output_s_name_during_the_run_is_never_replaced(atsd, tmp_path):
+    """The name is taken with O_EXCL when the output is written: a file that appeared there while atsd
+    measured stays, and the output goes to stdout (nothing lost)."""
+    out = tmp_path / "out.txt"
+    proc = subprocess.Popen([atsd, "--size", "4M", "--strides", "64K", "--rounds", "2", "--reps", "1", "--spread",
+                             "3s", "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)  # its 3 s of rounds under way
+    out.write_text("theirs\n")
+    stdout, stderr = proc.communicate(timeout=120)
+    assert out.read_text() == "theirs\n"
+    assert proc.returncode == 2
+    if "exists: --force replaces it" not in stderr:  # this slow a start: refused before measuring
+        assert stderr.endswith(f"atsd: cannot write {out}: File exists; the output follows on stdout\n"), stderr
+        assert "atsd-output " in stdout and "\nend\t" in stdout
+    assert sorted(os.listdir(tmp_path)) == ["out.txt"]
+
+
 def test_its_table_is_run_s_table_of_the_imported_file(atsd, tmp_path, cli):
     out = tmp_path / "t.txt"
     p = subprocess.run([atsd, "--size", "16M", "--strides", "64K,1M,2M", "--rounds", "3", "--reps", "2", "--seed", "4",

@@ -68,6 +68,14 @@ def test_a_redone_slot_of_one_boot_takes_a_new_name(tmp_path):
     assert store.free_result_path(str(tmp_path), "a", "id").endswith("a/id-2.json")
 
 
+def test_a_redone_slot_never_meets_the_atsd_record_of_a_slot_before(tmp_path):
+    """--runner atsd keeps atsd's own output as BOOT_ID.atsd.txt beside the result, and atsd refuses an
+    existing -o file: a slot whose import failed leaves that record alone, and the next takes -2."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "id.atsd.txt").write_text("atsd-output 1\n")
+    assert store.free_result_path(str(tmp_path), "a", "id").endswith("a/id-2.json")
+
+
 def test_not_a_campaign(tmp_path):
     with pytest.raises(UsageError, match="not a campaign directory"):
         store.load(str(tmp_path))

@@ -192,3 +192,31 @@ def test_an_identity_of_lavacli_yaml(cli, lava, tmp_path, template):
     assert len(lava.jobs) == 2 and all(ok for _, ok in lava.calls)
     p = _submit(cli, lava, tmp_path, tmp_path / "g", "--identity", "nope", env=env)
     assert p.returncode == 2 and "no identity 'nope' (it has default, lab)" in p.stderr
+
+
+def test_the_project_s_template_is_the_package_s_own_wherever_submit_runs(cli, tmp_path, monkeypatch):
+    """An installed package carries atsdbench/lava/ (setup.py, atsdbench/carried.py): that template is
+    filled from any folder; $ATSDBENCH_LAVA names another; a broken install is one line."""
+    import atsdbench
+    from atsdbench.lab import jobs
+
+    package = os.path.dirname(atsdbench.__file__)
+    mine = os.path.join(package, "lava")
+    monkeypatch.delenv("ATSDBENCH_LAVA", raising=False)
+    assert jobs.lava_dir() == (mine if os.path.isdir(mine) else os.path.join(os.path.dirname(package), "lava"))
+    other = tmp_path / "other"
+    (other / "jobs").mkdir(parents=True)
+    (other / "jobs" / "qemu-amd64.yaml").write_text(TEMPLATE.replace("atsdbench {NAME}", "mine {NAME}"))
+    away = tmp_path / "away"
+    away.mkdir()
+    args = ("lab", "submit", "fleet", "--kernel", "old=http://k/old", "--kernel", "new=http://k/new",
+            "--device-type", "qemu", "--dry-run")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "ATSDBENCH_LAVA": str(other)}
+    p = cli(*args, cwd=away, env=env)
+    assert p.returncode == 0, p.stderr
+    [job] = sorted((away / "fleet" / "jobs").iterdir())[:1]
+    assert "job_name: mine old boot 1 on any" in job.read_text()
+    p = cli(*args[:2], "fleet2", *args[3:], cwd=away, env=dict(env, ATSDBENCH_LAVA=str(tmp_path / "none")))
+    assert p.returncode == 2 and p.stderr == ("atsdbench: no LAVA job template in this install (reinstall "
+                                              "atsdbench, or give --template FILE)\n")
+    assert not (away / "fleet2").exists()

@@ -24,6 +24,30 @@ def _tracked():
     return [name for name in out.decode().split("\0") if name and (ROOT / name).exists()]
 
 
+def test_the_built_package_carries_the_checkout_s_folders_once(tmp_path):
+    """setup.py's build_py copies csrc/'s sources and lava/'s files into the package (atsdbench/csrc/,
+    atsdbench/lava/: what a wheel holds), and git tracks each once, in the checkout's folder."""
+    setuptools = pytest.importorskip("setuptools")
+    if int(setuptools.__version__.split(".")[0]) < 77:  # pyproject's build requirement
+        pytest.skip(f"setuptools {setuptools.__version__} cannot build this project (the test extra asks >= 77)")
+    tracked = _tracked()
+    assert not [n for n in tracked if n.startswith(("atsdbench/csrc/", "atsdbench/lava/"))]
+    src = tmp_path / "src"
+    for name in tracked:
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, src / name)
+    p = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path / "lib")],
+                       cwd=src, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    built = {str(f.relative_to(tmp_path / "lib")) for f in (tmp_path / "lib").rglob("*") if f.is_file()}
+    want = {"atsdbench/" + n for n in tracked if n.startswith("lava/") or n.startswith("csrc/")
+            and n.endswith((".c", ".h", "/Makefile"))}
+    assert {"atsdbench/lava/jobs/qemu-amd64.yaml", "atsdbench/lava/atsdbench.yaml",
+            "atsdbench/lava/devices/qemu-amd64.jinja2", "atsdbench/csrc/atsd_main.c"} <= want <= built
+    for name in want:
+        assert (tmp_path / "lib" / name).read_bytes() == (ROOT / name[len("atsdbench/"):]).read_bytes(), name
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """(a fresh venv's bin/ holding the wheel built from the sdist, the wheel's names, a folder outside
@@ -89,6 +113,25 @@ def test_the_wheel_carries_atsd_s_sources_and_builds_atsd_anywhere(installed):
     p = subprocess.run([bin_ / "atsdbench", "atsd", "-o", "atsd"], cwd=away, capture_output=True, text=True,
                        env=env)
     assert p.returncode == 2 and "atsd exists: --force replaces it" in p.stderr
+
+
+@pytest.mark.live
+@pytest.mark.slow  # builds the sdist and the wheel (the core)
+def test_lab_submit_fills_the_project_s_template_from_the_installed_wheel(installed):
+    bin_, names, away, env = installed
+    assert {f"atsdbench/{n}" for n in _tracked() if n.startswith("lava/")} <= names
+    env = {k: v for k, v in env.items() if k != "ATSDBENCH_LAVA"}
+    p = subprocess.run([bin_ / "atsdbench", "lab", "submit", "fleet", "--kernel", "old=http://k/old",
+                        "--kernel", "new=http://k/new", "--device-type", "qemu", "--dry-run", "--set",
+                        "INITRD=http://k/i", "--set", "ROOTFS=http://k/r", "--set", "REPOSITORY=http://g",
+                        "--set", "REVISION=main", "--set", "INSTALL=venv", "--set", "SOURCE=x",
+                        "--set", "BASELINE=", "--", "--size", "16M"], cwd=away, capture_output=True, text=True,
+                       timeout=300, env=env)
+    assert p.returncode == 0, p.stderr
+    first = sorted((away / "fleet" / "jobs").iterdir())[0].read_text()
+    project = (ROOT / "lava" / "jobs" / "qemu-amd64.yaml").read_text()
+    assert first.startswith(project.split("\n")[0]) and "url: http://k/old" in first
+    assert "path: lava/atsdbench.yaml" in first and 'RUN_OPTIONS: "--size 16M"' in first
 
 
 @pytest.mark.live

@@ -109,4 +109,5 @@ def test_nothing_below_the_command_line_imports_render():
 
 def test_every_module_is_in_a_house():
     top = sorted(p.stem for p in PKG.glob("*.py"))
-    assert top == ["__init__", "__main__", "_cli", "cli", "commands", "errors", "ministat", "signals", "units"]
+    assert top == ["__init__", "__main__", "_cli", "carried", "cli", "commands", "errors", "ministat", "signals",
+                   "units"]
