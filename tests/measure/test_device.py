@@ -300,8 +300,10 @@ def test_inside_a_pid_namespace_the_sweep_leaves_other_namespaces_probes(tmp_pat
     code = ("import sys; from atsdbench.measure import core\n"
             "try:\n    core.Kprobe(sys.argv[1], 'notifier_starts', '__mmu_notifier_invalidate_range_start')\n"
             "except OSError:\n    pass\n")
+    # from tmp_path: `python -c` puts its folder first on sys.path, and the checkout's package may
+    # have no compiled core (an install that is not editable, as CI's)
     p = subprocess.run(["unshare", "--pid", "--fork", sys.executable, "-c", code, str(tmp_path)],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=tmp_path)
     if p.returncode and "unshare" in p.stderr:
         pytest.skip(f"no pid namespace here: {p.stderr.strip()}")
     assert p.returncode == 0, p.stderr

@@ -80,8 +80,11 @@ def installed(tmp_path_factory):
     purelib = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              capture_output=True, text=True, check=True).stdout.strip()
     (pathlib.Path(purelib) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    # --ignore-installed: the atsdbench that deps.pth reaches (this environment's, when it is not editable)
+    # would otherwise be "already satisfied", and nothing installed into the venv
     p = subprocess.run([sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps",
-                        "--no-index", str(wheel)], capture_output=True, text=True, timeout=300, env=env)
+                        "--no-index", "--ignore-installed", str(wheel)], capture_output=True, text=True,
+                       timeout=300, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
     away = tmp / "elsewhere"
     away.mkdir()

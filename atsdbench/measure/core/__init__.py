@@ -58,7 +58,7 @@ from .device import (Device, Kprobe, breakdown_device, breakdown_device_remove, 
 from .instance import (BREAKDOWN_CALLS, INSTANCE_SMALL_KB, TraceInstance, breakdown_probe,  # noqa: E402
                        breakdown_region, breakdown_sizes, breakdown_thread_filter, hcall_filter, instance_problem,
                        remove_stale_instances, trace_lost)
-from .kexec import kexec_load, kexec_reboot, kexec_unload  # noqa: E402
+from .kexec import kexec_file_supported, kexec_load, kexec_reboot, kexec_unload  # noqa: E402
 from .loop import Passes, cell_passes, cell_verify, latency_percentiles  # noqa: E402
 from .ops import aslr_state, no_aslr, op_call, op_name, workload_name  # noqa: E402
 from .perf import TracepointCounter  # noqa: E402
@@ -78,7 +78,7 @@ __all__ = ["ABI_VERSION", "PAGES", "abi_version", "ffi", "lib", "BREAKDOWN_CALLS
            "breakdown_device", "breakdown_device_remove", "breakdown_probe", "breakdown_region", "breakdown_sizes",
            "breakdown_thread_filter", "cell_order", "cell_passes", "cell_verify", "cells", "device_kprobes",
            "device_name", "device_path", "device_stale_text", "find_tracepoint", "hcall_filter", "host_probe",
-           "hugepage_size", "instance_problem", "kexec_load", "kexec_reboot", "kexec_unload",
+           "hugepage_size", "instance_problem", "kexec_file_supported", "kexec_load", "kexec_reboot", "kexec_unload",
            "latency_percentiles", "least_sleep", "no_aslr", "op_call", "op_name", "options", "page_size",
            "parse_size", "parse_tracepoint_format", "perf_parse", "pin_self", "plan_check", "plan_new", "plan_set",
            "power_columns", "read_column", "reason_column", "remove_stale_instances", "round_order", "round_start",
