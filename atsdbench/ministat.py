@@ -325,8 +325,8 @@ class _Buffer:
     def set_height(self, m):
         if m > self.height:
             if m * self.width > INT_MAX:  # pl->width * m overflows int: ministat crashes
-                raise StatError(f"width {self.width} is too wide: the graph needs {m} x {self.width} bytes, "
-                                "more than an int holds (ministat itself crashes)")
+                raise StatError(f"width {self.width} is too wide: {m} rows of it pass an int of bytes "
+                                "(ministat crashes)")
             size = m * self.width
             del self.data[size:]
             self.data.extend(bytes(size - len(self.data)))
