@@ -208,9 +208,49 @@ static void group_name(char *out, size_t len)
 		snprintf(out, len, KPROBE_GROUP "%lu_%ld", ns, (long)getpid());
 }
 
-/* 1 where a group name is of a process of this pid namespace that is gone; 0 for a live one, one of
- * another namespace (not ours to judge: its pids are not ours) or another name. */
-static int group_gone(const char *name, unsigned long ours)
+/* When process pid started, in seconds since the epoch (/proc/PID/stat's starttime after boot's btime),
+ * or -1 where /proc does not say. */
+static double process_start(long pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ticks = 0, btime = 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || hz <= 0)
+		return -1;
+	buf[n] = 0;
+	/* the name in parentheses may hold spaces: fields count from after its last ')' (field 3 on) */
+	if (!(p = strrchr(buf, ')')))
+		return -1;
+	for (field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &ticks) != 1)
+		return -1;
+	if ((fd = open("/proc/stat", O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	char stat_buf[8192];
+	n = read(fd, stat_buf, sizeof(stat_buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	stat_buf[n] = 0;
+	if (!(p = strstr(stat_buf, "\nbtime ")) || sscanf(p + 7, "%llu", &btime) != 1)
+		return -1;
+	return (double)btime + (double)ticks / (double)hz;
+}
+
+/* 1 where a group name is of a process of this pid namespace that is gone, or whose pid a later
+ * process took (it started after the group was made: the group's folder's mtime, with a second's
+ * margin); 0 for a live one, one of another namespace (not ours to judge: its pids are not ours),
+ * another name, or where the times cannot be told. */
+static int group_gone(const char *root, const char *name, unsigned long ours)
 {
 	const char *rest = name + strlen(KPROBE_GROUP), *pid = rest;
 	unsigned long ns = PID_NS_INIT;
@@ -226,7 +266,16 @@ static int group_gone(const char *name, unsigned long ours)
 	}
 	if (!*pid || strspn(pid, "0123456789") != strlen(pid) || ns != ours)
 		return 0;
-	return kill((pid_t)atol(pid), 0) && errno == ESRCH;
+	if (kill((pid_t)atol(pid), 0) && errno == ESRCH)
+		return 1;
+	char path[4200];
+	struct stat st;
+	double started = process_start(atol(pid));
+
+	snprintf(path, sizeof(path), "%s/events/%s", root, name);
+	if (started < 0 || stat(path, &st))
+		return 0;
+	return started > (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec * 1e-9 + 1.0;
 }
 
 int atsd_device_kprobe(int32_t i, char *column, uint64_t column_len, char *symbol, uint64_t symbol_len)
@@ -272,7 +321,7 @@ static void kprobes_remove_stale(const char *root)
 	if (!(dir = opendir(path)))
 		return;
 	while ((d = readdir(dir))) {
-		if (!group_gone(d->d_name, ours))
+		if (!group_gone(root, d->d_name, ours))
 			continue;
 		snprintf(path, sizeof(path), "%s/events/%s", root, d->d_name);
 		if (!(group = opendir(path)))

@@ -186,6 +186,32 @@ def test_a_kprobe_file_gets_the_probe_and_its_removal(tmp_path):
                      f"-:atsdbench_{pid}/device_invalidates"]
 
 
+def test_a_group_whose_pid_a_later_process_took_is_swept(tmp_path):
+    """A group named for a live pid, made before that process started (its folder's mtime), is of a
+    dead run whose pid was reused: swept; one made after the process started is that process's: kept."""
+    from atsdbench.measure import core
+
+    with open("/proc/self/stat") as f:
+        ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/stat") as f:
+        btime = int(next(line for line in f if line.startswith("btime ")).split()[1])
+    started = btime + ticks / os.sysconf("SC_CLK_TCK")
+    (tmp_path / "kprobe_events").write_text("")
+    mine = tmp_path / "events" / f"atsdbench_{os.getpid()}"
+    (mine / "notifier_starts").mkdir(parents=True)
+    os.utime(mine, (started - 100, started - 100))  # made 100 s before this process began
+    ev = tmp_path / "events" / f"atsdbench_{os.getppid()}" / "device_invalidates"
+    ev.mkdir(parents=True)  # made now, after the parent began: the parent's own
+    (ev / "format").write_text("name: device_invalidates\nID: 4242\nformat:\n")
+    try:
+        core.Kprobe(str(tmp_path), "device_invalidates", "test_hmm:dmirror_interval_invalidate").close()
+    except OSError:
+        pass
+    lines = (tmp_path / "kprobe_events").read_text().splitlines()
+    assert f"-:atsdbench_{os.getpid()}/notifier_starts" in lines, lines
+    assert f"-:atsdbench_{os.getppid()}/device_invalidates" not in lines, lines
+
+
 @pytest.mark.live
 def test_a_run_without_kprobes_says_why_and_measures(fake_hmm, tmp_path):
     """No test_hmm loaded here to probe (the fake is no module): the counts are absent, the reason
