@@ -10,16 +10,9 @@ import pytest
 from atsdbench.data import fleet as fleets
 from atsdbench.errors import UsageError
 from atsdbench.lab import collect, server as servers
-from fake_lava import TOKEN, FakeLava, log_of, result_block
+from fake_lava import TOKEN, lava, log_of, result_block  # noqa: F401  (lava: the fixture)
 
 TEMPLATE = "device_type: qemu\njob_name: {NAME}\nvisibility: public\nurl: {KERNEL}\n"
-
-
-@pytest.fixture
-def lava():
-    fake = FakeLava().start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from fake_lava import TOKEN, FakeLava
+from fake_lava import TOKEN, FakeLava, lava  # noqa: F401  (lava: the fixture)
 
 TEMPLATE = """device_type: qemu
 job_name: atsdbench {NAME}
@@ -22,13 +22,6 @@ actions:
     - parameters:
         RUN_OPTIONS: "{RUN_OPTIONS}"
 """
-
-
-@pytest.fixture
-def lava():
-    fake = FakeLava().start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

@@ -11,6 +11,8 @@ import threading
 import xmlrpc.client
 import xmlrpc.server
 
+import pytest
+
 USER, TOKEN = "admin", "s3cret-t0ken-never-shown"
 
 
@@ -152,3 +154,11 @@ class FakeLava:
 
     def run(self, job, device="qemu01"):
         self.jobs[job].update(state="Running", device=device)
+
+
+@pytest.fixture
+def lava():
+    """A fake server on 127.0.0.1 for one test, stopped after it."""
+    fake = FakeLava().start()
+    yield fake
+    fake.stop()
