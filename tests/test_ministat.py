@@ -379,6 +379,7 @@ def test_a_device_is_refused_before_it_is_read():
         "pipe: stat reads only those\n"
 
 
+@pytest.mark.slow  # a big input through a process, its memory measured
 def test_an_endless_stream_stays_in_bounded_memory_and_ends_in_one_line():
     """`yes "" | stat`: no number, no growth; the input cap (1 GiB, 64 MiB here) ends it in one line, also
     under an address-space limit (where a whole read was a MemoryError traceback)."""
@@ -395,6 +396,7 @@ def test_an_endless_stream_stays_in_bounded_memory_and_ends_in_one_line():
     assert used - small < 16 << 20, (used, small)
 
 
+@pytest.mark.slow  # a big input through a process, its memory measured
 def test_values_take_ministat_s_order_of_memory():
     """2,000,000 numbers: 8 bytes each in ministat; here the values, their doubling array and the
     sorted copy, never the text (about 16 MB of it)."""

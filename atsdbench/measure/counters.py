@@ -57,7 +57,7 @@ class Counters:
         elif is_power():  # tlb:tlb_flush exists there but never fires: zeros would not be counts
             self.trace_error = tracepoint_problem("powerpc:tlbie")
         else:
-            self._probe_tracepoints()
+            self._probe_tracepoints(root)
         if device:
             self._probe_device(root)
         if self.trace_error and trace == "on":
@@ -86,8 +86,9 @@ class Counters:
         self.trace_scope = "system"
         self.trace_events = ",".join(e.replace("/", ":") for e in events)
 
-    def _probe_tracepoints(self):
-        tp_id, reasons = find_tracepoint()
+    def _probe_tracepoints(self, root):
+        # the tracefs found above, not a second look of its own: one run, one answer
+        tp_id, reasons = find_tracepoint(root=root) if root is not None else (None, {})
         if tp_id is None:
             self.trace_error = tracepoint_problem()
         else:

@@ -87,8 +87,15 @@ def test_ceiling_without_debugfs_fits(cli, tmp_path, monkeypatch):
 def test_tracefs_refusals_fit(cli, tmp_path, monkeypatch, option):
     from atsdbench.measure import breakdown, core, counters
 
+    # tracefs absent whatever this machine has mounted (root with tracefs is a kernel developer's
+    # machine, and CI's): a pass that starts would measure, so one fails the test at once instead
     monkeypatch.setattr(core, "tracefs_root", lambda *a: None)
     monkeypatch.setattr(counters, "tracefs_root", lambda *a: None)
+
+    def measured(*a, **k):
+        raise AssertionError("it measured: tracefs was found after all")
+
+    monkeypatch.setattr(core, "cell_passes", measured)
     said = _refused(cli("run", option, "--size", "16M", "-o", tmp_path / "t.json"))
     assert said.startswith(f"atsdbench: {option}: ") and "tracefs" in said, said
     assert breakdown  # imported: the refusal is its own

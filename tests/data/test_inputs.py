@@ -12,6 +12,7 @@ from support import memory
 HEAD = '{"format": "atsdbench-result", "schema_version": 3, "complete": true, "host": {}, "config": {"label": "'
 
 
+@pytest.mark.slow  # a big input through a process, its memory measured
 def test_a_1_gb_string_is_refused_without_taking_gbs(tmp_path):
     """The string's bytes are a hole of the file (no GB on disk): the reader refuses the value at its
     cap (64 MiB), where it grew its window to the whole file before."""
