@@ -3,9 +3,8 @@ length, each fits in WIDTH columns after the prefix the CLI puts before it ("ats
 error, "atsdbench: warning: " for a warning), on one line; and the plan's refusals that C words
 (csrc/), which both front ends print, the same way."""
 import ast
+import functools
 import re
-
-import pytest
 
 import sources
 from atsdbench._cli import WIDTH
@@ -90,20 +89,29 @@ def _raised():
                 yield rel, node.lineno, WARNING, node.args[0]
 
 
-SITES = [(rel, line, prefix, text) for rel, line, prefix, node in _raised() for text in (_fills(node) or [])]
+# The sites are found when a test asks, not at collection, and each test checks all of its kind and
+# names every one that does not fit (where it is, its width, its words): one test of hundreds of
+# sites costs what their check costs, not hundreds of pytest items.
+@functools.cache
+def sites():
+    return [(rel, line, prefix, text) for rel, line, prefix, node in _raised() for text in (_fills(node) or [])]
+
+
+def _too_wide(cases):
+    return [f"{where}: {len(out)} columns: {out}" for where, out, fits in cases if not fits]
 
 
 def test_the_sites_are_found():
     """The scan sees the package's words: hundreds of them, in every house."""
-    assert len(SITES) > 250
-    assert {rel.split("/")[0] for rel, *_ in SITES} >= {"analysis", "campaign", "data", "measure", "commands.py"}
+    assert len(sites()) > 250
+    assert {rel.split("/")[0] for rel, *_ in sites()} >= {"analysis", "campaign", "data", "measure", "commands.py"}
 
 
-@pytest.mark.parametrize("rel, line, prefix, text", SITES, ids=[f"{r}:{n}" for r, n, *_ in SITES])
-def test_every_message_fits_one_line(rel, line, prefix, text):
-    out = prefix + text
-    assert "\n" not in text, out
-    assert len(out) <= WIDTH or TWO_PATHS.search(text), (len(out), out)
+def test_every_message_fits_one_line():
+    bad = _too_wide((f"{rel}:{line}", prefix + text,
+                     "\n" not in text and (len(prefix + text) <= WIDTH or TWO_PATHS.search(text)))
+                    for rel, line, prefix, text in sites())
+    assert not bad, "\n".join(bad)
 
 
 # C words the plan's refusals (both front ends print them): each format string, its conversions filled
@@ -128,17 +136,14 @@ def _c_fill(fmt):
     return C_CONVERSION.sub(lambda m: C_SAMPLE.get(m.group(0)[-1], "128"), fmt)
 
 
-C_SITES = list(_c_formats())
-
-
 def test_the_c_sites_are_found():
-    assert len(C_SITES) > 50
+    assert len(list(_c_formats())) > 50
 
 
-@pytest.mark.parametrize("where, fmt", C_SITES, ids=[w for w, _ in C_SITES])
-def test_every_c_refusal_fits_one_line(where, fmt):
-    out = ERROR + _c_fill(fmt)
-    assert "\n" not in out and len(out) <= WIDTH, (len(out), out)
+def test_every_c_refusal_fits_one_line():
+    bad = _too_wide((where, ERROR + _c_fill(fmt), "\n" not in ERROR + _c_fill(fmt)
+                     and len(ERROR + _c_fill(fmt)) <= WIDTH) for where, fmt in _c_formats())
+    assert not bad, "\n".join(bad)
 
 
 # What atsd itself prints to a person (its refusals through die(), its lines on stderr, printf's on
@@ -159,14 +164,11 @@ def _c_prints():
                     yield f"{path.name}:{line}", out
 
 
-C_PRINTS = list(_c_prints())
-
-
 def test_the_c_prints_are_found():
-    assert len(C_PRINTS) > 40 and {w.split(":")[0] for w, _ in C_PRINTS} >= {"atsd_main.c", "atsd_pass.c"}
+    prints = list(_c_prints())
+    assert len(prints) > 40 and {w.split(":")[0] for w, _ in prints} >= {"atsd_main.c", "atsd_pass.c"}
 
 
-@pytest.mark.parametrize("where, fmt", C_PRINTS, ids=[w for w, _ in C_PRINTS])
-def test_every_c_line_fits(where, fmt):
-    out = _c_fill(fmt)
-    assert len(out) <= WIDTH, (len(out), out)
+def test_every_c_line_fits():
+    bad = _too_wide((where, _c_fill(fmt), len(_c_fill(fmt)) <= WIDTH) for where, fmt in _c_prints())
+    assert not bad, "\n".join(bad)
