@@ -14,8 +14,8 @@ sub-runs and wall time it took, how often the interval it stopped on covers each
 A/A again with the slow drift scripts/bench_defaults.py measured between sessions (sides 60 s apart),
 each beside the same for two fixed plans of the median number of sub-runs.
 
-It runs the simulations tests/measure/test_adaptive.py checks (its helpers, imported from there) with
-more replicates.
+It runs tests/measure/test_adaptive.py's simulators (imported from there); the stopping rules' coverage
+with its claimed ranges is scripts/coverage_studies.py's (until-rounds, until-short, until-sub-runs).
 
 usage: scripts/adaptive_coverage.py [REPS [SEED]]          (default 4000 replicates, seed 12)
        scripts/adaptive_coverage.py --runs [REPS [SEED]]   (default 400 sides and 100 pairs a row, seed 25)
@@ -142,20 +142,21 @@ def runs_table(reps=400, seed=25):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", action="store_true", help="the sub-run table (run --until --runs)")
     ap.add_argument("reps", nargs="?", type=int, default=None,
                     help="replicates per row (default 4000; with --runs sides a row, 400, and a quarter as many pairs)")
     ap.add_argument("seed", nargs="?", type=int, default=None, help="seed (default 12; with --runs 25)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.reps is not None and args.reps < 1:
         ap.error("REPS must be at least 1")
     if args.runs:
         print(runs_table(args.reps or 400, 25 if args.seed is None else args.seed))
     else:
         print(coverage_table(args.reps or 4000, 12 if args.seed is None else args.seed))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -340,46 +340,6 @@ def test_a_cells_ceiling_overrides_the_hosts():
 
 # --- intervals ----------------------------------------------------------------------------------------
 
-def _coverage(rounds, sims, rng):
-    pages = np.array([1, 16, 32, 64.0])
-    whole = np.array([False, False, False, True])
-    truth = np.array([9.6, 1.5, 13.0, (13.0 - 9.6) / 1.5])
-    mean = np.array([9.6 + 1.5, 9.6 + 24, 9.6 + 48, 13.0])
-    hits = np.zeros(4)
-    for _ in range(sims):
-        units = mean * rng.normal(1, 0.04, (rounds, 1)) * rng.normal(1, 0.02, (rounds, 4))
-        point = model.estimate(units.mean(axis=0), pages, whole)[0]
-        draws = model.bootstrap(units, pages, whole, rng, 1000)
-        for k in range(4):
-            low, high = model.t_interval(point[k], draws[:, k], rounds - 1, 95)
-            hits[k] += low <= truth[k] <= high
-    return hits / sims
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("rounds", [3, 5])
-def test_interval_coverage_by_simulation(rounds):
-    # Percentile intervals cover 73% (3 rounds) and 84% (5 rounds) here; the t x bootstrap-SE ones 95%.
-    cover = _coverage(rounds, 300, np.random.default_rng(rounds))
-    assert np.all(cover >= 0.915) and np.all(cover <= 0.985), cover
-
-
-@pytest.mark.slow
-def test_change_coverage_by_simulation():
-    hits, sims = np.zeros(4), 250
-    truth_a = {65536: 11.1, M: 33.6, 2 * M: 57.6, 4 * M: 13.0}
-    truth_b = {65536: 10.1, M: 31.1, 2 * M: 53.5, 4 * M: 12.0}
-    expected = np.array([8.7 / 9.6, 1.4 / 1.5, 12.0 / 13.0, ((12.0 - 8.7) / 1.4) / ((13.0 - 9.6) / 1.5)]) - 1
-    for i in range(sims):
-        a = make(truth_a, rounds=4, reps=1, page=65536, noise=0.05, seed=2 * i, size=1 << 30)
-        b = make(truth_b, rounds=6, reps=1, page=65536, noise=0.02, seed=2 * i + 1, size=1 << 30)
-        ma = model.side_models([a], "a", resamples=1000, side=0, seed=i)[0]
-        mb = model.side_models([b], "b", resamples=1000, side=1, seed=i)[0]
-        for k, row in enumerate(model.change(ma, mb)):
-            hits[k] += row["ci_low_pct"] <= expected[k] * 100 <= row["ci_high_pct"]
-    assert np.all(hits / sims >= 0.9) and np.all(hits / sims <= 0.99), hits / sims
-
-
 def test_file_against_itself():
     r = make(X86, ceiling=33)
     a = model.analyse([[r], [r]], ["A", "B"])

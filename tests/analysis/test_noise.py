@@ -60,29 +60,6 @@ def test_the_spread_check_is_an_f_test():
     assert math.isnan(noise.spread_check(x, None)[1]) and math.isnan(noise.spread_check(x[:1], entry)[1])
 
 
-def _simulated(rng, between_sd, within_sd, rounds, runs):
-    """A profile entry of `runs` sub-runs, and a side of one process, from the same components."""
-    cal = [rng.normal(rng.normal(0, between_sd), within_sd, rounds) for _ in range(runs)]
-    side = rng.normal(rng.normal(0, between_sd), within_sd, rounds)
-    return noise.entry(cal), side
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("between_sd,runs", [(0.05, 8), (0.02, 8), (0.05, 5)])
-def test_a_profiled_side_covers_its_level_seeded(between_sd, runs):
-    """Two sides of one process, each with its own profile: the CI of their ratio (1 here) covers
-    92-98% of the time at 95%, and an A/A is called different about 5%."""
-    rng = np.random.default_rng(25)
-    covered = made = 0
-    for k in range(1500):
-        ea, a = _simulated(rng, between_sd, 0.04, 5, runs)
-        eb, b = _simulated(rng, between_sd, 0.04, 5, runs)
-        d = noise.difference(noise.side_with_noise_profile(a, ea, 0, "pa"), noise.side_with_noise_profile(b, eb, 1, "pb"))
-        made += 1
-        covered += d["ci_low_pct"] <= 0 <= d["ci_high_pct"]
-    assert 0.92 <= covered / made <= 0.98
-
-
 def test_without_a_profile_a_side_has_rates_but_no_interval():
     x = np.log([10.0, 11.0, 10.5])
     side = noise.side_with_noise_profile(x, None, 0, None)

@@ -4,11 +4,8 @@ the summary and its line under the table; the rule's coverage by seeded simulati
 `scripts/adaptive_coverage.py` prints the coverage table of the docs from these helpers (more replicates)."""
 import json
 import math
-import os
-import subprocess
 import sys
 
-import noise_sim
 import numpy as np
 import pytest
 from scipy import signal
@@ -439,28 +436,6 @@ def test_vectorised_fixed_batches_is_mean_ci():
         assert method == "batch-means" and half == pytest.approx((high - low) / 2)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("phi, cap, ours_at_least, rounds_between", [(0.0, 300, 0.92, (80, 120)),
-                                                                      (0.5, 500, 0.88, (220, 300))])
-def test_stopping_on_precision_keeps_coverage_where_fixed_batches_lose_it(phi, cap, ours_at_least, rounds_between):
-    # Round means with a CV of 5% and a 1% target: about 100 rounds when independent, 260 with
-    # lag-1 0.5.  Stopped on, five fixed batch means cover 75-77% (they stop early, on lucky narrow
-    # intervals); overlapping batch means of sqrt(n) rounds cover 91-94%.
-    x = 1 + 0.05 * ar1_rows(phi, cap, 1500, np.random.default_rng(10))
-    ours, rounds, capped = sequential(x, 1.0, adaptive.half_width)
-    theirs, their_rounds, _ = sequential(x, 1.0, fixed_batches)
-    assert ours >= ours_at_least and theirs <= 0.82 and capped < 0.02
-    assert rounds_between[0] <= rounds <= rounds_between[1] and their_rounds < rounds
-
-
-@pytest.mark.slow
-def test_short_adaptive_runs_lose_little_coverage():
-    # CV 2%, target 1%: ~17 rounds on the t interval; stopping costs a few points of the 95%.
-    x = 1 + 0.02 * ar1_rows(0.0, 120, 3000, np.random.default_rng(11))
-    cover, rounds, _ = sequential(x, 1.0, adaptive.half_width)
-    assert 0.9 <= cover <= 0.95 and 12 <= rounds <= 22
-
-
 # --- coverage on the sub-run unit: the noise simulator through the real RunPolicy ----------------
 
 def adaptive_side(bench, rng, runs, rounds, gap, sp, until, max_time=600.0, change=0.0, label="A", boot=0.0):
@@ -512,15 +487,6 @@ def side_coverage(bench, sides, runs, rounds, gap, sp, until, seed, max_time=600
     return covered / rows, float(np.median(taken)), timed / sides, float(np.median(walls))
 
 
-@pytest.mark.slow
-def test_stopping_on_sub_runs_keeps_coverage():
-    # --until 5% --runs 3, 5 rounds a sub-run 20 s apart, sP 3%: about 8 sub-runs (a sub-run mean's CV
-    # is ~5% here).  Stopped on, the t interval over sub-run means still covers ~93-95%; a rule that
-    # stopped on an interval blind to run-to-run variance would cover far less.
-    cover, median_runs, timed, _ = side_coverage(noise_sim, 150, 3, 5, 20.0, 0.03, 5.0, seed=31, max_time=300.0)
-    assert 0.88 <= cover <= 0.99 and 5 <= median_runs <= 12 and timed < 0.1
-
-
 # --- real runs (tiny) ---------------------------------------------------------------------------
 
 @pytest.mark.live
@@ -546,24 +512,3 @@ def test_cli_run_prints_and_saves_the_outcome(cli, tmp_path):
     assert saved["stop_reason"] == "time" and saved["max_time"] == 1.0
     shown = cli("show", out)
     assert shown.returncode == 0 and "target 0.001% not met after" in shown.stdout
-
-
-# --- the docs' table ------------------------------------------------------------------------------
-
-@pytest.mark.slow
-def test_the_coverage_script_prints_its_table():
-    """scripts/adaptive_coverage.py prints docs' table from the helpers above (few replicates here)."""
-    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "adaptive_coverage.py")
-    p = subprocess.run([sys.executable, script, "20"], capture_output=True, text=True)
-    lines = p.stdout.splitlines()
-    assert p.returncode == 0 and p.stderr == "", p.stderr
-    assert len(lines) == 2 + 8 and all(line.startswith("| ") and line.endswith(" |") for line in lines)
-
-
-@pytest.mark.slow
-def test_the_coverage_script_prints_its_sub_run_table():
-    script = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "adaptive_coverage.py")
-    p = subprocess.run([sys.executable, script, "--runs", "4"], capture_output=True, text=True)
-    lines = p.stdout.splitlines()
-    assert p.returncode == 0 and p.stderr == "", p.stderr
-    assert len(lines) == 2 + 6 and all(line.count("|") == 17 for line in lines)

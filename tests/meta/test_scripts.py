@@ -13,7 +13,7 @@ SCRIPTS = ROOT / "scripts"
 # qemu each, after the tests), or a script that is itself run here (python-root: by device-check)
 RUN_BY = {
     "aa_false_positive.py": "tests/scripts/test_aa_false_positive.py",
-    "adaptive_coverage.py": "tests/measure/test_adaptive.py",  # beside the helpers it prints tables from
+    "adaptive_coverage.py": "tests/scripts/test_adaptive_coverage.py",
     "bench_adaptive.py": "tests/scripts/test_bench_adaptive.py",
     "bench_defaults.py": "tests/scripts/test_bench_defaults.py",
     "bench_overhead.py": "tests/scripts/test_bench_overhead.py",
@@ -25,7 +25,8 @@ RUN_BY = {
     "bench_wis.py": "tests/scripts/test_bench_wis.py",
     "blocked_design.py": "tests/scripts/test_blocked_design.py",
     "build-test-hmm": "tests/scripts/test_device_scripts.py",
-    "calibration_table.py": "tests/analysis/test_calibration.py",  # beside the helpers it prints its table from
+    "calibration_table.py": "tests/scripts/test_calibration_table.py",
+    "coverage_studies.py": "tests/scripts/test_coverage_studies.py",
     "cross-check": ".ci/run",
     "device-check": "tests/scripts/test_device_scripts.py",
     "device_verdict.py": "tests/scripts/test_device_scripts.py",

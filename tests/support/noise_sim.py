@@ -108,6 +108,23 @@ def calibration(rng, runs, rounds, sp, boot, change, label):
     return noise_profile.NoiseProfile(data, f"calibration-{label}.json")
 
 
+def paired_cells(rng, n, ratio, k):
+    """k experiments x n rounds of two cells of one run (compare --by's pairs): each round's mean of 4
+    passes; every round moves both cells alike (5-15% CV luck plus a drift of up to 3% a round); each
+    cell has 1-4% noise of its own.  The new cell is the base cell's process scaled by `ratio`."""
+    import numpy as np
+
+    round_cv, cell_cv = rng.uniform(0.05, 0.15, (k, 1)), rng.uniform(0.01, 0.04, (k, 1))
+    shared = np.exp(rng.normal(0, 1, (k, n)) * np.log1p(round_cv) + rng.uniform(-0.03, 0.03, (k, 1)) * np.arange(n))
+
+    def cell():
+        own = rng.normal(0, 1, (k, n)) * np.log1p(cell_cv)
+        passes = np.exp(own[..., None] + rng.normal(0, 1, (k, n, 4)) * np.log1p(cell_cv)[..., None] / 5)
+        return shared * passes.mean(axis=-1)
+
+    return cell(), ratio * cell()
+
+
 def map_cells(cell, tasks, jobs=1):
     """[cell(task) for task in tasks], over `jobs` processes where more than one (each task seeds its
     own generator, so the numbers do not depend on jobs).  model_coverage and bench_defaults use it too."""
