@@ -177,6 +177,16 @@ def in_tracefs():
     return ('grep -q " /sys/kernel/tracing tracefs " /proc/mounts || '
             'mount -t tracefs nodev /sys/kernel/tracing || exit; ')
 
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory):
+    """The wheel built from the sdist of the tracked files (tests/support/built.py), once a session:
+    test_install installs it, tests/lab's guests install it."""
+    import built
+
+    return built.wheel(tmp_path_factory.mktemp("wheel"))
+
+
 SCRIPTS = pathlib.Path(__file__).parent.parent / "scripts"
 
 

@@ -115,12 +115,8 @@ def test_a_baseline_not_on_the_device_is_a_failing_case_with_its_reason(tmp_path
 
 
 @pytest.mark.live
-@pytest.mark.slow  # builds the wheel (pip wheel: a C build, 20-60 s here)
-def test_install_venv_from_the_wheel_under_test(tmp_path):
-    wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(wheels), str(ROOT)], check=True, timeout=600)
-    [wheel] = list(wheels.glob("atsdbench-*.whl"))
+@pytest.mark.slow  # the session's wheel (tests/support/built.py: a C build, 20-60 s here)
+def test_install_venv_from_the_wheel_under_test(tmp_path, wheel):
     # the venv takes its dependencies from this interpreter's site-packages (no index in a test)
     site = subprocess.run([sys.executable, "-c", "import numpy, os; print(os.path.dirname(os.path.dirname("
                            "numpy.__file__)))"], capture_output=True, text=True, check=True).stdout.strip()

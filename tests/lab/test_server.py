@@ -1,9 +1,13 @@
 """A fleet through a real LAVA server (Debian 12's lava-server 2023.01): a PostgreSQL cluster and a
 lava-server of the test's own on free local ports (tests/support/lava_lab.py), its scheduler, a worker with
-two qemu devices (two boards, each pinned by its tag), `lab submit` of two sides x two boards, one job
-canceled, `lab collect`, and compare of what came home.  The rates are emulated (TCG): the test checks the
-design, the files and the boards, never a verdict.  It leaves no process, cluster or port behind.  Where
-lava-server, lava-dispatcher, postgresql, mmdebstrap or qemu is missing (or this is not root), it skips."""
+two qemu devices (two boards, each pinned by its tag) whose jobs LAVA's own dispatcher (`lava-run`) runs,
+`lab submit` of two sides x two boards, the second board's jobs canceled, `lab collect`, and compare of what
+came home.  Each job boots Debian 12 (scripts/lava-rootfs) under qemu TCG, takes the definition
+lava/atsdbench.yaml from this checkout by git, installs the session's wheel with its `venv` mode, runs, and
+compares against a BASELINE on the device (a committed result file of the same strides).  Two jobs, one a
+side, prove the path; the rates are emulated: the test checks the design, the cases, the files and the
+boards, never a verdict.  It leaves no process, cluster or port behind.  Where lava-server,
+lava-dispatcher, postgresql, mmdebstrap or qemu is missing (or this is not root), it skips."""
 import json
 import os
 import pathlib
@@ -18,7 +22,7 @@ import lava_lab
 import lava_rootfs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
-RUN_OPTIONS = ["--strides", "64K,1M", "--rounds", "2", "--reps", "2"]
+RUN_OPTIONS = ["--size", "16M", "--strides", "64K,1M", "--rounds", "2", "--reps", "2"]  # the path, not a rate
 COLLECT_TIMEOUT = 3600
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
@@ -35,14 +39,15 @@ def _closed(port):
         return s.connect_ex(("127.0.0.1", port)) != 0
 
 
-def test_a_fleet_through_a_lava_server(tmp_path, cli_process):
+def test_a_fleet_through_a_lava_server(tmp_path, cli_process, request, fixtures):
     why = lava_lab.missing()
     if why:
         pytest.skip(why)
     lava_rootfs.need()
     started = time.monotonic()
-    system = lava_rootfs.system(tmp_path)
-    image = lava_rootfs.image(system, "fleet")
+    system = lava_rootfs.system(tmp_path, request.getfixturevalue("wheel"))
+    # 64K and 1M among the baseline's strides: the definition's compare case has a speedup for each
+    image = lava_rootfs.image(system, "fleet", {"/opt/baseline.json": (fixtures / "before.json").read_bytes()})
     lab = lava_lab.Lab(worker_env=lava_rootfs.guestfs_env(system))
     try:
         lab.start()
@@ -58,30 +63,39 @@ def test_a_fleet_through_a_lava_server(tmp_path, cli_process):
                         "--device-type", "qemu", "--device", "qemu01", "--device", "qemu02",
                         "--set", f"ROOTFS={image.as_uri()}", "--set", f"REPOSITORY={ROOT}", "--set",
                         f"REVISION={revision}", "--set", "INSTALL=venv", "--set", f"SOURCE={system['wheel']}",
-                        "--set", "BASELINE=", "--", *RUN_OPTIONS, env=env)
+                        "--set", "BASELINE=/opt/baseline.json", "--", *RUN_OPTIONS, env=env)
         assert p.returncode == 0, p.stderr
         jobs = json.loads((fleet / "fleet.json").read_text())["jobs"]
         assert [(j["side"], j["requested"]) for j in jobs] == [("old", "qemu01"), ("old", "qemu02"),
                                                                ("new", "qemu01"), ("new", "qemu02")]
-        # the last job waits behind qemu02's first: canceled, it must be named and nothing else lost
+        # qemu02's jobs canceled (the first perhaps already running, the second queued): each must be
+        # named and nothing else lost, and qemu01 runs one job a side
         from atsdbench.lab import server
 
-        server.Server(server.Identity(lab.uri, "admin", lab.token)).call("scheduler.jobs.cancel",
-                                                                          str(jobs[3]["id"]))
+        for j in (jobs[1], jobs[3]):
+            server.Server(server.Identity(lab.uri, "admin", lab.token)).call("scheduler.jobs.cancel", str(j["id"]))
         # the jobs take minutes each under TCG (more on a busy machine): longer than cli_process waits
         p = subprocess.run([sys.executable, "-m", "atsdbench", "lab", "collect", str(fleet), "--interval", "10"],
                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=COLLECT_TIMEOUT)
         assert p.returncode == 0, (p.stderr, lab.logs())
         data = json.loads((fleet / "fleet.json").read_text())
         states = [(j["side"], j["board"], j["state"]) for j in data["jobs"]]
-        assert states[:3] == [("old", "qemu01", "Complete"), ("old", "qemu02", "Complete"),
-                              ("new", "qemu01", "Complete")], (states, lab.logs())
-        assert states[3][2] == "Canceled" and f"job {jobs[3]['id']} new on " in p.stdout
-        assert all(len(j["results"]) == 1 for j in data["jobs"][:3]) and data["jobs"][3]["results"] == []
+        assert [states[0], states[2]] == [("old", "qemu01", "Complete"), ("new", "qemu01", "Complete")], \
+            (states, lab.logs())
+        assert states[1][2] == states[3][2] == "Canceled", states
+        assert f"job {jobs[1]['id']} old" in p.stdout and f"job {jobs[3]['id']} new" in p.stdout, p.stdout
+        assert [len(j["results"]) for j in data["jobs"]] == [1, 0, 1, 0]
+        for j in (data["jobs"][0], data["jobs"][2]):  # each job's cases, from the log collect brought home
+            cases = lava_lab.cases((fleet / j["log"]).read_text(errors="replace"))
+            assert all(cases.get(c, (None,))[0] == "pass" for c in ("atsdbench-install", "atsdbench-run",
+                                                                     "atsdbench-compare")), cases
+            assert {c for c in cases if c.startswith("rate-")} == {"rate-64K", "rate-1M"}, cases
+            assert all(cases[c][0] == "pass" and float(cases[c][1]) > 0 for c in ("rate-64K", "rate-1M"))
+            assert {"speedup-64K", "speedup-1M"} <= set(cases), cases
         from atsdbench.data import fleet as fleets
 
         boards = fleets.by_board(str(fleet))
-        assert {b: sorted(s) for b, s in boards.items()} == {"qemu01": ["new", "old"], "qemu02": ["old"]}
+        assert {b: sorted(s) for b, s in boards.items()} == {"qemu01": ["new", "old"]}
         again = cli_process("lab", "collect", fleet, env=env)  # idempotent: nothing new, nothing rewritten
         assert again.returncode == 0 and json.loads((fleet / "fleet.json").read_text()) == data
         if _compare_reads_fleets():

@@ -7,21 +7,16 @@ import shutil
 import subprocess
 import sys
 import sysconfig
-import tarfile
 import zipfile
 
 import pytest
 
+import built
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-KERNEL = os.environ.get("ATSD_GUEST_KERNEL") or os.path.expanduser("~/.cache/atsdbench/kernels/vmlinuz-amd64")
-
-
-def _tracked():
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout: the sdist is built from the files git tracks")
-    return [name for name in out.decode().split("\0") if name and (ROOT / name).exists()]
+# scripts/x86-guest-check's kernel (where it ran first, as in .ci/run), or ATSD_GUEST_KERNEL
+KERNEL = os.environ.get("ATSD_GUEST_KERNEL") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "atsdbench", "kernels", "vmlinuz-amd64")
 
 
 def test_the_built_package_carries_the_checkout_s_folders_once(tmp_path):
@@ -30,7 +25,7 @@ def test_the_built_package_carries_the_checkout_s_folders_once(tmp_path):
     setuptools = pytest.importorskip("setuptools")
     if int(setuptools.__version__.split(".")[0]) < 77:  # pyproject's build requirement
         pytest.skip(f"setuptools {setuptools.__version__} cannot build this project (the test extra asks >= 77)")
-    tracked = _tracked()
+    tracked = built.tracked()
     assert not [n for n in tracked if n.startswith(("atsdbench/csrc/", "atsdbench/lava/"))]
     src = tmp_path / "src"
     for name in tracked:
@@ -39,39 +34,22 @@ def test_the_built_package_carries_the_checkout_s_folders_once(tmp_path):
     p = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(tmp_path / "lib")],
                        cwd=src, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
-    built = {str(f.relative_to(tmp_path / "lib")) for f in (tmp_path / "lib").rglob("*") if f.is_file()}
+    made = {str(f.relative_to(tmp_path / "lib")) for f in (tmp_path / "lib").rglob("*") if f.is_file()}
     want = {"atsdbench/" + n for n in tracked if n.startswith("lava/") or n.startswith("csrc/")
             and n.endswith((".c", ".h", "/Makefile"))}
     assert {"atsdbench/lava/jobs/qemu-amd64.yaml", "atsdbench/lava/atsdbench.yaml",
-            "atsdbench/lava/devices/qemu-amd64.jinja2", "atsdbench/csrc/atsd_main.c"} <= want <= built
+            "atsdbench/lava/devices/qemu-amd64.jinja2", "atsdbench/csrc/atsd_main.c"} <= want <= made
     for name in want:
         assert (tmp_path / "lib" / name).read_bytes() == (ROOT / name[len("atsdbench/"):]).read_bytes(), name
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
+def installed(tmp_path_factory, wheel):
     """(a fresh venv's bin/ holding the wheel built from the sdist, the wheel's names, a folder outside
     the checkout).  The venv reaches numpy and the rest through this environment's site-packages as a
     plain path (its .pth files, an editable install's hook among them, are not run)."""
     tmp = tmp_path_factory.mktemp("install")
-    pytest.importorskip("setuptools")
-    src = tmp / "src"
-    for name in _tracked():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, src / name)
-    p = subprocess.run([sys.executable, "-c", f"from setuptools import build_meta; "
-                        f"print(build_meta.build_sdist({str(tmp / 'sdist')!r}))"], cwd=src, capture_output=True,
-                       text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-3000:]
-    with tarfile.open(tmp / "sdist" / p.stdout.split()[-1]) as tar:
-        top = tar.getnames()[0].split("/")[0]
-        tar.extractall(tmp / "unpacked", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
-    env = {k: v for k, v in os.environ.items() if k not in ("ATSDBENCH_CSRC", "PYTHONPATH")}
-    p = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                        "-w", str(tmp / "wheel"), str(tmp / "unpacked" / top)], capture_output=True, text=True,
-                       timeout=900, env=env)
-    assert p.returncode == 0, p.stderr[-3000:]
-    [wheel] = (tmp / "wheel").glob("atsdbench-*.whl")
+    env = built.build_env()
     names = set(zipfile.ZipFile(wheel).namelist())
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
@@ -122,7 +100,7 @@ def test_the_wheel_carries_atsd_s_sources_and_builds_atsd_anywhere(installed):
 @pytest.mark.slow  # builds the sdist and the wheel (the core)
 def test_lab_submit_fills_the_project_s_template_from_the_installed_wheel(installed):
     bin_, names, away, env = installed
-    assert {f"atsdbench/{n}" for n in _tracked() if n.startswith("lava/")} <= names
+    assert {f"atsdbench/{n}" for n in built.tracked() if n.startswith("lava/")} <= names
     env = {k: v for k, v in env.items() if k != "ATSDBENCH_LAVA"}
     p = subprocess.run([bin_ / "atsdbench", "lab", "submit", "fleet", "--kernel", "old=http://k/old",
                         "--kernel", "new=http://k/new", "--device-type", "qemu", "--dry-run", "--set",

@@ -11,7 +11,7 @@ import pytest
 import conftest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SLOW = "tests/meta/test_sdist.py::test_the_quick_set_passes_from_the_sdist"
+SLOW = "tests/meta/test_sdist.py::test_the_tests_run_from_the_sdist"
 QUICK = "tests/meta/test_sdist.py::test_sdist_carries_what_the_build_tests_scripts_and_docs_read"
 
 

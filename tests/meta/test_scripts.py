@@ -31,7 +31,7 @@ RUN_BY = {
     "device-check": "tests/scripts/test_device_scripts.py",
     "device_verdict.py": "tests/scripts/test_device_scripts.py",
     "drift.py": "tests/analysis/test_timeseries.py",
-    "lava-rootfs": "tests/lab/test_dispatcher.py",
+    "lava-rootfs": "tests/lab/test_server.py",
     "model_coverage.py": "tests/scripts/test_model_coverage.py",
     "power-check": ".ci/run",
     "power_verdict.py": "tests/scripts/test_power_check.py",

@@ -10,6 +10,8 @@ import tarfile
 
 import pytest
 
+import built
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # What a build or a test run leaves in a working tree, and the sdist must not carry.
@@ -17,14 +19,6 @@ JUNK = ["atsdbench/_atsd.abi3.so", "atsdbench/_atsd.c", "atsdbench/__pycache__/c
         "csrc/atsd", "csrc/atsd.o", "tests/__pycache__/conftest.cpython-311.pyc", "tests/.hypothesis/examples/x",
         ".ci/venv/bin/python"]
 NOT_SHIPPED = {".gitignore"}  # git's own
-
-
-def _tracked():
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z"], capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("not a git checkout: the sdist is checked against the files git tracks")
-    return [name for name in out.decode().split("\0") if name and (ROOT / name).exists()]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +29,7 @@ def sdist(tmp_path_factory):
     setuptools = pytest.importorskip("setuptools")
     if int(setuptools.__version__.split(".")[0]) < 77:  # pyproject's build requirement
         pytest.skip(f"setuptools {setuptools.__version__} cannot build this project (the test extra asks >= 77)")
-    tracked = _tracked()
+    tracked = built.tracked()
     assert not [n for n in tracked if (ROOT / n).is_symlink()], "an sdist cannot carry a symlink"
     src = tmp_path / "src"
     for name in tracked:
@@ -69,17 +63,28 @@ def test_sdist_carries_what_the_build_tests_scripts_and_docs_read(sdist):
 
 
 @pytest.mark.live
-@pytest.mark.slow  # the quick set again, from the sdist
-def test_the_quick_set_passes_from_the_sdist(sdist):
+@pytest.mark.slow  # pytest from the sdist: its collection, and the tests that read the tree
+def test_the_tests_run_from_the_sdist(sdist):
+    """Every test module imports and every test is collected from the unpacked sdist, and the quick
+    tests that read the tree (the docs' links, the layout, the scripts, the option tables, the raise
+    sites) pass there, against the installed package.  The rest of the quick set reads what the first
+    test holds the sdist to carry (every tracked file): running it again here would check nothing new."""
     unpacked = sdist[2]
     # -P: not the unpacked source tree (no compiled core) on sys.path, but the installed package
     where = subprocess.run([sys.executable, "-P", "-c", "import atsdbench; print(atsdbench.__file__)"],
                            cwd=unpacked, capture_output=True, text=True, check=True).stdout.strip()
     assert not where.startswith(str(unpacked)), where
-    # the quick set a user runs; PYTHONSAFEPATH is -P for its xdist workers too, which start with -c
-    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "not live and not slow", "-p", "no:cacheprovider"],
-                       cwd=unpacked, capture_output=True, text=True, timeout=1800,
-                       env={**os.environ, "PYTHONSAFEPATH": "1"})
+    # PYTHONSAFEPATH is -P for pytest and its xdist workers too, which start with -c
+    env = {**os.environ, "PYTHONSAFEPATH": "1"}
+    every = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "--slow", "-p", "no:cacheprovider"],
+                           cwd=unpacked, capture_output=True, text=True, timeout=600, env=env)
+    assert every.returncode == 0 and "error" not in every.stdout.splitlines()[-1], every.stdout[-3000:] + every.stderr
+    here = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only", "--slow", "-p", "no:cacheprovider"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    assert every.stdout.splitlines()[-1].split()[0] == here.stdout.splitlines()[-1].split()[0], \
+        (every.stdout.splitlines()[-1], here.stdout.splitlines()[-1])  # as many tests as the checkout has
+    p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-m", "not live and not slow", "-p", "no:cacheprovider",
+                        "tests/meta"], cwd=unpacked, capture_output=True, text=True, timeout=600, env=env)
     tail = p.stdout[-3000:] + p.stderr[-2000:]
     assert p.returncode == 0, tail
     assert " passed" in p.stdout.splitlines()[-1] and "failed" not in p.stdout.splitlines()[-1], tail

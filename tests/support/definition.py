@@ -1,7 +1,7 @@
 """lava/atsdbench.yaml as LAVA's dispatcher runs it (lava_dispatcher/actions/deploy/testdef.py): the
 params as shell assignments (a job's parameters replacing the defaults), `set -e`, `set -x`, then every
 step as written, one script.  Read with a reader of this file's own layout (two-level `params`, steps
-as `- |` blocks): the tests/lab/test_dispatcher.py run checks it against LAVA's own YAML reading."""
+as `- |` blocks): tests/lab/test_server.py's jobs check it against LAVA's own YAML reading."""
 import pathlib
 import re
 

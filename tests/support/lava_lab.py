@@ -4,8 +4,10 @@ Nothing of the machine's is changed but one folder of the worker's own under /et
 (the worker's environment: libguestfs' settings), removed with the rest by stop().  Debian 12's packages:
 lava-server, lava-dispatcher, postgresql."""
 import glob
+import json
 import os
 import pathlib
+import re
 import shutil
 import signal
 import socket
@@ -30,6 +32,24 @@ def missing():
     if os.geteuid() != 0:
         return "needs root (the cluster's user, the worker's environment)"
     return None
+
+
+def cases(log):
+    """{case: (result, measurement)} of a job's atsdbench test cases (lava's results in its log, one
+    {"dt", "lvl", "msg"} a line)."""
+    out = {}
+    for line in log.splitlines():
+        if '"lvl": "results"' not in line:
+            continue
+        line = re.sub(r'(:\s*)! (")', r"\1\2", line[2:] if line.startswith("- ") else line)  # YAML's `! "965"`
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        msg = entry.get("msg") or {}
+        if isinstance(msg, dict) and msg.get("definition") == "0_atsdbench":
+            out[msg.get("case")] = (msg.get("result"), msg.get("measurement"))
+    return out
 
 
 def free_port():
