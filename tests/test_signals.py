@@ -547,8 +547,8 @@ def test_signal_storm_into_atsd(atsd, cli, tmp_path, busy):
     assert hits >= trials // 2, f"only {hits} of {trials} signals landed during a run"
 
 
-# The workloads, one test per kind so `-k` picks them: a storm into each, idle and busy,
-# a few times.  The munmap kind also checks that a signal never finds the region's hole unreserved.
+# The workloads, one test per kind so `-k` picks them: a storm into each, with a CPU burner on every
+# CPU (the harder case: the plain storms above run idle and busy), a few times.  The munmap kind also checks that a signal never finds the region's hole unreserved.
 WORKLOADS = {
     "op-madvise": ["--strides", "64K,1M", "--rounds", "40", "--op", "madvise"],
     "op-munmap": ["--strides", "64K,1M", "--rounds", "40", "--op", "munmap"],
@@ -566,7 +566,7 @@ WORKLOADS = {
 
 @pytest.mark.live
 @pytest.mark.slow  # the breadth of the storms: every workload and verify kind
-@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.parametrize("busy", [True], ids=["busy"])
 @pytest.mark.parametrize("kind", WORKLOADS)
 def test_signal_storm_into_workload_runs(tmp_path, kind, busy):
     if kind.startswith("threads") and len(os.sched_getaffinity(0)) < 2:
@@ -653,8 +653,8 @@ VERIFY = {
 
 
 @pytest.mark.live
-@pytest.mark.slow  # the breadth of the storms: every workload and verify kind
-@pytest.mark.parametrize("busy", [False, True], ids=["idle", "busy"])
+@pytest.mark.slow  # the breadth of the storms: every workload and verify kind, under load
+@pytest.mark.parametrize("busy", [True], ids=["busy"])
 @pytest.mark.parametrize("kind", VERIFY)
 def test_signal_storm_into_verify_runs(tmp_path, kind, busy):
     """Verify passes take most of such a run (every call checked from the other CPU): the storm lands

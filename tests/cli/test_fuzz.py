@@ -156,7 +156,7 @@ EXTREME = {
                 "warmup": [True, False], "traced": [True, False], "order": [None, 0],
                 "lat_hist": [None, {}, {"0": 1}, {"999": 2 ** 63 - 1}, {"0": 1, "999": 1}, {"40": 3, "44": 1}],
                 "lat_p50_us": [None, 0, 9.2e15], "lat_max_us": [None, 5e-324],
-                "ipis": [None, 0, -5, 2 ** 63 - 1], "flushes": [None, 0, 2 ** 63 - 1], "full_flushes": [None, 0, 7],
+                "ipis": [None, 0, 1, 2 ** 63 - 1], "flushes": [None, 0, 2 ** 63 - 1], "full_flushes": [None, 0, 7],
                 "gpu_touch_ns": [None, 0, 2 ** 63 - 1], "cell": [0, 3], "pages": ["thp", "", None], "new": [None, "x"],
                 "round_t": [None, 0, 9.2e9], "bystander_share": [None, -1.0, 2.0], "bystander_idle": [True],
                 "thp_share": [None, 0, 0.5, 1]},

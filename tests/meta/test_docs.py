@@ -57,12 +57,18 @@ def test_readme_is_a_front_door():
     assert len(lines) <= 300, f"README.md has {len(lines)} lines; move what is not the front door to docs/"
 
 
+QUICK = 'pytest -q -m "not live"'
+REST = 'pytest -q --slow -m "live or slow"'
+
+
 def test_readme_keeps_the_two_set_up_commands():
-    """.ci/run runs the README's test command: it must stay findable, exactly."""
+    """.ci/run runs the README's test commands, the quick set and then the rest: findable, exactly."""
     lines = README.read_text().splitlines()
     assert "pip install . && atsdbench run" in lines
-    assert "pip install '.[test]' && pytest -q --slow" in lines
-    assert "pip install '.[test]' && pytest -q --slow" in (ROOT / ".ci" / "run").read_text().splitlines()
+    assert f"pip install '.[test]' && {QUICK}" in lines
+    assert f"pip install '.[test]' && {QUICK} && {REST}" in lines
+    ci = [line.split(" --durations")[0] for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert ci.index(QUICK) < ci.index(REST), "the quick set first, then the live and slow tests"
 
 
 def test_every_page_is_linked_from_the_readme():
