@@ -15,6 +15,7 @@ SLOW = "tests/meta/test_sdist.py::test_the_tests_run_from_the_sdist"
 QUICK = "tests/meta/test_sdist.py::test_sdist_carries_what_the_build_tests_scripts_and_docs_read"
 
 
+@pytest.mark.slow  # a pytest process (its collection: seconds); _kept below checks the rule in process
 def test_pytest_leaves_slow_tests_out_and_says_so():
     p = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                         "tests/meta/test_sdist.py"], cwd=ROOT, capture_output=True, text=True, timeout=300)
