@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # What a build or a test run leaves in a working tree, and the sdist must not carry.
 JUNK = ["atsdbench/_atsd.abi3.so", "atsdbench/_atsd.c", "atsdbench/__pycache__/cli.cpython-311.pyc",
         "csrc/atsd", "csrc/atsd.o", "tests/__pycache__/conftest.cpython-311.pyc", "tests/.hypothesis/examples/x",
-        ".ci/venv/bin/python"]
+        ".ci/venv/bin/python", ".ci/cache/atsdbench/lava/rootfs.tar", ".ci/lab-tmp/x", ".ci/lab.log"]
 NOT_SHIPPED = {".gitignore"}  # git's own
 
 
