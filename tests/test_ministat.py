@@ -251,12 +251,14 @@ def test_small_sets_from_compare_do_not_divide_by_zero():
     ("<&-", (2, "", "Dataset <stdin> must contain at least 3 data points\n")),  # as ministat
     (">&- <positive", (0, None, "")),
 ])
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_closed_stdin_and_stdout(edges, tmp_path, redirect, expect):
     p = subprocess.run(f"{sys.executable} -m atsdbench stat {redirect}", shell=True, capture_output=True,
                        text=True, cwd=tmp_path)
     assert (p.returncode, p.stdout if expect[1] is not None else None, p.stderr) == expect
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_closed_pipe_is_quiet(edges, tmp_path):
     p = subprocess.run(f"{sys.executable} -m atsdbench stat -w 5000 long positive | true; "
                        "echo ${PIPESTATUS[0]}", shell=True, executable="/bin/bash", capture_output=True,
@@ -357,6 +359,7 @@ def test_a_stream_read_in_pieces_reads_as_ministat_reads_it(tmp_path, capsys, mo
 
 
 @needs_ministat
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_a_pipe_and_process_substitution_are_read(data_dir):
     folder, files = data_dir
     p = subprocess.run(["bash", "-c", f'gzip -c {files["normal"]} > n.gz; '
@@ -370,6 +373,7 @@ def test_a_pipe_and_process_substitution_are_read(data_dir):
     assert p.stdout.split("\n", 1)[1] == want.split("\n", 1)[1]  # the first line names the input
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_a_device_is_refused_before_it_is_read():
     from support import memory
 
@@ -408,6 +412,7 @@ def test_values_take_ministat_s_order_of_memory():
     assert used - small < 5 * 8 * 2_000_000, (used, small)
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_a_graph_too_wide_is_refused_before_it_is_allocated():
     from support import memory
 

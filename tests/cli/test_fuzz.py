@@ -494,6 +494,7 @@ def _shell(command, cwd):
 # compare's JSON into the gone reader is breadth (a process importing pandas and scipy): slow
 @pytest.mark.parametrize("argv", [["info"], pytest.param(["compare", "before.json", "after.json", "--format", "json"],
                                                          marks=pytest.mark.slow), ["stat", "-n", "seed_x"]])
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_a_reader_that_left_is_not_an_error(tmp_path, argv):
     """`atsdbench info | head -1`: a pipe whose reader has gone, before a byte is written."""
     (tmp_path / "seed_x").write_text("1\n2\n3\n")
@@ -507,6 +508,7 @@ def test_a_reader_that_left_is_not_an_error(tmp_path, argv):
     assert (p.returncode, p.stderr) == (0, b"")
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_closed_stdout_and_stdin(tmp_path):
     me = f"{sys.executable} -m atsdbench"
     before = os.path.join(FIXTURES, "before.json")
@@ -517,6 +519,7 @@ def test_closed_stdout_and_stdin(tmp_path):
         "'atsd-output 1' or 2)\n"
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_text_that_is_not_utf8_is_printed_as_its_bytes(tmp_path):
     data = _fixture("before.json")
     data["config"]["label"] = "caf\udce9"

@@ -30,6 +30,7 @@ PRELUDE = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editabl
            "sys.path.insert(0, '.'); ")
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_python_api_from_the_source_tree_says_what_to_do(tmp_path):
     tree = _source_copy(tmp_path)
     code = PRELUDE + "import atsdbench; atsdbench.run(size='64M')"
@@ -41,6 +42,7 @@ def test_python_api_from_the_source_tree_says_what_to_do(tmp_path):
     assert "run from another directory" in last
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_cli_from_the_source_tree_is_one_line(tmp_path):
     tree = _source_copy(tmp_path)
     code = PRELUDE + "import runpy; sys.argv = ['atsdbench', 'run', '--size', '64M']; " \

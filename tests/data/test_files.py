@@ -160,6 +160,7 @@ def test_two_writers_of_one_path(tmp_path, fixtures, cli):
     assert sorted(os.listdir(tmp_path)) == ["r.json"]
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_two_concurrent_savers_never_lose_one_silently(tmp_path):
     """Two processes saving the same path over and over: each save either wrote the file or said it
     was refused; the file left is one of them, whole."""

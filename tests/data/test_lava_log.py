@@ -125,6 +125,7 @@ def test_import_lava_log_writes_each_result_and_never_a_second_copy(fixtures, tm
     assert len(list((tmp_path / "out").iterdir())) == 2
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_stdin_and_a_pipe_are_read(fixtures, tmp_path, cli_process):
     raw = (fixtures / "before.json").read_bytes()
     text = _yaml(_block("piped", raw))

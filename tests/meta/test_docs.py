@@ -103,6 +103,7 @@ def test_no_test_speaks_of_the_issue():
     assert not said, said
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_the_docs_way_to_give_stat_a_result_s_numbers_works(tmp_path, fixtures):
     """docs/stat.md#a-result-files-numbers: its shell lines, run on two result files, give stat two
     columns of round means (show --format's help points there)."""

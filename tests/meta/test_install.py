@@ -19,6 +19,7 @@ KERNEL = os.environ.get("ATSD_GUEST_KERNEL") or os.path.join(
     os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "atsdbench", "kernels", "vmlinuz-amd64")
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_the_built_package_carries_the_checkout_s_folders_once(tmp_path):
     """setup.py's build_py copies csrc/'s sources and lava/'s files into the package (atsdbench/csrc/,
     atsdbench/lava/: what a wheel holds), and git tracks each once, in the checkout's folder."""

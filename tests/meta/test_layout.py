@@ -5,6 +5,8 @@ import functools
 import subprocess
 import sys
 
+import pytest
+
 import sources
 
 PKG = sources.PKG
@@ -83,6 +85,7 @@ def test_pure_side_never_imports_measure_or_the_core():
     assert not bad, bad
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_importing_the_pure_side_leaves_the_core_unloaded():
     mods = sorted(m for m in _graph() if m.split(".")[1:2] and m.split(".")[1] in PURE)
     code = ("import sys\n" + "".join(f"import {m}\n" for m in mods) +

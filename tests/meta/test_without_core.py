@@ -54,6 +54,7 @@ def _without_core(tmp_path, commands):
     return {tuple(r["argv"]): r for r in got["runs"]}, lib / "atsdbench"
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_pure_commands_and_help_work_without_the_core(tmp_path):
     (tmp_path / "x").write_text("1\n2\n3\n4\n")
     before, after = str(FIXTURES / "before.json"), str(FIXTURES / "after.json")

@@ -56,6 +56,7 @@ def test_cli_writes_each_format(cli, fixtures, tmp_path, ext, magic):
         assert matplotlib.image.imread(str(out)).shape[:2] == (720, 800)  # 8 x 7.2 in at 100 dpi
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_bad_extension_and_missing_matplotlib(cli, cli_process, fixtures, tmp_path):
     p = cli("plot", "before.json", "-o", tmp_path / "x.gif", cwd=fixtures)
     assert p.returncode == 2 and "must be .png, .svg or .pdf" in p.stderr

@@ -6,9 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "blocked_design.py"
 
 
+@pytest.mark.slow  # a process of its own (the quick set stays in process)
 def test_blocked_design_runs_small():
     # as a user runs it: the script's folder on sys.path (its _support), which PYTHONSAFEPATH (the
     # sdist's quick set) would leave out
