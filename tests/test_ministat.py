@@ -135,6 +135,7 @@ def test_stdin(data, capsys):
 
 
 @needs_ministat
+@pytest.mark.core
 def test_cli_matches_through_atsdbench_stat(data_dir, cli):
     p = cli("stat", "seed_x", "seed_p", cwd=data_dir[0])
     assert (p.stdout, p.returncode) == theirs(["seed_x", "seed_p"], cwd=data_dir[0])[::2]

@@ -56,6 +56,7 @@ def test_an_output_that_cannot_be_written_is_refused_first(cli, tmp_path):
                                              tmp_path / "d.json"))
 
 
+@pytest.mark.core
 def test_an_existing_profile_is_replaced_only_with_force(cli, tmp_path, calibration_file):
     out = tmp_path / "p.json"
     assert cli("calibrate", "--from", calibration_file, "-o", out).returncode == 0

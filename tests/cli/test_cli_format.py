@@ -67,6 +67,7 @@ def test_default_output_names_keep_the_part_that_differs(cli, fixtures, tmp_path
     assert "20261204T101500 GB/s" in p.stdout and "20261204T111500 GB/s" in p.stdout
 
 
+@pytest.mark.core
 def test_no_option_is_taken_by_its_prefix(cli):
     for args in (["run", "--stride", "64K"], ["run", "--thread", "2"], ["compare", "--label", "a,b", "x", "y"]):
         p = cli(*args)
@@ -74,6 +75,7 @@ def test_no_option_is_taken_by_its_prefix(cli):
         assert p.returncode == 2 and usage.startswith("usage: ") and "did you mean" in said, args
 
 
+@pytest.mark.core
 def test_the_help_shows_lists_and_the_run_options_after_the_double_dash(cli):
     run = cli("run", "--help").stdout
     for option in ("--threads N[,N...]", "--bystanders N[,N...]", "--op OP[,OP...]"):

@@ -167,8 +167,37 @@ def test_a_stale_core_is_refused_at_import(monkeypatch, abi):
     assert "pip install" in text
 
 
+@pytest.mark.core
 def test_a_stale_core_is_one_line_and_exit_2_from_the_cli(monkeypatch, capsys):
     _stale_core(monkeypatch, 1)
     assert cli.main(["run", "--help"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "is stale (ABI 1," in err
+
+
+# pytest run on the package copied without its core (the editable hook set aside, as above)
+PYTEST_WITHOUT_CORE = """
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]
+sys.path.insert(0, sys.argv[1])
+import pytest
+sys.exit(pytest.main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow  # a pytest process of its own
+def test_the_quick_set_skips_what_needs_the_core_where_it_does_not_load(tmp_path):
+    """tests/conftest.py: where the core does not load, a test that needs it is skipped, saying so (its
+    module imports the core, a command it ran said so, or it is marked `core`); the rest pass."""
+    import atsdbench
+
+    lib = tmp_path / "lib"
+    shutil.copytree(pathlib.Path(atsdbench.__file__).parent, lib / "atsdbench", ignore=shutil.ignore_patterns("_atsd*"))
+    files = ["tests/cli/test_cli_format.py", "tests/cli/test_bad_plans.py", "tests/test_ministat.py",
+             "tests/measure/test_plan.py"]
+    p = subprocess.run([sys.executable, "-c", PYTEST_WITHOUT_CORE, str(lib), "-q", "-rs", "-m", "not live",
+                        "-p", "no:xdist", "-p", "no:cacheprovider", *files], capture_output=True, text=True,
+                       cwd=ROOT, timeout=600)
+    last = p.stdout.splitlines()[-1]
+    assert p.returncode == 0 and " passed" in last and " skipped" in last and "failed" not in last, p.stdout[-3000:]
+    assert "needs the compiled core: compiled core missing in" in p.stdout, p.stdout[-3000:]
