@@ -7,8 +7,9 @@ checkout by git, installs the session's wheel with its `venv` mode, runs, and co
 BASELINE on the device (a committed result file of the same strides).  One job proves the path (submit,
 the scheduler, the worker, LAVA's dispatcher, the log through REST, collect's import); a second side
 would run the same path again (compare of a fleet's sides is tests/cli/test_compare_fleet.py's, on
-files).  The rates are emulated: the test checks the design, the cases, the files and the board.  It leaves no process, cluster or port behind.  Where lava-server,
-lava-dispatcher, postgresql, mmdebstrap or qemu is missing (or this is not root), it skips."""
+files).  The rates are emulated: the test checks the design, the cases, the files and the board.  It
+leaves no process, cluster or port behind.  Where lava-server, lava-dispatcher, postgresql, mmdebstrap
+or qemu is missing (or this is not root), it skips."""
 import json
 import os
 import pathlib
